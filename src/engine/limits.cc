@@ -1,0 +1,93 @@
+#include "engine/limits.h"
+
+namespace lockstep::engine {
+namespace {
+
+// Which field of `used + add` first goes over `limit`: 0 none, else 1 gpu, 2 cpu, 3 mem, 4 node.
+int Exceeded(const Tres& used, const Tres& add, const TresLimit& limit) {
+  if (used.gpus + add.gpus > limit.gpus && add.gpus > 0) return 1;
+  if (used.cpus + add.cpus > limit.cpus && add.cpus > 0) return 2;
+  if (used.mem_mb + add.mem_mb > limit.mem_mb && add.mem_mb > 0) return 3;
+  if (used.nodes + add.nodes > limit.nodes && add.nodes > 0) return 4;
+  return 0;
+}
+
+PendingReason Pick(int field, PendingReason gpu, PendingReason cpu, PendingReason mem,
+                   PendingReason node) {
+  switch (field) {
+    case 1: return gpu;
+    case 2: return cpu;
+    case 3: return mem;
+    case 4: return node;
+  }
+  return PendingReason::kNone;
+}
+
+}  // namespace
+
+PendingReason CheckStaticLimits(const Job& job, const JobShape& shape, const Snapshot& s) {
+  if (job.partition < s.partitions.size()) {
+    const Partition& p = s.partitions[job.partition];
+    if (shape.duration > p.max_time) return PendingReason::kPartitionTimeLimit;
+    if (shape.nodes > p.max_nodes) return PendingReason::kPartitionNodeLimit;
+  }
+  if (job.qos < s.qos.size() && shape.duration > s.qos[job.qos].max_wall)
+    return PendingReason::kQOSMaxWallDurationPerJobLimit;
+  return PendingReason::kNone;
+}
+
+LimitTracker::LimitTracker(const Snapshot& s)
+    : s_(s), per_qos_(s.qos.size()), per_account_(s.accounts.size()) {
+  for (const Job& j : s.running) {
+    Tres t;
+    t.nodes = static_cast<std::int64_t>(j.allocation.nodes.size());
+    for (const NodeAllocation& a : j.allocation.nodes) {
+      t.cpus += a.cpus;
+      t.mem_mb += a.mem_mb;
+      t.gpus += __builtin_popcountll(a.gpus);
+    }
+    Add(j, t);
+  }
+}
+
+std::uint32_t LimitTracker::AccountOf(const Job& job) const {
+  if (job.assoc >= s_.associations.size()) return kNone;
+  std::uint32_t a = s_.associations[job.assoc].account;
+  return a < s_.accounts.size() ? a : kNone;
+}
+
+PendingReason LimitTracker::Check(const Job& job, const Tres& tres) const {
+  if (job.qos < s_.qos.size()) {
+    const Qos& q = s_.qos[job.qos];
+    auto it = per_qos_user_.find(UserKey(job.qos, job.user));
+    Tres used = it == per_qos_user_.end() ? Tres{} : it->second;
+    int f = Exceeded(used, tres, q.max_tres_per_user);
+    if (f) return Pick(f, PendingReason::kQOSMaxGRESPerUser, PendingReason::kQOSMaxCpuPerUserLimit,
+                       PendingReason::kQOSMaxMemoryPerUser, PendingReason::kQOSMaxNodePerUserLimit);
+    f = Exceeded(per_qos_[job.qos], tres, q.grp_tres);
+    if (f) return Pick(f, PendingReason::kQOSGrpGRES, PendingReason::kQOSGrpCpuLimit,
+                       PendingReason::kQOSGrpMemLimit, PendingReason::kQOSGrpNodeLimit);
+  }
+  for (std::uint32_t a = AccountOf(job), guard = 0; a != kNone && guard < s_.accounts.size();
+       a = s_.accounts[a].parent, ++guard) {
+    if (a >= s_.accounts.size()) break;
+    int f = Exceeded(per_account_[a], tres, s_.accounts[a].grp_tres);
+    if (f) return Pick(f, PendingReason::kAssocGrpGRES, PendingReason::kAssocGrpCpuLimit,
+                       PendingReason::kAssocGrpMemLimit, PendingReason::kAssocGrpNodeLimit);
+  }
+  return PendingReason::kNone;
+}
+
+void LimitTracker::Add(const Job& job, const Tres& tres) {
+  if (job.qos < s_.qos.size()) {
+    per_qos_user_[UserKey(job.qos, job.user)] += tres;
+    per_qos_[job.qos] += tres;
+  }
+  for (std::uint32_t a = AccountOf(job), guard = 0; a != kNone && guard < s_.accounts.size();
+       a = s_.accounts[a].parent, ++guard) {
+    if (a >= s_.accounts.size()) break;
+    per_account_[a] += tres;
+  }
+}
+
+}  // namespace lockstep::engine

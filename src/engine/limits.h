@@ -1,0 +1,40 @@
+// Partition, QoS and account limits. Static limits (a job's own size and time against its
+// partition and QoS) and running-usage limits (MaxTRESPerUser, GrpTRES of a QoS or of an
+// account and its ancestors), with Slurm's pending reasons.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/model.h"
+#include "engine/request.h"
+
+namespace lockstep::engine {
+
+// PartitionTimeLimit, PartitionNodeLimit, QOSMaxWallDurationPerJobLimit, or kNone.
+PendingReason CheckStaticLimits(const Job& job, const JobShape& shape, const Snapshot& s);
+
+// Usage of running jobs (and jobs started in this pass) against the TRES limits.
+// Not thread-safe; one pass owns one tracker.
+class LimitTracker {
+ public:
+  explicit LimitTracker(const Snapshot& s);
+
+  // The limit that starting `job` with `tres` would exceed, or kNone.
+  PendingReason Check(const Job& job, const Tres& tres) const;
+  void Add(const Job& job, const Tres& tres);
+
+ private:
+  static std::uint64_t UserKey(std::uint32_t qos, std::uint32_t user) {
+    return (std::uint64_t{qos} << 32) | user;
+  }
+  std::uint32_t AccountOf(const Job& job) const;
+
+  const Snapshot& s_;
+  std::unordered_map<std::uint64_t, Tres> per_qos_user_;
+  std::vector<Tres> per_qos_;
+  std::vector<Tres> per_account_;  // subtree usage: a job counts for its account and ancestors
+};
+
+}  // namespace lockstep::engine

@@ -1,0 +1,93 @@
+// One planning pass over a Snapshot: the state that plan() builds, uses and throws away.
+// Internal to the engine (scheduler.cc drives it, preemption.cc extends it).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/eligibility.h"
+#include "engine/limits.h"
+#include "engine/model.h"
+#include "engine/placement.h"
+#include "engine/planner.h"
+#include "engine/request.h"
+
+namespace lockstep::engine {
+
+// Jobs with equal keys are interchangeable for placement: if one cannot start now, none can
+// for the rest of the pass (the pass only ever takes resources away).
+struct ShapeKey {
+  std::uint32_t partition = 0;
+  std::int32_t nodes = 0, max_nodes = 0, max_switches = 0;
+  NodeNeed need;
+  std::uint64_t features = 0;
+  Seconds duration = 0;
+  bool operator==(const ShapeKey&) const = default;
+};
+
+struct ShapeKeyHash {
+  std::size_t operator()(const ShapeKey& k) const;
+};
+
+class Pass {
+ public:
+  Pass(const Snapshot& s, const PolicyOptions& o);
+
+  Plan Run();
+
+  // Exposed to preemption.cc.
+  const Snapshot& snapshot() const { return s_; }
+  const PolicyOptions& options() const { return o_; }
+  AvailabilityPlanner& planner() { return planner_; }
+  const JobShape& shape(std::uint32_t j) const { return shapes_[j]; }
+  Time running_end(std::uint32_t r) const { return running_ends_[r]; }
+  std::uint32_t OwnerOfPending(std::uint32_t j) const {
+    return static_cast<std::uint32_t>(s_.running.size()) + j;
+  }
+  // Candidates for pending job j over [t, t + duration), from its partition's usable nodes.
+  std::vector<Candidate> FeasibleAt(std::uint32_t j, Time t) const;
+  std::optional<std::vector<Candidate>> Choose(std::uint32_t j, std::vector<Candidate> feasible) const;
+  void Reserve(std::uint32_t j, Time start, const std::vector<Candidate>& chosen,
+               PendingReason reason);
+  bool preempted(std::uint32_t r) const { return preempted_.count(r) > 0; }
+  void MarkPreempted(std::uint32_t r, std::uint32_t for_job, PreemptMode mode, Seconds grace);
+
+ private:
+  ShapeKey KeyOf(std::uint32_t j) const;
+  PendingReason CheckFitsPartition(std::uint32_t j);
+  bool NodeMatches(std::uint32_t n, const JobShape& shape) const;
+  void StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool backfilled);
+  // Earliest start of job j with its nodes, or kInfiniteTime.
+  std::pair<Time, std::vector<Candidate>> EarliestStart(std::uint32_t j) const;
+  void HandleBlocked(std::uint32_t j);
+  void EstimateStarts();
+  std::vector<std::uint32_t> QueueOrder();
+
+  const Snapshot& s_;
+  const PolicyOptions& o_;
+  std::vector<JobShape> shapes_;
+  std::vector<Time> running_ends_;
+  AvailabilityPlanner planner_;
+  Topology topology_;
+  LimitTracker limits_;
+  EligibilityIndex eligibility_;
+  Plan plan_;
+
+  std::vector<std::uint32_t> pending_slot_;  // pending job -> index in plan_.pending, or kNone
+  std::unordered_set<ShapeKey, ShapeKeyHash> cannot_start_now_;
+  std::unordered_map<ShapeKey, PendingReason, ShapeKeyHash> partition_fit_;
+  std::unordered_set<std::uint32_t> preempted_;
+  std::vector<bool> partition_blocked_;  // a job of the partition waits for resources
+  bool any_blocked_ = false;
+  int reservations_ = 0;
+};
+
+// Tries to start pending job j by preempting running jobs, as PolicyOptions::preempt allows.
+// On success the victims are recorded in the plan and j holds a reservation for when they are
+// gone; nothing is evicted for a job that would still not start.
+bool TryPreemptFor(Pass& pass, std::uint32_t j);
+
+}  // namespace lockstep::engine

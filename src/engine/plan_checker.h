@@ -1,0 +1,18 @@
+// The invariants every plan must keep, checked by the tests on every plan they make:
+//  - nothing is allocated twice (CPUs, memory, GPU devices per node, with running jobs);
+//  - a gang gets all of its nodes or none, on up nodes with the right GPUs and features;
+//  - no started job breaks its partition's or QoS's limits;
+//  - no reservation is delayed: with running jobs ending at their limits (preempted ones at
+//    their grace) and started jobs running to theirs, every reserved job still fits on its
+//    reserved resources for its whole window.
+#pragma once
+
+#include "common/status.h"
+#include "engine/model.h"
+
+namespace lockstep::engine {
+
+// Ok, or the first broken invariant, naming the job and node.
+Status CheckPlan(const Snapshot& s, const PolicyOptions& o, const Plan& plan);
+
+}  // namespace lockstep::engine

@@ -1,0 +1,188 @@
+#include "engine/planner.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace lockstep::engine {
+namespace {
+
+// Slot of global GPU type `type` on a node, or -1.
+int SlotOf(const NodeWork& w, std::uint32_t type) {
+  for (int i = 0; i < kMaxGpuTypesPerNode; ++i)
+    if (w.slot_devices[i] != 0 && w.slot_type[i] == type) return i;
+  return -1;
+}
+
+NodeWork BuildNode(const Node& node) {
+  NodeWork w;
+  w.slot_type.fill(kNone);
+  w.capacity.cpus = node.cpus;
+  w.capacity.mem_mb = node.mem_mb;
+  for (std::size_t d = 0; d < node.gpus.size() && d < kMaxDevicesPerNode; ++d) {
+    int slot = SlotOf(w, node.gpus[d].type);
+    if (slot < 0) {
+      for (int i = 0; i < kMaxGpuTypesPerNode; ++i) {
+        if (w.slot_devices[i] == 0) {
+          slot = i;
+          w.slot_type[i] = node.gpus[d].type;
+          break;
+        }
+      }
+    }
+    if (slot < 0) continue;  // more types than tracked: the config reader rejects this
+    w.slot_devices[slot] |= std::uint64_t{1} << d;
+    w.capacity.gpus[slot]++;
+  }
+  w.free_now = w.capacity;
+  w.free_devices = 0;
+  for (auto m : w.slot_devices) w.free_devices |= m;
+  w.usable = node.state == NodeState::kUp;
+  return w;
+}
+
+// The node's share of a running allocation as a ResourceVec.
+ResourceVec AmountOf(const NodeWork& w, const NodeAllocation& a) {
+  ResourceVec r;
+  r.cpus = a.cpus;
+  r.mem_mb = a.mem_mb;
+  for (int i = 0; i < kMaxGpuTypesPerNode; ++i)
+    r.gpus[i] = static_cast<std::int16_t>(std::popcount(a.gpus & w.slot_devices[i]));
+  return r;
+}
+
+}  // namespace
+
+AvailabilityPlanner::AvailabilityPlanner(const Snapshot& s, const std::vector<Time>& running_ends)
+    : now_(s.now) {
+  nodes_.reserve(s.nodes.size());
+  for (const Node& n : s.nodes) nodes_.push_back(BuildNode(n));
+  for (std::uint32_t j = 0; j < s.running.size(); ++j) {
+    for (const NodeAllocation& a : s.running[j].allocation.nodes) {
+      if (a.node >= nodes_.size()) continue;
+      NodeWork& w = nodes_[a.node];
+      ResourceVec amount = AmountOf(w, a);
+      w.running.push_back({s.running[j].start_time, running_ends[j], amount, j});
+      w.free_now -= amount;
+      w.free_devices &= ~a.gpus;
+    }
+  }
+}
+
+std::optional<ResourceVec> AvailabilityPlanner::MapNeed(std::uint32_t n, const NodeNeed& need,
+                                                        const ResourceVec& available) const {
+  const NodeWork& w = nodes_[n];
+  if (need.exclusive) {
+    if (!available.Covers(w.capacity)) return std::nullopt;
+    if (need.cpus > w.capacity.cpus || need.mem_mb > w.capacity.mem_mb) return std::nullopt;
+    if (need.gpus > 0) {
+      int have = need.gpu_type == kNone ? w.capacity.total_gpus()
+                                        : (SlotOf(w, need.gpu_type) < 0 ? 0 : w.capacity.gpus[SlotOf(w, need.gpu_type)]);
+      if (have < need.gpus) return std::nullopt;
+    }
+    return w.capacity;
+  }
+  ResourceVec take;
+  take.cpus = need.cpus;
+  take.mem_mb = need.mem_mb;
+  if (need.gpus > 0) {
+    if (need.gpu_type != kNone) {
+      int slot = SlotOf(w, need.gpu_type);
+      if (slot < 0) return std::nullopt;
+      take.gpus[slot] = static_cast<std::int16_t>(need.gpus);
+    } else {
+      int left = need.gpus;
+      for (int i = 0; i < kMaxGpuTypesPerNode && left > 0; ++i) {
+        int t = std::min<int>(left, std::max<int>(0, available.gpus[i]));
+        take.gpus[i] = static_cast<std::int16_t>(t);
+        left -= t;
+      }
+      if (left > 0) return std::nullopt;
+    }
+  }
+  if (!available.Covers(take)) return std::nullopt;
+  return take;
+}
+
+ResourceVec AvailabilityPlanner::AvailableAt(const NodeWork& w, Time t) const {
+  ResourceVec a = w.capacity;
+  for (const Hold& h : w.running)
+    if (h.end > t) a -= h.amount;
+  for (const Hold& h : w.future)
+    if (h.start <= t && t < h.end) a -= h.amount;
+  return a;
+}
+
+ResourceVec AvailabilityPlanner::MinAvailable(std::uint32_t n, Time start, Time end) const {
+  const NodeWork& w = nodes_[n];
+  if (w.future.empty() && start <= now_) return w.free_now;
+  // Running holds only end, so the minimum is at `start` or where a reservation begins.
+  ResourceVec least = AvailableAt(w, start);
+  for (const Hold& h : w.future)
+    if (h.start > start && h.start < end) least = Min(least, AvailableAt(w, h.start));
+  return least;
+}
+
+std::optional<ResourceVec> AvailabilityPlanner::FitAt(std::uint32_t n, const NodeNeed& need,
+                                                      Time start, Seconds duration) const {
+  Time end = duration >= kUnlimited ? kInfiniteTime : start + duration;
+  return MapNeed(n, need, MinAvailable(n, start, end));
+}
+
+Time AvailabilityPlanner::EarliestFit(std::uint32_t n, const NodeNeed& need, Time from,
+                                      Seconds duration) const {
+  Time t = from;
+  while (t < kInfiniteTime) {
+    if (FitAt(n, need, t, duration)) return t;
+    t = NextChangeAfter(n, t);
+  }
+  return kInfiniteTime;
+}
+
+Time AvailabilityPlanner::NextChangeAfter(std::uint32_t n, Time t) const {
+  const NodeWork& w = nodes_[n];
+  Time next = kInfiniteTime;
+  for (const Hold& h : w.running)
+    if (h.end > t) next = std::min(next, h.end);
+  for (const Hold& h : w.future) {
+    if (h.start > t) next = std::min(next, h.start);
+    if (h.end > t) next = std::min(next, h.end);
+  }
+  return next;
+}
+
+std::uint64_t AvailabilityPlanner::StartNow(std::uint32_t n, const ResourceVec& amount, Time end,
+                                            std::uint32_t owner) {
+  NodeWork& w = nodes_[n];
+  std::uint64_t taken = 0;
+  for (int i = 0; i < kMaxGpuTypesPerNode; ++i) {
+    std::uint64_t pool = w.free_devices & w.slot_devices[i];
+    for (int k = 0; k < amount.gpus[i] && pool != 0; ++k) {
+      std::uint64_t lowest = pool & (~pool + 1);
+      taken |= lowest;
+      pool &= ~lowest;
+    }
+  }
+  w.free_devices &= ~taken;
+  w.free_now -= amount;
+  w.running.push_back({now_, end, amount, owner});
+  return taken;
+}
+
+void AvailabilityPlanner::Reserve(std::uint32_t n, const ResourceVec& amount, Time start, Time end,
+                                  std::uint32_t owner) {
+  nodes_[n].future.push_back({start, end, amount, owner});
+}
+
+void AvailabilityPlanner::SetRunningEnd(std::uint32_t n, std::uint32_t owner, Time end) {
+  for (Hold& h : nodes_[n].running)
+    if (h.owner == owner) h.end = end;
+}
+
+std::vector<std::uint32_t> AvailabilityPlanner::RunningEndingBy(std::uint32_t n, Time by) const {
+  std::vector<std::uint32_t> owners;
+  for (const Hold& h : nodes_[n].running)
+    if (h.end > now_ && h.end <= by) owners.push_back(h.owner);
+  return owners;
+}
+
+}  // namespace lockstep::engine

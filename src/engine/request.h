@@ -1,0 +1,26 @@
+// From what a job asks (JobRequest) to the shape the planner places: a node count, what each
+// node must give, and how long.
+#pragma once
+
+#include "engine/model.h"
+#include "engine/resources.h"
+
+namespace lockstep::engine {
+
+struct JobShape {
+  std::int32_t nodes = 1;      // min_nodes: reservations are made for this many
+  std::int32_t max_nodes = 1;  // a job starting now takes up to this many when free
+  std::int32_t tasks_per_node = 1;
+  NodeNeed per_node;
+  std::uint64_t features = 0;
+  Seconds duration = 0;        // the time limit the planner assumes
+};
+
+// The job's shape in its partition. Memory per CPU and per GPU, GPUs per task or per job are
+// turned into per-node amounts for `nodes` = min_nodes (tasks spread evenly, rounded up).
+JobShape ShapeOf(const Job& job, const Partition& partition);
+
+// The job's trackable resources once placed on `nodes` nodes, for limits and usage.
+Tres TresOf(const JobShape& shape, std::int32_t nodes);
+
+}  // namespace lockstep::engine

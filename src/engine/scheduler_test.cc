@@ -1,0 +1,329 @@
+// plan(): the scheduling pass, scenario by scenario. Every plan is also checked against the
+// invariants of plan_checker.h.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "engine/model.h"
+#include "engine/plan_checker.h"
+#include "engine/snapshot_builder.h"
+
+namespace lockstep::engine {
+namespace {
+
+Plan PlanChecked(const Snapshot& s, const PolicyOptions& o = {}) {
+  Plan p = plan(s, o);
+  Status st = CheckPlan(s, o, p);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return p;
+}
+
+const Start* FindStart(const Plan& p, JobId id) {
+  for (const Start& s : p.starts)
+    if (s.job == id) return &s;
+  return nullptr;
+}
+
+const Pending* FindPending(const Plan& p, JobId id) {
+  for (const Pending& x : p.pending)
+    if (x.job == id) return &x;
+  return nullptr;
+}
+
+PendingReason ReasonOf(const Plan& p, JobId id) {
+  const Pending* x = FindPending(p, id);
+  return x ? x->reason : PendingReason::kNone;
+}
+
+TEST(Plan, StartsWhatFitsWithDevicesAndPacksNodes) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(2, 64, 1 << 20, 8);
+  b.Running(100, {1}, 6, 3600, 0);  // n1 has 2 GPUs free, n0 has 8
+  b.Pending(1, 1, 2, 600);
+  Plan p = PlanChecked(b.Build());
+  const Start* st = FindStart(p, 1);
+  ASSERT_NE(st, nullptr);
+  ASSERT_EQ(st->allocation.nodes.size(), 1u);
+  EXPECT_EQ(st->allocation.nodes[0].node, 1u) << "best fit fills the fuller node";
+  EXPECT_EQ(st->allocation.nodes[0].gpus, 0b11000000u);
+  EXPECT_FALSE(st->backfilled);
+}
+
+TEST(Plan, GangGetsAllItsNodesOrNoneAndReservesAtTheBlockersEnd) {
+  SnapshotBuilder b;
+  b.Now(1000).Partition("gpu").Nodes(2, 64, 1 << 20, 8);
+  b.Running(100, {1}, 8, 3600, 0);  // ends at 3600
+  b.Pending(1, 2, 8, 600);
+  Plan p = PlanChecked(b.Build());
+  EXPECT_TRUE(p.starts.empty()) << "one free node of two must not start a 2-node job";
+  const Pending* x = FindPending(p, 1);
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->reason, PendingReason::kResources);
+  EXPECT_TRUE(x->reserved);
+  EXPECT_EQ(x->expected_start, 3600);
+  EXPECT_EQ(x->reservation.nodes.size(), 2u);
+  EXPECT_EQ(x->blocked_by, std::vector<JobId>{100});
+}
+
+TEST(Plan, EasyBackfillsShortJobsButNotOnesThatDelayTheHead) {
+  SnapshotBuilder b;
+  b.Now(0).Partition("gpu").Nodes(2, 64, 1 << 20, 8);
+  b.Running(100, {1}, 8, 3600, 0);
+  b.Pending(1, 2, 8, 600, 1);     // head: needs both nodes at 3600
+  b.Pending(2, 1, 8, 7200, 2);    // would hold n0 past 3600: no
+  b.Pending(3, 1, 4, 3000, 3);    // ends before 3600: yes
+  Plan p = PlanChecked(b.Build());
+  EXPECT_EQ(FindStart(p, 2), nullptr);
+  ASSERT_NE(FindStart(p, 3), nullptr);
+  EXPECT_TRUE(FindStart(p, 3)->backfilled);
+  EXPECT_EQ(ReasonOf(p, 2), PendingReason::kPriority);
+  EXPECT_EQ(FindPending(p, 1)->expected_start, 3600);
+}
+
+TEST(Plan, FifoStartsNothingBehindABlockedJob) {
+  SnapshotBuilder b;
+  b.Now(0).Partition("gpu").Nodes(2, 64, 1 << 20, 8);
+  b.Running(100, {1}, 8, 3600, 0);
+  b.Pending(1, 2, 8, 600, 1);
+  b.Pending(3, 1, 4, 60, 3);
+  PolicyOptions fifo;
+  fifo.reservation_depth = 0;
+  Plan p = PlanChecked(b.Build(), fifo);
+  EXPECT_TRUE(p.starts.empty());
+  EXPECT_EQ(ReasonOf(p, 3), PendingReason::kPriority);
+  EXPECT_FALSE(FindPending(p, 1)->reserved);
+}
+
+TEST(Plan, ConservativeProtectsEveryReservationEasyOnlyTheFirst) {
+  SnapshotBuilder b;
+  b.Now(0).Partition("gpu").Nodes(3, 64, 1 << 20, 8);
+  b.Running(100, {0}, 8, 1000, 0);
+  b.Running(101, {1}, 8, 2000, 0);
+  b.Running(102, {2}, 4, 5000, 0);   // n2 has 4 GPUs free
+  b.Pending(1, 2, 8, 1000, 1);       // head: n0+n1 at 2000
+  b.Pending(2, 1, 8, 1500, 2);       // next: a whole node; [1000, 2500) on n0 would delay 1: 3000
+  b.Pending(3, 1, 4, 2500, 3);       // fits now on n2 (the free half)
+  b.Pending(4, 1, 2, 4000, 4);       // could it take n0/n1 until 4000? delays 1: never
+  Snapshot s = b.Build();
+  PolicyOptions easy;
+  Plan pe = PlanChecked(s, easy);
+  EXPECT_NE(FindStart(pe, 3), nullptr);
+  PolicyOptions cons;
+  cons.reservation_depth = 10;
+  Plan pc = PlanChecked(s, cons);
+  EXPECT_NE(FindStart(pc, 3), nullptr);
+  EXPECT_TRUE(FindPending(pc, 1)->reserved);
+  EXPECT_TRUE(FindPending(pc, 2)->reserved);
+  EXPECT_EQ(FindPending(pc, 1)->expected_start, 2000);
+  EXPECT_EQ(FindPending(pc, 2)->expected_start, 3000);
+  EXPECT_FALSE(FindPending(pe, 2)->reserved);
+}
+
+TEST(Plan, ReasonsForJobsThatMayNotRunYet) {
+  SnapshotBuilder b;
+  b.Now(100).Partition("gpu").Nodes(2, 64, 1 << 20, 8);
+  Snapshot& s = b.snapshot();
+  s.partitions[0].max_time = 3600;
+  s.qos[0].max_wall = 1800;
+  b.Pending(1, 1, 1, 600).held_by_user = true;
+  b.Pending(2, 1, 1, 600).held_by_admin = true;
+  b.Pending(3, 1, 1, 600).begin_time = 500;
+  b.Pending(4, 1, 1, 7200);                      // over the partition's MaxTime
+  b.Pending(5, 1, 1, 2000);                      // over the QoS MaxWall
+  b.Pending(6, 3, 8, 600);                       // more nodes than the partition has
+  b.Pending(7, 1, 16, 600);                      // more GPUs than a node has
+  b.Pending(8, 1, 1, 600).req.features = 1;      // a feature no node has
+  s.features.push_back("ib");
+  Plan p = PlanChecked(s);
+  EXPECT_EQ(ReasonOf(p, 1), PendingReason::kJobHeldUser);
+  EXPECT_EQ(ReasonOf(p, 2), PendingReason::kJobHeldAdmin);
+  EXPECT_EQ(ReasonOf(p, 3), PendingReason::kBeginTime);
+  EXPECT_EQ(ReasonOf(p, 4), PendingReason::kPartitionTimeLimit);
+  EXPECT_EQ(ReasonOf(p, 5), PendingReason::kQOSMaxWallDurationPerJobLimit);
+  EXPECT_EQ(ReasonOf(p, 6), PendingReason::kPartitionConfig);
+  EXPECT_EQ(ReasonOf(p, 7), PendingReason::kPartitionConfig);
+  EXPECT_EQ(ReasonOf(p, 8), PendingReason::kBadConstraints);
+  EXPECT_TRUE(p.starts.empty());
+}
+
+TEST(Plan, DownAndDrainedNodesTakeNothing) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(2, 64, 1 << 20, 8);
+  b.snapshot().nodes[0].state = NodeState::kDrain;
+  b.snapshot().nodes[1].state = NodeState::kDown;
+  b.Pending(1, 1, 1, 600);
+  Plan p = PlanChecked(b.Build());
+  EXPECT_TRUE(p.starts.empty());
+  EXPECT_EQ(ReasonOf(p, 1), PendingReason::kReqNodeNotAvail);
+}
+
+TEST(Plan, DependenciesFollowTheirTargets) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(4, 64, 1 << 20, 8);
+  Snapshot& s = b.snapshot();
+  s.finished = {{50, Outcome::kCompleted}, {51, Outcome::kFailed}};
+  b.Running(60, {3}, 1, 600, 0);
+  b.Pending(1, 1, 1, 600).dependencies = {{DependencyKind::kAfterOk, 50}};
+  b.Pending(2, 1, 1, 600).dependencies = {{DependencyKind::kAfterOk, 51}};
+  b.Pending(3, 1, 1, 600).dependencies = {{DependencyKind::kAfterNotOk, 51}};
+  b.Pending(4, 1, 1, 600).dependencies = {{DependencyKind::kAfterAny, 60}};
+  b.Pending(5, 1, 1, 600).dependencies = {{DependencyKind::kAfter, 60}};
+  b.Pending(6, 1, 1, 600).dependencies = {{DependencyKind::kAfterOk, 1}};
+  Job& any = b.Pending(7, 1, 1, 600);
+  any.dependencies = {{DependencyKind::kAfterOk, 51}, {DependencyKind::kAfterAny, 50}};
+  any.dependencies_any = true;
+  Plan p = PlanChecked(s);
+  EXPECT_NE(FindStart(p, 1), nullptr);
+  EXPECT_EQ(ReasonOf(p, 2), PendingReason::kDependencyNeverSatisfied);
+  EXPECT_NE(FindStart(p, 3), nullptr);
+  EXPECT_EQ(ReasonOf(p, 4), PendingReason::kDependency);
+  EXPECT_NE(FindStart(p, 5), nullptr) << "after: the target has started";
+  EXPECT_EQ(ReasonOf(p, 6), PendingReason::kDependency);
+  EXPECT_NE(FindStart(p, 7), nullptr) << "one of two ?-joined dependencies suffices";
+}
+
+TEST(Plan, SingletonRunsOneJobOfANameAtATime) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(2, 64, 1 << 20, 8);
+  for (JobId id : {1, 2}) {
+    Job& j = b.Pending(id, 1, 1, 600, static_cast<Time>(id));
+    j.name = "train";
+    j.dependencies = {{DependencyKind::kSingleton, 0}};
+  }
+  Plan p = PlanChecked(b.Build());
+  EXPECT_NE(FindStart(p, 1), nullptr);
+  EXPECT_EQ(ReasonOf(p, 2), PendingReason::kDependency);
+}
+
+TEST(Plan, ArrayThrottleCapsRunningTasks) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(2, 64, 1 << 20, 8);
+  for (JobId id = 1; id <= 5; ++id) {
+    Job& j = b.Pending(id, 1, 1, 600, 0);
+    j.array_job_id = 1;
+    j.array_task_id = static_cast<std::uint32_t>(id - 1);
+    j.array_max_running = 2;
+  }
+  Plan p = PlanChecked(b.Build());
+  EXPECT_EQ(p.starts.size(), 2u);
+  EXPECT_EQ(ReasonOf(p, 5), PendingReason::kJobArrayTaskLimit);
+}
+
+TEST(Plan, QosAndAccountLimitsHoldJobsBack) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(4, 64, 1 << 20, 8);
+  Snapshot& s = b.snapshot();
+  s.qos.push_back({"capped"});
+  s.qos[1].max_tres_per_user.gpus = 8;
+  s.qos.push_back({"team"});
+  s.qos[2].grp_tres.gpus = 4;
+  s.accounts.push_back({"small", 0, 1, {}});
+  s.accounts[1].grp_tres.gpus = 2;
+  b.User(7, 0).User(8, 1);
+  Job& a = b.Pending(1, 1, 8, 600, 1);
+  a.qos = 1, a.user = 7;
+  Job& a2 = b.Pending(2, 1, 1, 600, 2);
+  a2.qos = 1, a2.user = 7;  // the user's 9th GPU
+  Job& t = b.Pending(3, 1, 4, 600, 3);
+  t.qos = 2;
+  Job& t2 = b.Pending(4, 1, 1, 600, 4);
+  t2.qos = 2;
+  Job& acct = b.Pending(5, 1, 3, 600, 5);
+  acct.assoc = 1, acct.user = 8;
+  Plan p = PlanChecked(s);
+  EXPECT_NE(FindStart(p, 1), nullptr);
+  EXPECT_EQ(ReasonOf(p, 2), PendingReason::kQOSMaxGRESPerUser);
+  EXPECT_NE(FindStart(p, 3), nullptr);
+  EXPECT_EQ(ReasonOf(p, 4), PendingReason::kQOSGrpGRES);
+  EXPECT_EQ(ReasonOf(p, 5), PendingReason::kAssocGrpGRES);
+}
+
+TEST(Plan, MultiNodeJobsStayWithinOneLeafSwitch) {
+  SnapshotBuilder b;
+  b.Switch("leaf0", 2).Switch("leaf1", 2).Switch("spine");
+  b.Partition("gpu").Nodes(4, 64, 1 << 20, 8, 0).Nodes(4, 64, 1 << 20, 8, 1);
+  b.Running(100, {0}, 8, 3600, 0);  // leaf0 has 3 free nodes, leaf1 has 4
+  b.Pending(1, 4, 8, 600);
+  Plan p = PlanChecked(b.Build());
+  const Start* st = FindStart(p, 1);
+  ASSERT_NE(st, nullptr);
+  for (const NodeAllocation& a : st->allocation.nodes) EXPECT_GE(a.node, 4u) << "all on leaf1";
+}
+
+TEST(Plan, SwitchLimitWaitsUntilItCanBeMetOrItsWaitIsOver) {
+  SnapshotBuilder b;
+  b.Switch("leaf0", 2).Switch("leaf1", 2).Switch("spine");
+  b.Now(100).Partition("gpu").Nodes(2, 64, 1 << 20, 8, 0).Nodes(2, 64, 1 << 20, 8, 1);
+  b.Running(100, {0}, 8, 3600, 0);
+  b.Running(101, {2}, 8, 3600, 0);
+  Job& j = b.Pending(1, 2, 8, 600, 0);
+  j.req.max_switches = 1;
+  j.req.switches_wait = 300;
+  Snapshot s = b.Build();
+  EXPECT_EQ(PlanChecked(s).starts.size(), 0u);
+  s.now = 400;  // the wait is over: any switches
+  EXPECT_EQ(PlanChecked(s).starts.size(), 1u);
+}
+
+TEST(Plan, MigSlicesAreScheduledByProfile) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(1, 64, 1 << 20, 1);
+  Snapshot& s = b.snapshot();
+  s.gpu_types.push_back("a100_3g.20gb");
+  s.nodes[0].gpus.push_back({1, 1, 0, "MIG-a"});
+  s.nodes[0].gpus.push_back({2, 1, 0, "MIG-b"});
+  Job& j = b.Pending(1, 1, 2, 600);
+  j.req.gpu_type = 1;
+  Plan p = PlanChecked(s);
+  const Start* st = FindStart(p, 1);
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(st->allocation.nodes[0].gpus, 0b110u);
+}
+
+TEST(Plan, PriorityOrdersTheQueueAndIsBrokenDown) {
+  SnapshotBuilder b;
+  b.Now(7 * 24 * 3600).Partition("gpu").Nodes(1, 64, 1 << 20, 8);
+  b.User(1, 0, 1, 1000.0).User(2, 0, 1, 0.0);
+  Job& heavy = b.Pending(1, 1, 8, 600, 0);  // older, but its user used a lot
+  heavy.assoc = 0;
+  Job& light = b.Pending(2, 1, 8, 600, 3600);
+  light.assoc = 1;
+  PolicyOptions o;
+  o.weights.age = 1000;
+  o.weights.fairshare = 10000;
+  Plan p = PlanChecked(b.Build(), o);
+  ASSERT_EQ(p.starts.size(), 1u);
+  EXPECT_EQ(p.starts[0].job, 2u);
+  auto light_prio = std::find_if(p.priorities.begin(), p.priorities.end(), [](auto& x) { return x.first == 2; });
+  EXPECT_DOUBLE_EQ(light_prio->second.fairshare, 10000.0);
+  EXPECT_NEAR(light_prio->second.age, 1000.0 * (7 * 24 - 1) / (7 * 24), 1e-6);
+}
+
+TEST(Plan, IsDeterministic) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(8, 64, 1 << 20, 8);
+  for (JobId id = 1; id <= 40; ++id) b.Pending(id, 1 + static_cast<int>(id % 3), 1 + static_cast<int>(id % 8), 600 * id, 0);
+  Snapshot s = b.Build();
+  Plan a = plan(s, {}), c = plan(s, {});
+  ASSERT_EQ(a.starts.size(), c.starts.size());
+  for (std::size_t i = 0; i < a.starts.size(); ++i) {
+    EXPECT_EQ(a.starts[i].job, c.starts[i].job);
+    ASSERT_EQ(a.starts[i].allocation.nodes.size(), c.starts[i].allocation.nodes.size());
+    for (std::size_t k = 0; k < a.starts[i].allocation.nodes.size(); ++k)
+      EXPECT_EQ(a.starts[i].allocation.nodes[k].gpus, c.starts[i].allocation.nodes[k].gpus);
+  }
+}
+
+TEST(Plan, PendingJobsGetAnExpectedStart) {
+  SnapshotBuilder b;
+  b.Now(0).Partition("gpu").Nodes(1, 64, 1 << 20, 8);
+  b.Running(100, {0}, 8, 1000, 0);
+  b.Pending(1, 1, 8, 500, 1);   // reserved at 1000
+  b.Pending(2, 1, 8, 500, 2);   // not reserved (EASY); estimated after the head: 1500
+  Plan p = PlanChecked(b.Build());
+  EXPECT_EQ(FindPending(p, 1)->expected_start, 1000);
+  EXPECT_EQ(FindPending(p, 2)->expected_start, 1500);
+}
+
+}  // namespace
+}  // namespace lockstep::engine
