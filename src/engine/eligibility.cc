@@ -10,9 +10,17 @@ std::string SingletonKey(const Job& j) { return std::to_string(j.user) + '\x1f' 
 }  // namespace
 
 EligibilityIndex::EligibilityIndex(const Snapshot& s) {
-  bool any_singleton = false;
-  for (const Job& j : s.pending)
+  bool any_singleton = false, any_dependency = false;
+  for (const Job& j : s.pending) {
+    any_dependency |= !j.dependencies.empty();
     for (const Dependency& d : j.dependencies) any_singleton |= d.kind == DependencyKind::kSingleton;
+  }
+  // Without dependencies only array throttles need the running jobs.
+  if (!any_dependency) {
+    for (const Job& j : s.running)
+      if (j.array_job_id != 0) ++array_running_[j.array_job_id];
+    return;
+  }
   for (const FinishedJob& f : s.finished) {
     state_[f.id] = f.outcome == Outcome::kCompleted ? TargetState::kCompleted
                    : f.outcome == Outcome::kFailed  ? TargetState::kFailed

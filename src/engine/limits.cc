@@ -36,8 +36,15 @@ PendingReason CheckStaticLimits(const Job& job, const JobShape& shape, const Sna
   return PendingReason::kNone;
 }
 
+static bool Limited(const TresLimit& l) {
+  return l.cpus != kUnlimited || l.mem_mb != kUnlimited || l.gpus != kUnlimited || l.nodes != kUnlimited;
+}
+
 LimitTracker::LimitTracker(const Snapshot& s)
     : s_(s), per_qos_(s.qos.size()), per_account_(s.accounts.size()) {
+  for (const Qos& q : s.qos) any_limit_ |= Limited(q.max_tres_per_user) || Limited(q.grp_tres);
+  for (const Account& a : s.accounts) any_limit_ |= Limited(a.grp_tres);
+  if (!any_limit_) return;
   for (const Job& j : s.running) {
     Tres t;
     t.nodes = static_cast<std::int64_t>(j.allocation.nodes.size());
@@ -57,6 +64,7 @@ std::uint32_t LimitTracker::AccountOf(const Job& job) const {
 }
 
 PendingReason LimitTracker::Check(const Job& job, const Tres& tres) const {
+  if (!any_limit_) return PendingReason::kNone;
   if (job.qos < s_.qos.size()) {
     const Qos& q = s_.qos[job.qos];
     auto it = per_qos_user_.find(UserKey(job.qos, job.user));
@@ -79,6 +87,7 @@ PendingReason LimitTracker::Check(const Job& job, const Tres& tres) const {
 }
 
 void LimitTracker::Add(const Job& job, const Tres& tres) {
+  if (!any_limit_) return;
   if (job.qos < s_.qos.size()) {
     per_qos_user_[UserKey(job.qos, job.user)] += tres;
     per_qos_[job.qos] += tres;

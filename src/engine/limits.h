@@ -32,6 +32,7 @@ class LimitTracker {
   std::uint32_t AccountOf(const Job& job) const;
 
   const Snapshot& s_;
+  bool any_limit_ = false;  // no TRES limit configured: nothing to track
   std::unordered_map<std::uint64_t, Tres> per_qos_user_;
   std::vector<Tres> per_qos_;
   std::vector<Tres> per_account_;  // subtree usage: a job counts for its account and ancestors

@@ -63,10 +63,37 @@ Pass::Pass(const Snapshot& s, const PolicyOptions& o)
       limits_(s),
       eligibility_(s),
       pending_slot_(s.pending.size(), kNone),
-      partition_blocked_(s.partitions.size(), false) {}
+      partition_free_(s.partitions.size()),
+      node_partition_offset_(s.nodes.size() + 1, 0),
+      partition_blocked_(s.partitions.size(), false) {
+  for (const Partition& part : s.partitions)
+    for (std::uint32_t n : part.nodes)
+      if (n < s.nodes.size()) ++node_partition_offset_[n + 1];
+  for (std::size_t n = 0; n < s.nodes.size(); ++n) node_partition_offset_[n + 1] += node_partition_offset_[n];
+  node_partitions_.resize(node_partition_offset_.back());
+  std::vector<std::uint32_t> fill(node_partition_offset_.begin(), node_partition_offset_.end() - 1);
+  for (std::uint32_t p = 0; p < s.partitions.size(); ++p) {
+    for (std::uint32_t n : s.partitions[p].nodes) {
+      if (n >= s.nodes.size()) continue;
+      node_partitions_[fill[n]++] = p;
+      const NodeWork& w = planner_.node(n);
+      if (!w.usable) continue;
+      partition_free_[p].cpus += w.free_now.cpus;
+      partition_free_[p].gpus += w.free_now.total_gpus();
+    }
+  }
+}
+
+bool Pass::MayFitNow(std::uint32_t j) const {
+  const JobShape& sh = shapes_[j];
+  std::uint32_t p = s_.pending[j].partition;
+  if (p >= partition_free_.size() || sh.per_node.exclusive) return true;
+  return partition_free_[p].cpus >= std::int64_t{sh.per_node.cpus} * sh.nodes &&
+         partition_free_[p].gpus >= std::int64_t{sh.per_node.gpus} * sh.nodes;
+}
 
 std::vector<std::uint32_t> Pass::QueueOrder() {
-  PriorityContext ctx = MakePriorityContext(s_);
+  PriorityContext ctx = MakePriorityContext(s_, o_.weights);
   std::vector<std::uint32_t> prio(s_.pending.size());
   plan_.priorities.reserve(s_.pending.size());
   for (std::uint32_t j = 0; j < s_.pending.size(); ++j) {
@@ -178,6 +205,11 @@ void Pass::StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool 
   Tres used;
   used.nodes = static_cast<std::int64_t>(chosen.size());
   for (const Candidate& c : chosen) {
+    for (std::uint32_t i = node_partition_offset_[c.node]; i < node_partition_offset_[c.node + 1]; ++i) {
+      std::uint32_t p = node_partitions_[i];
+      partition_free_[p].cpus -= c.take.cpus;
+      partition_free_[p].gpus -= c.take.total_gpus();
+    }
     used.cpus += c.take.cpus;
     used.mem_mb += c.take.mem_mb;
     used.gpus += c.take.total_gpus();
@@ -304,7 +336,7 @@ Plan Pass::Run() {
       continue;
     }
     ShapeKey key = KeyOf(j);
-    if (!cannot_start_now_.count(key)) {
+    if (!cannot_start_now_.count(key) && MayFitNow(j)) {
       if (auto chosen = Choose(j, FeasibleAt(j, s_.now))) {
         StartJob(j, *chosen, any_blocked_);
         continue;

@@ -60,6 +60,9 @@ class Pass {
   PendingReason CheckFitsPartition(std::uint32_t j);
   bool NodeMatches(std::uint32_t n, const JobShape& shape) const;
   void StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool backfilled);
+  // False when the partition's free CPUs or GPUs, summed over its up nodes, are too few: the
+  // O(1) test that turns most blocked jobs away before any node is looked at.
+  bool MayFitNow(std::uint32_t j) const;
   // Earliest start of job j with its nodes, or kInfiniteTime.
   std::pair<Time, std::vector<Candidate>> EarliestStart(std::uint32_t j) const;
   void HandleBlocked(std::uint32_t j);
@@ -80,6 +83,13 @@ class Pass {
   std::unordered_set<ShapeKey, ShapeKeyHash> cannot_start_now_;
   std::unordered_map<ShapeKey, PendingReason, ShapeKeyHash> partition_fit_;
   std::unordered_set<std::uint32_t> preempted_;
+  struct FreeSum {
+    std::int64_t cpus = 0, gpus = 0;
+  };
+  std::vector<FreeSum> partition_free_;                 // now, over usable nodes
+  // Partitions of each node, flattened: node n's are [offset[n], offset[n + 1]).
+  std::vector<std::uint32_t> node_partition_offset_;
+  std::vector<std::uint32_t> node_partitions_;
   std::vector<bool> partition_blocked_;  // a job of the partition waits for resources
   bool any_blocked_ = false;
   int reservations_ = 0;

@@ -56,12 +56,16 @@ AvailabilityPlanner::AvailabilityPlanner(const Snapshot& s, const std::vector<Ti
     : now_(s.now) {
   nodes_.reserve(s.nodes.size());
   for (const Node& n : s.nodes) nodes_.push_back(BuildNode(n));
+  std::size_t holds = 0;
+  for (const Job& j : s.running) holds += j.allocation.nodes.size();
+  pool_.reserve(holds + 64);
+  next_.reserve(holds + 64);
   for (std::uint32_t j = 0; j < s.running.size(); ++j) {
     for (const NodeAllocation& a : s.running[j].allocation.nodes) {
       if (a.node >= nodes_.size()) continue;
       NodeWork& w = nodes_[a.node];
       ResourceVec amount = AmountOf(w, a);
-      w.running.push_back({s.running[j].start_time, running_ends[j], amount, j});
+      Link(&w.running_head, {s.running[j].start_time, running_ends[j], amount, j});
       w.free_now -= amount;
       w.free_devices &= ~a.gpus;
     }
@@ -71,6 +75,13 @@ AvailabilityPlanner::AvailabilityPlanner(const Snapshot& s, const std::vector<Ti
 std::optional<ResourceVec> AvailabilityPlanner::MapNeed(std::uint32_t n, const NodeNeed& need,
                                                         const ResourceVec& available) const {
   const NodeWork& w = nodes_[n];
+  if (need.gpus == 0 && !need.exclusive) {  // the common CPU-only case
+    if (available.cpus < need.cpus || available.mem_mb < need.mem_mb) return std::nullopt;
+    ResourceVec take;
+    take.cpus = need.cpus;
+    take.mem_mb = need.mem_mb;
+    return take;
+  }
   if (need.exclusive) {
     if (!available.Covers(w.capacity)) return std::nullopt;
     if (need.cpus > w.capacity.cpus || need.mem_mb > w.capacity.mem_mb) return std::nullopt;
@@ -103,22 +114,31 @@ std::optional<ResourceVec> AvailabilityPlanner::MapNeed(std::uint32_t n, const N
   return take;
 }
 
+void AvailabilityPlanner::Link(std::int32_t* head, const Hold& h) {
+  pool_.push_back(h);
+  next_.push_back(*head);
+  *head = static_cast<std::int32_t>(pool_.size() - 1);
+}
+
 ResourceVec AvailabilityPlanner::AvailableAt(const NodeWork& w, Time t) const {
   ResourceVec a = w.capacity;
-  for (const Hold& h : w.running)
+  ForEach(w.running_head, [&](const Hold& h) {
     if (h.end > t) a -= h.amount;
-  for (const Hold& h : w.future)
+  });
+  ForEach(w.future_head, [&](const Hold& h) {
     if (h.start <= t && t < h.end) a -= h.amount;
+  });
   return a;
 }
 
 ResourceVec AvailabilityPlanner::MinAvailable(std::uint32_t n, Time start, Time end) const {
   const NodeWork& w = nodes_[n];
-  if (w.future.empty() && start <= now_) return w.free_now;
+  if (w.future_head < 0 && start <= now_) return w.free_now;
   // Running holds only end, so the minimum is at `start` or where a reservation begins.
   ResourceVec least = AvailableAt(w, start);
-  for (const Hold& h : w.future)
+  ForEach(w.future_head, [&](const Hold& h) {
     if (h.start > start && h.start < end) least = Min(least, AvailableAt(w, h.start));
+  });
   return least;
 }
 
@@ -141,12 +161,13 @@ Time AvailabilityPlanner::EarliestFit(std::uint32_t n, const NodeNeed& need, Tim
 Time AvailabilityPlanner::NextChangeAfter(std::uint32_t n, Time t) const {
   const NodeWork& w = nodes_[n];
   Time next = kInfiniteTime;
-  for (const Hold& h : w.running)
+  ForEach(w.running_head, [&](const Hold& h) {
     if (h.end > t) next = std::min(next, h.end);
-  for (const Hold& h : w.future) {
+  });
+  ForEach(w.future_head, [&](const Hold& h) {
     if (h.start > t) next = std::min(next, h.start);
     if (h.end > t) next = std::min(next, h.end);
-  }
+  });
   return next;
 }
 
@@ -164,24 +185,26 @@ std::uint64_t AvailabilityPlanner::StartNow(std::uint32_t n, const ResourceVec& 
   }
   w.free_devices &= ~taken;
   w.free_now -= amount;
-  w.running.push_back({now_, end, amount, owner});
+  Link(&w.running_head, {now_, end, amount, owner});
   return taken;
 }
 
 void AvailabilityPlanner::Reserve(std::uint32_t n, const ResourceVec& amount, Time start, Time end,
                                   std::uint32_t owner) {
-  nodes_[n].future.push_back({start, end, amount, owner});
+  Link(&nodes_[n].future_head, {start, end, amount, owner});
 }
 
 void AvailabilityPlanner::SetRunningEnd(std::uint32_t n, std::uint32_t owner, Time end) {
-  for (Hold& h : nodes_[n].running)
+  ForEachMutable(nodes_[n].running_head, [&](Hold& h) {
     if (h.owner == owner) h.end = end;
+  });
 }
 
 std::vector<std::uint32_t> AvailabilityPlanner::RunningEndingBy(std::uint32_t n, Time by) const {
   std::vector<std::uint32_t> owners;
-  for (const Hold& h : nodes_[n].running)
+  ForEach(nodes_[n].running_head, [&](const Hold& h) {
     if (h.end > now_ && h.end <= by) owners.push_back(h.owner);
+  });
   return owners;
 }
 

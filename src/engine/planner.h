@@ -26,14 +26,16 @@ struct Hold {
   std::uint32_t owner = 0;  // running job index, or pending job index for reservations
 };
 
+// Holds live in one pool per planner, chained per node, so that building a planner for a pass
+// costs one allocation, not two per node.
 struct NodeWork {
   ResourceVec capacity;
   ResourceVec free_now;             // capacity minus running holds
   std::uint64_t free_devices = 0;   // GPU devices not allocated now
   std::array<std::uint32_t, kMaxGpuTypesPerNode> slot_type{};    // global GPU type of each slot
   std::array<std::uint64_t, kMaxGpuTypesPerNode> slot_devices{};  // device bits of each slot
-  std::vector<Hold> running;
-  std::vector<Hold> future;         // reservations, start >= now
+  std::int32_t running_head = -1;   // chain of running holds in the pool
+  std::int32_t future_head = -1;    // chain of reservations (start >= now)
   bool usable = false;              // up: may take new work
 };
 
@@ -82,9 +84,21 @@ class AvailabilityPlanner {
 
  private:
   ResourceVec AvailableAt(const NodeWork& w, Time t) const;
+  void Link(std::int32_t* head, const Hold& h);
+  // Calls f(hold) for every hold of a chain.
+  template <typename F>
+  void ForEach(std::int32_t head, F&& f) const {
+    for (std::int32_t i = head; i >= 0; i = next_[i]) f(pool_[i]);
+  }
+  template <typename F>
+  void ForEachMutable(std::int32_t head, F&& f) {
+    for (std::int32_t i = head; i >= 0; i = next_[i]) f(pool_[i]);
+  }
 
   Time now_;
   std::vector<NodeWork> nodes_;
+  std::vector<Hold> pool_;
+  std::vector<std::int32_t> next_;
 };
 
 }  // namespace lockstep::engine

@@ -7,10 +7,10 @@
 
 namespace lockstep::engine {
 
-PriorityContext MakePriorityContext(const Snapshot& s) {
+PriorityContext MakePriorityContext(const Snapshot& s, const PriorityWeights& w) {
   PriorityContext ctx;
   ctx.now = s.now;
-  ctx.fairshare = FairTreeFactors(s.accounts, s.associations);
+  if (w.fairshare > 0) ctx.fairshare = FairTreeFactors(s.accounts, s.associations);
   double cpus = 0, mem = 0, gpus = 0;
   for (const Node& n : s.nodes) {
     cpus += n.cpus;

@@ -19,7 +19,8 @@ struct PriorityContext {
   double max_qos_priority = 0;
 };
 
-PriorityContext MakePriorityContext(const Snapshot& s);
+// Fair Tree runs only when fair share has a weight.
+PriorityContext MakePriorityContext(const Snapshot& s, const PriorityWeights& w);
 
 // The priority of a pending job and its weighted parts. Held jobs get 0, as in Slurm.
 PriorityBreakdown ComputePriority(const Job& job, const JobShape& shape, const Snapshot& s,

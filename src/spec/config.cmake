@@ -5,4 +5,6 @@ list(APPEND SPEC_SRCS
   ${CMAKE_CURRENT_SOURCE_DIR}/cluster_config_policy.cc)
 list(APPEND SPEC_TESTS
   ${CMAKE_CURRENT_SOURCE_DIR}/yaml_reader_test.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/cluster_config_test.cc)
+  ${CMAKE_CURRENT_SOURCE_DIR}/cluster_config_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/cluster_config_nodes_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/cluster_config_policy_test.cc)

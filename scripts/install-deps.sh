@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what lockstep needs to build and test, from Debian's packages. Run as root (or with
+# sudo) on Debian bookworm. The one place that sets a machine up: .ci/run and the README use it.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libboost-dev libssl-dev zlib1g-dev libsqlite3-dev
+  nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libspdlog-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
