@@ -1,5 +1,5 @@
-// lockstep: one binary for every command. `lockstep <verb> ...`; the Slurm names come later
-// through argv[0] (symlinks made by `lockstep install-aliases`).
+// lockstep: one binary for every command. `lockstep <verb> ...`, and the Slurm names through
+// argv[0] (symlinks made by `lockstep install-aliases DIR`).
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -8,26 +8,57 @@
 
 namespace {
 
+using Command = int (*)(int, char**);
+
+struct Verb {
+  const char* name;
+  Command run;
+  const char* help;
+};
+
+constexpr Verb kVerbs[] = {
+    {"sbatch", lockstep::cli::RunSbatch, "submit a batch script"},
+    {"srun", lockstep::cli::RunSrun, "run a job step (inside an allocation), or allocate and run"},
+    {"squeue", lockstep::cli::RunSqueue, "list queued and running jobs"},
+    {"scancel", lockstep::cli::RunScancel, "cancel or signal jobs"},
+    {"sinfo", lockstep::cli::RunSinfo, "list partitions and nodes"},
+    {"scontrol", lockstep::cli::RunScontrol, "show and update jobs, nodes and partitions"},
+    {"sacct", lockstep::cli::RunSacct, "accounting: jobs that ran and are running"},
+    {"sprio", lockstep::cli::RunSprio, "pending jobs' priorities by factor"},
+    {"why", lockstep::cli::RunWhy, "why a job is pending, and when it should start"},
+    {"up", lockstep::cli::RunUp, "start a cluster on this machine"},
+    {"down", lockstep::cli::RunDown, "stop it"},
+    {"sim", lockstep::cli::RunSim, "replay a workload trace through the scheduler in virtual time"},
+    {"install-aliases", lockstep::cli::RunInstallAliases, "make sbatch, squeue, ... links to lockstep"},
+};
+
 void PrintUsage(std::FILE* out) {
-  std::fprintf(out,
-               "usage: lockstep <command> [options]\n"
-               "\n"
-               "commands:\n"
-               "  sim        replay a workload trace through the scheduler in virtual time\n"
-               "  version    print the version\n"
-               "\n"
-               "`lockstep <command> --help` describes a command.\n");
+  std::fprintf(out, "usage: lockstep <command> [options]\n\ncommands:\n");
+  for (const Verb& v : kVerbs) std::fprintf(out, "  %-16s %s\n", v.name, v.help);
+  std::fprintf(out, "  %-16s %s\n\n`lockstep <command> --help` describes a command.\n", "version", "print the version");
+}
+
+const Verb* Find(const std::string& name) {
+  for (const Verb& v : kVerbs)
+    if (name == v.name) return &v;
+  return nullptr;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string self = argv[0];
+  std::string base = self.substr(self.find_last_of('/') == std::string::npos ? 0 : self.find_last_of('/') + 1);
+  if (base != "lockstep") {
+    // Called as sbatch, squeue, ...: only the Slurm names, not lockstep's own verbs.
+    const Verb* v = Find(base);
+    if (v && base[0] == 's') return v->run(argc, argv);
+  }
   if (argc < 2) {
     PrintUsage(stderr);
     return 2;
   }
   std::string verb = argv[1];
-  if (verb == "sim") return lockstep::cli::RunSim(argc - 1, argv + 1);
   if (verb == "version" || verb == "--version") {
     std::printf("lockstep %s\n", LOCKSTEP_VERSION);
     return 0;
@@ -36,6 +67,7 @@ int main(int argc, char** argv) {
     PrintUsage(stdout);
     return 0;
   }
+  if (const Verb* v = Find(verb)) return v->run(argc - 1, argv + 1);
   std::fprintf(stderr, "lockstep: unknown command '%s' (try 'lockstep help')\n", verb.c_str());
   return 2;
 }

@@ -1,0 +1,96 @@
+// lockstep-agent: runs jobs on this host's nodes for lockstepd.
+//   lockstep-agent --socket PATH --state-dir DIR                      # the host, GPUs from NVML
+//   lockstep-agent --socket PATH --state-dir DIR --nodes 'node[1-4]' --cpus 8 --mem 16G --gpus 8
+//                                                                     # virtual nodes, virtual GPUs
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "backend/agent/agent.h"
+#include "backend/agent/nvml.h"
+#include "common/duration.h"
+#include "common/hostlist.h"
+
+int main(int argc, char** argv) {
+  lockstep::agent::AgentOptions o;
+  std::string state_dir, nodes, mem = "0", gpu_type = "virtual";
+  int cpus = 0, gpus = -1;
+  CLI::App app{"lockstep's node agent", "lockstep-agent"};
+  app.add_option("--socket", o.socket_path, "lockstepd's socket")->required();
+  app.add_option("--state-dir", state_dir, "spool for job scripts")->required();
+  app.add_option("--name", o.name, "this agent's name (default: host:first-node)");
+  app.add_option("--address", o.address, "address of this host for MASTER_ADDR");
+  app.add_option("--nodes", nodes, "serve these virtual nodes (a hostlist) instead of the host");
+  app.add_option("--cpus", cpus, "CPUs per node (default: the host's)");
+  app.add_option("--mem", mem, "memory per node, e.g. 16G (default: the host's)");
+  app.add_option("--gpus", gpus, "virtual GPUs per node (default: NVML's, or none)");
+  app.add_option("--gpu-type", gpu_type, "type of the virtual GPUs");
+  app.add_option("--cgroup-root", o.cgroup_root, "cgroup v2 directory for jobs (default: autodetect)");
+  CLI11_PARSE(app, argc, argv);
+
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::vector<std::string> names = {host};
+  if (!nodes.empty()) {
+    auto expanded = lockstep::ExpandHostlist(nodes);
+    if (!expanded.ok()) {
+      std::fprintf(stderr, "lockstep-agent: --nodes: %s\n", expanded.status().message().c_str());
+      return 2;
+    }
+    names = *expanded;
+  }
+  auto mem_mb = lockstep::ParseMemoryMb(mem);
+  if (!mem_mb.ok()) {
+    std::fprintf(stderr, "lockstep-agent: --mem: %s\n", mem_mb.status().message().c_str());
+    return 2;
+  }
+  std::vector<lockstep::agent::AgentNode::Gpu> real = gpus < 0 ? lockstep::agent::DetectNvidiaGpus()
+                                                                : std::vector<lockstep::agent::AgentNode::Gpu>{};
+  for (const std::string& name : names) {
+    lockstep::agent::AgentNode n = lockstep::agent::DetectHostNode(name);
+    if (cpus > 0) n.cpus = cpus;
+    if (*mem_mb > 0) n.mem_mb = *mem_mb;
+    n.gpus = real;
+    for (int g = 0; g < gpus; ++g) n.gpus.push_back({g, "", gpu_type});
+    o.nodes.push_back(n);
+  }
+  o.spool_dir = state_dir + "/spool-" + names.front();
+  // Jobs call srun, sbatch, ... from their scripts: links to the lockstep binary beside this one.
+  char self[4096] = {};
+  ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string lockstep = len > 0 ? std::filesystem::path(std::string(self, len)).parent_path() / "lockstep" : "";
+  if (!lockstep.empty() && std::filesystem::exists(lockstep)) {
+    o.tool_dir = state_dir + "/bin";
+    std::error_code ec;
+    std::filesystem::create_directories(o.tool_dir, ec);
+    for (const char* name : {"sbatch", "srun", "squeue", "scancel", "sinfo", "scontrol", "sacct", "sprio", "lockstep"}) {
+      std::filesystem::remove(std::filesystem::path(o.tool_dir) / name, ec);
+      std::filesystem::create_symlink(lockstep, std::filesystem::path(o.tool_dir) / name, ec);
+    }
+  }
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  auto agent = lockstep::agent::Agent::Create(o);
+  if (!agent.ok()) {
+    std::fprintf(stderr, "lockstep-agent: %s\n", agent.status().message().c_str());
+    return 1;
+  }
+  std::thread runner([&] { (*agent)->Run(); });
+  int sig = 0;
+  sigwait(&signals, &sig);
+  // Jobs keep running: a restarted agent does not adopt them yet, lockstepd requeues them.
+  (*agent)->Stop();
+  runner.join();
+  return 0;
+}

@@ -1,0 +1,45 @@
+#include "cli/cli_util.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace lockstep::cli {
+
+std::map<std::string, std::string> Environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    std::size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+std::string CurrentDir() {
+  char buf[4096];
+  return ::getcwd(buf, sizeof buf) ? std::string(buf) : std::string("/");
+}
+
+std::vector<std::string> Args(int argc, char** argv) { return std::vector<std::string>(argv + 1, argv + argc); }
+
+int Fail(const std::string& command, const std::string& message) {
+  std::fprintf(stderr, "%s: error: %s\n", command.c_str(), message.c_str());
+  return 1;
+}
+
+int Fail(const std::string& command, const Status& status) { return Fail(command, status.message()); }
+
+Result<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("unable to open file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace lockstep::cli

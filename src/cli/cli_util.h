@@ -1,0 +1,24 @@
+// Small pieces every command shares: the environment, errors in Slurm's style, the client.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "client/api_client.h"
+#include "common/status.h"
+
+namespace lockstep::cli {
+
+std::map<std::string, std::string> Environment();
+std::string CurrentDir();
+std::vector<std::string> Args(int argc, char** argv);  // argv[1..]
+
+// "sbatch: error: <message>" on stderr; returns the exit code 1.
+int Fail(const std::string& command, const Status& status);
+int Fail(const std::string& command, const std::string& message);
+
+// Reads a whole file (a batch script).
+Result<std::string> ReadTextFile(const std::string& path);
+
+}  // namespace lockstep::cli

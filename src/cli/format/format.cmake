@@ -1,0 +1,25 @@
+# The CLI's report formatters: squeue, sinfo, sacct, sprio and scontrol show, as Slurm prints
+# them, from the REST API's JSON (docs/api.md). Pure functions; see docs/commands.md.
+lockstep_cc_library(NAME lockstep_cli_format
+  SRCS
+    ${CMAKE_CURRENT_LIST_DIR}/field_format.cc
+    ${CMAKE_CURRENT_LIST_DIR}/job_view.cc
+    ${CMAKE_CURRENT_LIST_DIR}/squeue.cc
+    ${CMAKE_CURRENT_LIST_DIR}/squeue_fields.cc
+    ${CMAKE_CURRENT_LIST_DIR}/sinfo.cc
+    ${CMAKE_CURRENT_LIST_DIR}/sinfo_record.cc
+    ${CMAKE_CURRENT_LIST_DIR}/sacct.cc
+    ${CMAKE_CURRENT_LIST_DIR}/sacct_fields.cc
+    ${CMAKE_CURRENT_LIST_DIR}/sprio.cc
+    ${CMAKE_CURRENT_LIST_DIR}/scontrol.cc
+  DEPS lockstep_common nlohmann_json::nlohmann_json fmt::fmt)
+
+lockstep_cc_test(NAME cli_format_test
+  SRCS
+    ${CMAKE_CURRENT_LIST_DIR}/field_format_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/squeue_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/sinfo_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/sacct_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/sprio_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/scontrol_test.cc
+  DEPS lockstep_cli_format)

@@ -1,0 +1,34 @@
+// squeue's format letters: the header and the value of each (src/squeue/print.c). Internal to
+// the squeue formatter; exposed for its tests.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/types.h"
+
+namespace lockstep::cli {
+
+// One line of the report: a job, or one task of a pending array expanded by -r.
+struct SqueueRow {
+  const nlohmann::json* job = nullptr;
+  std::optional<std::int64_t> task;  // set when an expanded array task
+};
+
+// A column's text and whether Slurm cuts it to the column width when right-justified.
+struct SqueueCell {
+  std::string text;
+  bool cut = true;
+};
+
+// The header of `letter`, or nullptr when squeue has no such letter (or lockstep cannot fill
+// it). `cut` is set to whether the header is cut to the column width.
+const char* SqueueHeader(char letter, bool* cut);
+
+// The value of `letter` for `row`; `letter` must have a header.
+SqueueCell SqueueValue(char letter, const SqueueRow& row, Time now);
+
+}  // namespace lockstep::cli

@@ -1,0 +1,199 @@
+#include "controller/api_routes.h"
+
+#include <charconv>
+#include <string_view>
+#include <vector>
+
+#include "spec/job_spec.h"
+
+namespace lockstep::controller {
+namespace {
+
+namespace http = boost::beast::http;
+using Response = http::response<http::string_body>;
+
+Response Reply(http::status status, const nlohmann::json& body) {
+  Response res{status, 11};
+  res.set(http::field::content_type, "application/json");
+  res.body() = body.dump();
+  res.prepare_payload();
+  return res;
+}
+
+Response Error(const Status& s) {
+  http::status code = http::status::internal_server_error;
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument: code = http::status::bad_request; break;
+    case StatusCode::kNotFound: code = http::status::not_found; break;
+    case StatusCode::kPermissionDenied: code = http::status::forbidden; break;
+    case StatusCode::kFailedPrecondition: code = http::status::conflict; break;
+    case StatusCode::kAlreadyExists: code = http::status::conflict; break;
+    default: break;
+  }
+  return Reply(code, {{"error", s.message()}});
+}
+
+Response Ok(const nlohmann::json& body = {{"ok", true}}) { return Reply(http::status::ok, body); }
+
+std::vector<std::string_view> Split(std::string_view path) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (start < path.size()) {
+    std::size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    if (slash > start) parts.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return parts;
+}
+
+std::string Unescape(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      int v = 0;
+      std::from_chars(s.data() + i + 1, s.data() + i + 3, v, 16);
+      out += static_cast<char>(v);
+      i += 2;
+    } else {
+      out += s[i] == '+' ? ' ' : s[i];
+    }
+  }
+  return out;
+}
+
+// "a=1&b=x" -> {"a": "1", "b": "x"}; numbers stay strings except where the caller converts.
+nlohmann::json Query(std::string_view q) {
+  nlohmann::json out = nlohmann::json::object();
+  std::size_t start = 0;
+  while (start < q.size()) {
+    std::size_t amp = q.find('&', start);
+    if (amp == std::string_view::npos) amp = q.size();
+    std::string_view kv = q.substr(start, amp - start);
+    std::size_t eq = kv.find('=');
+    if (eq != std::string_view::npos) out[Unescape(kv.substr(0, eq))] = Unescape(kv.substr(eq + 1));
+    start = amp + 1;
+  }
+  return out;
+}
+
+bool ParseId(std::string_view s, JobId* id) {
+  auto r = std::from_chars(s.data(), s.data() + s.size(), *id);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+Result<nlohmann::json> Body(const http::request<http::string_body>& req) {
+  if (req.body().empty()) return nlohmann::json::object();
+  nlohmann::json j = nlohmann::json::parse(req.body(), nullptr, false);
+  if (j.is_discarded()) return InvalidArgument("the request body is not valid JSON");
+  return j;
+}
+
+Response Jobs(Controller& c, const Caller& caller, http::verb verb, const std::vector<std::string_view>& p,
+              const nlohmann::json& query, const http::request<http::string_body>& req) {
+  if (p.size() == 3) {
+    if (verb == http::verb::get) return Ok(c.ListJobs(query));
+    if (verb == http::verb::post) {
+      Result<spec::JobSpec> spec = spec::JobSpecFromJson(req.body());
+      if (!spec.ok()) return Error(spec.status());
+      Result<JobId> id = c.Submit(caller, std::move(*spec));
+      if (!id.ok()) return Error(id.status());
+      return Ok({{"job_id", *id}});
+    }
+  }
+  JobId id = 0;
+  if (p.size() < 4 || !ParseId(p[3], &id)) return Error(InvalidArgument("invalid job id specified"));
+  Result<nlohmann::json> body = Body(req);
+  if (!body.ok()) return Error(body.status());
+  if (p.size() == 4) {
+    if (verb == http::verb::get) {
+      Result<nlohmann::json> j = c.ShowJob(id);
+      return j.ok() ? Ok(*j) : Error(j.status());
+    }
+    if (verb == http::verb::patch) {
+      Status s = c.Update(caller, id, *body);
+      return s.ok() ? Ok() : Error(s);
+    }
+  }
+  if (p.size() == 5 && verb == http::verb::post) {
+    Status s = InvalidArgument("unknown job action");
+    if (p[4] == "cancel") s = c.Cancel(caller, id, body->value("signal", 0));
+    else if (p[4] == "hold") s = c.Hold(caller, id);
+    else if (p[4] == "release") s = c.Release(caller, id);
+    else if (p[4] == "requeue") s = c.Requeue(caller, id);
+    else if (p[4] == "steps") {
+      Result<nlohmann::json> j = c.CreateStep(caller, id, *body);
+      return j.ok() ? Ok(*j) : Error(j.status());
+    }
+    return s.ok() ? Ok() : Error(s);
+  }
+  if (p.size() == 5 && verb == http::verb::get && p[4] == "why") {
+    Result<nlohmann::json> j = c.Why(id);
+    return j.ok() ? Ok(*j) : Error(j.status());
+  }
+  if (p.size() == 6 && verb == http::verb::get && p[4] == "steps") {
+    JobId step = 0;
+    if (!ParseId(p[5], &step)) return Error(InvalidArgument("invalid step id"));
+    Result<nlohmann::json> j = c.ShowStep(id, static_cast<std::int32_t>(step));
+    return j.ok() ? Ok(*j) : Error(j.status());
+  }
+  return Error(NotFound("no such endpoint"));
+}
+
+Response Agent(Controller& c, const Caller& caller, const std::vector<std::string_view>& p,
+               const nlohmann::json& query, const http::request<http::string_body>& req) {
+  // Agents run as root (or as the one user of a personal cluster): nobody else may pose as one.
+  if (!c.IsOperator(caller.uid) && caller.uid != ::getuid())
+    return Error(PermissionDenied("only lockstep agents may use /api/v1/agent"));
+  Result<nlohmann::json> body = Body(req);
+  if (!body.ok()) return Error(body.status());
+  if (p.size() == 4 && p[3] == "register") {
+    Status s = c.AgentRegister(*body);
+    return s.ok() ? Ok() : Error(s);
+  }
+  if (p.size() == 4 && p[3] == "commands") {
+    int wait_ms = std::stoi(query.value("wait_ms", std::string("0")));
+    return Ok(c.AgentPoll(query.value("agent", ""), std::chrono::milliseconds(std::min(wait_ms, 30000))));
+  }
+  if (p.size() == 4 && p[3] == "events") {
+    Status s = c.AgentEvents(*body);
+    return s.ok() ? Ok() : Error(s);
+  }
+  return Error(NotFound("no such endpoint"));
+}
+
+}  // namespace
+
+Response HandleRequest(Controller& c, const Caller& caller, const http::request<http::string_body>& req) {
+  std::string_view target(req.target().data(), req.target().size());
+  std::size_t qmark = target.find('?');
+  nlohmann::json query = qmark == std::string_view::npos ? nlohmann::json::object() : Query(target.substr(qmark + 1));
+  std::vector<std::string_view> p = Split(target.substr(0, qmark));
+  if (p.size() < 3 || p[0] != "api" || p[1] != "v1") return Error(NotFound("no such endpoint"));
+  http::verb verb = req.method();
+  try {
+    if (p[2] == "jobs") return Jobs(c, caller, verb, p, query, req);
+    if (p[2] == "agent") return Agent(c, caller, p, query, req);
+    if (p[2] == "nodes" && verb == http::verb::get) return Ok(c.ListNodes());
+    if (p[2] == "nodes" && verb == http::verb::post && p.size() == 5 && p[4] == "state") {
+      Result<nlohmann::json> body = Body(req);
+      if (!body.ok()) return Error(body.status());
+      Status s = c.SetNodeState(caller, std::string(p[3]), body->value("state", ""), body->value("reason", ""));
+      return s.ok() ? Ok() : Error(s);
+    }
+    if (p[2] == "partitions" && verb == http::verb::get) return Ok(c.ListPartitions());
+    if (p[2] == "priorities" && verb == http::verb::get) return Ok(c.Priorities());
+    if (p[2] == "accounting" && verb == http::verb::get) {
+      nlohmann::json filter = query;
+      if (filter.contains("start")) filter["start"] = std::stoll(filter["start"].get<std::string>());
+      if (filter.contains("end")) filter["end"] = std::stoll(filter["end"].get<std::string>());
+      return Ok(c.Accounting(filter));
+    }
+  } catch (const std::exception& e) {
+    // A malformed field in a request (a number that is not one): the request changes nothing.
+    return Error(InvalidArgument(std::string("bad request: ") + e.what()));
+  }
+  return Error(NotFound("no such endpoint"));
+}
+
+}  // namespace lockstep::controller

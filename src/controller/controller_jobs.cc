@@ -1,0 +1,232 @@
+// The users' side: submit, cancel, hold, release, requeue, update.
+#include <algorithm>
+
+#include "controller/controller.h"
+#include "controller/controller_internal.h"
+#include "controller/job_convert.h"
+
+namespace lockstep::controller {
+namespace {
+
+// Scripts and environments are kept apart from the job records: they are read once, at launch,
+// and a million pending jobs must not hold them in memory.
+std::string ScriptKey(JobId id) { return std::to_string(id); }
+
+}  // namespace
+
+Result<JobId> Controller::Submit(const Caller& caller, spec::JobSpec spec) {
+  std::vector<std::uint32_t> tasks;
+  if (spec.array) tasks = spec.array->indices;
+  if (spec.array && tasks.empty()) return InvalidArgument("invalid job array specification");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));
+    // Dependencies on array tasks ("after:40_2") name that task's own job id.
+    for (spec::DependencySpec& d : spec.dependencies) {
+      if (d.type == spec::DependencyType::kSingleton) continue;
+      auto it = jobs_.find(d.job);
+      if (!d.has_task && it == jobs_.end())
+        return InvalidArgument("job dependency problem: job " + std::to_string(d.job) + " does not exist");
+      if (d.has_task) {
+        auto task = std::find_if(jobs_.begin(), jobs_.end(), [&](const auto& kv) {
+          return kv.second.array_job_id == d.job && kv.second.array_task_id == d.array_task;
+        });
+        if (task == jobs_.end())
+          return InvalidArgument("job dependency problem: no task " + std::to_string(d.job) + "_" +
+                                 std::to_string(d.array_task));
+        d.job = task->first;
+        d.has_task = false;
+      }
+    }
+    // Slurm rejects hard-coded users' names: every job belongs to the caller.
+    if (spec.name.empty()) spec.name = "sbatch";
+  }
+  std::uint64_t count = tasks.empty() ? 1 : tasks.size();
+  Result<std::uint64_t> first = store_->AllocateIds("job_id", count);
+  if (!first.ok()) return first.status();
+  // The script and environment, once per submission (array tasks share them).
+  nlohmann::json blob = {{"script", spec.script}, {"env", spec.environment}, {"args", spec.script_args}};
+  std::vector<store::Record> records = {{"scripts", ScriptKey(*first), blob.dump()}};
+  spec.script.clear();
+  spec.environment.clear();
+  Time now = WallNow();
+  std::vector<JobEntry> entries;
+  for (std::uint64_t k = 0; k < count; ++k) {
+    JobEntry e;
+    e.id = *first + k;
+    e.spec = spec;
+    e.uid = caller.uid;
+    e.gid = caller.gid;
+    e.user = caller.user;
+    e.submit_time = now;
+    e.held_by_user = spec.hold;
+    if (!tasks.empty()) {
+      e.array_job_id = *first;
+      e.array_task_id = tasks[k];
+    }
+    records.push_back({"jobs", "", EntryToJson(e)});
+    char key[24];
+    std::snprintf(key, sizeof key, "%020llu", static_cast<unsigned long long>(e.id));
+    records.back().key = key;
+    entries.push_back(std::move(e));
+  }
+  // Acknowledged only once durable: Put returns after the group commit's fsync.
+  LOCKSTEP_RETURN_IF_ERROR(store_->Put(std::move(records)));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (JobEntry& e : entries) {
+      JobId id = e.id;
+      jobs_.emplace(id, std::move(e));
+    }
+  }
+  RequestPass();
+  return *first;
+}
+
+Status Controller::Cancel(const Caller& caller, JobId id, int signal) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<JobEntry*> found = FindLocked(id);
+  if (!found.ok()) return found.status();
+  JobEntry& e = **found;
+  LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
+  if (IsFinished(e.state)) return FailedPrecondition("job " + e.DisplayId() + " has already finished");
+  if (signal != 0) {
+    if (e.state != JobState::kRunning) return FailedPrecondition("job " + e.DisplayId() + " is not running");
+    for (const PlacedNode& p : e.placement)
+      SendLocked(p.node, {{"type", "signal"}, {"job_id", e.id}, {"signal", signal}});
+    return Status::Ok();
+  }
+  Time now = WallNow();
+  if (e.state == JobState::kPending) {
+    e.state = JobState::kCancelled;
+    e.end_time = now;
+    e.reason = "None";
+    LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
+  } else {
+    e.cancel_requested = true;
+    LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
+    TerminateLocked(e);
+  }
+  pass_requested_ = true;
+  wake_scheduler_.notify_one();
+  return Status::Ok();
+}
+
+Status Controller::Hold(const Caller& caller, JobId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<JobEntry*> found = FindLocked(id);
+  if (!found.ok()) return found.status();
+  JobEntry& e = **found;
+  LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
+  if (e.state != JobState::kPending) return FailedPrecondition("job " + e.DisplayId() + " is not pending");
+  // scontrol hold by an operator on another's job is an admin hold (JobHeldAdmin).
+  if (IsOperator(caller.uid) && caller.uid != e.uid) e.held_by_admin = true;
+  else e.held_by_user = true;
+  return PersistLocked({&e});
+}
+
+Status Controller::Release(const Caller& caller, JobId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<JobEntry*> found = FindLocked(id);
+  if (!found.ok()) return found.status();
+  JobEntry& e = **found;
+  LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
+  if (e.held_by_admin && !IsOperator(caller.uid))
+    return PermissionDenied("job " + e.DisplayId() + " was held by an operator; only an operator may release it");
+  e.held_by_user = e.held_by_admin = false;
+  LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
+  pass_requested_ = true;
+  wake_scheduler_.notify_one();
+  return Status::Ok();
+}
+
+Status Controller::Requeue(const Caller& caller, JobId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<JobEntry*> found = FindLocked(id);
+  if (!found.ok()) return found.status();
+  JobEntry& e = **found;
+  LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
+  if (e.state != JobState::kRunning) return FailedPrecondition("job " + e.DisplayId() + " is not running");
+  if (!e.spec.requeue.value_or(true)) return FailedPrecondition("job " + e.DisplayId() + " may not be requeued");
+  RequeueLocked(e, "JobRequeued", WallNow());
+  return Status::Ok();
+}
+
+Status Controller::Update(const Caller& caller, JobId id, const nlohmann::json& changes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<JobEntry*> found = FindLocked(id);
+  if (!found.ok()) return found.status();
+  JobEntry& e = **found;
+  LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
+  if (!changes.is_object()) return InvalidArgument("update: the body must be an object");
+  JobEntry updated = e;
+  for (const auto& [key, value] : changes.items()) {
+    if (key == "time_limit") {
+      if (!value.is_number_integer() || value.get<std::int64_t>() <= 0)
+        return InvalidArgument("update: time_limit must be a positive number of seconds");
+      // Users may lower their limit; only operators may raise it (as in Slurm).
+      Seconds limit = value.get<Seconds>();
+      if (!IsOperator(caller.uid) && (e.spec.time_limit == 0 || limit > e.spec.time_limit))
+        return PermissionDenied("update: only an operator may raise a time limit");
+      updated.spec.time_limit = limit;
+    } else if (key == "priority") {
+      if (!IsOperator(caller.uid)) return PermissionDenied("update: only an operator may set a priority");
+      if (!value.is_number_unsigned()) return InvalidArgument("update: priority must be a non-negative integer");
+      updated.admin_priority = value.get<std::uint32_t>();
+    } else if (key == "nice") {
+      if (!value.is_number_integer()) return InvalidArgument("update: nice must be an integer");
+      if (value.get<int>() < 0 && !IsOperator(caller.uid))
+        return PermissionDenied("update: only an operator may set a negative nice");
+      updated.spec.nice = value.get<int>();
+    } else if (key == "name" && value.is_string()) {
+      updated.spec.name = value.get<std::string>();
+    } else {
+      return InvalidArgument("update: '" + key + "' cannot be changed");
+    }
+  }
+  e = std::move(updated);
+  LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
+  pass_requested_ = true;
+  wake_scheduler_.notify_one();
+  return Status::Ok();
+}
+
+Status Controller::SetNodeState(const Caller& caller, const std::string& node, const std::string& state,
+                                const std::string& reason) {
+  if (!IsOperator(caller.uid)) return PermissionDenied("only an operator may change a node's state");
+  std::lock_guard<std::mutex> lock(mu_);
+  std::uint32_t n = NodeIndexLocked(node);
+  if (n == engine::kNone) return NotFound("invalid node name specified: " + node);
+  NodeInfo& info = nodes_[n];
+  std::string s = state;
+  std::transform(s.begin(), s.end(), s.begin(), ::toupper);
+  if ((s == "DRAIN" || s == "DOWN") && reason.empty())
+    return InvalidArgument("you must specify a reason when changing a node's state to " + s);
+  if (s == "DRAIN") {
+    info.admin = engine::NodeState::kDrain;
+  } else if (s == "DOWN") {
+    info.admin = engine::NodeState::kDown;
+    for (auto& [id, e] : jobs_) {
+      if (e.state != JobState::kRunning) continue;
+      if (std::any_of(e.placement.begin(), e.placement.end(), [&](const PlacedNode& p) { return p.node == node; })) {
+        if (e.spec.requeue.value_or(true)) RequeueLocked(e, "NodeDown", WallNow());
+        else {
+          e.cancel_requested = true;
+          TerminateLocked(e);
+        }
+      }
+    }
+  } else if (s == "RESUME" || s == "UNDRAIN" || s == "IDLE") {
+    info.admin = engine::NodeState::kUp;
+  } else {
+    return InvalidArgument("invalid node state specified: " + state + " (DRAIN, DOWN or RESUME)");
+  }
+  info.reason = s == "RESUME" || s == "UNDRAIN" || s == "IDLE" ? "" : reason;
+  info.reason_user = caller.user;
+  info.reason_time = WallNow();
+  pass_requested_ = true;
+  wake_scheduler_.notify_one();
+  return Status::Ok();
+}
+
+}  // namespace lockstep::controller

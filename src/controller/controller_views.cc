@@ -1,0 +1,239 @@
+// What the API shows: jobs, nodes, partitions, accounting, priorities, "why", and job steps.
+#include <bit>
+
+#include "common/hostlist.h"
+#include "controller/controller.h"
+#include "controller/controller_internal.h"
+#include "controller/job_convert.h"
+#include "controller/job_env.h"
+#include "engine/request.h"
+
+namespace lockstep::controller {
+namespace {
+
+nlohmann::json SecondsOrNull(Seconds s) { return s >= kUnlimited ? nlohmann::json(nullptr) : nlohmann::json(s); }
+
+std::string DependencyText(const spec::JobSpec& s) {
+  static const char* kNames[] = {"after", "afterany", "afterok", "afternotok", "singleton"};
+  std::string out;
+  for (const spec::DependencySpec& d : s.dependencies) {
+    if (!out.empty()) out += s.dependencies_any ? "?" : ",";
+    out += kNames[static_cast<int>(d.type)];
+    if (d.type != spec::DependencyType::kSingleton) out += ":" + std::to_string(d.job);
+  }
+  return out;
+}
+
+bool Matches(const nlohmann::json& filter, const char* key, const std::string& value) {
+  if (!filter.contains(key) || filter[key].get<std::string>().empty()) return true;
+  std::string want = filter[key].get<std::string>();
+  std::size_t start = 0;
+  while (start <= want.size()) {
+    std::size_t comma = want.find(',', start);
+    if (want.substr(start, comma - start) == value) return true;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
+  engine::Job j = ToEngineJob(e, const_cast<spec::ClusterConfig&>(cluster_));
+  const engine::Partition& part = cluster_.base.partitions[j.partition];
+  engine::JobShape shape = engine::ShapeOf(j, part);
+  std::vector<std::string> nodes;
+  std::int64_t cpus = 0, gpus = 0, mem = 0;
+  for (const PlacedNode& p : e.placement) {
+    nodes.push_back(p.node);
+    cpus += p.cpus;
+    gpus += std::popcount(p.gpus);
+    mem += p.mem_mb;
+  }
+  if (e.placement.empty()) {
+    cpus = std::int64_t{shape.per_node.cpus} * shape.nodes;
+    gpus = std::int64_t{shape.per_node.gpus} * shape.nodes;
+    mem = shape.per_node.mem_mb * shape.nodes;
+  }
+  nlohmann::json out = {
+      {"job_id", e.id}, {"name", e.spec.name}, {"user", e.user}, {"uid", e.uid}, {"gid", e.gid},
+      {"account", e.spec.account.empty() ? "root" : e.spec.account}, {"partition", part.name},
+      {"qos", j.qos < cluster_.base.qos.size() ? cluster_.base.qos[j.qos].name : "normal"},
+      {"state", JobStateName(e.state)}, {"reason", e.state == JobState::kPending ? e.reason : "None"},
+      {"nodes", CompressHostlist(nodes)}, {"node_count", e.placement.empty() ? shape.nodes : static_cast<int>(nodes.size())},
+      {"cpus", cpus}, {"gpus", gpus}, {"mem_mb", mem}, {"tasks", std::max(1, j.req.ntasks)},
+      {"tres_per_node", shape.per_node.gpus > 0 ? "gres/gpu:" + std::to_string(shape.per_node.gpus) : ""},
+      {"time_limit", SecondsOrNull(shape.duration)}, {"submit_time", e.submit_time},
+      {"eligible_time", std::max(e.submit_time, e.spec.begin_time)}, {"start_time", e.start_time},
+      {"end_time", e.end_time}, {"expected_start", e.state == JobState::kPending ? e.expected_start : e.start_time},
+      {"priority", e.state == JobState::kPending ? e.priority : 0}, {"exit_code", e.exit_code}, {"signal", e.signal},
+      {"work_dir", e.spec.work_dir}, {"dependency", DependencyText(e.spec)}, {"restart_count", e.restart_count},
+      {"requeue", e.spec.requeue.value_or(true)}, {"nice", e.spec.nice}, {"features", e.spec.constraint},
+      {"batch_host", nodes.empty() ? "" : nodes.front()}, {"command", e.spec.name},
+  };
+  if (e.is_array_task()) {
+    out["array_job_id"] = e.array_job_id;
+    out["array_task_id"] = e.array_task_id;
+  }
+  nlohmann::json steps = nlohmann::json::array();
+  if (e.start_time > 0)
+    steps.push_back({{"step_id", "batch"}, {"name", "batch"}, {"state", JobStateName(e.state)},
+                     {"exit_code", e.exit_code}, {"signal", e.signal}, {"start_time", e.start_time},
+                     {"end_time", e.end_time}, {"nodes", nodes.empty() ? "" : nodes.front()}});
+  for (auto it = steps_.lower_bound({e.id, 0}); it != steps_.end() && it->first.first == e.id; ++it) {
+    const StepInfo& s = *it->second;
+    steps.push_back({{"step_id", s.step}, {"name", s.name}, {"state", s.state}, {"exit_code", s.exit_code},
+                     {"signal", s.signal}, {"start_time", s.start_time}, {"end_time", s.end_time},
+                     {"nodes", CompressHostlist(s.nodes)}, {"ntasks", s.ntasks}});
+  }
+  out["steps"] = std::move(steps);
+  return out;
+}
+
+nlohmann::json Controller::ListJobs(const nlohmann::json& filter) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Query values arrive as strings: "all=1" lists finished jobs too.
+  bool all_states = filter.contains("all") && filter["all"] != "0" && filter["all"] != false;
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const auto& [id, e] : jobs_) {
+    // squeue shows what is queued or running (and what just ended: COMPLETING).
+    if (!all_states && IsFinished(e.state) && !filter.contains("state")) continue;
+    if (!Matches(filter, "user", e.user) || !Matches(filter, "state", JobStateName(e.state)) ||
+        !Matches(filter, "job", std::to_string(e.is_array_task() ? e.array_job_id : id)) &&
+            !Matches(filter, "job", std::to_string(id)))
+      continue;
+    nlohmann::json j = JobJsonLocked(e);
+    if (!Matches(filter, "partition", j["partition"].get<std::string>())) continue;
+    jobs.push_back(std::move(j));
+  }
+  return {{"jobs", std::move(jobs)}};
+}
+
+Result<nlohmann::json> Controller::ShowJob(JobId id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return NotFound("invalid job id specified: " + std::to_string(id));
+  return JobJsonLocked(it->second);
+}
+
+nlohmann::json Controller::Accounting(const nlohmann::json& filter) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Time start = filter.value("start", Time{0}), end = filter.value("end", kInfiniteTime);
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const auto& [id, e] : jobs_) {
+    if (!Matches(filter, "user", e.user) || !Matches(filter, "job", std::to_string(id))) continue;
+    Time last = e.end_time > 0 ? e.end_time : kInfiniteTime;
+    if (last < start || e.submit_time > end) continue;
+    jobs.push_back(JobJsonLocked(e));
+  }
+  return {{"jobs", std::move(jobs)}};
+}
+
+Result<nlohmann::json> Controller::Why(JobId id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return NotFound("invalid job id specified: " + std::to_string(id));
+  nlohmann::json out = JobJsonLocked(it->second);
+  for (const auto& [jid, b] : last_priorities_) {
+    if (jid != id) continue;
+    out["priority_factors"] = {{"age", b.age}, {"fairshare", b.fairshare}, {"job_size", b.job_size},
+                               {"partition", b.partition}, {"qos", b.qos}, {"tres", b.tres}, {"nice", b.nice}};
+  }
+  auto p = last_pending_.find(id);
+  if (p != last_pending_.end()) {
+    out["reserved"] = p->second.reserved;
+    out["blocked_by"] = p->second.blocked_by;
+    std::vector<std::string> reserved_nodes;
+    for (const engine::NodeAllocation& a : p->second.reservation.nodes) reserved_nodes.push_back(cluster_.base.nodes[a.node].name);
+    out["reserved_nodes"] = CompressHostlist(reserved_nodes);
+  }
+  // Jobs ahead of it in the queue: pending, higher priority, same partition.
+  nlohmann::json ahead = nlohmann::json::array();
+  for (const auto& [jid, e] : jobs_)
+    if (e.state == JobState::kPending && jid != id && e.spec.partition == it->second.spec.partition &&
+        e.priority > it->second.priority)
+      ahead.push_back(jid);
+  out["ahead"] = std::move(ahead);
+  return out;
+}
+
+nlohmann::json Controller::Priorities() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [id, b] : last_priorities_) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || it->second.state != JobState::kPending) continue;
+    const JobEntry& e = it->second;
+    out.push_back({{"job_id", id}, {"user", e.user}, {"account", e.spec.account.empty() ? "root" : e.spec.account},
+                   {"partition", e.spec.partition.empty() ? cluster_.base.partitions[cluster_.default_partition].name : e.spec.partition},
+                   {"priority", b.total}, {"age", b.age}, {"fairshare", b.fairshare}, {"job_size", b.job_size},
+                   {"partition_factor", b.partition}, {"qos", b.qos}, {"tres", b.tres}, {"nice", b.nice}});
+  }
+  return {{"priorities", std::move(out)}};
+}
+
+nlohmann::json Controller::ListNodes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::int32_t> cpus(nodes_.size(), 0);
+  std::vector<std::int64_t> mem(nodes_.size(), 0);
+  std::vector<std::uint64_t> gpus(nodes_.size(), 0);
+  std::vector<bool> completing(nodes_.size(), false);
+  for (const auto& [id, e] : jobs_) {
+    if (e.state != JobState::kRunning && e.state != JobState::kCompleting) continue;
+    for (const PlacedNode& p : e.placement) {
+      std::uint32_t n = NodeIndexLocked(p.node);
+      if (n == engine::kNone) continue;
+      cpus[n] += p.cpus, mem[n] += p.mem_mb, gpus[n] |= p.gpus;
+      if (e.state == JobState::kCompleting) completing[n] = true;
+    }
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    const engine::Node& node = cluster_.base.nodes[n];
+    const NodeInfo& info = nodes_[n];
+    bool busy = cpus[n] > 0 || gpus[n] != 0;
+    bool full = cpus[n] >= node.cpus || (gpus[n] != 0 && std::popcount(gpus[n]) >= static_cast<int>(node.gpus.size()));
+    std::string state = completing[n] ? "completing" : !busy ? "idle" : full ? "allocated" : "mixed";
+    if (info.admin == engine::NodeState::kDrain) state = busy ? "draining" : "drained";
+    if (info.admin == engine::NodeState::kDown) state = "down";
+    if (!info.responding) state = info.admin == engine::NodeState::kUp ? "down*" : state + "*";
+    std::string type = node.gpus.empty() || node.gpus[0].type >= cluster_.base.gpu_types.size()
+                           ? "" : cluster_.base.gpu_types[node.gpus[0].type];
+    std::vector<std::string> parts, features;
+    for (const engine::Partition& p : cluster_.base.partitions)
+      if (std::find(p.nodes.begin(), p.nodes.end(), n) != p.nodes.end()) parts.push_back(p.name);
+    for (std::size_t f = 0; f < cluster_.base.features.size(); ++f)
+      if (node.features >> f & 1) features.push_back(cluster_.base.features[f]);
+    std::string feat;
+    for (const std::string& f : features) feat += (feat.empty() ? "" : ",") + f;
+    std::string used_idx;
+    for (int d = 0; d < 64; ++d)
+      if (gpus[n] >> d & 1) used_idx += (used_idx.empty() ? "" : ",") + std::to_string(d);
+    out.push_back({{"name", node.name}, {"state", state}, {"reason", info.reason}, {"reason_user", info.reason_user},
+                   {"reason_time", info.reason_time}, {"cpus", node.cpus}, {"cpus_alloc", cpus[n]},
+                   {"mem_mb", node.mem_mb}, {"mem_alloc_mb", mem[n]}, {"gpus", node.gpus.size()},
+                   {"gpus_alloc", std::popcount(gpus[n])}, {"gpu_type", type},
+                   {"gres", node.gpus.empty() ? "" : "gpu:" + type + ":" + std::to_string(node.gpus.size())},
+                   {"gres_used", node.gpus.empty() ? "" : "gpu:" + type + ":" + std::to_string(std::popcount(gpus[n])) + "(IDX:" + (used_idx.empty() ? "N/A" : used_idx) + ")"},
+                   {"features", feat}, {"partitions", parts}, {"weight", node.weight}});
+  }
+  return {{"nodes", std::move(out)}};
+}
+
+nlohmann::json Controller::ListPartitions() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t i = 0; i < cluster_.base.partitions.size(); ++i) {
+    const engine::Partition& p = cluster_.base.partitions[i];
+    std::vector<std::string> names;
+    for (std::uint32_t n : p.nodes) names.push_back(cluster_.base.nodes[n].name);
+    out.push_back({{"name", p.name}, {"default", i == cluster_.default_partition}, {"state", "up"},
+                   {"max_time", SecondsOrNull(p.max_time)}, {"default_time", SecondsOrNull(p.default_time)},
+                   {"max_nodes", p.max_nodes}, {"nodes", CompressHostlist(names)}, {"node_count", names.size()},
+                   {"priority_tier", p.priority_tier}});
+  }
+  return {{"partitions", std::move(out)}};
+}
+
+}  // namespace lockstep::controller

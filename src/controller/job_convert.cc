@@ -1,0 +1,123 @@
+#include "controller/job_convert.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "engine/request.h"
+
+namespace lockstep::controller {
+namespace {
+
+std::uint32_t PartitionOf(const spec::JobSpec& s, const spec::ClusterConfig& c) {
+  return s.partition.empty() ? c.default_partition : c.PartitionIndex(s.partition);
+}
+
+std::uint32_t QosOf(const spec::JobSpec& s, const spec::ClusterConfig& c) {
+  return s.qos.empty() ? c.default_qos : c.QosIndex(s.qos);
+}
+
+// "a&b" (or "a,b") -> feature bits; kNone-valued bit set on an unknown feature.
+bool FeatureMask(const std::string& constraint, const spec::ClusterConfig& c, std::uint64_t* mask) {
+  *mask = 0;
+  std::string token;
+  std::stringstream in(constraint);
+  while (std::getline(in, token, '&')) {
+    std::stringstream parts(token);
+    std::string f;
+    while (std::getline(parts, f, ',')) {
+      if (f.empty()) continue;
+      std::uint32_t i = c.FeatureIndex(f);
+      if (i == engine::kNone || i >= 64) return false;
+      *mask |= std::uint64_t{1} << i;
+    }
+  }
+  return true;
+}
+
+engine::JobRequest RequestOf(const spec::JobSpec& s, const spec::ClusterConfig& c) {
+  engine::JobRequest r;
+  r.min_nodes = std::max(1, s.min_nodes);
+  r.max_nodes = s.max_nodes > 0 ? s.max_nodes : r.min_nodes;
+  r.ntasks_per_node = s.ntasks_per_node;
+  r.ntasks = s.ntasks > 0 ? s.ntasks : r.min_nodes * std::max(1, s.ntasks_per_node);
+  r.cpus_per_task = std::max(1, s.cpus_per_task);
+  r.mem_per_node_mb = s.mem_mb;
+  r.mem_per_cpu_mb = s.mem_per_cpu_mb;
+  r.mem_per_gpu_mb = s.mem_per_gpu_mb;
+  r.gpus = s.gpus;
+  r.gpus_per_node = s.gpus_per_node;
+  r.gpus_per_task = s.gpus_per_task;
+  r.gpu_type = s.gpu_type.empty() ? engine::kNone : c.GpuTypeIndex(s.gpu_type);
+  FeatureMask(s.constraint, c, &r.features);
+  r.exclusive = s.exclusive;
+  r.max_switches = s.max_switches;
+  r.switches_wait = s.switches_wait;
+  r.time_limit = s.time_limit;
+  return r;
+}
+
+}  // namespace
+
+Status ValidateSpec(const spec::JobSpec& s, spec::ClusterConfig& c) {
+  std::uint32_t p = PartitionOf(s, c);
+  if (p == engine::kNone) return InvalidArgument("invalid partition name specified: " + s.partition);
+  if (QosOf(s, c) == engine::kNone) return InvalidArgument("invalid qos specification: " + s.qos);
+  if (!s.gpu_type.empty() && c.GpuTypeIndex(s.gpu_type) == engine::kNone)
+    return InvalidArgument("invalid generic resource (gres) specification: no GPU of type " + s.gpu_type);
+  std::uint64_t mask = 0;
+  if (!FeatureMask(s.constraint, c, &mask)) return InvalidArgument("invalid feature specification: " + s.constraint);
+  if (s.script.empty()) return InvalidArgument("the job has no batch script");
+  // The request must fit on enough nodes of the partition, at least when they are empty.
+  engine::Job probe;
+  probe.req = RequestOf(s, c);
+  probe.partition = p;
+  const engine::Partition& part = c.base.partitions[p];
+  engine::JobShape shape = engine::ShapeOf(probe, part);
+  if (shape.duration > part.max_time && s.time_limit > 0)
+    return InvalidArgument("requested time limit is invalid (above the partition's MaxTime)");
+  int capable = 0;
+  for (std::uint32_t n : part.nodes) {
+    const engine::Node& node = c.base.nodes[n];
+    if ((node.features & mask) != mask) continue;
+    if (node.cpus < shape.per_node.cpus) continue;
+    if (shape.per_node.mem_mb > 0 && node.mem_mb < shape.per_node.mem_mb) continue;
+    int gpus = 0;
+    for (const engine::GpuDevice& g : node.gpus)
+      if (shape.per_node.gpu_type == engine::kNone || g.type == shape.per_node.gpu_type) ++gpus;
+    if (gpus < shape.per_node.gpus) continue;
+    ++capable;
+  }
+  if (capable < shape.nodes) return InvalidArgument("requested node configuration is not available");
+  return Status::Ok();
+}
+
+engine::Job ToEngineJob(const JobEntry& e, spec::ClusterConfig& c) {
+  const spec::JobSpec& s = e.spec;
+  engine::Job j;
+  j.id = e.id;
+  j.name = s.name;
+  j.user = e.uid;
+  j.assoc = c.AssociationFor(e.user, s.account);
+  j.partition = PartitionOf(s, c);
+  j.qos = QosOf(s, c);
+  j.req = RequestOf(s, c);
+  j.submit_time = e.submit_time;
+  j.begin_time = s.begin_time;
+  j.nice = s.nice;
+  j.held_by_user = e.held_by_user;
+  j.held_by_admin = e.held_by_admin;
+  j.requeue = s.requeue.value_or(true);
+  j.admin_priority = e.admin_priority;
+  for (const spec::DependencySpec& d : s.dependencies)
+    j.dependencies.push_back({static_cast<engine::DependencyKind>(d.type), d.job});
+  j.dependencies_any = s.dependencies_any;
+  if (e.is_array_task()) {
+    j.array_job_id = e.array_job_id;
+    j.array_task_id = e.array_task_id;
+    j.array_max_running = s.array ? s.array->max_running : 0;
+  }
+  j.start_time = e.start_time;
+  return j;
+}
+
+}  // namespace lockstep::controller

@@ -1,0 +1,19 @@
+// From a user's JobSpec to the engine's Job, resolving names against the cluster: the
+// partition, QoS, account, GPU type and features must exist, and the request must fit the
+// partition's nodes at all (Slurm rejects such a job at submit, so does lockstep).
+#pragma once
+
+#include "common/status.h"
+#include "controller/job_entry.h"
+#include "engine/model.h"
+#include "spec/cluster_config.h"
+
+namespace lockstep::controller {
+
+// Checks a submission; the error is what sbatch prints ("Invalid partition name specified").
+Status ValidateSpec(const spec::JobSpec& spec, spec::ClusterConfig& cluster);
+
+// The engine's view of a job entry. Dependencies name job ids already resolved.
+engine::Job ToEngineJob(const JobEntry& e, spec::ClusterConfig& cluster);
+
+}  // namespace lockstep::controller

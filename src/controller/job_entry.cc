@@ -1,0 +1,117 @@
+#include "controller/job_entry.h"
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+namespace lockstep::controller {
+namespace {
+
+struct StateName {
+  JobState state;
+  const char* name;
+  const char* compact;
+};
+
+constexpr StateName kStates[] = {
+    {JobState::kPending, "PENDING", "PD"},       {JobState::kRunning, "RUNNING", "R"},
+    {JobState::kCompleting, "COMPLETING", "CG"}, {JobState::kCompleted, "COMPLETED", "CD"},
+    {JobState::kFailed, "FAILED", "F"},          {JobState::kCancelled, "CANCELLED", "CA"},
+    {JobState::kTimeout, "TIMEOUT", "TO"},       {JobState::kNodeFail, "NODE_FAIL", "NF"},
+    {JobState::kPreempted, "PREEMPTED", "PR"},   {JobState::kOutOfMemory, "OUT_OF_MEMORY", "OOM"},
+};
+
+}  // namespace
+
+const char* JobStateName(JobState s) { return kStates[static_cast<int>(s)].name; }
+const char* JobStateCompact(JobState s) { return kStates[static_cast<int>(s)].compact; }
+
+bool ParseJobState(std::string_view text, JobState* out) {
+  std::string up(text);
+  std::transform(up.begin(), up.end(), up.begin(), [](unsigned char c) { return std::toupper(c); });
+  for (const StateName& s : kStates) {
+    if (up == s.name || up == s.compact) {
+      *out = s.state;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IsFinished(JobState s) {
+  return s != JobState::kPending && s != JobState::kRunning && s != JobState::kCompleting;
+}
+
+std::string JobEntry::DisplayId() const {
+  if (!is_array_task()) return std::to_string(id);
+  return std::to_string(array_job_id) + "_" + std::to_string(array_task_id);
+}
+
+std::string EntryToJson(const JobEntry& e) {
+  nlohmann::json j;
+  j["id"] = e.id;
+  j["spec"] = nlohmann::json::parse(spec::JobSpecToJson(e.spec));
+  j["uid"] = e.uid;
+  j["gid"] = e.gid;
+  j["user"] = e.user;
+  j["state"] = JobStateName(e.state);
+  j["reason"] = e.reason;
+  j["submit_time"] = e.submit_time;
+  j["start_time"] = e.start_time;
+  j["end_time"] = e.end_time;
+  j["exit_code"] = e.exit_code;
+  j["signal"] = e.signal;
+  j["restart_count"] = e.restart_count;
+  j["admin_priority"] = e.admin_priority;
+  j["held_by_user"] = e.held_by_user;
+  j["held_by_admin"] = e.held_by_admin;
+  j["array_job_id"] = e.array_job_id;
+  j["array_task_id"] = e.array_task_id;
+  j["cancel_requested"] = e.cancel_requested;
+  j["timed_out"] = e.timed_out;
+  j["next_step_id"] = e.next_step_id;
+  nlohmann::json placement = nlohmann::json::array();
+  for (const PlacedNode& p : e.placement)
+    placement.push_back({{"node", p.node}, {"cpus", p.cpus}, {"mem_mb", p.mem_mb}, {"gpus", p.gpus}});
+  j["placement"] = std::move(placement);
+  return j.dump();
+}
+
+Result<JobEntry> EntryFromJson(std::string_view text) {
+  try {
+    nlohmann::json j = nlohmann::json::parse(text);
+    JobEntry e;
+    Result<spec::JobSpec> spec = spec::JobSpecFromJson(j.at("spec").dump());
+    if (!spec.ok()) return spec.status();
+    e.spec = std::move(*spec);
+    e.id = j.at("id").get<JobId>();
+    e.uid = j.at("uid").get<std::uint32_t>();
+    e.gid = j.at("gid").get<std::uint32_t>();
+    e.user = j.at("user").get<std::string>();
+    if (!ParseJobState(j.at("state").get<std::string>(), &e.state))
+      return InvalidArgument("job record: unknown state " + j.at("state").dump());
+    e.reason = j.at("reason").get<std::string>();
+    e.submit_time = j.at("submit_time").get<Time>();
+    e.start_time = j.at("start_time").get<Time>();
+    e.end_time = j.at("end_time").get<Time>();
+    e.exit_code = j.at("exit_code").get<std::int32_t>();
+    e.signal = j.at("signal").get<std::int32_t>();
+    e.restart_count = j.at("restart_count").get<std::int32_t>();
+    e.admin_priority = j.at("admin_priority").get<std::uint32_t>();
+    e.held_by_user = j.at("held_by_user").get<bool>();
+    e.held_by_admin = j.at("held_by_admin").get<bool>();
+    e.array_job_id = j.at("array_job_id").get<JobId>();
+    e.array_task_id = j.at("array_task_id").get<std::uint32_t>();
+    e.cancel_requested = j.at("cancel_requested").get<bool>();
+    e.timed_out = j.at("timed_out").get<bool>();
+    e.next_step_id = j.at("next_step_id").get<std::int32_t>();
+    for (const auto& p : j.at("placement"))
+      e.placement.push_back({p.at("node").get<std::string>(), p.at("cpus").get<std::int32_t>(),
+                             p.at("mem_mb").get<std::int64_t>(), p.at("gpus").get<std::uint64_t>()});
+    return e;
+  } catch (const nlohmann::json::exception& ex) {
+    return InvalidArgument(std::string("job record: ") + ex.what());
+  }
+}
+
+}  // namespace lockstep::controller

@@ -1,0 +1,71 @@
+// The controller's record of one job: what was asked (the JobSpec, without its script and
+// environment, which stay in the store until launch), who asked, and where it is in its life.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/types.h"
+#include "engine/model.h"
+#include "spec/job_spec.h"
+
+namespace lockstep::controller {
+
+// Slurm's job states (squeue %T). COMPLETING is a running job whose processes are being ended.
+enum class JobState : std::uint8_t {
+  kPending,
+  kRunning,
+  kCompleting,
+  kCompleted,
+  kFailed,
+  kCancelled,
+  kTimeout,
+  kNodeFail,
+  kPreempted,
+  kOutOfMemory,
+};
+
+const char* JobStateName(JobState s);       // "PENDING"
+const char* JobStateCompact(JobState s);    // "PD"
+bool ParseJobState(std::string_view text, JobState* out);  // long or compact, any case
+bool IsFinished(JobState s);
+
+// One node's share of a running job, by node name so that it survives a restart.
+struct PlacedNode {
+  std::string node;
+  std::int32_t cpus = 0;
+  std::int64_t mem_mb = 0;
+  std::uint64_t gpus = 0;  // device bits of that node
+};
+
+struct JobEntry {
+  JobId id = 0;
+  spec::JobSpec spec;            // script and environment cleared once stored
+  std::uint32_t uid = 0, gid = 0;
+  std::string user;
+  JobState state = JobState::kPending;
+  std::string reason = "None";   // pending reason, or why it ended ("TimeLimit", "NodeFail", ...)
+  Time submit_time = 0, start_time = 0, end_time = 0, expected_start = 0;
+  std::vector<PlacedNode> placement;
+  std::int32_t exit_code = 0, signal = 0;
+  std::int32_t restart_count = 0;
+  std::uint32_t priority = 0;
+  std::uint32_t admin_priority = 0;
+  bool held_by_user = false, held_by_admin = false;
+  JobId array_job_id = 0;        // arrays: every task is an entry of its own
+  std::uint32_t array_task_id = 0;
+  bool cancel_requested = false;  // the end will be recorded as CANCELLED
+  bool timed_out = false;         // the end will be recorded as TIMEOUT
+  std::int32_t next_step_id = 0;
+
+  bool is_array_task() const { return array_job_id != 0; }
+  // "42" or "40_2", as squeue and sacct show job ids.
+  std::string DisplayId() const;
+};
+
+// Persistence: the whole entry as JSON (the store's value) and back.
+std::string EntryToJson(const JobEntry& e);
+Result<JobEntry> EntryFromJson(std::string_view json);
+
+}  // namespace lockstep::controller

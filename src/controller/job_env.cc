@@ -1,0 +1,158 @@
+#include "controller/job_env.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "common/hostlist.h"
+#include "controller/controller_internal.h"
+#include "engine/request.h"
+
+namespace lockstep::controller {
+namespace {
+
+std::string JoinInts(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+}  // namespace
+
+JobEnvInput MakeJobEnvInput(const JobEntry& job, const spec::ClusterConfig& cluster,
+                            const std::function<std::string(const std::string&)>& address_of) {
+  JobEnvInput in;
+  in.job = &job;
+  const spec::JobSpec& s = job.spec;
+  std::uint32_t p = s.partition.empty() ? cluster.default_partition : cluster.PartitionIndex(s.partition);
+  in.partition = cluster.base.partitions[p].name;
+  std::uint32_t q = s.qos.empty() ? cluster.default_qos : cluster.QosIndex(s.qos);
+  in.qos = q < cluster.base.qos.size() ? cluster.base.qos[q].name : "normal";
+  in.account = s.account.empty() ? "root" : s.account;
+  for (const PlacedNode& n : job.placement) {
+    in.nodes.push_back(n.node);
+    in.cpus_per_node.push_back(n.cpus);
+    std::vector<int> gpus;
+    for (int d = 0; d < 64; ++d)
+      if (n.gpus >> d & 1) gpus.push_back(d);
+    in.gpus_per_node.push_back(std::move(gpus));
+  }
+  int nodes = std::max<int>(1, static_cast<int>(in.nodes.size()));
+  if (s.ntasks_per_node > 0) {
+    in.ntasks = s.ntasks > 0 ? s.ntasks : s.ntasks_per_node * nodes;
+  } else {
+    in.ntasks = s.ntasks > 0 ? s.ntasks : nodes;
+  }
+  // Block distribution, as Slurm's default: the first nodes get the extra tasks.
+  for (int i = 0; i < nodes; ++i)
+    in.tasks_per_node.push_back(in.ntasks / nodes + (i < in.ntasks % nodes ? 1 : 0));
+  in.master_addr = in.nodes.empty() ? "127.0.0.1" : address_of(in.nodes.front());
+  // One port per job, in a range torch's default (29500) starts.
+  in.master_port = 29500 + static_cast<int>(job.id % 10000);
+  if (s.array) {
+    in.array_count = static_cast<std::uint32_t>(s.array->indices.size());
+    in.array_min = s.array->indices.empty() ? 0 : s.array->indices.front();
+    in.array_max = s.array->indices.empty() ? 0 : s.array->indices.back();
+  }
+  return in;
+}
+
+std::map<std::string, std::string> BatchEnvironment(const JobEnvInput& in,
+                                                    const std::map<std::string, std::string>& submit_env) {
+  const JobEntry& job = *in.job;
+  std::map<std::string, std::string> env = submit_env;
+  auto set = [&](const std::string& k, const std::string& v) { env[k] = v; };
+  std::string id = std::to_string(job.id);
+  std::string nodelist = CompressHostlist(in.nodes);
+  set("SLURM_JOB_ID", id);
+  set("SLURM_JOBID", id);
+  set("SLURM_JOB_NAME", job.spec.name);
+  set("SLURM_JOB_USER", job.user);
+  set("SLURM_JOB_UID", std::to_string(job.uid));
+  set("SLURM_JOB_GID", std::to_string(job.gid));
+  set("SLURM_JOB_ACCOUNT", in.account);
+  set("SLURM_JOB_PARTITION", in.partition);
+  set("SLURM_JOB_QOS", in.qos);
+  set("SLURM_CLUSTER_NAME", "lockstep");
+  set("SLURM_JOB_NODELIST", nodelist);
+  set("SLURM_NODELIST", nodelist);
+  set("SLURM_JOB_NUM_NODES", std::to_string(in.nodes.size()));
+  set("SLURM_NNODES", std::to_string(in.nodes.size()));
+  set("SLURM_NTASKS", std::to_string(in.ntasks));
+  set("SLURM_NPROCS", std::to_string(in.ntasks));
+  if (job.spec.ntasks_per_node > 0) set("SLURM_NTASKS_PER_NODE", std::to_string(job.spec.ntasks_per_node));
+  set("SLURM_TASKS_PER_NODE", CompressCounts(in.tasks_per_node));
+  set("SLURM_JOB_CPUS_PER_NODE", CompressCounts(in.cpus_per_node));
+  set("SLURM_CPUS_ON_NODE", in.cpus_per_node.empty() ? "0" : std::to_string(in.cpus_per_node.front()));
+  if (job.spec.cpus_per_task > 0) set("SLURM_CPUS_PER_TASK", std::to_string(job.spec.cpus_per_task));
+  set("SLURM_SUBMIT_DIR", job.spec.work_dir);
+  set("SLURM_SUBMIT_HOST", submit_env.count("HOSTNAME") ? submit_env.at("HOSTNAME") : HostName());
+  set("SLURM_JOB_START_TIME", std::to_string(job.start_time));
+  set("SLURM_RESTART_COUNT", std::to_string(job.restart_count));
+  set("SLURMD_NODENAME", in.nodes.empty() ? "" : in.nodes.front());
+  set("SLURM_NODEID", "0");
+  set("SLURM_PROCID", "0");
+  set("SLURM_LOCALID", "0");
+  set("SLURM_GTIDS", "0");
+  const std::vector<int> gpus = in.gpus_per_node.empty() ? std::vector<int>{} : in.gpus_per_node.front();
+  if (!gpus.empty()) {
+    set("SLURM_GPUS_ON_NODE", std::to_string(gpus.size()));
+    set("SLURM_JOB_GPUS", JoinInts(gpus));
+    set("CUDA_VISIBLE_DEVICES", JoinInts(gpus));
+    if (job.spec.gpus > 0) set("SLURM_GPUS", std::to_string(job.spec.gpus));
+    if (job.spec.gpus_per_node > 0) set("SLURM_GPUS_PER_NODE", std::to_string(job.spec.gpus_per_node));
+    if (job.spec.gpus_per_task > 0) set("SLURM_GPUS_PER_TASK", std::to_string(job.spec.gpus_per_task));
+  }
+  if (job.is_array_task()) {
+    set("SLURM_ARRAY_JOB_ID", std::to_string(job.array_job_id));
+    set("SLURM_ARRAY_TASK_ID", std::to_string(job.array_task_id));
+    set("SLURM_ARRAY_TASK_COUNT", std::to_string(in.array_count));
+    set("SLURM_ARRAY_TASK_MIN", std::to_string(in.array_min));
+    set("SLURM_ARRAY_TASK_MAX", std::to_string(in.array_max));
+  }
+  set("MASTER_ADDR", in.master_addr);
+  set("MASTER_PORT", std::to_string(in.master_port));
+  set("WORLD_SIZE", std::to_string(in.ntasks));
+  set("RANK", "0");
+  set("LOCAL_RANK", "0");
+  return env;
+}
+
+std::map<std::string, std::string> StepTaskEnvironment(const JobEnvInput& in, const StepTask& t,
+                                                       const std::map<std::string, std::string>& base) {
+  std::map<std::string, std::string> env = base;
+  auto set = [&](const std::string& k, const std::string& v) { env[k] = v; };
+  std::string nodelist = CompressHostlist(t.step_nodes);
+  set("SLURM_STEP_ID", std::to_string(t.step_id));
+  set("SLURM_STEPID", std::to_string(t.step_id));
+  set("SLURM_STEP_NODELIST", nodelist);
+  set("SLURM_STEP_NUM_NODES", std::to_string(t.step_nodes.size()));
+  set("SLURM_STEP_NUM_TASKS", std::to_string(t.step_tasks));
+  set("SLURM_STEP_TASKS_PER_NODE", CompressCounts(t.step_tasks_per_node));
+  set("SLURM_NTASKS", std::to_string(t.step_tasks));
+  set("SLURM_NPROCS", std::to_string(t.step_tasks));
+  set("SLURM_PROCID", std::to_string(t.rank));
+  set("SLURM_LOCALID", std::to_string(t.local_rank));
+  set("SLURM_NODEID", std::to_string(t.node_index));
+  set("SLURMD_NODENAME", t.step_nodes[t.node_index]);
+  if (!t.gpus.empty()) {
+    set("CUDA_VISIBLE_DEVICES", JoinInts(t.gpus));
+    set("SLURM_STEP_GPUS", JoinInts(t.gpus));
+    set("SLURM_GPUS_ON_NODE", std::to_string(t.gpus.size()));
+  }
+  set("MASTER_ADDR", in.master_addr);
+  set("MASTER_PORT", std::to_string(in.master_port));
+  set("WORLD_SIZE", std::to_string(t.step_tasks));
+  set("RANK", std::to_string(t.rank));
+  set("LOCAL_RANK", std::to_string(t.local_rank));
+  set("LOCAL_WORLD_SIZE", std::to_string(t.step_tasks_per_node[t.node_index]));
+  return env;
+}
+
+}  // namespace lockstep::controller

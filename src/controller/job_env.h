@@ -1,0 +1,49 @@
+// The environment a job's processes start with: Slurm's variables (sbatch(1) and srun(1),
+// "OUTPUT ENVIRONMENT VARIABLES") and PyTorch's (MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK,
+// LOCAL_RANK), so scripts written for Slurm and torch.distributed run unchanged.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "controller/job_entry.h"
+#include "spec/cluster_config.h"
+
+namespace lockstep::controller {
+
+// What the environment is made from, resolved once per launch.
+struct JobEnvInput {
+  const JobEntry* job = nullptr;
+  std::string partition, account, qos;
+  std::vector<std::string> nodes;            // the allocation, in order
+  std::vector<std::int32_t> cpus_per_node;
+  std::vector<std::vector<int>> gpus_per_node;  // device indices on each node
+  std::vector<std::int32_t> tasks_per_node;
+  std::int32_t ntasks = 1;
+  std::string master_addr;                   // the first node's address
+  int master_port = 0;
+  std::uint32_t array_min = 0, array_max = 0, array_count = 0;
+};
+
+JobEnvInput MakeJobEnvInput(const JobEntry& job, const spec::ClusterConfig& cluster,
+                            const std::function<std::string(const std::string&)>& address_of);
+
+// The batch script's environment (it runs on the first node as task 0).
+std::map<std::string, std::string> BatchEnvironment(const JobEnvInput& in,
+                                                    const std::map<std::string, std::string>& submit_env);
+
+// One task of a step: its global rank, its node's index and its rank on that node.
+struct StepTask {
+  std::int32_t step_id = 0;
+  std::int32_t rank = 0, node_index = 0, local_rank = 0;
+  std::int32_t step_tasks = 1;
+  std::vector<std::string> step_nodes;
+  std::vector<std::int32_t> step_tasks_per_node;
+  std::vector<int> gpus;  // devices this task sees (CUDA_VISIBLE_DEVICES)
+};
+std::map<std::string, std::string> StepTaskEnvironment(const JobEnvInput& in, const StepTask& t,
+                                                       const std::map<std::string, std::string>& base);
+
+}  // namespace lockstep::controller
