@@ -97,7 +97,9 @@ inline engine::Snapshot MakeBenchSnapshot(const BenchWorkload& w) {
     part.nodes.push_back(static_cast<std::uint32_t>(n));
   }
   s.partitions.push_back(std::move(part));
-  s.qos.push_back({"normal"});
+  Qos normal;
+  normal.name = "normal";
+  s.qos.push_back(std::move(normal));
 
   s.accounts.push_back({"root", kNone, 1, {}});
   for (int a = 0; a < w.accounts; ++a)

@@ -28,7 +28,9 @@ std::string CurrentDir() {
 std::vector<std::string> Args(int argc, char** argv) { return std::vector<std::string>(argv + 1, argv + argc); }
 
 int Fail(const std::string& command, const std::string& message) {
-  std::fprintf(stderr, "%s: error: %s\n", command.c_str(), message.c_str());
+  // Parsers name the command themselves ("sbatch: train.sbatch line 4: ..."): say it once.
+  std::string text = message.rfind(command + ": ", 0) == 0 ? message.substr(command.size() + 2) : message;
+  std::fprintf(stderr, "%s: error: %s\n", command.c_str(), text.c_str());
   return 1;
 }
 

@@ -169,7 +169,9 @@ Status Controller::AgentRegister(const nlohmann::json& body) {
   }
   for (JobId id : alive) {
     auto it = jobs_.find(id);
-    if (it == jobs_.end() || IsFinished(it->second.state))
+    // Not running any more in lockstepd's eyes (ended, cancelled, or requeued while the agent
+    // was unreachable): its processes must go.
+    if (it == jobs_.end() || (it->second.state != JobState::kRunning && it->second.state != JobState::kCompleting))
       for (const std::string& node : agent->nodes) SendLocked(node, {{"type", "terminate"}, {"job_id", id}, {"grace_s", 0}});
   }
   pass_requested_ = true;
@@ -183,13 +185,10 @@ nlohmann::json Controller::AgentPoll(const std::string& name, std::chrono::milli
   if (it == agents_.end()) return {{"commands", nlohmann::json::array()}, {"register", true}};
   AgentInfo* agent = it->second.get();
   agent->last_seen = std::chrono::steady_clock::now();
+  // An agent that was declared lost registers again: what it still runs is reconciled then.
   for (const std::string& node : agent->nodes) {
     std::uint32_t n = NodeIndexLocked(node);
-    if (n != engine::kNone && !nodes_[n].responding) {
-      nodes_[n].responding = true;
-      pass_requested_ = true;
-      wake_scheduler_.notify_one();
-    }
+    if (n != engine::kNone && !nodes_[n].responding) return {{"commands", nlohmann::json::array()}, {"register", true}};
   }
   agent_commands_.wait_for(lock, wait, [&] { return stopping_ || !agent->commands.empty(); });
   nlohmann::json out = {{"commands", nlohmann::json::array()}};

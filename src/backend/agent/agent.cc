@@ -182,10 +182,9 @@ void Agent::TerminateJob(std::uint64_t job, int grace_s) {
   for (const auto& u : units_)
     if (u->job == job) pids.insert(pids.end(), u->alive.begin(), u->alive.end());
   if (pids.empty()) return;
-  // SIGTERM now, SIGKILL after the grace, without holding up the command loop.
-  terminators_.emplace_back([this, pids, grace_s] {
-    for (pid_t p : pids) (void)launcher_->Terminate(p, std::chrono::seconds(grace_s));
-  });
+  // SIGTERM now, SIGKILL after the grace, every task at once, without holding up the command loop.
+  for (pid_t p : pids)
+    terminators_.emplace_back([this, p, grace_s] { (void)launcher_->Terminate(p, std::chrono::seconds(grace_s)); });
 }
 
 void Agent::Report(nlohmann::json event) { outbox_.push_back(std::move(event)); }

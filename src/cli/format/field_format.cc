@@ -1,11 +1,11 @@
 #include "cli/format/field_format.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <ctime>
 #include <tuple>
-
-#include <fmt/format.h>
 
 #include "common/hostlist.h"
 
@@ -37,8 +37,8 @@ Result<FormatSpec> ParseFormat(std::string_view format, std::string_view command
       while (i < format.size() && std::isdigit(static_cast<unsigned char>(format[i]))) {
         field.width = field.width * 10 + (format[i] - '0');
         if (field.width > 100000) {
-          return InvalidArgument(fmt::format("{}: field width too large in format '{}'", command,
-                                             format));
+          return InvalidArgument(
+              fmt::format("{}: field width too large in format '{}'", command, format));
         }
         ++i;
       }
@@ -112,9 +112,13 @@ std::string Strftime(Time t, const char* pattern) {
 
 }  // namespace
 
-std::string TimeStamp(Time t) { return Strftime(t, "%Y-%m-%dT%H:%M:%S"); }
+std::string TimeStamp(Time t) {
+  return Strftime(t, "%Y-%m-%dT%H:%M:%S");
+}
 
-std::string DateLine(Time now) { return Strftime(now, "%a %b %e %H:%M:%S %Y"); }
+std::string DateLine(Time now) {
+  return Strftime(now, "%a %b %e %H:%M:%S %Y");
+}
 
 std::string ConvertUnits(std::int64_t value, int unit_index) {
   static constexpr char kUnits[] = {'\0', 'K', 'M', 'G', 'T', 'P'};
@@ -172,7 +176,7 @@ bool JIsNull(const nlohmann::json& object, std::string_view key) {
 }
 
 Result<std::vector<const nlohmann::json*>> Records(const nlohmann::json& input,
-                                                  std::string_view key) {
+                                                   std::string_view key) {
   const nlohmann::json* list = &input;
   if (input.is_object()) {
     auto it = input.find(key);
@@ -211,7 +215,9 @@ std::tuple<std::string, bool, std::uint64_t, std::size_t> HostKey(const std::str
 
 }  // namespace
 
-bool HostNameLess(const std::string& a, const std::string& b) { return HostKey(a) < HostKey(b); }
+bool HostNameLess(const std::string& a, const std::string& b) {
+  return HostKey(a) < HostKey(b);
+}
 
 std::string SortedHostlist(std::vector<std::string> hosts) {
   std::stable_sort(hosts.begin(), hosts.end(), HostNameLess);

@@ -5,12 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "common/types.h"
@@ -81,7 +80,7 @@ bool JIsNull(const nlohmann::json& object, std::string_view key);
 // (the API wraps lists: {"jobs": [...]}). Anything else, or a record that is not an object,
 // is an InvalidArgument.
 Result<std::vector<const nlohmann::json*>> Records(const nlohmann::json& input,
-                                                  std::string_view key);
+                                                   std::string_view key);
 
 // Orders host names as Slurm's hostlist_sort does: by the text before the trailing digits, then
 // by their value ("a9" < "a10" < "b1").

@@ -1,9 +1,9 @@
 #include "cli/format/field_format.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <ctime>
-
-#include <gtest/gtest.h>
 
 #include "cli/format/format_test_data.h"
 
@@ -61,7 +61,9 @@ TEST(FitField, RightJustifiedIsPaddedAndCutOnlyWhenAsked) {
   EXPECT_EQ(FitField("1-00:00:00", 9, true, false), "1-00:00:00");
 }
 
-TEST(FitField, WidthZeroPrintsAsIs) { EXPECT_EQ(FitField("gpu[001-064]", 0, true, true), "gpu[001-064]"); }
+TEST(FitField, WidthZeroPrintsAsIs) {
+  EXPECT_EQ(FitField("gpu[001-064]", 0, true, true), "gpu[001-064]");
+}
 
 TEST(Durations, SqueueShapes) {
   EXPECT_EQ(SqueueDuration(0), "0:00");

@@ -68,14 +68,22 @@ inline nlohmann::json Partitions() {
 
 inline nlohmann::json Node(const char* name, const char* state, const char* partition,
                            int cpus_alloc = 0) {
-  return nlohmann::json{{"name", name},          {"state", state},
-                        {"reason", ""},          {"reason_user", ""},
-                        {"reason_time", 0},      {"cpus", 2},
-                        {"cpus_alloc", cpus_alloc}, {"mem_mb", 3448},
-                        {"mem_alloc_mb", 0},     {"gpus", 0},
-                        {"gpus_alloc", 0},       {"gpu_type", ""},
-                        {"gres", ""},            {"gres_used", ""},
-                        {"features", ""},        {"partitions", {partition}},
+  return nlohmann::json{{"name", name},
+                        {"state", state},
+                        {"reason", ""},
+                        {"reason_user", ""},
+                        {"reason_time", 0},
+                        {"cpus", 2},
+                        {"cpus_alloc", cpus_alloc},
+                        {"mem_mb", 3448},
+                        {"mem_alloc_mb", 0},
+                        {"gpus", 0},
+                        {"gpus_alloc", 0},
+                        {"gpu_type", ""},
+                        {"gres", ""},
+                        {"gres_used", ""},
+                        {"features", ""},
+                        {"partitions", {partition}},
                         {"weight", 16}};
 }
 
@@ -83,9 +91,9 @@ inline nlohmann::json Node(const char* name, const char* state, const char* part
 // idle in batch; adev[6-7] drained by root for memory errors.
 inline nlohmann::json Nodes() {
   nlohmann::json nodes = nlohmann::json::array();
-  const char* names[] = {"adev0", "adev1", "adev2", "adev3", "adev4", "adev5", "adev6",
-                         "adev7", "adev8", "adev9", "adev10", "adev11", "adev12", "adev13",
-                         "adev14", "adev15"};
+  const char* names[] = {"adev0",  "adev1",  "adev2",  "adev3", "adev4",  "adev5",
+                         "adev6",  "adev7",  "adev8",  "adev9", "adev10", "adev11",
+                         "adev12", "adev13", "adev14", "adev15"};
   for (int i = 0; i < 16; ++i) {
     bool batch = i >= 8;
     const char* state = (i == 8 || i == 9) ? "allocated" : "idle";

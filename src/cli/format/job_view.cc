@@ -1,11 +1,11 @@
 #include "cli/format/job_view.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "cli/format/field_format.h"
 
@@ -13,14 +13,14 @@ namespace lockstep::cli {
 
 std::string CompactJobState(std::string_view state) {
   static constexpr std::array<std::pair<std::string_view, std::string_view>, 24> kCodes = {{
-      {"PENDING", "PD"},       {"RUNNING", "R"},         {"SUSPENDED", "S"},
-      {"COMPLETING", "CG"},    {"COMPLETED", "CD"},      {"CANCELLED", "CA"},
-      {"FAILED", "F"},         {"TIMEOUT", "TO"},        {"NODE_FAIL", "NF"},
-      {"PREEMPTED", "PR"},     {"OUT_OF_MEMORY", "OOM"}, {"BOOT_FAIL", "BF"},
-      {"DEADLINE", "DL"},      {"CONFIGURING", "CF"},    {"REQUEUED", "RQ"},
-      {"REQUEUE_HOLD", "RH"},  {"REQUEUE_FED", "RF"},    {"RESIZING", "RS"},
-      {"REVOKED", "RV"},       {"SIGNALING", "SI"},      {"SPECIAL_EXIT", "SE"},
-      {"STAGE_OUT", "SO"},     {"STOPPED", "ST"},        {"RESV_DEL_HOLD", "RD"},
+      {"PENDING", "PD"},      {"RUNNING", "R"},         {"SUSPENDED", "S"},
+      {"COMPLETING", "CG"},   {"COMPLETED", "CD"},      {"CANCELLED", "CA"},
+      {"FAILED", "F"},        {"TIMEOUT", "TO"},        {"NODE_FAIL", "NF"},
+      {"PREEMPTED", "PR"},    {"OUT_OF_MEMORY", "OOM"}, {"BOOT_FAIL", "BF"},
+      {"DEADLINE", "DL"},     {"CONFIGURING", "CF"},    {"REQUEUED", "RQ"},
+      {"REQUEUE_HOLD", "RH"}, {"REQUEUE_FED", "RF"},    {"RESIZING", "RS"},
+      {"REVOKED", "RV"},      {"SIGNALING", "SI"},      {"SPECIAL_EXIT", "SE"},
+      {"STAGE_OUT", "SO"},    {"STOPPED", "ST"},        {"RESV_DEL_HOLD", "RD"},
   }};
   for (const auto& [name, code] : kCodes) {
     if (name == state) return std::string(code);
@@ -36,7 +36,9 @@ std::string JobState(const nlohmann::json& job) {
   return state;
 }
 
-bool IsPendingState(std::string_view state) { return state == "PENDING"; }
+bool IsPendingState(std::string_view state) {
+  return state == "PENDING";
+}
 
 bool IsActiveState(std::string_view state) {
   return state == "RUNNING" || state == "COMPLETING" || state == "SUSPENDED";

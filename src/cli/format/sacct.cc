@@ -1,10 +1,10 @@
 #include "cli/format/sacct.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cstdlib>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/format/field_format.h"
 #include "cli/format/sacct_fields.h"
@@ -24,9 +24,8 @@ Result<std::vector<Column>> ParseFields(std::string_view format) {
   std::size_t start = 0;
   while (start <= format.size()) {
     std::size_t comma = format.find(',', start);
-    std::string_view token = format.substr(start, comma == std::string_view::npos
-                                                      ? std::string_view::npos
-                                                      : comma - start);
+    std::string_view token = format.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     start = comma == std::string_view::npos ? format.size() + 1 : comma + 1;
     std::size_t percent = token.find('%');
     std::string_view name = token.substr(0, percent);
@@ -73,7 +72,8 @@ std::string FixedCell(const Column& c, const std::optional<std::string>& value) 
   return " ";
 }
 
-std::string Line(const std::vector<Column>& columns, const std::vector<std::optional<std::string>>& values,
+std::string Line(const std::vector<Column>& columns,
+                 const std::vector<std::optional<std::string>>& values,
                  const SacctOptions& options) {
   std::string out;
   for (std::size_t i = 0; i < columns.size(); ++i) {

@@ -1,12 +1,13 @@
 #include "cli/format/sacct_fields.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <array>
 #include <cctype>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/format/field_format.h"
 #include "cli/format/job_view.h"
@@ -19,61 +20,114 @@ using K = SacctKind;
 
 // Slurm's field table in its order (src/sacct/sacct.c), which decides what an abbreviation means.
 constexpr std::array<SacctField, 103> kFields = {{
-    {"Account", 10, K::kString},          {"AdminComment", 15, K::kString},
-    {"AllocCPUS", 10, K::kNumber},        {"AllocGRES", 12, K::kString},
-    {"AllocNodes", 10, K::kString},       {"AllocTRES", 10, K::kString},
-    {"AssocID", 7, K::kNumber},           {"AveCPU", 10, K::kString},
-    {"AveCPUFreq", 10, K::kString},       {"AveDiskRead", 14, K::kString},
-    {"AveDiskWrite", 14, K::kString},     {"AvePages", 10, K::kString},
-    {"AveRSS", 10, K::kString},           {"AveVMSize", 10, K::kString},
-    {"BlockID", 16, K::kString},          {"Cluster", 10, K::kString},
-    {"Comment", 14, K::kString},          {"Constraints", 19, K::kString},
-    {"ConsumedEnergy", 14, K::kString},   {"ConsumedEnergyRaw", 17, K::kNumber},
-    {"CPUTime", 10, K::kDuration},        {"CPUTimeRAW", 10, K::kNumber},
-    {"DerivedExitCode", 15, K::kString},  {"Elapsed", 10, K::kDuration},
-    {"ElapsedRaw", 10, K::kNumber},       {"Eligible", 19, K::kDate},
-    {"End", 19, K::kDate},                {"ExitCode", 8, K::kString},
-    {"Flags", 19, K::kString},            {"GID", 6, K::kNumber},
-    {"Group", 9, K::kString},             {"JobID", -12, K::kString},
-    {"JobIDRaw", -12, K::kString},        {"JobName", 10, K::kString},
-    {"Layout", 9, K::kString},            {"MaxDiskRead", 12, K::kString},
-    {"MaxDiskReadNode", 15, K::kString},  {"MaxDiskReadTask", 15, K::kNumber},
-    {"MaxDiskWrite", 12, K::kString},     {"MaxDiskWriteNode", 16, K::kString},
-    {"MaxDiskWriteTask", 16, K::kNumber}, {"MaxPages", 8, K::kString},
-    {"MaxPagesNode", 12, K::kString},     {"MaxPagesTask", 14, K::kNumber},
-    {"MaxRSS", 10, K::kString},           {"MaxRSSNode", 10, K::kString},
-    {"MaxRSSTask", 10, K::kNumber},       {"MaxVMSize", 10, K::kString},
-    {"MaxVMSizeNode", 14, K::kString},    {"MaxVMSizeTask", 14, K::kNumber},
-    {"McsLabel", 12, K::kString},         {"MinCPU", 10, K::kString},
-    {"MinCPUNode", 10, K::kString},       {"MinCPUTask", 10, K::kNumber},
-    {"NCPUS", 10, K::kNumber},            {"NNodes", 8, K::kNumber},
-    {"NodeList", 15, K::kString},         {"NTasks", 8, K::kNumber},
-    {"Priority", 10, K::kNumber},         {"Partition", 10, K::kString},
-    {"QOS", 10, K::kString},              {"QOSRAW", 6, K::kNumber},
-    {"Reason", 22, K::kString},           {"ReqCPUFreq", 10, K::kString},
-    {"ReqCPUFreqMin", 13, K::kString},    {"ReqCPUFreqMax", 13, K::kString},
-    {"ReqCPUFreqGov", 13, K::kString},    {"ReqCPUS", 8, K::kNumber},
-    {"ReqGRES", 12, K::kString},          {"ReqMem", 10, K::kString},
-    {"ReqNodes", 8, K::kString},          {"ReqTRES", 10, K::kString},
-    {"Reservation", 20, K::kString},      {"ReservationId", 8, K::kNumber},
-    {"Reserved", 10, K::kDuration},       {"ResvCPU", 10, K::kDuration},
-    {"ResvCPURAW", 10, K::kNumber},       {"Start", 19, K::kDate},
-    {"State", 10, K::kString},            {"Submit", 19, K::kDate},
-    {"Suspended", 10, K::kDuration},      {"SystemCPU", 10, K::kString},
-    {"SystemComment", 15, K::kString},    {"Timelimit", 10, K::kString},
-    {"TimelimitRaw", 10, K::kString},     {"TotalCPU", 10, K::kString},
-    {"TRESUsageInAve", 14, K::kString},   {"TRESUsageInMax", 14, K::kString},
-    {"TRESUsageInMaxNode", 18, K::kString}, {"TRESUsageInMaxTask", 18, K::kString},
-    {"TRESUsageInMin", 14, K::kString},   {"TRESUsageInMinNode", 18, K::kString},
-    {"TRESUsageInMinTask", 18, K::kString}, {"TRESUsageInTot", 14, K::kString},
-    {"TRESUsageOutAve", 15, K::kString},  {"TRESUsageOutMax", 15, K::kString},
-    {"UID", 6, K::kNumber},               {"User", 9, K::kString},
-    {"UserCPU", 10, K::kString},          {"WCKey", 10, K::kString},
-    {"WCKeyID", 10, K::kNumber},          {"WorkDir", 20, K::kString},
+    {"Account", 10, K::kString},
+    {"AdminComment", 15, K::kString},
+    {"AllocCPUS", 10, K::kNumber},
+    {"AllocGRES", 12, K::kString},
+    {"AllocNodes", 10, K::kString},
+    {"AllocTRES", 10, K::kString},
+    {"AssocID", 7, K::kNumber},
+    {"AveCPU", 10, K::kString},
+    {"AveCPUFreq", 10, K::kString},
+    {"AveDiskRead", 14, K::kString},
+    {"AveDiskWrite", 14, K::kString},
+    {"AvePages", 10, K::kString},
+    {"AveRSS", 10, K::kString},
+    {"AveVMSize", 10, K::kString},
+    {"BlockID", 16, K::kString},
+    {"Cluster", 10, K::kString},
+    {"Comment", 14, K::kString},
+    {"Constraints", 19, K::kString},
+    {"ConsumedEnergy", 14, K::kString},
+    {"ConsumedEnergyRaw", 17, K::kNumber},
+    {"CPUTime", 10, K::kDuration},
+    {"CPUTimeRAW", 10, K::kNumber},
+    {"DerivedExitCode", 15, K::kString},
+    {"Elapsed", 10, K::kDuration},
+    {"ElapsedRaw", 10, K::kNumber},
+    {"Eligible", 19, K::kDate},
+    {"End", 19, K::kDate},
+    {"ExitCode", 8, K::kString},
+    {"Flags", 19, K::kString},
+    {"GID", 6, K::kNumber},
+    {"Group", 9, K::kString},
+    {"JobID", -12, K::kString},
+    {"JobIDRaw", -12, K::kString},
+    {"JobName", 10, K::kString},
+    {"Layout", 9, K::kString},
+    {"MaxDiskRead", 12, K::kString},
+    {"MaxDiskReadNode", 15, K::kString},
+    {"MaxDiskReadTask", 15, K::kNumber},
+    {"MaxDiskWrite", 12, K::kString},
+    {"MaxDiskWriteNode", 16, K::kString},
+    {"MaxDiskWriteTask", 16, K::kNumber},
+    {"MaxPages", 8, K::kString},
+    {"MaxPagesNode", 12, K::kString},
+    {"MaxPagesTask", 14, K::kNumber},
+    {"MaxRSS", 10, K::kString},
+    {"MaxRSSNode", 10, K::kString},
+    {"MaxRSSTask", 10, K::kNumber},
+    {"MaxVMSize", 10, K::kString},
+    {"MaxVMSizeNode", 14, K::kString},
+    {"MaxVMSizeTask", 14, K::kNumber},
+    {"McsLabel", 12, K::kString},
+    {"MinCPU", 10, K::kString},
+    {"MinCPUNode", 10, K::kString},
+    {"MinCPUTask", 10, K::kNumber},
+    {"NCPUS", 10, K::kNumber},
+    {"NNodes", 8, K::kNumber},
+    {"NodeList", 15, K::kString},
+    {"NTasks", 8, K::kNumber},
+    {"Priority", 10, K::kNumber},
+    {"Partition", 10, K::kString},
+    {"QOS", 10, K::kString},
+    {"QOSRAW", 6, K::kNumber},
+    {"Reason", 22, K::kString},
+    {"ReqCPUFreq", 10, K::kString},
+    {"ReqCPUFreqMin", 13, K::kString},
+    {"ReqCPUFreqMax", 13, K::kString},
+    {"ReqCPUFreqGov", 13, K::kString},
+    {"ReqCPUS", 8, K::kNumber},
+    {"ReqGRES", 12, K::kString},
+    {"ReqMem", 10, K::kString},
+    {"ReqNodes", 8, K::kString},
+    {"ReqTRES", 10, K::kString},
+    {"Reservation", 20, K::kString},
+    {"ReservationId", 8, K::kNumber},
+    {"Reserved", 10, K::kDuration},
+    {"ResvCPU", 10, K::kDuration},
+    {"ResvCPURAW", 10, K::kNumber},
+    {"Start", 19, K::kDate},
+    {"State", 10, K::kString},
+    {"Submit", 19, K::kDate},
+    {"Suspended", 10, K::kDuration},
+    {"SystemCPU", 10, K::kString},
+    {"SystemComment", 15, K::kString},
+    {"Timelimit", 10, K::kString},
+    {"TimelimitRaw", 10, K::kString},
+    {"TotalCPU", 10, K::kString},
+    {"TRESUsageInAve", 14, K::kString},
+    {"TRESUsageInMax", 14, K::kString},
+    {"TRESUsageInMaxNode", 18, K::kString},
+    {"TRESUsageInMaxTask", 18, K::kString},
+    {"TRESUsageInMin", 14, K::kString},
+    {"TRESUsageInMinNode", 18, K::kString},
+    {"TRESUsageInMinTask", 18, K::kString},
+    {"TRESUsageInTot", 14, K::kString},
+    {"TRESUsageOutAve", 15, K::kString},
+    {"TRESUsageOutMax", 15, K::kString},
+    {"UID", 6, K::kNumber},
+    {"User", 9, K::kString},
+    {"UserCPU", 10, K::kString},
+    {"WCKey", 10, K::kString},
+    {"WCKeyID", 10, K::kNumber},
+    {"WorkDir", 20, K::kString},
     {"Restarts", 8, K::kNumber},
 }};
 
-std::string Num(std::int64_t v) { return fmt::format("{}", v); }
+std::string Num(std::int64_t v) {
+  return fmt::format("{}", v);
+}
 
 std::optional<std::string> NonEmpty(std::string s) {
   if (s.empty()) return std::nullopt;
@@ -209,7 +263,8 @@ std::optional<std::string> SacctValue(const SacctField& field, const SacctRow& r
   const nlohmann::json& job = *row.job;
   // Fields a step line shares with its job, or derives from it.
   if (f == "JobID") return DisplayJobId(job) + (row.step ? StepSuffix(*row.step) : "");
-  if (f == "JobIDRaw") return Num(JIntOr(job, "job_id", 0)) + (row.step ? StepSuffix(*row.step) : "");
+  if (f == "JobIDRaw")
+    return Num(JIntOr(job, "job_id", 0)) + (row.step ? StepSuffix(*row.step) : "");
   if (f == "Account") return NonEmpty(JStr(job, "account"));
   if (f == "JobName") return NonEmpty(JStr(row.step ? *row.step : job, "name"));
   if (f == "State") return StateWithCanceller(row.step ? *row.step : job);

@@ -2,11 +2,10 @@
 // print.c). Internal to the sacct formatter; exposed for its tests.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "common/types.h"
 

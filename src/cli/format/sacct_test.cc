@@ -8,6 +8,9 @@
 namespace lockstep::cli {
 namespace {
 
+// Golden outputs keep one report line a source line.
+// clang-format off
+
 using testdata::kNow;
 
 // Accounting records (GET /api/v1/accounting): a finished job with its batch, extern and first
@@ -132,8 +135,7 @@ TEST(Sacct, MoreFields) {
   jobs[0]["steps"].erase(0);
   jobs[0]["steps"].erase(0);
   EXPECT_EQ(Sacct(nlohmann::json::array({jobs[0], jobs[3]}), options),
-            "100|alice|1000||billing=16,cpu=16,gres/gpu=16,mem=16G,node=2|"
-            "billing=16,cpu=16,gres/gpu=16,mem=16G,node=2|normal|/home/alice\n"
+            "100|alice|1000||billing=16,cpu=16,gres/gpu=16,mem=16G,node=2|billing=16,cpu=16,gres/gpu=16,mem=16G,node=2|normal|/home/alice\n"
             "100.0|||16||billing=16,cpu=16,node=2||\n"
             "103|alice|0||billing=8,cpu=8,node=1|||\n");
 }
@@ -163,8 +165,7 @@ TEST(Sacct, UnknownToTheApiPrintsBlank) {
   options.format = "jobid,maxrss";
   options.allocations = true;
   options.noheader = true;
-  EXPECT_EQ(Sacct(nlohmann::json::array({Accounting()[0]}), options),
-            "100                     \n");
+  EXPECT_EQ(Sacct(nlohmann::json::array({Accounting()[0]}), options), "100                     \n");
 }
 
 TEST(Sacct, Errors) {
@@ -181,6 +182,8 @@ TEST(Sacct, Errors) {
   bad[0]["steps"].push_back(3);
   EXPECT_FALSE(FormatSacct(bad, options).ok());
 }
+
+// clang-format on
 
 }  // namespace
 }  // namespace lockstep::cli

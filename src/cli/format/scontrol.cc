@@ -1,10 +1,11 @@
 #include "cli/format/scontrol.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cctype>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/format/field_format.h"
 #include "cli/format/job_view.h"
@@ -26,9 +27,13 @@ std::string Join(const Lines& lines, const ScontrolOptions& options) {
   return out + (options.one_liner ? "\n" : "\n\n");
 }
 
-std::string OrNull(std::string s) { return s.empty() ? std::string("(null)") : s; }
+std::string OrNull(std::string s) {
+  return s.empty() ? std::string("(null)") : s;
+}
 
-std::string Stamp(Time t) { return t == 0 ? std::string("Unknown") : TimeStamp(t); }
+std::string Stamp(Time t) {
+  return t == 0 ? std::string("Unknown") : TimeStamp(t);
+}
 
 // The records in `input`: an array, the API's envelope {key: [...]}, or a single object.
 Result<std::vector<const nlohmann::json*>> Many(const nlohmann::json& input, const char* key) {
@@ -76,7 +81,8 @@ Lines JobLines(const nlohmann::json& job, Time now) {
                           JIntOr(job, "nice", 0), OrNull(JStr(job, "account")),
                           OrNull(JStr(job, "qos"))));
   std::string reason = JStr(job, "reason");
-  std::replace_if(reason.begin(), reason.end(), [](unsigned char c) { return std::isspace(c); }, '_');
+  std::replace_if(
+      reason.begin(), reason.end(), [](unsigned char c) { return std::isspace(c); }, '_');
   l.push_back(fmt::format("JobState={} Reason={} Dependency={}", state,
                           reason.empty() ? "None" : reason, OrNull(JStr(job, "dependency"))));
   l.push_back(fmt::format("Requeue={} Restarts={} BatchFlag=1 Reboot=0 ExitCode={}",
@@ -125,12 +131,18 @@ std::string ScontrolNodeState(const NodeState& s) {
   bool no_respond = !name.empty() && name.back() == '*';
   if (no_respond) name.pop_back();
   std::string out;
-  if (name == "drained") out = "IDLE+DRAIN";
-  else if (name == "draining") out = "ALLOCATED+DRAIN";
-  else if (name == "completing") out = "IDLE+COMPLETING";
-  else if (name == "failing") out = "ALLOCATED+FAIL";
-  else if (name == "fail") out = "IDLE+FAIL";
-  else out = name;
+  if (name == "drained")
+    out = "IDLE+DRAIN";
+  else if (name == "draining")
+    out = "ALLOCATED+DRAIN";
+  else if (name == "completing")
+    out = "IDLE+COMPLETING";
+  else if (name == "failing")
+    out = "ALLOCATED+FAIL";
+  else if (name == "fail")
+    out = "IDLE+FAIL";
+  else
+    out = name;
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   return no_respond ? out + "+NOT_RESPONDING" : out;
@@ -148,24 +160,24 @@ Lines NodeLines(const nlohmann::json& node) {
   }
   Lines l;
   l.push_back(fmt::format("NodeName={} CoresPerSocket={}", n.name, n.cores));
-  l.push_back(fmt::format("CPUAlloc={} CPUEfctv={} CPUTot={} CPULoad=N/A", n.cpus_alloc, n.cpus,
-                          n.cpus));
+  l.push_back(
+      fmt::format("CPUAlloc={} CPUEfctv={} CPUTot={} CPULoad=N/A", n.cpus_alloc, n.cpus, n.cpus));
   l.push_back("AvailableFeatures=" + OrNull(n.features));
   l.push_back("ActiveFeatures=" + OrNull(n.features));
   l.push_back("Gres=" + OrNull(n.gres));
   l.push_back(fmt::format("NodeAddr={} NodeHostName={}", n.name, n.name));
   l.push_back(fmt::format("RealMemory={} AllocMem={} FreeMem=N/A Sockets={} Boards=1", n.mem,
                           mem_alloc, n.sockets));
-  l.push_back(fmt::format("State={} ThreadsPerCore={} TmpDisk={} Weight={} Owner=N/A "
-                          "MCS_label=N/A",
-                          ScontrolNodeState(n.state), n.threads, n.disk, n.weight));
+  l.push_back(
+      fmt::format("State={} ThreadsPerCore={} TmpDisk={} Weight={} Owner=N/A "
+                  "MCS_label=N/A",
+                  ScontrolNodeState(n.state), n.threads, n.disk, n.weight));
   l.push_back("Partitions=" + fmt::format("{}", fmt::join(parts, ",")));
   l.push_back("CfgTRES=" + Tres(n.cpus, n.mem, 0, gpus, true));
   l.push_back("AllocTRES=" + Tres(n.cpus_alloc, mem_alloc, 0, gpus_alloc, false));
   if (!n.reason.empty()) {
     l.push_back(fmt::format("Reason={} [{}@{}]", n.reason,
-                            n.reason_user.empty() ? "slurm" : n.reason_user,
-                            Stamp(n.reason_time)));
+                            n.reason_user.empty() ? "slurm" : n.reason_user, Stamp(n.reason_time)));
   }
   return l;
 }
@@ -186,17 +198,16 @@ Lines PartitionLines(const nlohmann::json& p, std::int64_t total_cpus) {
   l.push_back("PartitionName=" + JStr(p, "name"));
   l.push_back("AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL");
   l.push_back(fmt::format("AllocNodes=ALL Default={} QoS=N/A", JBool(p, "default") ? "YES" : "NO"));
-  l.push_back(fmt::format(
-      "DefaultTime={} DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO",
-      DurationOr(p, "default_time", "NONE")));
-  l.push_back(fmt::format(
-      "MaxNodes={} MaxTime={} MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED",
-      max_nodes ? fmt::format("{}", *max_nodes) : std::string("UNLIMITED"),
-      DurationOr(p, "max_time", "UNLIMITED")));
+  l.push_back(
+      fmt::format("DefaultTime={} DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO",
+                  DurationOr(p, "default_time", "NONE")));
+  l.push_back(fmt::format("MaxNodes={} MaxTime={} MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED",
+                          max_nodes ? fmt::format("{}", *max_nodes) : std::string("UNLIMITED"),
+                          DurationOr(p, "max_time", "UNLIMITED")));
   l.push_back("Nodes=" + OrNull(JStr(p, "nodes")));
-  l.push_back(fmt::format(
-      "PriorityJobFactor={} PriorityTier={} RootOnly=NO ReqResv=NO OverSubscribe=NO",
-      JIntOr(p, "priority_job_factor", 1), JIntOr(p, "priority_tier", 1)));
+  l.push_back(
+      fmt::format("PriorityJobFactor={} PriorityTier={} RootOnly=NO ReqResv=NO OverSubscribe=NO",
+                  JIntOr(p, "priority_job_factor", 1), JIntOr(p, "priority_tier", 1)));
   l.push_back("OverTimeLimit=NONE PreemptMode=OFF");
   l.push_back(fmt::format("State={} TotalCPUs={} TotalNodes={} SelectTypeParameters=NONE",
                           state.empty() ? "UP" : state, total_cpus, JIntOr(p, "node_count", 0)));

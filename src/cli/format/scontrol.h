@@ -5,10 +5,9 @@
 // thread-safe.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "common/types.h"

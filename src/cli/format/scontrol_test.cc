@@ -1,13 +1,16 @@
 #include "cli/format/scontrol.h"
 
-#include <algorithm>
-
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "cli/format/format_test_data.h"
 
 namespace lockstep::cli {
 namespace {
+
+// Golden outputs keep one report line a source line.
+// clang-format off
 
 using testdata::kNow;
 
@@ -94,9 +97,9 @@ TEST(ScontrolShowNode, DrainedNodeGolden) {
 }
 
 TEST(ScontrolShowNode, States) {
-  nlohmann::json nodes = nlohmann::json::array(
-      {testdata::Node("a", "mixed", "p", 1), testdata::Node("b", "down*", "p"),
-       testdata::Node("c", "draining", "p", 2)});
+  nlohmann::json nodes = nlohmann::json::array({testdata::Node("a", "mixed", "p", 1),
+                                                testdata::Node("b", "down*", "p"),
+                                                testdata::Node("c", "draining", "p", 2)});
   Result<std::string> out = FormatScontrolShowNode({{"nodes", nodes}}, Options());
   ASSERT_TRUE(out.ok());
   EXPECT_NE(out->find("State=MIXED "), std::string::npos);
@@ -127,8 +130,7 @@ TEST(ScontrolShowPartition, DefaultPartitionGolden) {
 TEST(ScontrolShowPartition, UnlimitedAndOneLiner) {
   ScontrolOptions options = Options();
   options.one_liner = true;
-  Result<std::string> out =
-      FormatScontrolShowPartition(testdata::Partitions(), nullptr, options);
+  Result<std::string> out = FormatScontrolShowPartition(testdata::Partitions(), nullptr, options);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(std::count(out->begin(), out->end(), '\n'), 3);
   EXPECT_NE(out->find("PartitionName=batch AllowGroups=ALL"), std::string::npos);
@@ -139,10 +141,10 @@ TEST(ScontrolShowPartition, UnlimitedAndOneLiner) {
 }
 
 TEST(ScontrolShowHostnames, ExpandsOneAPerLine) {
-  EXPECT_EQ(*FormatScontrolShowHostnames("gpu[001-003],login1"), "gpu001\ngpu002\ngpu003\nlogin1\n");
+  EXPECT_EQ(*FormatScontrolShowHostnames("gpu[001-003],login1"),
+            "gpu001\ngpu002\ngpu003\nlogin1\n");
   EXPECT_EQ(*FormatScontrolShowHostnames(""), "");
-  EXPECT_EQ(FormatScontrolShowHostnames("gpu[3-1]").status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(FormatScontrolShowHostnames("gpu[3-1]").status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(Scontrol, MalformedInput) {
@@ -150,6 +152,8 @@ TEST(Scontrol, MalformedInput) {
   EXPECT_FALSE(FormatScontrolShowNode(nlohmann::json::array({1}), Options()).ok());
   EXPECT_FALSE(FormatScontrolShowPartition("x", nullptr, Options()).ok());
 }
+
+// clang-format on
 
 }  // namespace
 }  // namespace lockstep::cli

@@ -1,5 +1,7 @@
 #include "cli/format/sinfo.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -7,8 +9,6 @@
 #include <limits>
 #include <list>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "cli/format/field_format.h"
 #include "cli/format/sinfo_record.h"
@@ -72,7 +72,10 @@ bool MatchNode(const Grouping& g, const SinfoRecord& r, const SinfoNode& node) {
 // node; otherwise a new line starts.
 void Insert(std::list<SinfoRecord>& records, const Grouping& g, const nlohmann::json* part,
             int part_inx, const SinfoNode& node) {
+  // With -N no line takes a second node (MatchNode is false), so the search is skipped: it would
+  // be quadratic in the number of nodes.
   for (SinfoRecord& r : records) {
+    if (g.node_oriented) break;
     if (!MatchPartition(g, r, part)) continue;
     if (r.nodes_total && !MatchNode(g, r, node)) continue;
     r.Add(node);
@@ -132,7 +135,8 @@ std::int64_t TimeKey(const SinfoRecord& r, const char* key) {
 
 Result<RecordCompare> SortKey(char key, bool part_order) {
   auto by = [](auto f) {
-    return RecordCompare([f](const SinfoRecord& a, const SinfoRecord& b) { return Cmp(f(a), f(b)); });
+    return RecordCompare(
+        [f](const SinfoRecord& a, const SinfoRecord& b) { return Cmp(f(a), f(b)); });
   };
   auto text = [](char letter) {
     return RecordCompare([letter](const SinfoRecord& a, const SinfoRecord& b) {
@@ -144,30 +148,42 @@ Result<RecordCompare> SortKey(char key, bool part_order) {
       if (part_order) return by([](const SinfoRecord& r) { return r.part_inx; });
       return by([](const SinfoRecord& r) { return r.part ? JStr(*r.part, "name") : ""; });
     case 't':
-    case 'T': return by([](const SinfoRecord& r) { return r.first ? r.first->state.code : 0u; });
+    case 'T':
+      return by([](const SinfoRecord& r) { return r.first ? r.first->state.code : 0u; });
     case 'N':
       return RecordCompare([](const SinfoRecord& a, const SinfoRecord& b) {
         return CompareNodeNames(FirstHostSorted(a), FirstHostSorted(b));
       });
-    case 'D': return by([](const SinfoRecord& r) { return r.nodes_total; });
+    case 'D':
+      return by([](const SinfoRecord& r) { return r.nodes_total; });
     case 'A':
-    case 'F': return by([](const SinfoRecord& r) { return r.nodes_alloc; });
-    case 'c': return by([](const SinfoRecord& r) { return r.cpus.min; });
-    case 'd': return by([](const SinfoRecord& r) { return r.disk.min; });
-    case 'm': return by([](const SinfoRecord& r) { return r.mem.min; });
-    case 'w': return by([](const SinfoRecord& r) { return r.weight.min; });
-    case 'l': return by([](const SinfoRecord& r) { return TimeKey(r, "max_time"); });
+    case 'F':
+      return by([](const SinfoRecord& r) { return r.nodes_alloc; });
+    case 'c':
+      return by([](const SinfoRecord& r) { return r.cpus.min; });
+    case 'd':
+      return by([](const SinfoRecord& r) { return r.disk.min; });
+    case 'm':
+      return by([](const SinfoRecord& r) { return r.mem.min; });
+    case 'w':
+      return by([](const SinfoRecord& r) { return r.weight.min; });
+    case 'l':
+      return by([](const SinfoRecord& r) { return TimeKey(r, "max_time"); });
     case 'p':
-      return by([](const SinfoRecord& r) { return r.part ? JIntOr(*r.part, "priority_tier", 1) : 0; });
+      return by(
+          [](const SinfoRecord& r) { return r.part ? JIntOr(*r.part, "priority_tier", 1) : 0; });
     case 'a':
     case 'f':
     case 'g':
     case 'h':
     case 'r':
-    case 's': return text(key);
+    case 's':
+      return text(key);
     case 'E':
-    case 'R': return text('E');
-    default: return InvalidArgument(fmt::format("sinfo: invalid sort specification: {}", key));
+    case 'R':
+      return text('E');
+    default:
+      return InvalidArgument(fmt::format("sinfo: invalid sort specification: {}", key));
   }
 }
 
@@ -210,9 +226,9 @@ Result<std::string> FormatSinfo(const nlohmann::json& partitions, const nlohmann
   Result<FormatSpec> spec = ParseFormat(ChooseFormat(options), "sinfo");
   if (!spec.ok()) return spec.status();
   for (const FieldSpec& f : spec->fields) {
-    bool cut = true;
-    if (SinfoHeader(f.letter, &cut) == nullptr) {
-      return InvalidArgument(fmt::format("sinfo: invalid node format specification: %{}", f.letter));
+    if (SinfoHeader(f.letter) == nullptr) {
+      return InvalidArgument(
+          fmt::format("sinfo: invalid node format specification: %{}", f.letter));
     }
   }
   Result<std::vector<const nlohmann::json*>> parts = Records(partitions, "partitions");
@@ -262,7 +278,8 @@ Result<std::string> FormatSinfo(const nlohmann::json& partitions, const nlohmann
     nodelists.push_back(SortedHostlist(r->names));
     node_width = std::max(node_width, static_cast<int>(nodelists.back().size()));
     if (r->part) {
-      int w = static_cast<int>(JStr(*r->part, "name").size()) + (JBool(*r->part, "default") ? 1 : 0);
+      int w =
+          static_cast<int>(JStr(*r->part, "name").size()) + (JBool(*r->part, "default") ? 1 : 0);
       part_width = std::max(part_width, w);
     }
   }
@@ -276,9 +293,7 @@ Result<std::string> FormatSinfo(const nlohmann::json& partitions, const nlohmann
     if (options.long_format) out += DateLine(options.now) + "\n";
     out += spec->prefix;
     for (const FieldSpec& f : spec->fields) {
-      bool cut = true;
-      const char* header = SinfoHeader(f.letter, &cut);
-      out += FitField(header, width_of(f), f.right, cut) + f.suffix;
+      out += FitField(SinfoHeader(f.letter), width_of(f), f.right, f.letter != 'N') + f.suffix;
     }
     out += '\n';
   }

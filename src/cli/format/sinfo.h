@@ -4,9 +4,8 @@
 // no I/O; thread-safe.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/status.h"
 #include "common/types.h"

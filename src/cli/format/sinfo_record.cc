@@ -1,10 +1,10 @@
 #include "cli/format/sinfo_record.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
-
-#include <fmt/format.h>
 
 #include "cli/format/field_format.h"
 
@@ -12,8 +12,7 @@ namespace lockstep::cli {
 namespace {
 
 // Slurm's node_state values (slurm.h): base states and the flags sinfo's state sort sees.
-constexpr std::uint32_t kUnknown = 0, kDown = 1, kIdle = 2, kAllocated = 3, kMixed = 5,
-                        kFuture = 6;
+constexpr std::uint32_t kUnknown = 0, kDown = 1, kIdle = 2, kAllocated = 3, kMixed = 5, kFuture = 6;
 constexpr std::uint32_t kFlagReserved = 0x20, kFlagDrain = 0x200, kFlagCompleting = 0x400,
                         kFlagNoRespond = 0x800, kFlagFail = 0x2000, kFlagMaint = 0x40000,
                         kFlagPlanned = 0x200000;
@@ -46,18 +45,41 @@ struct HeaderEntry {
 };
 
 constexpr std::array<HeaderEntry, 35> kHeaders = {{
-    {'a', "AVAIL"},        {'A', "NODES(A/I)"},     {'b', "ACTIVE_FEATURES"},
-    {'B', "MAX_CPUS_PER_NODE"}, {'c', "CPUS"},      {'C', "CPUS(A/I/O/T)"},
-    {'d', "TMP_DISK"},     {'D', "NODES"},          {'e', "FREE_MEM"},
-    {'E', "REASON"},       {'f', "AVAIL_FEATURES"}, {'F', "NODES(A/I/O/T)"},
-    {'g', "GROUPS"},       {'G', "GRES"},           {'h', "OVERSUBSCRIBE"},
-    {'H', "TIMESTAMP"},    {'i', "RESERVATION"},    {'I', "PRIO_JOB_FACTOR"},
-    {'l', "TIMELIMIT"},    {'L', "DEFAULTTIME"},    {'m', "MEMORY"},
-    {'N', "NODELIST"},     {'O', "CPU_LOAD"},       {'p', "PRIO_TIER"},
-    {'P', "PARTITION"},    {'r', "ROOT"},           {'R', "PARTITION"},
-    {'s', "JOB_SIZE"},     {'S', "ALLOCNODES"},     {'t', "STATE"},
-    {'T', "STATE"},        {'u', "USER"},           {'U', "USER"},
-    {'w', "WEIGHT"},       {'z', "S:C:T"},
+    {'a', "AVAIL"},
+    {'A', "NODES(A/I)"},
+    {'b', "ACTIVE_FEATURES"},
+    {'B', "MAX_CPUS_PER_NODE"},
+    {'c', "CPUS"},
+    {'C', "CPUS(A/I/O/T)"},
+    {'d', "TMP_DISK"},
+    {'D', "NODES"},
+    {'e', "FREE_MEM"},
+    {'E', "REASON"},
+    {'f', "AVAIL_FEATURES"},
+    {'F', "NODES(A/I/O/T)"},
+    {'g', "GROUPS"},
+    {'G', "GRES"},
+    {'h', "OVERSUBSCRIBE"},
+    {'H', "TIMESTAMP"},
+    {'i', "RESERVATION"},
+    {'I', "PRIO_JOB_FACTOR"},
+    {'l', "TIMELIMIT"},
+    {'L', "DEFAULTTIME"},
+    {'m', "MEMORY"},
+    {'N', "NODELIST"},
+    {'O', "CPU_LOAD"},
+    {'p', "PRIO_TIER"},
+    {'P', "PARTITION"},
+    {'r', "ROOT"},
+    {'R', "PARTITION"},
+    {'s', "JOB_SIZE"},
+    {'S', "ALLOCNODES"},
+    {'t', "STATE"},
+    {'T', "STATE"},
+    {'u', "USER"},
+    {'U', "USER"},
+    {'w', "WEIGHT"},
+    {'z', "S:C:T"},
 }};
 
 std::string Lower(std::string s) {
@@ -66,7 +88,9 @@ std::string Lower(std::string s) {
   return s;
 }
 
-std::string OrNull(const std::string& s) { return s.empty() ? std::string("(null)") : s; }
+std::string OrNull(const std::string& s) {
+  return s.empty() ? std::string("(null)") : s;
+}
 
 // _build_min_max_32_string without a range: "64", or "32+" when the nodes differ.
 std::string MinPlus(const MinMax& v, bool units) {
@@ -176,8 +200,7 @@ void SinfoRecord::Add(const SinfoNode& node) {
   (other ? cpus_other : cpus_idle) += node.cpus - node.cpus_alloc;
 }
 
-const char* SinfoHeader(char letter, bool* cut) {
-  *cut = letter != 'N';
+const char* SinfoHeader(char letter) {
   for (const auto& entry : kHeaders) {
     if (entry.letter == letter) return entry.header;
   }
@@ -199,17 +222,27 @@ bool IsExactMatchLetter(char letter) {
 std::string PartitionValue(char letter, const nlohmann::json* part) {
   if (part == nullptr && letter != 'P' && letter != 'R') return "n/a";
   switch (letter) {
-    case 'a': return Lower(StrOr(part, "state", "up"));
-    case 'B': return StrOr(part, "max_cpus_per_node", "UNLIMITED");
-    case 'g': return StrOr(part, "allow_groups", "all");
-    case 'h': return StrOr(part, "oversubscribe", "NO");
-    case 'I': return fmt::format("{}", JIntOr(*part, "priority_job_factor", 1));
-    case 'l': return Duration(part, "max_time");
-    case 'L': return Duration(part, "default_time");
-    case 'p': return fmt::format("{}", JIntOr(*part, "priority_tier", 1));
+    case 'a':
+      return Lower(StrOr(part, "state", "up"));
+    case 'B':
+      return StrOr(part, "max_cpus_per_node", "UNLIMITED");
+    case 'g':
+      return StrOr(part, "allow_groups", "all");
+    case 'h':
+      return StrOr(part, "oversubscribe", "NO");
+    case 'I':
+      return fmt::format("{}", JIntOr(*part, "priority_job_factor", 1));
+    case 'l':
+      return Duration(part, "max_time");
+    case 'L':
+      return Duration(part, "default_time");
+    case 'p':
+      return fmt::format("{}", JIntOr(*part, "priority_tier", 1));
     case 'P':
-    case 'R': return part ? JStr(*part, "name") : "n/a";
-    case 'r': return JBool(*part, "root_only") ? "yes" : "no";
+    case 'R':
+      return part ? JStr(*part, "name") : "n/a";
+    case 'r':
+      return JBool(*part, "root_only") ? "yes" : "no";
     case 's': {
       std::int64_t min = JIntOr(*part, "min_nodes", 1);
       auto max = JInt(*part, "max_nodes");
@@ -218,29 +251,43 @@ std::string PartitionValue(char letter, const nlohmann::json* part) {
       if (*max == min) return ConvertUnits(min, 0);
       return fmt::format("{}-{}", ConvertUnits(min, 0), ConvertUnits(*max, 0));
     }
-    case 'S': return StrOr(part, "allow_alloc_nodes", "all");
-    default: return "";
+    case 'S':
+      return StrOr(part, "allow_alloc_nodes", "all");
+    default:
+      return "";
   }
 }
 
 std::string NodeMatchValue(char letter, const SinfoNode& node) {
   switch (letter) {
     case 'b':
-    case 'f': return node.features;
-    case 'E': return node.reason;
-    case 'G': return node.gres;
-    case 'H': return fmt::format("{}", node.reason_time);
+    case 'f':
+      return node.features;
+    case 'E':
+      return node.reason;
+    case 'G':
+      return node.gres;
+    case 'H':
+      return fmt::format("{}", node.reason_time);
     case 't':
-    case 'T': return node.state.longname;
+    case 'T':
+      return node.state.longname;
     case 'u':
-    case 'U': return node.reason_user;
+    case 'U':
+      return node.reason_user;
     case 'c':
-    case 'C': return fmt::format("{}", node.cpus);
-    case 'd': return fmt::format("{}", node.disk);
-    case 'm': return fmt::format("{}", node.mem);
-    case 'w': return fmt::format("{}", node.weight);
-    case 'z': return fmt::format("{}:{}:{}", node.sockets, node.cores, node.threads);
-    default: return "";
+    case 'C':
+      return fmt::format("{}", node.cpus);
+    case 'd':
+      return fmt::format("{}", node.disk);
+    case 'm':
+      return fmt::format("{}", node.mem);
+    case 'w':
+      return fmt::format("{}", node.weight);
+    case 'z':
+      return fmt::format("{}:{}:{}", node.sockets, node.cores, node.threads);
+    default:
+      return "";
   }
 }
 
@@ -248,40 +295,54 @@ std::string RecordValue(char letter, const SinfoRecord& r) {
   if (IsPartitionLetter(letter)) return PartitionValue(letter, r.part);
   const SinfoNode* n = r.first;
   switch (letter) {
-    case 'A': return fmt::format("{}/{}", r.nodes_alloc, r.nodes_idle);
+    case 'A':
+      return fmt::format("{}/{}", r.nodes_alloc, r.nodes_idle);
     case 'b':
-    case 'f': return OrNull(n ? n->features : "");
-    case 'c': return MinPlus(r.cpus, true);
+    case 'f':
+      return OrNull(n ? n->features : "");
+    case 'c':
+      return MinPlus(r.cpus, true);
     case 'C':
       return fmt::format("{}/{}/{}/{}", r.cpus_alloc, r.cpus_idle, r.cpus_other, r.cpus_total);
-    case 'd': return MinPlus(r.disk, false);
-    case 'D': return fmt::format("{}", r.nodes_total);
+    case 'd':
+      return MinPlus(r.disk, false);
+    case 'D':
+      return fmt::format("{}", r.nodes_total);
     case 'e':
-    case 'O': return "N/A";
+    case 'O':
+      return "N/A";
     case 'E': {
       std::string reason = n ? n->reason : "";
       return reason.empty() ? "none" : reason;
     }
     case 'F':
-      return fmt::format("{}/{}/{}/{}", r.nodes_alloc, r.nodes_idle, r.nodes_other,
-                         r.nodes_total);
-    case 'G': return OrNull(n ? n->gres : "");
-    case 'H': return n && n->reason_time ? TimeStamp(n->reason_time) : "Unknown";
-    case 'i': return "";
-    case 'm': return MinPlus(r.mem, false);
-    case 't': return n ? n->state.compact : "n/a";
-    case 'T': return n ? n->state.longname : "n/a";
-    case 'u': return n && !n->reason_user.empty() ? n->reason_user : "Unknown";
+      return fmt::format("{}/{}/{}/{}", r.nodes_alloc, r.nodes_idle, r.nodes_other, r.nodes_total);
+    case 'G':
+      return OrNull(n ? n->gres : "");
+    case 'H':
+      return n && n->reason_time ? TimeStamp(n->reason_time) : "Unknown";
+    case 'i':
+      return "";
+    case 'm':
+      return MinPlus(r.mem, false);
+    case 't':
+      return n ? n->state.compact : "n/a";
+    case 'T':
+      return n ? n->state.longname : "n/a";
+    case 'u':
+      return n && !n->reason_user.empty() ? n->reason_user : "Unknown";
     case 'U': {
       if (!n || n->reason_user.empty()) return "Unknown";
       if (n->reason_uid < 0) return n->reason_user;
       return fmt::format("{}({})", n->reason_user, n->reason_uid);
     }
-    case 'w': return MinPlus(r.weight, false);
+    case 'w':
+      return MinPlus(r.weight, false);
     case 'z':
       return MinPlus(r.sockets, true) + ":" + MinPlus(r.cores, true) + ":" +
              MinPlus(r.threads, true);
-    default: return "";
+    default:
+      return "";
   }
 }
 

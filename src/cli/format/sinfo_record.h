@@ -3,12 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace lockstep::cli {
 
@@ -56,9 +55,9 @@ struct SinfoRecord {
   void Add(const SinfoNode& node);
 };
 
-// The header of sinfo's `letter`, or nullptr when unknown; `cut` tells whether it is cut to the
-// column width.
-const char* SinfoHeader(char letter, bool* cut);
+// The header of sinfo's `letter`, or nullptr when unknown. Headers are cut to their column,
+// except NODELIST's.
+const char* SinfoHeader(char letter);
 
 // Whether `letter` shows a partition attribute (grouping compares partitions on it) or a node
 // attribute that splits lines (always, or only with -e for sizes).

@@ -8,6 +8,9 @@
 namespace lockstep::cli {
 namespace {
 
+// Golden outputs keep one report line a source line.
+// clang-format off
+
 using testdata::kNow;
 
 std::string Sinfo(const nlohmann::json& parts, const nlohmann::json& nodes, SinfoOptions options) {
@@ -45,12 +48,18 @@ TEST(Sinfo, LongFormatGolden) {
   options.long_format = true;
   EXPECT_EQ(Sinfo(testdata::Partitions(), testdata::Nodes(), options),
             "Sat Nov 29 08:06:40 2025\n"
-            "PARTITION AVAIL  TIMELIMIT   JOB_SIZE ROOT OVERSUBS     GROUPS  NODES       STATE RESERVATION NODELIST\n"
-            "batch        up   infinite 1-infinite   no       NO        all      2   allocated             adev[8-9]\n"
-            "batch        up   infinite 1-infinite   no       NO        all      6        idle             adev[10-15]\n"
-            "debug*       up      30:00        1-8   no       NO        all      2     drained             adev[6-7]\n"
-            "debug*       up      30:00        1-8   no       NO        all      6        idle             adev[0-5]\n"
-            "empty      down 2-00:00:00        1-4   no       NO        all      0         n/a             \n");
+            "PARTITION AVAIL  TIMELIMIT   JOB_SIZE ROOT OVERSUBS     GROUPS  NODES       STATE "
+            "RESERVATION NODELIST\n"
+            "batch        up   infinite 1-infinite   no       NO        all      2   allocated     "
+            "        adev[8-9]\n"
+            "batch        up   infinite 1-infinite   no       NO        all      6        idle     "
+            "        adev[10-15]\n"
+            "debug*       up      30:00        1-8   no       NO        all      2     drained     "
+            "        adev[6-7]\n"
+            "debug*       up      30:00        1-8   no       NO        all      6        idle     "
+            "        adev[0-5]\n"
+            "empty      down 2-00:00:00        1-4   no       NO        all      0         n/a     "
+            "        \n");
 }
 
 // -N: one line per node, sorted by name with numbers compared as numbers; the partition column
@@ -76,9 +85,12 @@ TEST(Sinfo, NodeOrientedLongGolden) {
   nodes[6]["features"] = "ib,nvlink";
   EXPECT_EQ(Sinfo(testdata::Partitions(), nlohmann::json::array({nodes[6], nodes[8]}), options),
             "Sat Nov 29 08:06:40 2025\n"
-            "NODELIST   NODES PARTITION       STATE CPUS    S:C:T MEMORY TMP_DISK WEIGHT AVAIL_FE REASON              \n"
-            "adev6          1    debug*     drained 2       2:1:1   3448        0     16 ib,nvlin Memory errors       \n"
-            "adev8          1     batch   allocated 2       2:1:1   3448        0     16   (null) none                \n");
+            "NODELIST   NODES PARTITION       STATE CPUS    S:C:T MEMORY TMP_DISK WEIGHT AVAIL_FE "
+            "REASON              \n"
+            "adev6          1    debug*     drained 2       2:1:1   3448        0     16 ib,nvlin "
+            "Memory errors       \n"
+            "adev8          1     batch   allocated 2       2:1:1   3448        0     16   (null) "
+            "none                \n");
 }
 
 // -R: only down, drained and draining nodes, one line per reason, across partitions.
@@ -175,6 +187,8 @@ TEST(SinfoRecord, ParseNodeState) {
   EXPECT_EQ(ParseNodeState("allocated").compact, "alloc");
   EXPECT_EQ(ParseNodeState("weird").compact, "weird");
 }
+
+// clang-format on
 
 }  // namespace
 }  // namespace lockstep::cli

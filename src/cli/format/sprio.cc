@@ -1,12 +1,13 @@
 #include "cli/format/sprio.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <functional>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/format/field_format.h"
 
@@ -19,11 +20,11 @@ struct Letter {
 };
 
 constexpr std::array<Letter, 22> kLetters = {{
-    {'a', "AGE"},       {'A', "AGE"},        {'b', "ASSOC"},    {'B', "ASSOC"},
-    {'f', "FAIRSHARE"}, {'F', "FAIRSHARE"},  {'i', "JOBID"},    {'j', "JOBSIZE"},
-    {'J', "JOBSIZE"},   {'n', "QOSNAME"},    {'N', "NICE"},     {'o', "ACCOUNT"},
-    {'p', "PARTITION"}, {'P', "PARTITION"},  {'q', "QOS"},      {'Q', "QOS"},
-    {'r', "PARTITION"}, {'S', "SITE"},       {'t', "TRES"},     {'T', "TRES"},
+    {'a', "AGE"},       {'A', "AGE"},       {'b', "ASSOC"}, {'B', "ASSOC"},
+    {'f', "FAIRSHARE"}, {'F', "FAIRSHARE"}, {'i', "JOBID"}, {'j', "JOBSIZE"},
+    {'J', "JOBSIZE"},   {'n', "QOSNAME"},   {'N', "NICE"},  {'o', "ACCOUNT"},
+    {'p', "PARTITION"}, {'P', "PARTITION"}, {'q', "QOS"},   {'Q', "QOS"},
+    {'r', "PARTITION"}, {'S', "SITE"},      {'t', "TRES"},  {'T', "TRES"},
     {'u', "USER"},      {'y', "PRIORITY"},
 }};
 
@@ -38,29 +39,45 @@ const char* Header(char letter) {
 // The API member behind each factor letter (weighted upper case, normalized lower case).
 const char* FactorKey(char letter) {
   switch (std::toupper(static_cast<unsigned char>(letter))) {
-    case 'A': return "age";
-    case 'B': return "assoc";
-    case 'F': return "fairshare";
-    case 'J': return "job_size";
-    case 'P': return "partition_factor";
-    case 'Q': return "qos";
-    default: return nullptr;
+    case 'A':
+      return "age";
+    case 'B':
+      return "assoc";
+    case 'F':
+      return "fairshare";
+    case 'J':
+      return "job_size";
+    case 'P':
+      return "partition_factor";
+    case 'Q':
+      return "qos";
+    default:
+      return nullptr;
   }
 }
 
 std::int64_t FactorWeight(char letter, const SprioWeights& w) {
   switch (std::toupper(static_cast<unsigned char>(letter))) {
-    case 'A': return w.age;
-    case 'B': return w.assoc;
-    case 'F': return w.fairshare;
-    case 'J': return w.job_size;
-    case 'P': return w.partition;
-    case 'Q': return w.qos;
-    default: return 0;
+    case 'A':
+      return w.age;
+    case 'B':
+      return w.assoc;
+    case 'F':
+      return w.fairshare;
+    case 'J':
+      return w.job_size;
+    case 'P':
+      return w.partition;
+    case 'Q':
+      return w.qos;
+    default:
+      return 0;
   }
 }
 
-std::string Weighted(double v) { return fmt::format("{:.0f}", v); }
+std::string Weighted(double v) {
+  return fmt::format("{:.0f}", v);
+}
 
 std::string Tres(const nlohmann::json& p) {
   auto it = p.find("tres");
@@ -86,19 +103,31 @@ std::string Value(char letter, const nlohmann::json* p, const SprioWeights& w) {
     return "";
   }
   switch (letter) {
-    case 'i': return fmt::format("{}", JIntOr(*p, "job_id", 0));
-    case 'r': return JStr(*p, "partition");
-    case 'u': return JStr(*p, "user");
-    case 'o': return JStr(*p, "account");
-    case 'n': return JStr(*p, "qos_name");
-    case 'Y': return fmt::format("{}", JIntOr(*p, "priority", 0));
+    case 'i':
+      return fmt::format("{}", JIntOr(*p, "job_id", 0));
+    case 'r':
+      return JStr(*p, "partition");
+    case 'u':
+      return JStr(*p, "user");
+    case 'o':
+      return JStr(*p, "account");
+    case 'n':
+      return JStr(*p, "qos_name");
+    case 'Y':
+      return fmt::format("{}", JIntOr(*p, "priority", 0));
     case 'y':
-      return fmt::format("{:16.14f}", static_cast<double>(JIntOr(*p, "priority", 0)) / 4294967295.0);
-    case 'S': return Weighted(JDouble(*p, "site"));
-    case 'N': return fmt::format("{}", JIntOr(*p, "nice", 0));
-    case 'T': return Tres(*p);
-    case 't': return "";
-    default: break;
+      return fmt::format("{:16.14f}",
+                         static_cast<double>(JIntOr(*p, "priority", 0)) / 4294967295.0);
+    case 'S':
+      return Weighted(JDouble(*p, "site"));
+    case 'N':
+      return fmt::format("{}", JIntOr(*p, "nice", 0));
+    case 'T':
+      return Tres(*p);
+    case 't':
+      return "";
+    default:
+      break;
   }
   const char* key = FactorKey(letter);
   double factor = JDouble(*p, key);
@@ -142,9 +171,8 @@ Status SortPriorities(std::vector<const nlohmann::json*>& rows, std::string_view
     } else {
       return InvalidArgument(fmt::format("sprio: invalid sort specification: {}", c));
     }
-    std::stable_sort(rows.begin(), rows.end(), [&](auto* a, auto* b) {
-      return reverse ? less(b, a) : less(a, b);
-    });
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](auto* a, auto* b) { return reverse ? less(b, a) : less(a, b); });
   }
   return Status::Ok();
 }

@@ -5,6 +5,9 @@
 namespace lockstep::cli {
 namespace {
 
+// Golden outputs keep one report line a source line.
+// clang-format off
+
 // sprio(1)'s example jobs, listed out of order (sprio sorts by job id).
 nlohmann::json Priorities() {
   return nlohmann::json::parse(R"({"priorities": [
@@ -78,9 +81,10 @@ TEST(Sprio, LongFormatGolden) {
   options.sort = "u";
   Result<std::string> out = FormatSprio(Priorities(), options);
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ(out->substr(0, out->find('\n', out->find('\n') + 1) + 1),
-            "          JOBID PARTITION     USER  ACCOUNT   PRIORITY       SITE        AGE      ASSOC  FAIRSHARE    JOBSIZE  PARTITION    QOSNAME        QOS        NICE                 TRES\n"
-            "          65539 batch         fred  physics      62664          0          0          0      51664       1000      10000     normal          0           0          gres/gpu=12\n");
+  EXPECT_EQ(
+      out->substr(0, out->find('\n', out->find('\n') + 1) + 1),
+      "          JOBID PARTITION     USER  ACCOUNT   PRIORITY       SITE        AGE      ASSOC  FAIRSHARE    JOBSIZE  PARTITION    QOSNAME        QOS        NICE                 TRES\n"
+      "          65539 batch         fred  physics      62664          0          0          0      51664       1000      10000     normal          0           0          gres/gpu=12\n");
 }
 
 TEST(Sprio, Errors) {
@@ -98,6 +102,8 @@ TEST(Sprio, Errors) {
   EXPECT_FALSE(FormatSprio(Priorities(), options).ok());
   EXPECT_FALSE(FormatSprio(nlohmann::json{{"jobs", 1}}, {}).ok());
 }
+
+// clang-format on
 
 }  // namespace
 }  // namespace lockstep::cli

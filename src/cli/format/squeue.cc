@@ -1,14 +1,16 @@
 #include "cli/format/squeue.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string_view>
+#include <tuple>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/format/field_format.h"
 #include "cli/format/job_view.h"
@@ -20,34 +22,38 @@ namespace {
 
 constexpr std::size_t kMaxExpandedTasks = 1'000'000;
 
-// Reads a non-negative decimal number at the front of `text`, advancing past it.
-bool TakeNumber(std::string_view& text, std::int64_t* value) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
-  if (ec != std::errc() || end == text.data()) return false;
+// Reads the decimal number at the front of `text` and advances `text` past it.
+std::optional<std::int64_t> TakeNumber(std::string_view& text) {
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end == text.data()) return std::nullopt;
   text.remove_prefix(static_cast<std::size_t>(end - text.data()));
-  return true;
+  return value;
 }
 
 // The task ids of a pending array's task string ("3-10%2", "1,4-6", "0-15:4"), as Slurm's
 // bit_unfmt reads it after dropping the "%limit".
 Result<std::vector<std::int64_t>> ExpandTasks(std::string_view tasks) {
   std::string_view rest = tasks.substr(0, tasks.find('%'));
-  auto bad = [&] { return InvalidArgument(fmt::format("squeue: bad array task string '{}'", tasks)); };
+  auto bad = [&] {
+    return InvalidArgument(fmt::format("squeue: bad array task string '{}'", tasks));
+  };
   std::vector<std::int64_t> ids;
   while (true) {
-    std::int64_t lo = 0, hi = 0, step = 1;
-    if (!TakeNumber(rest, &lo)) return bad();
-    hi = lo;
+    std::optional<std::int64_t> lo = TakeNumber(rest), hi = lo, step = 1;
+    if (!lo) return bad();
     if (!rest.empty() && rest.front() == '-') {
       rest.remove_prefix(1);
-      if (!TakeNumber(rest, &hi)) return bad();
+      hi = TakeNumber(rest);
+      if (!hi) return bad();
       if (!rest.empty() && rest.front() == ':') {
         rest.remove_prefix(1);
-        if (!TakeNumber(rest, &step)) return bad();
+        step = TakeNumber(rest);
+        if (!step) return bad();
       }
     }
-    if (hi < lo || step < 1) return bad();
-    for (std::int64_t id = lo; id <= hi; id += step) {
+    if (*lo < 0 || *hi < *lo || *step < 1) return bad();
+    for (std::int64_t id = *lo; id <= *hi; id += *step) {
       if (ids.size() >= kMaxExpandedTasks) {
         return InvalidArgument(fmt::format("squeue: array '{}' has too many tasks", tasks));
       }
@@ -67,87 +73,105 @@ std::string FirstHost(const nlohmann::json& job) {
   return *std::min_element(hosts->begin(), hosts->end(), HostNameLess);
 }
 
-template <typename T>
-int Cmp(const T& a, const T& b) {
-  return a < b ? -1 : (b < a ? 1 : 0);
+// A row's value for one sort key, computed once per row: numbers compare first, then text.
+struct SortValue {
+  std::int64_t a = 0, b = 0;
+  std::string text;
+  bool operator<(const SortValue& o) const {
+    return std::tie(a, b, text) < std::tie(o.a, o.b, o.text);
+  }
+};
+
+using SortExtractor = std::function<SortValue(const SqueueRow&)>;
+
+SortValue Num(std::int64_t v) {
+  return {v, 0, {}};
+}
+SortValue Text(std::string s) {
+  return {0, 0, std::move(s)};
 }
 
-using RowCompare = std::function<int(const SqueueRow&, const SqueueRow&)>;
-
-// Slurm's sort_job_list comparators (src/squeue/sort.c), keyed by sort letter.
-Result<RowCompare> SortKey(char key, Time now) {
+// Slurm's sort_job_list keys (src/squeue/sort.c), by sort letter.
+Result<SortExtractor> SortKey(char key, Time now) {
   auto str = [](const char* field) {
-    return RowCompare([field](const SqueueRow& a, const SqueueRow& b) {
-      return Cmp(JStr(*a.job, field), JStr(*b.job, field));
-    });
+    return SortExtractor([field](const SqueueRow& r) { return Text(JStr(*r.job, field)); });
   };
   auto num = [](const char* field) {
-    return RowCompare([field](const SqueueRow& a, const SqueueRow& b) {
-      return Cmp(JIntOr(*a.job, field, 0), JIntOr(*b.job, field, 0));
-    });
-  };
-  auto limit_key = [now](const SqueueRow& r, bool left) {
-    TimeLimit l = JobTimeLimit(*r.job);
-    if (l.unlimited || l.unset) return std::numeric_limits<std::int64_t>::max() - (l.unset ? 1 : 0);
-    return left ? l.seconds - JobTimeUsed(*r.job, now) : l.seconds;
+    return SortExtractor([field](const SqueueRow& r) { return Num(JIntOr(*r.job, field, 0)); });
   };
   switch (key) {
-    case 'i':
-      return RowCompare([](const SqueueRow& a, const SqueueRow& b) {
-        auto id = [](const SqueueRow& r) {
-          std::optional<std::int64_t> task = r.task ? r.task : ArrayTaskId(*r.job);
-          std::int64_t base = task ? JIntOr(*r.job, "array_job_id", 0) : JIntOr(*r.job, "job_id", 0);
-          return std::pair(base, task.value_or(std::numeric_limits<std::int64_t>::max()));
-        };
-        return Cmp(id(a), id(b));
+    case 'i':  // array tasks by their array's id, then task id; the pending remainder last
+      return SortExtractor([](const SqueueRow& r) {
+        std::optional<std::int64_t> task = r.task ? r.task : ArrayTaskId(*r.job);
+        std::int64_t base = task ? JIntOr(*r.job, "array_job_id", 0) : JIntOr(*r.job, "job_id", 0);
+        return SortValue{base, task.value_or(std::numeric_limits<std::int64_t>::max()), {}};
       });
-    case 'j': return str("name");
-    case 'u': return str("user");
-    case 'U': return num("uid");
-    case 'P': return str("partition");
-    case 'v': return str("reservation");
+    case 'j':
+      return str("name");
+    case 'u':
+      return str("user");
+    case 'U':
+      return num("uid");
+    case 'P':
+      return str("partition");
+    case 'v':
+      return str("reservation");
     case 't':
-      return RowCompare([](const SqueueRow& a, const SqueueRow& b) {
-        return Cmp(CompactJobState(JobState(*a.job)), CompactJobState(JobState(*b.job)));
-      });
+      return SortExtractor(
+          [](const SqueueRow& r) { return Text(CompactJobState(JobState(*r.job))); });
     case 'T':
-      return RowCompare([](const SqueueRow& a, const SqueueRow& b) {
-        return Cmp(JobState(*a.job), JobState(*b.job));
-      });
+      return SortExtractor([](const SqueueRow& r) { return Text(JobState(*r.job)); });
     case 'p':
-    case 'Q': return num("priority");
-    case 'S':
-      return RowCompare([now](const SqueueRow& a, const SqueueRow& b) {
-        auto start = [now](const SqueueRow& r) {  // sort.c _get_start_time
-          Time t = JobStartOrExpected(*r.job);
-          if (t == 0) return now + 100;
-          if (IsPendingState(JobState(*r.job)) && t < now) return now;
-          return t;
-        };
-        return Cmp(start(a), start(b));
+    case 'Q':
+      return num("priority");
+    case 'S':  // sort.c _get_start_time: unknown starts count as now + 100 s
+      return SortExtractor([now](const SqueueRow& r) {
+        Time t = JobStartOrExpected(*r.job);
+        if (t == 0) return Num(now + 100);
+        if (IsPendingState(JobState(*r.job)) && t < now) return Num(now);
+        return Num(t);
       });
-    case 'V': return num("submit_time");
-    case 'e': return num("end_time");
-    case 'D': return num("node_count");
-    case 'C': return num("cpus");
+    case 'V':
+      return num("submit_time");
+    case 'e':
+      return num("end_time");
+    case 'D':
+      return num("node_count");
+    case 'C':
+      return num("cpus");
     case 'M':
-      return RowCompare([now](const SqueueRow& a, const SqueueRow& b) {
-        return Cmp(JobTimeUsed(*a.job, now), JobTimeUsed(*b.job, now));
-      });
+      return SortExtractor([now](const SqueueRow& r) { return Num(JobTimeUsed(*r.job, now)); });
     case 'l':
     case 'L': {
       bool left = key == 'L';
-      return RowCompare([limit_key, left](const SqueueRow& a, const SqueueRow& b) {
-        return Cmp(limit_key(a, left), limit_key(b, left));
+      return SortExtractor([now, left](const SqueueRow& r) {
+        TimeLimit l = JobTimeLimit(*r.job);
+        if (l.unlimited) return Num(std::numeric_limits<std::int64_t>::max());
+        if (l.unset) return Num(std::numeric_limits<std::int64_t>::max() - 1);
+        return Num(left ? l.seconds - JobTimeUsed(*r.job, now) : l.seconds);
       });
     }
     case 'N':
-      return RowCompare([](const SqueueRow& a, const SqueueRow& b) {
-        return Cmp(FirstHost(*a.job), FirstHost(*b.job));
-      });
+      return SortExtractor([](const SqueueRow& r) { return Text(FirstHost(*r.job)); });
     default:
       return InvalidArgument(fmt::format("squeue: invalid sort specification: {}", key));
   }
+}
+
+// Sorts rows by one key, stably, computing each row's key once.
+void SortBy(std::vector<SqueueRow>& rows, const SortExtractor& key, bool reverse) {
+  std::vector<SortValue> keys;
+  keys.reserve(rows.size());
+  for (const SqueueRow& row : rows) keys.push_back(key(row));
+  std::vector<std::size_t> order(rows.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return reverse ? keys[y] < keys[x] : keys[x] < keys[y];
+  });
+  std::vector<SqueueRow> sorted;
+  sorted.reserve(rows.size());
+  for (std::size_t i : order) sorted.push_back(rows[i]);
+  rows = std::move(sorted);
 }
 
 // Applies a Slurm sort list as sort_job_list does: keys from last to first, each a stable sort,
@@ -156,13 +180,9 @@ Status SortRows(std::vector<SqueueRow>& rows, std::string_view sort, Time now) {
   for (std::size_t i = sort.size(); i-- > 0;) {
     char c = sort[i];
     if (c == ',' || c == '+' || c == '-') continue;
-    bool reverse = i > 0 && sort[i - 1] == '-';
-    Result<RowCompare> cmp = SortKey(c, now);
-    if (!cmp.ok()) return cmp.status();
-    std::stable_sort(rows.begin(), rows.end(), [&](const SqueueRow& a, const SqueueRow& b) {
-      int d = (*cmp)(a, b);
-      return reverse ? d > 0 : d < 0;
-    });
+    Result<SortExtractor> key = SortKey(c, now);
+    if (!key.ok()) return key.status();
+    SortBy(rows, *key, i > 0 && sort[i - 1] == '-');
   }
   return Status::Ok();
 }
@@ -190,8 +210,7 @@ Result<std::string> FormatSqueue(const nlohmann::json& jobs, const SqueueOptions
   Result<FormatSpec> spec = ParseFormat(format, "squeue");
   if (!spec.ok()) return spec.status();
   for (const FieldSpec& field : spec->fields) {
-    bool cut = true;
-    if (field.auto_width || SqueueHeader(field.letter, &cut) == nullptr) {
+    if (field.auto_width || !SqueueHeader(field.letter)) {
       return InvalidArgument(fmt::format("squeue: invalid job format specification: %{}{}",
                                          field.auto_width ? "#" : "", field.letter));
     }
@@ -212,19 +231,13 @@ Result<std::string> FormatSqueue(const nlohmann::json& jobs, const SqueueOptions
   }
   std::string sort = options.sort.empty() ? (options.start ? "S" : "P,t,-p") : options.sort;
   // A deterministic base order (Slurm's qsort leaves ties unspecified): by job id.
-  Result<RowCompare> by_id = SortKey('i', options.now);
-  std::stable_sort(rows.begin(), rows.end(),
-                   [&](const SqueueRow& a, const SqueueRow& b) { return (*by_id)(a, b) < 0; });
+  SortBy(rows, *SortKey('i', options.now), false);
   LOCKSTEP_RETURN_IF_ERROR(SortRows(rows, sort, options.now));
 
   std::string out;
   if (!options.noheader) {
     if (options.long_format) out += DateLine(options.now) + "\n";
-    AppendLine(out, *spec, [](char letter) {
-      SqueueCell c;
-      c.text = SqueueHeader(letter, &c.cut);
-      return c;
-    });
+    AppendLine(out, *spec, [](char letter) { return *SqueueHeader(letter); });
   }
   for (const SqueueRow& row : rows) {
     AppendLine(out, *spec, [&](char letter) { return SqueueValue(letter, row, options.now); });

@@ -3,9 +3,8 @@
 // out; no clock, no I/O; thread-safe.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/status.h"
 #include "common/types.h"
@@ -22,9 +21,9 @@ struct SqueueOptions {
   // -o/--format. Empty: kSqueueLongFormat with `long_format`, kSqueueStartFormat with `start`,
   // else kSqueueDefaultFormat.
   std::string format;
-  bool long_format = false;  // -l: the long format, and a date line above the header
-  bool start = false;        // --start: the start format, sorted by expected start ("S")
-  bool noheader = false;     // -h
+  bool long_format = false;     // -l: the long format, and a date line above the header
+  bool start = false;           // --start: the start format, sorted by expected start ("S")
+  bool noheader = false;        // -h
   bool array_expanded = false;  // -r: a pending array prints one line per task
   // -S/--sort, Slurm's sort letters (i, j, u, U, P, t, T, p, Q, S, V, M, D, C, e, l, L, N, v),
   // each optionally preceded by '+' or '-', comma-separated. Empty: "P,t,-p" ("S" with `start`).

@@ -3,10 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "common/types.h"
 
@@ -24,9 +23,9 @@ struct SqueueCell {
   bool cut = true;
 };
 
-// The header of `letter`, or nullptr when squeue has no such letter (or lockstep cannot fill
-// it). `cut` is set to whether the header is cut to the column width.
-const char* SqueueHeader(char letter, bool* cut);
+// The header of `letter` (and whether Slurm cuts it to the column width), or nullopt when
+// squeue has no such letter or lockstep cannot fill it.
+std::optional<SqueueCell> SqueueHeader(char letter);
 
 // The value of `letter` for `row`; `letter` must have a header.
 SqueueCell SqueueValue(char letter, const SqueueRow& row, Time now);

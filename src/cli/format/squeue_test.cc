@@ -7,6 +7,9 @@
 namespace lockstep::cli {
 namespace {
 
+// Golden outputs keep one report line a source line.
+// clang-format off
+
 using testdata::kNow;
 
 std::string Squeue(const nlohmann::json& jobs, SqueueOptions options) {
@@ -19,12 +22,13 @@ std::string Squeue(const nlohmann::json& jobs, SqueueOptions options) {
 // squeue(1)'s default report. Rows are in Slurm's default order "P,t,-p": partition, then the
 // compact state as text ("PD" before "R"), then priority, highest first.
 TEST(Squeue, DefaultFormatGolden) {
-  EXPECT_EQ(Squeue(testdata::Jobs(), {}),
-            "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
-            "       40_[3-10%2]       cpu preproce verylong PD       0:00      1 (JobArrayTaskLimit)\n"
-            "              40_2       cpu preproce verylong  R 1-01:01:01      1 cpu07\n"
-            "              1235       gpu    train    alice PD       0:00     64 (Resources)\n"
-            "              1234       gpu    train    alice  R    1:02:03     64 gpu-node[001-064]\n");
+  EXPECT_EQ(
+      Squeue(testdata::Jobs(), {}),
+      "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+      "       40_[3-10%2]       cpu preproce verylong PD       0:00      1 (JobArrayTaskLimit)\n"
+      "              40_2       cpu preproce verylong  R 1-01:01:01      1 cpu07\n"
+      "              1235       gpu    train    alice PD       0:00     64 (Resources)\n"
+      "              1234       gpu    train    alice  R    1:02:03     64 gpu-node[001-064]\n");
 }
 
 // -l: a date line, the long state, and TIME_LIMIT cut to its 9 columns in the header while a
@@ -32,13 +36,16 @@ TEST(Squeue, DefaultFormatGolden) {
 TEST(Squeue, LongFormatGolden) {
   SqueueOptions options;
   options.long_format = true;
-  EXPECT_EQ(Squeue(testdata::Jobs(), options),
-            "Sat Nov 29 08:06:40 2025\n"
-            "             JOBID PARTITION     NAME     USER    STATE       TIME TIME_LIMI  NODES NODELIST(REASON)\n"
-            "       40_[3-10%2]       cpu preproce verylong  PENDING       0:00 UNLIMITED      1 (JobArrayTaskLimit)\n"
-            "              40_2       cpu preproce verylong  RUNNING 1-01:01:01 UNLIMITED      1 cpu07\n"
-            "              1235       gpu    train    alice  PENDING       0:00   1:00:00     64 (Resources)\n"
-            "              1234       gpu    train    alice  RUNNING    1:02:03 1-00:00:00     64 gpu-node[001-064]\n");
+  EXPECT_EQ(
+      Squeue(testdata::Jobs(), options),
+      "Sat Nov 29 08:06:40 2025\n"
+      "             JOBID PARTITION     NAME     USER    STATE       TIME TIME_LIMI  NODES "
+      "NODELIST(REASON)\n"
+      "       40_[3-10%2]       cpu preproce verylong  PENDING       0:00 UNLIMITED      1 "
+      "(JobArrayTaskLimit)\n"
+      "              40_2       cpu preproce verylong  RUNNING 1-01:01:01 UNLIMITED      1 cpu07\n"
+      "              1235       gpu    train    alice  PENDING       0:00   1:00:00     64 (Resources)\n"
+      "              1234       gpu    train    alice  RUNNING    1:02:03 1-00:00:00     64 gpu-node[001-064]\n");
 }
 
 // --start over the pending jobs: sorted by expected start, unknown starts ("N/A") first because
@@ -120,18 +127,22 @@ TEST(Squeue, OtherFields) {
 TEST(Squeue, CompactStates) {
   nlohmann::json jobs = nlohmann::json::array();
   const char* states[] = {"PENDING", "RUNNING", "COMPLETING", "COMPLETED", "CANCELLED",
-                          "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY"};
+                          "FAILED",  "TIMEOUT", "NODE_FAIL",  "PREEMPTED", "OUT_OF_MEMORY"};
   int id = 1;
   for (const char* state : states) {
-    jobs.push_back({{"job_id", id++}, {"state", state}, {"partition", "p"}, {"reason", "None"},
+    jobs.push_back({{"job_id", id++},
+                    {"state", state},
+                    {"partition", "p"},
+                    {"reason", "None"},
                     {"nodes", "n1"}});
   }
   SqueueOptions options;
   options.noheader = true;
   options.format = "%t:%R";
   options.sort = "i";
-  EXPECT_EQ(Squeue(jobs, options),
-            "PD:(None)\nR:n1\nCG:n1\nCD:n1\nCA:n1\nF:(None)\nTO:(None)\nNF:n1\nPR:n1\nOOM:(None)\n");
+  EXPECT_EQ(
+      Squeue(jobs, options),
+      "PD:(None)\nR:n1\nCG:n1\nCD:n1\nCA:n1\nF:(None)\nTO:(None)\nNF:n1\nPR:n1\nOOM:(None)\n");
 }
 
 TEST(Squeue, SortKeys) {
@@ -153,8 +164,7 @@ TEST(Squeue, AcceptsTheApiEnvelopeAndEmptyLists) {
 TEST(Squeue, Errors) {
   SqueueOptions options;
   options.format = "%i %!";
-  EXPECT_EQ(FormatSqueue(testdata::Jobs(), options).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(FormatSqueue(testdata::Jobs(), options).status().code(), StatusCode::kInvalidArgument);
   options.format = "%i %";
   EXPECT_FALSE(FormatSqueue(testdata::Jobs(), options).ok());
   options.format = "%#i";
@@ -170,6 +180,8 @@ TEST(Squeue, Errors) {
   options.array_expanded = true;
   EXPECT_FALSE(FormatSqueue(bad, options).ok());
 }
+
+// clang-format on
 
 }  // namespace
 }  // namespace lockstep::cli

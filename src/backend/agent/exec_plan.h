@@ -1,0 +1,73 @@
+// What a task's child process does between fork and exec, prepared in the parent: after fork, a
+// child of a multi-threaded process may only make async-signal-safe calls, so every string,
+// array and path it needs is built here beforehand, and the child only makes system calls.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/agent/launcher.h"
+#include "common/status.h"
+
+namespace lockstep::agent::internal {
+
+// Where the child failed; sent to the parent with errno through the CLOEXEC error pipe.
+enum class ChildStage : int {
+  kSetsid = 1,
+  kCgroup,
+  kSetgroups,
+  kSetgid,
+  kSetuid,
+  kChdir,
+  kStdin,
+  kStdout,
+  kStderr,
+  kExec,
+};
+
+// The message the child writes to the error pipe when it cannot exec (one write, 8 bytes).
+struct ChildError {
+  int stage = 0;
+  int error = 0;
+};
+
+// The prepared exec of one task. Not copyable or movable: the pointer arrays point into the
+// strings it owns. Const methods are safe to call from the forked child.
+class ExecPlan {
+ public:
+  // switch_user: the child calls setgroups/setgid/setuid (the launcher is root).
+  static Result<std::unique_ptr<ExecPlan>> Build(const TaskSpec& spec, bool switch_user);
+  ExecPlan(const ExecPlan&) = delete;
+  ExecPlan& operator=(const ExecPlan&) = delete;
+
+  // Runs in the forked child: resets signals, starts a session, joins the cgroup (writes "0" to
+  // cgroup_procs_fd unless it is -1), drops privileges, changes directory, opens stdin/stdout/
+  // stderr, execs. Never returns: on failure it writes a ChildError to error_fd and _exits 127.
+  [[noreturn]] void RunChild(int error_fd, int cgroup_procs_fd) const;
+
+  // The Status for a ChildError the child reported.
+  Status Describe(const ChildError& e) const;
+
+ private:
+  ExecPlan() = default;
+
+  std::vector<std::string> argv_strings_;
+  std::vector<std::string> env_strings_;
+  std::vector<std::string> candidates_;  // the paths to try execve on, in order
+  std::vector<char*> argv_;              // null-terminated
+  std::vector<char*> envp_;              // null-terminated
+  std::string search_path_;              // the PATH searched, for messages; empty: no search
+  std::string cwd_, stdin_path_, stdout_path_, stderr_path_;
+  bool share_stderr_ = true;
+  bool append_ = false;
+  bool switch_user_ = false;
+  uid_t uid_ = 0;
+  gid_t gid_ = 0;
+  std::vector<gid_t> groups_;
+  int max_fd_ = 1024;  // fallback upper bound to mark CLOEXEC when close_range is missing
+};
+
+}  // namespace lockstep::agent::internal

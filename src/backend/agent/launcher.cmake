@@ -1,0 +1,8 @@
+# The agent's process launcher (included by CMakeLists.txt of this folder).
+lockstep_cc_library(NAME lockstep_launcher
+  SRCS launcher.cc exec_plan.cc cgroup.cc cgroup_tree.cc cgroup_setup.cc
+  DEPS lockstep_common Threads::Threads)
+
+lockstep_cc_test(NAME launcher_test
+  SRCS launcher_test.cc launcher_signal_test.cc cgroup_test.cc launcher_test_util.cc
+  DEPS lockstep_launcher)

@@ -1,0 +1,136 @@
+// scontrol: show job/node/partition/hostnames; hold, release, requeue; update job and node.
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "cli/format/scontrol.h"
+#include "common/duration.h"
+
+namespace lockstep::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: scontrol show job [ID] | show node [NAME] | show partition [NAME] | show hostnames LIST\n"
+    "       scontrol hold|release|requeue JOBID[,JOBID...]\n"
+    "       scontrol update JobId=ID [TimeLimit=T] [Priority=N] [Nice=N] [JobName=X]\n"
+    "       scontrol update NodeName=NAME State=DRAIN|RESUME|DOWN [Reason=TEXT]\n";
+
+// "Key=Value" words, keys case-insensitive (Slurm's scontrol accepts any case).
+std::map<std::string, std::string> KeyValues(const std::vector<std::string>& words, std::string* bad) {
+  std::map<std::string, std::string> kv;
+  for (const std::string& w : words) {
+    std::size_t eq = w.find('=');
+    if (eq == std::string::npos) {
+      *bad = w;
+      return {};
+    }
+    std::string key = w.substr(0, eq);
+    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    kv[key] = w.substr(eq + 1);
+  }
+  return kv;
+}
+
+int Show(client::ApiClient& api, const std::vector<std::string>& a) {
+  ScontrolOptions o;
+  o.now = std::time(nullptr);
+  std::string what = a.size() > 1 ? a[1] : "";
+  std::string name = a.size() > 2 ? a[2] : "";
+  Result<std::string> text = InvalidArgument(std::string("invalid entity: ") + what + "\n" + kUsage);
+  if (what == "job" || what == "jobs") {
+    Result<nlohmann::json> r = name.empty() ? api.Get("/api/v1/jobs") : api.Get("/api/v1/jobs/" + name);
+    if (!r.ok()) return Fail("scontrol", r.status());
+    text = FormatScontrolShowJob(name.empty() ? (*r)["jobs"] : nlohmann::json::array({*r}), o);
+  } else if (what == "node" || what == "nodes") {
+    Result<nlohmann::json> r = api.Get("/api/v1/nodes");
+    if (!r.ok()) return Fail("scontrol", r.status());
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const auto& n : (*r)["nodes"])
+      if (name.empty() || n["name"] == name) nodes.push_back(n);
+    if (nodes.empty()) return Fail("scontrol", "node " + name + " not found");
+    text = FormatScontrolShowNode(nodes, o);
+  } else if (what == "partition" || what == "partitions") {
+    Result<nlohmann::json> p = api.Get("/api/v1/partitions"), n = api.Get("/api/v1/nodes");
+    if (!p.ok() || !n.ok()) return Fail("scontrol", (!p.ok() ? p : n).status());
+    nlohmann::json parts = nlohmann::json::array();
+    for (const auto& x : (*p)["partitions"])
+      if (name.empty() || x["name"] == name) parts.push_back(x);
+    if (parts.empty()) return Fail("scontrol", "partition " + name + " not found");
+    text = FormatScontrolShowPartition(parts, (*n)["nodes"], o);
+  } else if (what == "hostnames" || what == "hostname") {
+    text = FormatScontrolShowHostnames(name.empty() ? Environment()["SLURM_JOB_NODELIST"] : name);
+  }
+  if (!text.ok()) return Fail("scontrol", text.status());
+  std::fputs(text->c_str(), stdout);
+  return 0;
+}
+
+int JobAction(client::ApiClient& api, const std::string& action, const std::string& ids) {
+  int rc = 0;
+  std::stringstream in(ids);
+  std::string id;
+  while (std::getline(in, id, ',')) {
+    Result<nlohmann::json> r = api.Post("/api/v1/jobs/" + id + "/" + action, nlohmann::json::object());
+    if (!r.ok()) rc = Fail("scontrol", action + " of job " + id + ": " + r.status().message());
+  }
+  return rc;
+}
+
+int Update(client::ApiClient& api, const std::vector<std::string>& a) {
+  std::string bad;
+  std::map<std::string, std::string> kv = KeyValues({a.begin() + 1, a.end()}, &bad);
+  if (!bad.empty()) return Fail("scontrol", "update: '" + bad + "' is not Key=Value\n" + kUsage);
+  if (kv.count("nodename")) {
+    std::string state = kv.count("state") ? kv["state"] : "";
+    Result<nlohmann::json> r = api.Post("/api/v1/nodes/" + kv["nodename"] + "/state",
+                                        {{"state", state}, {"reason", kv.count("reason") ? kv["reason"] : ""}});
+    return r.ok() ? 0 : Fail("scontrol", r.status());
+  }
+  std::string id = kv.count("jobid") ? kv["jobid"] : kv.count("job") ? kv["job"] : "";
+  if (id.empty()) return Fail("scontrol", std::string("update: name a JobId= or a NodeName=\n") + kUsage);
+  nlohmann::json changes = nlohmann::json::object();
+  for (auto& [k, v] : kv) {
+    if (k == "jobid" || k == "job") continue;
+    try {
+      if (k == "timelimit") {
+        Result<Seconds> t = ParseSlurmDuration(v);
+        // A bare number is minutes for scontrol too.
+        if (v.find_first_not_of("0123456789") == std::string::npos) t = std::stoll(v) * 60;
+        if (!t.ok()) return Fail("scontrol", "update: TimeLimit: " + t.status().message());
+        changes["time_limit"] = *t;
+      } else if (k == "priority") {
+        changes["priority"] = std::stoul(v);
+      } else if (k == "nice") {
+        changes["nice"] = std::stoi(v);
+      } else if (k == "jobname" || k == "name") {
+        changes["name"] = v;
+      } else {
+        return Fail("scontrol", "update: '" + k + "' cannot be changed here");
+      }
+    } catch (const std::exception&) {
+      return Fail("scontrol", "update: " + k + ": '" + v + "' is not a number");
+    }
+  }
+  Result<nlohmann::json> r = api.Patch("/api/v1/jobs/" + id, changes);
+  return r.ok() ? 0 : Fail("scontrol", r.status());
+}
+
+}  // namespace
+
+int RunScontrol(int argc, char** argv) {
+  std::vector<std::string> a = Args(argc, argv);
+  if (a.empty() || a[0] == "-h" || a[0] == "--help") {
+    std::fputs(kUsage, a.empty() ? stderr : stdout);
+    return a.empty() ? 2 : 0;
+  }
+  client::ApiClient api;
+  const std::string& verb = a[0];
+  if (verb == "show") return Show(api, a);
+  if ((verb == "hold" || verb == "release" || verb == "requeue") && a.size() == 2) return JobAction(api, verb, a[1]);
+  if (verb == "update") return Update(api, a);
+  return Fail("scontrol", "invalid command: " + verb + "\n" + kUsage);
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,20 @@
+// The store's schema: creating it in a new file and refusing files this build cannot use.
+// Private to the store. Thread-safety: uses only the connection it is given.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <string>
+
+#include "common/status.h"
+
+namespace lockstep::store::internal {
+
+// Makes the connection's file a lockstep store at kSchemaVersion: checks that an existing file
+// is a store this build can read (before writing anything to it), switches it to WAL, sets
+// synchronous (FULL when `sync`, else OFF) and creates the tables of a new file. Errors name
+// `path`: FailedPrecondition for a file that is not SQLite, a SQLite file that is not a store,
+// or a store from a newer version.
+Status InitializeSchema(sqlite3* db, const std::string& path, bool sync);
+
+}  // namespace lockstep::store::internal

@@ -1,0 +1,77 @@
+// A real cluster for end-to-end tests: lockstepd and lockstep-agent as processes of their own
+// in a temporary state directory, and the lockstep CLI run as a user would run it. Every
+// process the harness starts is stopped by its PID when the harness goes away (and dies with
+// the test process if that crashes first: PR_SET_PDEATHSIG).
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lockstep::testing {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+struct ClusterOptions {
+  int nodes = 2;
+  int gpus_per_node = 4;
+  int cpus_per_node = 16;
+  int node_timeout_s = 30;
+  int kill_wait_s = 2;
+  std::string extra_yaml;  // appended to the cluster YAML (partitions, qos, scheduler)
+};
+
+class Cluster {
+ public:
+  explicit Cluster(const ClusterOptions& options = {});
+  ~Cluster();
+
+  // Starts lockstepd (and the agent unless `with_agent` is false); waits for idle nodes.
+  bool Start(bool with_agent = true);
+  void StartDaemon();
+  void StartAgent();
+  // SIGKILL, as a crash would.
+  void KillDaemon();
+  void KillAgent();
+  // SIGSTOP / SIGCONT: an agent that stops heartbeating without dying.
+  void PauseAgent();
+  void ResumeAgent();
+
+  // Runs `lockstep <args>` (args[0] is the verb, e.g. "sbatch") in `cwd` as `uid` (-1: as is).
+  CommandResult Run(const std::vector<std::string>& args, const std::string& cwd = "", int uid = -1,
+                    const std::string& stdin_text = "");
+  // GET on the API as JSON (through `lockstep`-independent curl-free client).
+  nlohmann::json Get(const std::string& target);
+  // Polls until the job reaches a finished state or `timeout_s` passes; its JSON.
+  nlohmann::json WaitJob(unsigned long long id, int timeout_s = 20);
+  nlohmann::json Job(unsigned long long id);
+  bool WaitNodes(const std::string& state, int count, int timeout_s = 20);
+
+  const std::string& dir() const { return dir_; }
+  const std::string& work() const { return work_; }
+  std::string ReadFile(const std::string& path) const;
+
+ private:
+  pid_t Spawn(const std::vector<std::string>& argv, const std::string& log);
+  void Stop(pid_t& pid, int signo);
+
+  ClusterOptions options_;
+  std::string dir_;    // state
+  std::string work_;   // where jobs are submitted from
+  std::string bin_;    // build/bin
+  pid_t daemon_ = -1;
+  pid_t agent_ = -1;
+};
+
+// Submits with `sbatch --parsable`; 0 on failure.
+unsigned long long Submit(Cluster& c, std::vector<std::string> args, const std::string& cwd = "");
+
+}  // namespace lockstep::testing

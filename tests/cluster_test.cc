@@ -1,0 +1,203 @@
+// End to end: lockstepd and lockstep-agent as real processes, the lockstep CLI as users run it.
+#include <signal.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "tests/cluster_harness.h"
+
+namespace lockstep::testing {
+namespace {
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+void WriteScript(const Cluster& c, const std::string& name, const std::string& text) {
+  std::ofstream(c.work() + "/" + name) << text;
+}
+
+TEST(Cluster, OneGpuJobRunsWithSlurmEnvironmentAndOutputFile) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  unsigned long long id = Submit(c, {"--gpus=1", "-J", "probe", "--wrap",
+                                     "echo id=$SLURM_JOB_ID name=$SLURM_JOB_NAME nodes=$SLURM_JOB_NODELIST "
+                                     "gpus=$CUDA_VISIBLE_DEVICES ntasks=$SLURM_NTASKS submit=$SLURM_SUBMIT_DIR"});
+  ASSERT_GT(id, 0u);
+  nlohmann::json j = c.WaitJob(id);
+  EXPECT_EQ(j["state"], "COMPLETED");
+  EXPECT_EQ(j["exit_code"], 0);
+  std::string out = c.ReadFile("slurm-" + std::to_string(id) + ".out");
+  EXPECT_TRUE(Contains(out, "id=" + std::to_string(id) + " name=probe nodes=node1 gpus=0 ntasks=1 submit=" + c.work()))
+      << out;
+}
+
+TEST(Cluster, SbatchPrintsSubmittedBatchJobAndRejectsBadScripts) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  WriteScript(c, "ok.sh", "#!/bin/sh\n#SBATCH -J fromscript\necho ok\n");
+  CommandResult r = c.Run({"sbatch", "ok.sh"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "Submitted batch job ")) << r.out;
+  WriteScript(c, "bad.sh", "echo no shebang\n");
+  r = c.Run({"sbatch", "bad.sh"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(Contains(r.err, "sbatch: error:")) << r.err;
+  r = c.Run({"sbatch", "--gpus=99", "--wrap", "true"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(Contains(r.err, "node configuration is not available")) << r.err;
+  r = c.Run({"sbatch", "-p", "nosuch", "--wrap", "true"});
+  EXPECT_TRUE(Contains(r.err, "invalid partition")) << r.err;
+  // Nothing but the good job was accepted.
+  EXPECT_EQ(c.Get("/api/v1/jobs?all=1")["jobs"].size(), 1u);
+}
+
+TEST(Cluster, TwoNodeTrainingJobGetsRanksAndGpusPerTask) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  WriteScript(c, "train.sbatch",
+              "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\n#SBATCH --gpus-per-node=4\n"
+              "srun bash -c 'echo rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK node=$SLURMD_NODENAME "
+              "master=$MASTER_ADDR cuda=$CUDA_VISIBLE_DEVICES'\n");
+  unsigned long long id = Submit(c, {"train.sbatch"});
+  ASSERT_GT(id, 0u);
+  EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
+  std::string out = c.ReadFile("slurm-" + std::to_string(id) + ".out");
+  for (int rank = 0; rank < 8; ++rank) {
+    std::string node = rank < 4 ? "node1" : "node2";
+    EXPECT_TRUE(Contains(out, "rank=" + std::to_string(rank) + " world=8 local=" + std::to_string(rank % 4) +
+                                  " node=" + node + " master=127.0.0.1 cuda=0,1,2,3"))
+        << out;
+  }
+}
+
+TEST(Cluster, ArraysRunEveryTaskWithinTheirThrottle) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  unsigned long long id = Submit(c, {"--array=1-4%2", "--wrap", "echo task=$SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_JOB_ID"});
+  ASSERT_GT(id, 0u);
+  for (unsigned long long task = id; task < id + 4; ++task) EXPECT_EQ(c.WaitJob(task)["state"], "COMPLETED");
+  for (int t = 1; t <= 4; ++t) {
+    std::string out = c.ReadFile("slurm-" + std::to_string(id) + "_" + std::to_string(t) + ".out");
+    EXPECT_EQ(out, "task=" + std::to_string(t) + " of " + std::to_string(id) + "\n");
+  }
+}
+
+TEST(Cluster, DependencyChainsRunInOrderAndFailedOnesNeverStart) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  unsigned long long a = Submit(c, {"--wrap", "sleep 1; date +%s%N > a.done"});
+  unsigned long long b = Submit(c, {"-d", "afterok:" + std::to_string(a), "--wrap", "date +%s%N > b.done"});
+  unsigned long long never = Submit(c, {"-d", "afternotok:" + std::to_string(a), "--wrap", "true"});
+  ASSERT_TRUE(a && b && never);
+  EXPECT_EQ(c.WaitJob(b)["state"], "COMPLETED");
+  EXPECT_LT(std::stoll(c.ReadFile("a.done")), std::stoll(c.ReadFile("b.done")));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  nlohmann::json n = c.Job(never);
+  EXPECT_EQ(n["state"], "PENDING");
+  EXPECT_EQ(n["reason"], "DependencyNeverSatisfied");
+}
+
+TEST(Cluster, CancelEndsARunningJobAndItsProcesses) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  unsigned long long id = Submit(c, {"--wrap", "echo $$ > pid; sleep 300"});
+  ASSERT_GT(id, 0u);
+  for (int i = 0; i < 100 && c.ReadFile("pid").empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  pid_t pid = std::stoi(c.ReadFile("pid"));
+  CommandResult r = c.Run({"scancel", std::to_string(id)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(c.WaitJob(id)["state"], "CANCELLED");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_NE(::kill(pid, 0), 0) << "the job's process is still there";
+  r = c.Run({"scancel", "999999"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(Contains(r.err, "Invalid job id 999999")) << r.err;
+}
+
+TEST(Cluster, TimeLimitEndsAJobAsTimeout) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  unsigned long long id = Submit(c, {"-t", "0:02", "--wrap", "sleep 300"});
+  ASSERT_GT(id, 0u);
+  nlohmann::json j = c.WaitJob(id, 30);
+  EXPECT_EQ(j["state"], "TIMEOUT");
+  EXPECT_GE(j["end_time"].get<long long>() - j["start_time"].get<long long>(), 2);
+}
+
+TEST(Cluster, UsersCannotTouchOthersJobsButOperatorsCan) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  unsigned long long root_job = Submit(c, {"--wrap", "sleep 300"});
+  ASSERT_GT(root_job, 0u);
+  const int nobody = 65534;
+  CommandResult r = c.Run({"scancel", std::to_string(root_job)}, "", nobody);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(Contains(r.err, "permission denied")) << r.err;
+  EXPECT_NE(c.Job(root_job)["state"], "CANCELLED");
+  // nobody's own job runs as nobody; root (an operator) may cancel it.
+  r = c.Run({"sbatch", "--parsable", "--wrap", "id -u > whoami; sleep 300"}, "", nobody);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long long theirs = std::stoull(r.out);
+  for (int i = 0; i < 100 && c.ReadFile("whoami").empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(c.ReadFile("whoami"), "65534\n");
+  EXPECT_EQ(c.Run({"scancel", std::to_string(theirs)}).exit_code, 0);
+  EXPECT_EQ(c.WaitJob(theirs)["state"], "CANCELLED");
+  EXPECT_EQ(c.Run({"scancel", std::to_string(root_job)}).exit_code, 0);
+}
+
+TEST(Cluster, CrashOfTheControllerLosesNoAcknowledgedJobAndAdoptsRunningOnes) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  unsigned long long runner = Submit(c, {"--wrap", "sleep 2; echo survived"});
+  ASSERT_GT(runner, 0u);
+  for (int i = 0; i < 100 && c.Job(runner)["state"] != "RUNNING"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // A stream of submissions, and a crash in the middle of it.
+  std::vector<unsigned long long> acknowledged;
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    c.KillDaemon();
+  });
+  for (int i = 0; i < 200; ++i) {
+    unsigned long long id = Submit(c, {"--hold", "--wrap", "true"});
+    if (id == 0) break;
+    acknowledged.push_back(id);
+  }
+  killer.join();
+  c.StartDaemon();
+  ASSERT_TRUE(c.WaitNodes("idle", 1, 20) || c.WaitNodes("mixed", 1, 1));
+  EXPECT_FALSE(acknowledged.empty());
+  for (unsigned long long id : acknowledged) EXPECT_EQ(c.Job(id)["state"], "PENDING") << "job " << id << " was lost";
+  nlohmann::json j = c.WaitJob(runner);
+  EXPECT_EQ(j["state"], "COMPLETED");
+  EXPECT_EQ(c.ReadFile("slurm-" + std::to_string(runner) + ".out"), "survived\n");
+}
+
+TEST(Cluster, SilentAgentMakesItsNodesDownAndRequeuesItsJobs) {
+  ClusterOptions o;
+  o.node_timeout_s = 2;
+  Cluster c(o);
+  ASSERT_TRUE(c.Start());
+  unsigned long long requeue = Submit(c, {"-N", "2", "--wrap", "sleep 300"});
+  unsigned long long fail = Submit(c, {"--no-requeue", "--wrap", "sleep 300"});
+  ASSERT_TRUE(requeue && fail);
+  for (int i = 0; i < 100 && c.Job(fail)["state"] != "RUNNING"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  c.PauseAgent();
+  EXPECT_TRUE(c.WaitNodes("down*", 2, 15));
+  EXPECT_EQ(c.WaitJob(fail, 10)["state"], "NODE_FAIL");
+  nlohmann::json r = c.Job(requeue);
+  EXPECT_EQ(r["state"], "PENDING");
+  EXPECT_EQ(r["restart_count"], 1);
+  c.ResumeAgent();
+  for (int i = 0; i < 200 && c.Job(requeue)["state"] != "RUNNING"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(c.Job(requeue)["state"], "RUNNING");
+  c.Run({"scancel", std::to_string(requeue)});
+}
+
+}  // namespace
+}  // namespace lockstep::testing
