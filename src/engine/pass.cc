@@ -1,7 +1,9 @@
 #include "engine/pass.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <tuple>
 
 #include "engine/priority.h"
 
@@ -65,7 +67,10 @@ Pass::Pass(const Snapshot& s, const PolicyOptions& o)
       pending_slot_(s.pending.size(), kNone),
       partition_free_(s.partitions.size()),
       node_partition_offset_(s.nodes.size() + 1, 0),
-      partition_blocked_(s.partitions.size(), false) {
+      partition_blocked_(s.partitions.size(), false),
+      free_index_(s, planner_),
+      partition_classes_(s.partitions.size()) {
+  BuildNodeClasses();
   for (const Partition& part : s.partitions)
     for (std::uint32_t n : part.nodes)
       if (n < s.nodes.size()) ++node_partition_offset_[n + 1];
@@ -80,6 +85,25 @@ Pass::Pass(const Snapshot& s, const PolicyOptions& o)
       if (!w.usable) continue;
       partition_free_[p].cpus += w.free_now.cpus;
       partition_free_[p].gpus += w.free_now.total_gpus();
+    }
+  }
+}
+
+// Nodes alike in capacity, GPU types and features answer "could this job ever fit" alike.
+void Pass::BuildNodeClasses() {
+  using ClassKey = std::tuple<std::int32_t, std::int64_t, std::array<std::int16_t, kMaxGpuTypesPerNode>,
+                              std::array<std::uint32_t, kMaxGpuTypesPerNode>, std::uint64_t>;
+  for (std::uint32_t p = 0; p < s_.partitions.size(); ++p) {
+    std::map<ClassKey, std::size_t> index;
+    for (std::uint32_t n : s_.partitions[p].nodes) {
+      if (n >= planner_.node_count()) continue;
+      const NodeWork& w = planner_.node(n);
+      ClassKey key{w.capacity.cpus, w.capacity.mem_mb, w.capacity.gpus, w.slot_type, s_.nodes[n].features};
+      auto [it, fresh] = index.emplace(key, partition_classes_[p].size());
+      if (fresh) partition_classes_[p].push_back({n, 0, 0});
+      NodeClass& c = partition_classes_[p][it->second];
+      ++c.count;
+      c.usable += w.usable ? 1 : 0;
     }
   }
 }
@@ -101,21 +125,28 @@ std::vector<std::uint32_t> Pass::QueueOrder() {
     prio[j] = b.total;
     plan_.priorities.emplace_back(s_.pending[j].id, b);
   }
-  std::vector<std::uint32_t> order(s_.pending.size());
-  std::iota(order.begin(), order.end(), 0u);
-  auto tier = [&](std::uint32_t j) {
-    std::uint32_t p = s_.pending[j].partition;
-    return p < s_.partitions.size() ? s_.partitions[p].priority_tier : 0u;
+  // Sort compact keys, not indexes into the (large) Jobs: Slurm's order is partition
+  // PriorityTier, priority, submit time, job id.
+  struct OrderKey {
+    std::uint32_t tier, priority;
+    Time submit;
+    JobId id;
+    std::uint32_t index;
   };
-  // Slurm's order: partition PriorityTier, priority, submit time, job id.
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    const Job& ja = s_.pending[a];
-    const Job& jb = s_.pending[b];
-    if (tier(a) != tier(b)) return tier(a) > tier(b);
-    if (prio[a] != prio[b]) return prio[a] > prio[b];
-    if (ja.submit_time != jb.submit_time) return ja.submit_time < jb.submit_time;
-    return ja.id < jb.id;
+  std::vector<OrderKey> keys(s_.pending.size());
+  for (std::uint32_t j = 0; j < s_.pending.size(); ++j) {
+    const Job& job = s_.pending[j];
+    std::uint32_t tier = job.partition < s_.partitions.size() ? s_.partitions[job.partition].priority_tier : 0u;
+    keys[j] = {tier, prio[j], job.submit_time, job.id, j};
+  }
+  std::sort(keys.begin(), keys.end(), [](const OrderKey& a, const OrderKey& b) {
+    if (a.tier != b.tier) return a.tier > b.tier;
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.submit != b.submit) return a.submit < b.submit;
+    return a.id < b.id;
   });
+  std::vector<std::uint32_t> order(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].index;
   return order;
 }
 
@@ -144,11 +175,29 @@ std::vector<Candidate> Pass::FeasibleAt(std::uint32_t j, Time t) const {
   if (job.partition >= s_.partitions.size()) return out;
   const JobShape& sh = shapes_[j];
   Time end = sh.duration >= kUnlimited ? kInfiniteTime : t + sh.duration;
-  for (std::uint32_t n : s_.partitions[job.partition].nodes) {
-    if (n >= planner_.node_count() || !planner_.node(n).usable || !NodeMatches(n, sh)) continue;
+  const bool now = t <= s_.now;
+  auto consider = [&](std::uint32_t n) {
+    const NodeWork& w = planner_.node(n);
+    if (!w.usable || !NodeMatches(n, sh)) return;
+    // From now on a node never has more than it has free now: a cheap first test.
+    if (now && (w.free_now.cpus < sh.per_node.cpus || w.free_now.total_gpus() < sh.per_node.gpus)) return;
     ResourceVec avail = planner_.MinAvailable(n, t, end);
     if (auto take = planner_.MapNeed(n, sh.per_node, avail)) out.push_back({n, *take, avail});
+  };
+  if (now) {
+    // Only nodes that still have enough free now; for one node, only the best-fit bucket.
+    bool single = sh.nodes == 1 && sh.max_nodes == 1 && !sh.per_node.exclusive;
+    auto visit = [&](std::uint32_t n) {
+      std::size_t before = out.size();
+      consider(n);
+      return out.size() > before;
+    };
+    if (single) free_index_.VisitBestFirst(job.partition, sh.per_node.gpus, sh.per_node.cpus, visit);
+    else free_index_.VisitAtLeast(job.partition, sh.per_node.gpus, sh.per_node.cpus, visit);
+    return out;
   }
+  for (std::uint32_t n : s_.partitions[job.partition].nodes)
+    if (n < planner_.node_count()) consider(n);
   return out;
 }
 
@@ -167,7 +216,10 @@ std::optional<std::vector<Candidate>> Pass::Choose(std::uint32_t j,
 // enough, BadConstraints when no node has its features, ReqNodeNotAvail when enough nodes
 // exist but too few are up.
 PendingReason Pass::CheckFitsPartition(std::uint32_t j) {
+  // Only what a node must hold matters here, not for how long nor across how many switches.
   ShapeKey key = KeyOf(j);
+  key.duration = 0;
+  key.max_switches = 0;
   auto it = partition_fit_.find(key);
   if (it != partition_fit_.end()) return it->second;
   const Job& job = s_.pending[j];
@@ -177,12 +229,12 @@ PendingReason Pass::CheckFitsPartition(std::uint32_t j) {
     reason = PendingReason::kPartitionConfig;
   } else {
     int with_features = 0, capable = 0, capable_up = 0;
-    for (std::uint32_t n : s_.partitions[job.partition].nodes) {
-      if (n >= planner_.node_count() || !NodeMatches(n, sh)) continue;
-      ++with_features;
-      if (!planner_.MapNeed(n, sh.per_node, planner_.node(n).capacity)) continue;
-      ++capable;
-      if (planner_.node(n).usable) ++capable_up;
+    for (const NodeClass& c : partition_classes_[job.partition]) {
+      if (!NodeMatches(c.representative, sh)) continue;
+      with_features += c.count;
+      if (!planner_.MapNeed(c.representative, sh.per_node, planner_.node(c.representative).capacity)) continue;
+      capable += c.count;
+      capable_up += c.usable;
     }
     if (with_features < sh.nodes && sh.features != 0) reason = PendingReason::kBadConstraints;
     else if (capable < sh.nodes) reason = PendingReason::kPartitionConfig;
@@ -200,8 +252,10 @@ void Pass::StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool 
   st.job = job.id;
   st.backfilled = backfilled;
   st.allocation = ToAllocation(chosen);
-  for (std::size_t i = 0; i < chosen.size(); ++i)
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
     st.allocation.nodes[i].gpus = planner_.StartNow(chosen[i].node, chosen[i].take, end, OwnerOfPending(j));
+    free_index_.Update(chosen[i].node);
+  }
   Tres used;
   used.nodes = static_cast<std::int64_t>(chosen.size());
   for (const Candidate& c : chosen) {
@@ -232,6 +286,7 @@ void Pass::Reserve(std::uint32_t j, Time start, const std::vector<Candidate>& ch
   const auto running_count = static_cast<std::uint32_t>(s_.running.size());
   for (const Candidate& c : chosen) {
     planner_.Reserve(c.node, c.take, start, end, OwnerOfPending(j));
+    free_index_.Update(c.node);
     for (std::uint32_t owner : planner_.RunningEndingBy(c.node, start))
       if (owner < running_count) p.blocked_by.push_back(s_.running[owner].id);
   }

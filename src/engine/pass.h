@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/eligibility.h"
+#include "engine/free_index.h"
 #include "engine/limits.h"
 #include "engine/model.h"
 #include "engine/placement.h"
@@ -58,6 +59,7 @@ class Pass {
  private:
   ShapeKey KeyOf(std::uint32_t j) const;
   PendingReason CheckFitsPartition(std::uint32_t j);
+  void BuildNodeClasses();
   bool NodeMatches(std::uint32_t n, const JobShape& shape) const;
   void StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool backfilled);
   // False when the partition's free CPUs or GPUs, summed over its up nodes, are too few: the
@@ -90,7 +92,16 @@ class Pass {
   // Partitions of each node, flattened: node n's are [offset[n], offset[n + 1]).
   std::vector<std::uint32_t> node_partition_offset_;
   std::vector<std::uint32_t> node_partitions_;
-  std::vector<bool> partition_blocked_;  // a job of the partition waits for resources
+  std::vector<bool> partition_blocked_;
+  // Nodes by free GPUs now: starts look only where enough is free. Mutable: a cache over the
+  // planner's state that visits tidy up.
+  mutable FreeNodeIndex free_index_;
+  struct NodeClass {
+    std::uint32_t representative;
+    int count;
+    int usable;
+  };
+  std::vector<std::vector<NodeClass>> partition_classes_;  // per partition  // a job of the partition waits for resources
   bool any_blocked_ = false;
   int reservations_ = 0;
 };
