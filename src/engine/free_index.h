@@ -8,8 +8,8 @@
 // Internal to one Pass; not thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -33,7 +33,8 @@ class FreeNodeIndex {
     for (std::uint32_t n : p.irregular) visit(n);
     for (const auto& by_level : p.buckets)
       for (int level = gpus; level < static_cast<int>(by_level.size()); ++level)
-        for (auto it = by_level[level].lower_bound({cpus, 0}); it != by_level[level].end(); ++it)
+        for (auto it = std::lower_bound(by_level[level].begin(), by_level[level].end(), Entry{cpus, 0});
+             it != by_level[level].end(); ++it)
           if (visit(it->second)) return;
   }
 
@@ -45,11 +46,14 @@ class FreeNodeIndex {
     for (std::uint32_t n : p.irregular) visit(n);
     for (const auto& by_level : p.buckets)
       for (int level = gpus; level < static_cast<int>(by_level.size()); ++level)
-        for (auto it = by_level[level].lower_bound({cpus, 0}); it != by_level[level].end(); ++it) visit(it->second);
+        for (auto it = std::lower_bound(by_level[level].begin(), by_level[level].end(), Entry{cpus, 0});
+             it != by_level[level].end(); ++it)
+          visit(it->second);
   }
 
  private:
-  using Bucket = std::set<std::pair<std::int32_t, std::uint32_t>>;  // (free CPUs, node)
+  using Entry = std::pair<std::int32_t, std::uint32_t>;  // (free CPUs, node)
+  using Bucket = std::vector<Entry>;                     // sorted
   struct PartitionIndex {
     std::vector<std::vector<Bucket>> buckets;  // [weight rank][free GPUs]
     std::vector<std::uint32_t> irregular;      // nodes with reservations
@@ -63,7 +67,8 @@ class FreeNodeIndex {
   const Snapshot& s_;
   const AvailabilityPlanner& planner_;
   std::vector<PartitionIndex> partitions_;
-  std::vector<std::vector<std::uint32_t>> partitions_of_node_;
+  std::vector<std::uint32_t> node_partition_offset_;  // node n's partitions: [offset[n], offset[n+1])
+  std::vector<std::uint32_t> node_partitions_;
   std::vector<Filed> filed_;
   std::vector<std::uint32_t> rank_;  // weight rank of each node
   std::vector<bool> irregular_;

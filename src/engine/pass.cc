@@ -1,9 +1,7 @@
 #include "engine/pass.h"
 
 #include <algorithm>
-#include <map>
 #include <numeric>
-#include <tuple>
 
 #include "engine/priority.h"
 
@@ -68,9 +66,7 @@ Pass::Pass(const Snapshot& s, const PolicyOptions& o)
       partition_free_(s.partitions.size()),
       node_partition_offset_(s.nodes.size() + 1, 0),
       partition_blocked_(s.partitions.size(), false),
-      free_index_(s, planner_),
       partition_classes_(s.partitions.size()) {
-  BuildNodeClasses();
   for (const Partition& part : s.partitions)
     for (std::uint32_t n : part.nodes)
       if (n < s.nodes.size()) ++node_partition_offset_[n + 1];
@@ -91,19 +87,21 @@ Pass::Pass(const Snapshot& s, const PolicyOptions& o)
 
 // Nodes alike in capacity, GPU types and features answer "could this job ever fit" alike.
 void Pass::BuildNodeClasses() {
-  using ClassKey = std::tuple<std::int32_t, std::int64_t, std::array<std::int16_t, kMaxGpuTypesPerNode>,
-                              std::array<std::uint32_t, kMaxGpuTypesPerNode>, std::uint64_t>;
+  classes_built_ = true;
   for (std::uint32_t p = 0; p < s_.partitions.size(); ++p) {
-    std::map<ClassKey, std::size_t> index;
+    std::vector<NodeClass>& classes = partition_classes_[p];
     for (std::uint32_t n : s_.partitions[p].nodes) {
       if (n >= planner_.node_count()) continue;
       const NodeWork& w = planner_.node(n);
-      ClassKey key{w.capacity.cpus, w.capacity.mem_mb, w.capacity.gpus, w.slot_type, s_.nodes[n].features};
-      auto [it, fresh] = index.emplace(key, partition_classes_[p].size());
-      if (fresh) partition_classes_[p].push_back({n, 0, 0});
-      NodeClass& c = partition_classes_[p][it->second];
-      ++c.count;
-      c.usable += w.usable ? 1 : 0;
+      auto same = [&](const NodeClass& c) {
+        const NodeWork& r = planner_.node(c.representative);
+        return r.capacity == w.capacity && r.slot_type == w.slot_type &&
+               s_.nodes[c.representative].features == s_.nodes[n].features;
+      };
+      auto it = std::find_if(classes.begin(), classes.end(), same);  // classes are few
+      if (it == classes.end()) it = classes.insert(classes.end(), {n, 0, 0});
+      ++it->count;
+      it->usable += w.usable ? 1 : 0;
     }
   }
 }
@@ -192,8 +190,8 @@ std::vector<Candidate> Pass::FeasibleAt(std::uint32_t j, Time t) const {
       consider(n);
       return out.size() > before;
     };
-    if (single) free_index_.VisitBestFirst(job.partition, sh.per_node.gpus, sh.per_node.cpus, visit);
-    else free_index_.VisitAtLeast(job.partition, sh.per_node.gpus, sh.per_node.cpus, visit);
+    if (single) free_index().VisitBestFirst(job.partition, sh.per_node.gpus, sh.per_node.cpus, visit);
+    else free_index().VisitAtLeast(job.partition, sh.per_node.gpus, sh.per_node.cpus, visit);
     return out;
   }
   for (std::uint32_t n : s_.partitions[job.partition].nodes)
@@ -228,6 +226,7 @@ PendingReason Pass::CheckFitsPartition(std::uint32_t j) {
   if (job.partition >= s_.partitions.size()) {
     reason = PendingReason::kPartitionConfig;
   } else {
+    if (!classes_built_) BuildNodeClasses();
     int with_features = 0, capable = 0, capable_up = 0;
     for (const NodeClass& c : partition_classes_[job.partition]) {
       if (!NodeMatches(c.representative, sh)) continue;
@@ -254,7 +253,7 @@ void Pass::StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool 
   st.allocation = ToAllocation(chosen);
   for (std::size_t i = 0; i < chosen.size(); ++i) {
     st.allocation.nodes[i].gpus = planner_.StartNow(chosen[i].node, chosen[i].take, end, OwnerOfPending(j));
-    free_index_.Update(chosen[i].node);
+    if (free_index_) free_index_->Update(chosen[i].node);
   }
   Tres used;
   used.nodes = static_cast<std::int64_t>(chosen.size());
@@ -286,7 +285,7 @@ void Pass::Reserve(std::uint32_t j, Time start, const std::vector<Candidate>& ch
   const auto running_count = static_cast<std::uint32_t>(s_.running.size());
   for (const Candidate& c : chosen) {
     planner_.Reserve(c.node, c.take, start, end, OwnerOfPending(j));
-    free_index_.Update(c.node);
+    if (free_index_) free_index_->Update(c.node);
     for (std::uint32_t owner : planner_.RunningEndingBy(c.node, start))
       if (owner < running_count) p.blocked_by.push_back(s_.running[owner].id);
   }
@@ -309,24 +308,42 @@ std::pair<Time, std::vector<Candidate>> Pass::EarliestStart(std::uint32_t j) con
   if (job.partition >= s_.partitions.size()) return {kInfiniteTime, {}};
   const auto& nodes = s_.partitions[job.partition].nodes;
   Time from = std::max(s_.now, job.begin_time);
+  // A job of the same shape found its start no earlier than this in this pass, and the pass
+  // only takes resources away: no need to look before it.
+  ShapeKey key = KeyOf(j);
+  if (auto it = earliest_found_.find(key); it != earliest_found_.end()) from = std::max(from, it->second);
+  Time end = sh.duration >= kUnlimited ? kInfiniteTime : 0;
   // Each round: the time by which enough nodes could each start on their own, then whether a
-  // placement exists at that moment; if not, the next moment anything changes.
+  // placement exists at that moment among those nodes; if not, the next moment anything changes.
+  std::vector<std::pair<Time, std::uint32_t>> earliest;
   for (int round = 0; round < 256 && from < kInfiniteTime; ++round) {
-    std::vector<Time> earliest;
+    earliest.clear();
     for (std::uint32_t n : nodes) {
       if (n >= planner_.node_count() || !planner_.node(n).usable || !NodeMatches(n, sh)) continue;
       Time e = planner_.EarliestFit(n, sh.per_node, from, sh.duration);
-      if (e < kInfiniteTime) earliest.push_back(e);
+      if (e < kInfiniteTime) earliest.push_back({e, n});
     }
-    if (static_cast<int>(earliest.size()) < sh.nodes) return {kInfiniteTime, {}};
+    if (static_cast<int>(earliest.size()) < sh.nodes) break;
     std::nth_element(earliest.begin(), earliest.begin() + (sh.nodes - 1), earliest.end());
-    Time t = earliest[sh.nodes - 1];
-    if (auto chosen = Choose(j, FeasibleAt(j, t))) return {t, std::move(*chosen)};
+    Time t = earliest[sh.nodes - 1].first;
+    // Only a node able to start by t can be feasible at t.
+    std::vector<Candidate> feasible;
+    Time window_end = end == kInfiniteTime ? kInfiniteTime : t + sh.duration;
+    for (const auto& [e, n] : earliest) {
+      if (e > t) continue;
+      ResourceVec avail = planner_.MinAvailable(n, t, window_end);
+      if (auto take = planner_.MapNeed(n, sh.per_node, avail)) feasible.push_back({n, *take, avail});
+    }
+    if (auto chosen = Choose(j, std::move(feasible))) {
+      earliest_found_[key] = t;
+      return {t, std::move(*chosen)};
+    }
     Time next = kInfiniteTime;
     for (std::uint32_t n : nodes)
       if (n < planner_.node_count() && planner_.node(n).usable) next = std::min(next, planner_.NextChangeAfter(n, t));
     from = next;
   }
+  earliest_found_[key] = kInfiniteTime;
   return {kInfiniteTime, {}};
 }
 

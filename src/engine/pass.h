@@ -85,6 +85,8 @@ class Pass {
   std::unordered_set<ShapeKey, ShapeKeyHash> cannot_start_now_;
   std::unordered_map<ShapeKey, PendingReason, ShapeKeyHash> partition_fit_;
   std::unordered_set<std::uint32_t> preempted_;
+  // The earliest start found per shape in this pass: a lower bound for the next of that shape.
+  mutable std::unordered_map<ShapeKey, Time, ShapeKeyHash> earliest_found_;
   struct FreeSum {
     std::int64_t cpus = 0, gpus = 0;
   };
@@ -95,13 +97,18 @@ class Pass {
   std::vector<bool> partition_blocked_;
   // Nodes by free GPUs now: starts look only where enough is free. Mutable: a cache over the
   // planner's state that visits tidy up.
-  mutable FreeNodeIndex free_index_;
+  mutable std::optional<FreeNodeIndex> free_index_;  // built by the first start that needs it
+  FreeNodeIndex& free_index() const {
+    if (!free_index_) free_index_.emplace(s_, planner_);
+    return *free_index_;
+  }
   struct NodeClass {
     std::uint32_t representative;
     int count;
     int usable;
   };
-  std::vector<std::vector<NodeClass>> partition_classes_;  // per partition  // a job of the partition waits for resources
+  std::vector<std::vector<NodeClass>> partition_classes_;  // per partition; built on first use
+  bool classes_built_ = false;  // a job of the partition waits for resources
   bool any_blocked_ = false;
   int reservations_ = 0;
 };

@@ -148,12 +148,61 @@ std::optional<ResourceVec> AvailabilityPlanner::FitAt(std::uint32_t n, const Nod
   return MapNeed(n, need, MinAvailable(n, start, end));
 }
 
+std::pair<const std::pair<Time, ResourceVec>*, std::size_t> AvailabilityPlanner::StepsOf(const NodeWork& w) const {
+  if (!w.steps_valid) {
+    // The node's free resources from now on as a step function: one sort of its holds' changes,
+    // appended to the pool (a stale copy stays behind until the pass ends).
+    std::vector<std::pair<Time, ResourceVec>>& changes = scratch_changes_;
+    changes.clear();
+    ForEach(w.running_head, [&](const Hold& h) {
+      if (h.end > now_) changes.push_back({h.end, h.amount});
+    });
+    ForEach(w.future_head, [&](const Hold& h) {
+      if (h.start > now_) {
+        ResourceVec minus;
+        minus -= h.amount;
+        changes.push_back({h.start, minus});
+      }
+      if (h.end > now_) changes.push_back({h.end, h.amount});
+    });
+    std::sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    w.steps_begin = static_cast<std::uint32_t>(steps_pool_.size());
+    steps_pool_.push_back({now_, AvailableAt(w, now_)});
+    for (const auto& [t, delta] : changes) {
+      if (t != steps_pool_.back().first) steps_pool_.push_back({t, steps_pool_.back().second});
+      steps_pool_.back().second += delta;
+    }
+    w.steps_end = static_cast<std::uint32_t>(steps_pool_.size());
+    w.steps_valid = true;
+  }
+  return {steps_pool_.data() + w.steps_begin, w.steps_end - w.steps_begin};
+}
+
 Time AvailabilityPlanner::EarliestFit(std::uint32_t n, const NodeNeed& need, Time from,
                                       Seconds duration) const {
-  Time t = from;
-  while (t < kInfiniteTime) {
-    if (FitAt(n, need, t, duration)) return t;
-    t = NextChangeAfter(n, t);
+  const NodeWork& w = nodes_[n];
+  const auto [steps, count] = StepsOf(w);
+  // With more than one GPU type slot an untyped request may fit each moment but not the
+  // window's minimum, so a failed window advances one step rather than past the failing one.
+  int slots = 0;
+  for (auto m : w.slot_devices) slots += m != 0;
+  const bool jump = slots <= 1 || need.gpu_type != kNone;
+  // The step in force at `from`.
+  std::size_t i = 0;
+  while (i + 1 < count && steps[i + 1].first <= from) ++i;
+  while (i < count) {
+    Time start = std::max(steps[i].first, from);
+    Time end = duration >= kUnlimited ? kInfiniteTime : start + duration;
+    ResourceVec least = steps[i].second;
+    std::size_t j = i;
+    bool fits = MapNeed(n, need, least).has_value();
+    while (fits && j + 1 < count && steps[j + 1].first < end) {
+      ++j;
+      least = Min(least, steps[j].second);
+      fits = MapNeed(n, need, least).has_value();
+    }
+    if (fits) return start;
+    i = jump ? j + 1 : i + 1;
   }
   return kInfiniteTime;
 }
@@ -186,18 +235,21 @@ std::uint64_t AvailabilityPlanner::StartNow(std::uint32_t n, const ResourceVec& 
   w.free_devices &= ~taken;
   w.free_now -= amount;
   Link(&w.running_head, {now_, end, amount, owner});
+  w.steps_valid = false;
   return taken;
 }
 
 void AvailabilityPlanner::Reserve(std::uint32_t n, const ResourceVec& amount, Time start, Time end,
                                   std::uint32_t owner) {
   Link(&nodes_[n].future_head, {start, end, amount, owner});
+  nodes_[n].steps_valid = false;
 }
 
 void AvailabilityPlanner::SetRunningEnd(std::uint32_t n, std::uint32_t owner, Time end) {
   ForEachMutable(nodes_[n].running_head, [&](Hold& h) {
     if (h.owner == owner) h.end = end;
   });
+  nodes_[n].steps_valid = false;
 }
 
 std::vector<std::uint32_t> AvailabilityPlanner::RunningEndingBy(std::uint32_t n, Time by) const {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "engine/model.h"
@@ -37,6 +38,10 @@ struct NodeWork {
   std::int32_t running_head = -1;   // chain of running holds in the pool
   std::int32_t future_head = -1;    // chain of reservations (start >= now)
   bool usable = false;              // up: may take new work
+  // Free resources from now on as (time, free) steps, in the planner's step pool at
+  // [steps_begin, steps_end); rebuilt when a hold changes.
+  mutable std::uint32_t steps_begin = 0, steps_end = 0;
+  mutable bool steps_valid = false;
 };
 
 class AvailabilityPlanner {
@@ -84,6 +89,8 @@ class AvailabilityPlanner {
 
  private:
   ResourceVec AvailableAt(const NodeWork& w, Time t) const;
+  // The node's steps: a view into steps_pool_, valid until the next StepsOf call.
+  std::pair<const std::pair<Time, ResourceVec>*, std::size_t> StepsOf(const NodeWork& w) const;
   void Link(std::int32_t* head, const Hold& h);
   // Calls f(hold) for every hold of a chain.
   template <typename F>
@@ -97,6 +104,9 @@ class AvailabilityPlanner {
 
   Time now_;
   std::vector<NodeWork> nodes_;
+  // Reused by EarliestFit so that a search allocates nothing.
+  mutable std::vector<std::pair<Time, ResourceVec>> scratch_changes_;
+  mutable std::vector<std::pair<Time, ResourceVec>> steps_pool_;  // every node's steps, appended
   std::vector<Hold> pool_;
   std::vector<std::int32_t> next_;
 };
