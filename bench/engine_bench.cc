@@ -4,10 +4,9 @@
 // Goals (the scaling issue): EASY with 100,000 pending on 10,000 x 8 GPUs <= 100 ms;
 // conservative with 1,000 reservations <= 1 s. docs/benchmarks.md has the figures.
 //
-//   build-bench/bench/engine_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//   build-bench/bin/engine_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>

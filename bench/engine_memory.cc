@@ -4,10 +4,9 @@
 // Heap is counted by replacing the global operator new/delete in this program only, with
 // malloc_usable_size, so every byte the allocator hands out is counted.
 //
-//   build-bench/bench/engine_memory [nodes pending]     (default 10000 100000)
+//   build-bench/bin/engine_memory [nodes pending]     (default 10000 100000)
 #include <malloc.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

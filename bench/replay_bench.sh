@@ -139,11 +139,21 @@ done
 
 echo "| trace | policy | jobs | wall s | scheduler s | plan() calls | utilization | mean wait s | p95 wait s | mean bsld | recorded mean wait s | recorded mean bsld |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+# Grouped by trace, in the order the traces were first run.
+labels=()
+declare -A listed=()
+for r in "${rows[@]}"; do
+  IFS='|' read -r label _ <<<"$r"
+  [[ -n "${listed[$label]:-}" ]] || { labels+=("$label"); listed[$label]=1; }
+done
+for want in "${labels[@]}"; do
 for r in "${rows[@]}"; do
   IFS='|' read -r label policy name jobs wall sched calls util mw p95 bsld rmw rbsld <<<"$r"
+  [[ "$label" == "$want" ]] || continue
   printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$label" "$name" "$jobs" \
     "$(fmt "$wall" 1)" "$(fmt "$sched" 2)" "$calls" "$(fmt "$util" 4)" "$(fmt "$mw")" "$(fmt "$p95")" \
     "$(fmt "$bsld" 2)" "$(fmt "$rmw")" "$(fmt "$rbsld" 2)"
+done
 done
 for s in "${skipped[@]}"; do
   IFS='|' read -r label policy reason <<<"$s"

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -107,7 +109,16 @@ int AllocateAndRun(client::ApiClient& api, spec::SrunParse p) {
 
 int RunSrun(int argc, char** argv) {
   std::map<std::string, std::string> env = Environment();
-  Result<spec::SrunParse> p = spec::ParseSrunArgs(Args(argc, argv), env, CurrentDir(), std::time(nullptr));
+  std::vector<std::string> args = Args(argc, argv);
+  // Inside an allocation a step has the job's tasks unless told otherwise (srun reads
+  // SLURM_NTASKS, as Slurm's does).
+  bool in_job = env.count("SLURM_JOB_ID") && !env["SLURM_JOB_ID"].empty();
+  bool has_ntasks = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return a == "-n" || a.rfind("-n", 0) == 0 && a.size() > 2 && std::isdigit(static_cast<unsigned char>(a[2])) ||
+           a.rfind("--ntasks", 0) == 0;
+  });
+  if (in_job && !has_ntasks && env.count("SLURM_NTASKS")) args.insert(args.begin(), "--ntasks=" + env["SLURM_NTASKS"]);
+  Result<spec::SrunParse> p = spec::ParseSrunArgs(args, env, CurrentDir(), std::time(nullptr));
   if (!p.ok()) return Fail("srun", p.status());
   if (p->command.empty()) return Fail("srun", "no command to run");
   client::ApiClient api;
