@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -49,6 +52,11 @@ Cluster::Cluster(const ClusterOptions& options) : options_(options), bin_(LOCKST
 Cluster::~Cluster() {
   Stop(agent_, SIGTERM);
   Stop(daemon_, SIGTERM);
+  // A failed test shows what the daemons said: CI keeps nothing else of the cluster.
+  if (::testing::Test::HasFailure()) {
+    for (const char* log : {"lockstepd.log", "agent.log"})
+      std::fprintf(stderr, "---- %s ----\n%s\n", log, Slurp(dir_ + "/" + log).c_str());
+  }
   std::error_code ec;
   fs::remove_all(dir_, ec);
 }

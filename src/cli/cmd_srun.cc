@@ -114,8 +114,8 @@ int RunSrun(int argc, char** argv) {
   // SLURM_NTASKS, as Slurm's does).
   bool in_job = env.count("SLURM_JOB_ID") && !env["SLURM_JOB_ID"].empty();
   bool has_ntasks = std::any_of(args.begin(), args.end(), [](const std::string& a) {
-    return a == "-n" || a.rfind("-n", 0) == 0 && a.size() > 2 && std::isdigit(static_cast<unsigned char>(a[2])) ||
-           a.rfind("--ntasks", 0) == 0;
+    bool short_form = a.rfind("-n", 0) == 0 && (a.size() == 2 || std::isdigit(static_cast<unsigned char>(a[2])));
+    return short_form || a.rfind("--ntasks", 0) == 0;
   });
   if (in_job && !has_ntasks && env.count("SLURM_NTASKS")) args.insert(args.begin(), "--ntasks=" + env["SLURM_NTASKS"]);
   Result<spec::SrunParse> p = spec::ParseSrunArgs(args, env, CurrentDir(), std::time(nullptr));

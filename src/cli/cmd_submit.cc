@@ -56,6 +56,22 @@ int SignalNumber(const std::string& name) {
   }
 }
 
+// The names a user may give a job by: "42", its array's "40", and "40_2".
+std::vector<std::string> NamesOf(const nlohmann::json& j) {
+  std::vector<std::string> names = {std::to_string(j["job_id"].get<unsigned long long>())};
+  if (j.contains("array_job_id")) {
+    std::string array = std::to_string(j["array_job_id"].get<unsigned long long>());
+    names.push_back(array);
+    names.push_back(array + "_" + std::to_string(j["array_task_id"].get<unsigned>()));
+  }
+  return names;
+}
+
+bool Named(const nlohmann::json& j, const std::string& want) {
+  std::vector<std::string> names = NamesOf(j);
+  return std::find(names.begin(), names.end(), want) != names.end();
+}
+
 }  // namespace
 
 int RunScancel(int argc, char** argv) {
@@ -78,37 +94,25 @@ int RunScancel(int argc, char** argv) {
   if (!state.empty()) query += "state=" + client::UrlEncode(state == "PD" ? "PENDING" : state == "R" ? "RUNNING" : state) + "&";
   Result<nlohmann::json> list = api.Get("/api/v1/jobs" + query);
   if (!list.ok()) return Fail("scancel", list.status());
+  const nlohmann::json& jobs = (*list)["jobs"];
   int rc = 0;
-  bool matched_any = false;
-  for (const auto& j : (*list)["jobs"]) {
-    std::string id = std::to_string(j["job_id"].get<unsigned long long>());
-    std::string array_id = j.contains("array_job_id") ? std::to_string(j["array_job_id"].get<unsigned long long>()) : "";
-    std::string task = j.contains("array_task_id") ? array_id + "_" + std::to_string(j["array_task_id"].get<unsigned>()) : "";
-    bool wanted = ids.empty();
-    for (const std::string& want : ids) wanted |= want == id || want == array_id || want == task;
+  for (const auto& j : jobs) {
+    bool wanted = ids.empty() || std::any_of(ids.begin(), ids.end(), [&](const std::string& w) { return Named(j, w); });
     if (!wanted || (!name.empty() && j.value("name", "") != name)) continue;
-    matched_any = true;
-    Result<nlohmann::json> r = api.Post("/api/v1/jobs/" + id + "/cancel", {{"signal", signo}});
+    std::string id = NamesOf(j).back();
+    Result<nlohmann::json> r = api.Post("/api/v1/jobs/" + std::to_string(j["job_id"].get<unsigned long long>()) + "/cancel",
+                                        {{"signal", signo}});
     if (!r.ok()) {
-      std::fprintf(stderr, "scancel: error: Kill job error on job id %s: %s\n", task.empty() ? id.c_str() : task.c_str(),
-                   r.status().message().c_str());
+      std::fprintf(stderr, "scancel: error: Kill job error on job id %s: %s\n", id.c_str(), r.status().message().c_str());
       rc = 1;
     }
   }
   for (const std::string& want : ids) {
-    bool found = false;
-    for (const auto& j : (*list)["jobs"]) {
-      std::string id = std::to_string(j["job_id"].get<unsigned long long>());
-      std::string array_id = j.contains("array_job_id") ? std::to_string(j["array_job_id"].get<unsigned long long>()) : "";
-      std::string task = j.contains("array_task_id") ? array_id + "_" + std::to_string(j["array_task_id"].get<unsigned>()) : "";
-      found |= want == id || want == array_id || want == task;
-    }
-    if (!found) {
+    if (std::none_of(jobs.begin(), jobs.end(), [&](const nlohmann::json& j) { return Named(j, want); })) {
       std::fprintf(stderr, "scancel: error: Invalid job id %s\n", want.c_str());
       rc = 1;
     }
   }
-  (void)matched_any;
   return rc;
 }
 

@@ -38,8 +38,7 @@ Result<JobId> Controller::Submit(const Caller& caller, spec::JobSpec spec) {
         d.has_task = false;
       }
     }
-    // Slurm rejects hard-coded users' names: every job belongs to the caller.
-    if (spec.name.empty()) spec.name = "sbatch";
+    if (spec.name.empty()) spec.name = "sbatch";  // sbatch's own default for a script from stdin
   }
   std::uint64_t count = tasks.empty() ? 1 : tasks.size();
   Result<std::uint64_t> first = store_->AllocateIds("job_id", count);

@@ -27,7 +27,7 @@ void Controller::SendLocked(const std::string& node, nlohmann::json command) {
 void Controller::TerminateLocked(JobEntry& job) {
   if (job.state == JobState::kRunning) job.state = JobState::kCompleting;
   for (const PlacedNode& p : job.placement)
-    SendLocked(p.node, {{"type", "terminate"}, {"job_id", job.id}, {"grace_s", options_.kill_wait}});
+    SendLocked(p.node, {{"type", "terminate"}, {"job_id", job.id}, {"run", job.restart_count}, {"grace_s", options_.kill_wait}});
 }
 
 void Controller::StartJobLocked(JobEntry& job, const engine::Allocation& alloc, Time now) {
@@ -82,6 +82,7 @@ nlohmann::json Controller::LaunchCommandLocked(const JobEntry& job, const std::s
   for (const std::string& a : job.spec.script_args) task["argv"].push_back(a);
   std::int64_t mem = job.placement.front().mem_mb;
   return {{"type", "launch"},        {"job_id", job.id},   {"step", "batch"},      {"uid", job.uid},
+          {"run", job.restart_count},
           {"gid", job.gid},          {"user", job.user},   {"cwd", job.spec.work_dir},
           {"script", script},        {"tasks", {task}},    {"memory_limit_mb", mem},
           {"cpus", job.placement.front().cpus}};
@@ -96,7 +97,6 @@ void Controller::EndJobLocked(JobEntry& job, int exit_code, int signal, bool oom
   else if (oom) job.state = JobState::kOutOfMemory;
   else if (exit_code == 0 && signal == 0) job.state = JobState::kCompleted;
   else job.state = JobState::kFailed;
-  if (job.reason == "None" || job.state == JobState::kCompleted) job.reason = "None";
   for (auto& [key, step] : steps_) {
     if (key.first != job.id || step->state != "RUNNING") continue;
     step->state = job.state == JobState::kCompleted ? "COMPLETED" : "CANCELLED";
@@ -112,16 +112,17 @@ void Controller::RequeueLocked(JobEntry& job, const std::string& reason, Time no
   for (const PlacedNode& p : job.placement) {
     std::uint32_t n = NodeIndexLocked(p.node);
     if (n != engine::kNone && nodes_[n].responding)
-      SendLocked(p.node, {{"type", "terminate"}, {"job_id", job.id}, {"grace_s", 0}});
+      SendLocked(p.node, {{"type", "terminate"}, {"job_id", job.id}, {"run", job.restart_count}, {"grace_s", 0}});
   }
   job.state = JobState::kPending;
-  job.reason = reason == "NodeFail" ? "BeginTime" : "None";
+  job.reason = "None";  // the next pass says why it waits
   job.restart_count += 1;
   job.start_time = 0;
   job.placement.clear();
   job.timed_out = false;
   // Slurm holds a requeued job back briefly (requeue_delay); here it may start at the next pass.
-  (void)now;
+  std::fprintf(stderr, "lockstepd: job %llu requeued (%s) at %lld\n", static_cast<unsigned long long>(job.id),
+               reason.c_str(), static_cast<long long>(now));
   Status s = PersistLocked({&job});
   if (!s.ok()) std::fprintf(stderr, "lockstepd: store: %s\n", s.ToString().c_str());
   pass_requested_ = true;
@@ -152,14 +153,19 @@ Status Controller::AgentRegister(const nlohmann::json& body) {
   }
   // Adoption: jobs the agent still runs stay RUNNING; a running job on these nodes that the
   // agent does not know has ended while nobody watched.
-  std::set<JobId> alive;
-  for (const auto& r : body.value("running", nlohmann::json::array())) alive.insert(r.value("job_id", JobId{0}));
+  // (job, run) pairs: an earlier run of a requeued job is not the job's current run.
+  std::set<std::pair<JobId, int>> alive;
+  std::set<JobId> alive_jobs;
+  for (const auto& r : body.value("running", nlohmann::json::array())) {
+    alive.insert({r.value("job_id", JobId{0}), r.value("run", 0)});
+    alive_jobs.insert(r.value("job_id", JobId{0}));
+  }
   Time now = WallNow();
   for (auto& [id, e] : jobs_) {
     if (e.state != JobState::kRunning && e.state != JobState::kCompleting) continue;
     if (e.placement.empty() || NodeIndexLocked(e.placement.front().node) == engine::kNone) continue;
     if (nodes_[NodeIndexLocked(e.placement.front().node)].agent != name) continue;
-    if (!alive.count(id)) {
+    if (!alive.count({id, e.restart_count})) {
       if (e.spec.requeue.value_or(true) && !e.cancel_requested) RequeueLocked(e, "NodeFail", now);
       else {
         EndJobLocked(e, 0, 0, false, now);
@@ -167,12 +173,14 @@ Status Controller::AgentRegister(const nlohmann::json& body) {
       }
     }
   }
-  for (JobId id : alive) {
+  for (const auto& [id, run] : alive) {
     auto it = jobs_.find(id);
     // Not running any more in lockstepd's eyes (ended, cancelled, or requeued while the agent
     // was unreachable): its processes must go.
-    if (it == jobs_.end() || (it->second.state != JobState::kRunning && it->second.state != JobState::kCompleting))
-      for (const std::string& node : agent->nodes) SendLocked(node, {{"type", "terminate"}, {"job_id", id}, {"grace_s", 0}});
+    if (it == jobs_.end() || it->second.restart_count != run ||
+        (it->second.state != JobState::kRunning && it->second.state != JobState::kCompleting))
+      for (const std::string& node : agent->nodes)
+        SendLocked(node, {{"type", "terminate"}, {"job_id", id}, {"run", run}, {"grace_s", 0}});
   }
   pass_requested_ = true;
   wake_scheduler_.notify_one();
@@ -215,8 +223,11 @@ Status Controller::AgentEvents(const nlohmann::json& body) {
     int code = ev.value("exit_code", 0), sig = ev.value("signal", 0);
     bool oom = ev.value("oom", false);
     if (step == "batch") {
-      // Idempotent: an agent resends events it could not deliver.
-      if (e.state == JobState::kRunning || e.state == JobState::kCompleting) EndJobLocked(e, code, sig, oom, now);
+      // Idempotent: an agent resends events it could not deliver. The end of an earlier run of
+      // a requeued job is not the end of this one.
+      bool this_run = ev.value("run", e.restart_count) == e.restart_count;
+      if (this_run && (e.state == JobState::kRunning || e.state == JobState::kCompleting))
+        EndJobLocked(e, code, sig, oom, now);
       continue;
     }
     std::int32_t sid = ev.value("step_id", -1);

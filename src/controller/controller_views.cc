@@ -99,10 +99,9 @@ nlohmann::json Controller::ListJobs(const nlohmann::json& filter) const {
   for (const auto& [id, e] : jobs_) {
     // squeue shows what is queued or running (and what just ended: COMPLETING).
     if (!all_states && IsFinished(e.state) && !filter.contains("state")) continue;
-    if (!Matches(filter, "user", e.user) || !Matches(filter, "state", JobStateName(e.state)) ||
-        !Matches(filter, "job", std::to_string(e.is_array_task() ? e.array_job_id : id)) &&
-            !Matches(filter, "job", std::to_string(id)))
-      continue;
+    bool job_named = Matches(filter, "job", std::to_string(id)) ||
+                     (e.is_array_task() && Matches(filter, "job", std::to_string(e.array_job_id)));
+    if (!job_named || !Matches(filter, "user", e.user) || !Matches(filter, "state", JobStateName(e.state))) continue;
     nlohmann::json j = JobJsonLocked(e);
     if (!Matches(filter, "partition", j["partition"].get<std::string>())) continue;
     jobs.push_back(std::move(j));

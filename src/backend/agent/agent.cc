@@ -12,6 +12,7 @@ namespace lockstep::agent {
 
 struct Agent::Unit {
   std::uint64_t job = 0;
+  int run = 0;             // the job's restart count when launched
   std::string step;        // "batch" or "step"
   std::int32_t step_id = -1;
   std::string node;
@@ -54,6 +55,28 @@ Agent::~Agent() {
 
 void Agent::Stop() { stopping_ = true; }
 
+void Agent::Shutdown(std::chrono::seconds grace) {
+  if (reaper_.joinable()) reaper_.join();
+  std::vector<pid_t> pids;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (std::thread& t : terminators_)
+      if (t.joinable()) t.join();
+    terminators_.clear();
+    for (const auto& u : units_) pids.insert(pids.end(), u->alive.begin(), u->alive.end());
+  }
+  std::vector<std::thread> enders;
+  for (pid_t p : pids) enders.emplace_back([this, p, grace] { (void)launcher_->Terminate(p, grace); });
+  for (std::thread& t : enders) t.join();
+  // Reap them (their cgroups go with them) and tell lockstepd, if it listens.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  std::lock_guard<std::mutex> lock(mu_);
+  while (!by_pid_.empty() && std::chrono::steady_clock::now() < deadline) {
+    for (auto& [pid, exit] : launcher_->Reap()) by_pid_.erase(pid);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 Status Agent::Register() {
   nlohmann::json nodes = nlohmann::json::array();
   for (const AgentNode& n : options_.nodes) {
@@ -65,7 +88,8 @@ Status Agent::Register() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& u : units_)
-      if (!u->alive.empty()) running.push_back({{"job_id", u->job}, {"step", u->step}, {"node", u->node}});
+      if (!u->alive.empty())
+        running.push_back({{"job_id", u->job}, {"run", u->run}, {"step", u->step}, {"node", u->node}});
   }
   Result<nlohmann::json> r = poll_client_.Post(
       "/api/v1/agent/register",
@@ -103,12 +127,13 @@ void Agent::HandleCommand(const nlohmann::json& c) {
   std::uint64_t job = c.value("job_id", std::uint64_t{0});
   if (type == "launch") Launch(c);
   else if (type == "signal") SignalJob(job, c.value("signal", 15));
-  else if (type == "terminate") TerminateJob(job, c.value("grace_s", 30));
+  else if (type == "terminate") TerminateJob(job, c.value("grace_s", 30), c.value("run", -1));
 }
 
 void Agent::Launch(const nlohmann::json& c) {
   auto unit = std::make_shared<Unit>();
   unit->job = c.value("job_id", std::uint64_t{0});
+  unit->run = c.value("run", 0);
   unit->step = c.value("step", "batch");
   unit->step_id = c.value("step_id", -1);
   unit->node = c.value("node", "");
@@ -127,6 +152,7 @@ void Agent::Launch(const nlohmann::json& c) {
     }
   }
   int failures = 0;
+  const std::uint64_t launch_seq = ++launches_;
   for (const auto& t : c["tasks"]) {
     TaskSpec spec;
     for (const auto& a : t["argv"]) {
@@ -145,7 +171,10 @@ void Agent::Launch(const nlohmann::json& c) {
     spec.stderr_path = t.value("stderr", "");
     spec.append = t.value("append", false);
     spec.memory_limit_mb = c.value("memory_limit_mb", std::int64_t{0});
-    spec.cgroup_name = "job_" + std::to_string(unit->job) + "/" + unit->node + "_" + unit->step +
+    // Unique on this host: agents share the cgroup root, and a requeued job may come back
+    // before its old cgroup is gone.
+    spec.cgroup_name = "a" + std::to_string(::getpid()) + "_job" + std::to_string(unit->job) + "_" +
+                       std::to_string(launch_seq) + "/" + unit->node + "_" + unit->step +
                        (unit->step_id >= 0 ? "_" + std::to_string(unit->step_id) : "") + "_" +
                        std::to_string(unit->pids.size());
     Result<pid_t> pid = launcher_->Spawn(spec);
@@ -164,7 +193,7 @@ void Agent::Launch(const nlohmann::json& c) {
   units_.push_back(unit);
   if (unit->alive.empty()) {
     // Nothing could start (no such program, a cwd that does not exist): the step failed.
-    Report({{"type", "exited"}, {"job_id", unit->job}, {"step", unit->step}, {"step_id", unit->step_id},
+    Report({{"type", "exited"}, {"job_id", unit->job}, {"run", unit->run}, {"step", unit->step}, {"step_id", unit->step_id},
             {"node", unit->node}, {"exit_code", failures > 0 ? 1 : 0}, {"signal", 0}, {"oom", false}});
   }
 }
@@ -176,11 +205,11 @@ void Agent::SignalJob(std::uint64_t job, int signo) {
       for (pid_t p : u->alive) (void)launcher_->Signal(p, signo);
 }
 
-void Agent::TerminateJob(std::uint64_t job, int grace_s) {
+void Agent::TerminateJob(std::uint64_t job, int grace_s, int run) {
   std::vector<pid_t> pids;
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& u : units_)
-    if (u->job == job) pids.insert(pids.end(), u->alive.begin(), u->alive.end());
+    if (u->job == job && (run < 0 || u->run == run)) pids.insert(pids.end(), u->alive.begin(), u->alive.end());
   if (pids.empty()) return;
   // SIGTERM now, SIGKILL after the grace, every task at once, without holding up the command loop.
   for (pid_t p : pids)
@@ -202,7 +231,7 @@ void Agent::ReapLoop() {
       if (exit.signal != 0 && u->signal == 0) u->signal = exit.signal;
       u->oom |= exit.oom_killed;
       if (!u->alive.empty()) continue;
-      Report({{"type", "exited"}, {"job_id", u->job}, {"step", u->step}, {"step_id", u->step_id},
+      Report({{"type", "exited"}, {"job_id", u->job}, {"run", u->run}, {"step", u->step}, {"step_id", u->step_id},
               {"node", u->node}, {"exit_code", u->exit_code}, {"signal", u->signal}, {"oom", u->oom}});
       if (!u->script_dir.empty()) {
         std::error_code ec;

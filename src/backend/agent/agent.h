@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,6 +51,10 @@ class Agent {
   // Runs until Stop(): register, poll, launch, reap, report.
   void Run();
   void Stop();
+  // After Run has returned: ends every task still running (SIGTERM, SIGKILL after `grace`) and
+  // cleans up after them. An agent does not adopt tasks when it starts again, so a stopped agent
+  // leaves none behind; lockstepd requeues their jobs.
+  void Shutdown(std::chrono::seconds grace);
 
  private:
   explicit Agent(const AgentOptions& options);
@@ -58,7 +63,8 @@ class Agent {
   void HandleCommand(const nlohmann::json& command);
   void Launch(const nlohmann::json& command);
   void SignalJob(std::uint64_t job, int signo);
-  void TerminateJob(std::uint64_t job, int grace_s);
+  // run < 0: every run of the job on this agent.
+  void TerminateJob(std::uint64_t job, int grace_s, int run = -1);
   void ReapLoop();
   void SendEvents();
   void Report(nlohmann::json event);
@@ -68,6 +74,7 @@ class Agent {
   client::ApiClient poll_client_;
   client::ApiClient event_client_;
   std::atomic<bool> stopping_{false};
+  std::uint64_t launches_ = 0;  // only the command thread launches
 
   std::mutex mu_;
   std::map<pid_t, std::shared_ptr<Unit>> by_pid_;          // guarded by mu_

@@ -89,8 +89,8 @@ int main(int argc, char** argv) {
   std::thread runner([&] { (*agent)->Run(); });
   int sig = 0;
   sigwait(&signals, &sig);
-  // Jobs keep running: a restarted agent does not adopt them yet, lockstepd requeues them.
   (*agent)->Stop();
   runner.join();
+  (*agent)->Shutdown(std::chrono::seconds(5));
   return 0;
 }
