@@ -199,5 +199,47 @@ TEST(Cluster, SilentAgentMakesItsNodesDownAndRequeuesItsJobs) {
   c.Run({"scancel", std::to_string(requeue)});
 }
 
+TEST(Cluster, DrainAndResumeNodesWithScontrolAcrossARestart) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  CommandResult r = c.Run({"scontrol", "update", "NodeName=node1", "State=DRAIN"});
+  EXPECT_NE(r.exit_code, 0) << "a drain needs a reason";
+  EXPECT_TRUE(Contains(r.err, "reason")) << r.err;
+  r = c.Run({"scontrol", "update", "NodeName=node1", "State=DRAIN", "Reason=bad gpu"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long long id = Submit(c, {"--wrap", "echo $SLURMD_NODENAME"});
+  EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
+  EXPECT_EQ(c.ReadFile("slurm-" + std::to_string(id) + ".out"), "node2\n") << "nothing new on a drained node";
+  c.KillDaemon();
+  c.StartDaemon();
+  ASSERT_TRUE(c.WaitNodes("idle", 1));
+  r = c.Run({"sinfo", "-R"});
+  EXPECT_TRUE(Contains(r.out, "bad gpu")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "node1")) << r.out;
+  EXPECT_EQ(c.Run({"scontrol", "update", "NodeName=node1", "State=RESUME"}).exit_code, 0);
+  EXPECT_TRUE(c.WaitNodes("idle", 2));
+}
+
+TEST(Cluster, SqueueSinfoAndSacctPrintSlurmColumns) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  unsigned long long run = Submit(c, {"-J", "runner", "-N", "2", "--gpus-per-node=4", "--wrap", "sleep 30"});
+  unsigned long long wait = Submit(c, {"-J", "waiter", "--gpus=1", "--wrap", "true"});
+  for (int i = 0; i < 100 && c.Job(wait)["reason"] != "Resources"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CommandResult q = c.Run({"squeue"});
+  EXPECT_TRUE(Contains(q.out, "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n")) << q.out;
+  EXPECT_TRUE(Contains(q.out, " " + std::to_string(run) + "     batch   runner     root  R")) << q.out;
+  EXPECT_TRUE(Contains(q.out, "      2 node[1-2]\n")) << q.out;
+  EXPECT_TRUE(Contains(q.out, " " + std::to_string(wait) + "     batch   waiter     root PD       0:00      1 (Resources)\n")) << q.out;
+  CommandResult i = c.Run({"sinfo"});
+  EXPECT_TRUE(Contains(i.out, "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\nbatch*       up   infinite      2  alloc node[1-2]\n")) << i.out;
+  EXPECT_EQ(c.Run({"scancel", std::to_string(run)}).exit_code, 0);
+  EXPECT_EQ(c.WaitJob(wait)["state"], "COMPLETED");
+  CommandResult a = c.Run({"sacct", "-X", "-j", std::to_string(wait)});
+  EXPECT_TRUE(Contains(a.out, "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode \n")) << a.out;
+  EXPECT_TRUE(Contains(a.out, "------------ ---------- ---------- ---------- ---------- ---------- -------- \n")) << a.out;
+  EXPECT_TRUE(Contains(a.out, std::to_string(wait) + "                waiter      batch       root          1  COMPLETED      0:0 \n")) << a.out;
+}
+
 }  // namespace
 }  // namespace lockstep::testing

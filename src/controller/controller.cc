@@ -73,6 +73,18 @@ Status Controller::Recover() {
     JobId id = e->id;
     jobs_.emplace(id, std::move(*e));
   }
+  Result<std::vector<store::Record>> nodes = store_->Scan("nodes");
+  if (!nodes.ok()) return nodes.status();
+  for (const store::Record& r : *nodes) {
+    std::uint32_t n = NodeIndexLocked(r.key);
+    if (n == engine::kNone) continue;  // a node since removed from the configuration
+    nlohmann::json j = nlohmann::json::parse(r.value, nullptr, false);
+    if (j.is_discarded()) return Internal("store: node " + r.key + ": not JSON");
+    nodes_[n].admin = static_cast<engine::NodeState>(j.value("admin", 0));
+    nodes_[n].reason = j.value("reason", "");
+    nodes_[n].reason_user = j.value("reason_user", "");
+    nodes_[n].reason_time = j.value("reason_time", Time{0});
+  }
   // Running jobs keep running on their agents: they are adopted when the agents report in,
   // or end NODE_FAIL when their nodes stay silent (CheckAgentsLocked).
   return Status::Ok();

@@ -223,6 +223,10 @@ Status Controller::SetNodeState(const Caller& caller, const std::string& node, c
   info.reason = s == "RESUME" || s == "UNDRAIN" || s == "IDLE" ? "" : reason;
   info.reason_user = caller.user;
   info.reason_time = WallNow();
+  // Durable, as a drain must outlive a restart of lockstepd.
+  nlohmann::json record = {{"admin", static_cast<int>(info.admin)}, {"reason", info.reason},
+                           {"reason_user", info.reason_user}, {"reason_time", info.reason_time}};
+  LOCKSTEP_RETURN_IF_ERROR(store_->Put({{"nodes", node, record.dump()}}));
   pass_requested_ = true;
   wake_scheduler_.notify_one();
   return Status::Ok();
