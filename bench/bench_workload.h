@@ -57,7 +57,8 @@ std::size_t Weighted(std::mt19937_64& rng, const int (&weights)[N]) {
 }  // namespace detail
 
 // Common time limits (30 min .. 2 days) and how often users ask for each.
-inline constexpr Seconds kLimits[] = {1800, 3600, 2 * 3600, 4 * 3600, 8 * 3600, 12 * 3600, 24 * 3600, 48 * 3600};
+inline constexpr Seconds kLimits[] = {1800,     3600,      2 * 3600,  4 * 3600,
+                                      8 * 3600, 12 * 3600, 24 * 3600, 48 * 3600};
 inline constexpr int kLimitWeights[] = {10, 18, 14, 16, 12, 8, 14, 8};
 
 inline engine::Snapshot MakeBenchSnapshot(const BenchWorkload& w) {
@@ -76,7 +77,8 @@ inline engine::Snapshot MakeBenchSnapshot(const BenchWorkload& w) {
   const auto first_spine = static_cast<std::uint32_t>(leaves);
   const auto core = static_cast<std::uint32_t>(leaves + spines);
   for (int l = 0; l < leaves; ++l)
-    s.switches.push_back({"leaf" + std::to_string(l), first_spine + static_cast<std::uint32_t>(l / w.leaves_per_spine)});
+    s.switches.push_back({"leaf" + std::to_string(l),
+                          first_spine + static_cast<std::uint32_t>(l / w.leaves_per_spine)});
   for (int sp = 0; sp < spines; ++sp) s.switches.push_back({"spine" + std::to_string(sp), core});
   s.switches.push_back({"core", kNone});
 
@@ -103,17 +105,20 @@ inline engine::Snapshot MakeBenchSnapshot(const BenchWorkload& w) {
 
   s.accounts.push_back({"root", kNone, 1, {}});
   for (int a = 0; a < w.accounts; ++a)
-    s.accounts.push_back({"acct" + std::to_string(a), 0, static_cast<std::uint32_t>(1 + a % 4), {}});
+    s.accounts.push_back(
+        {"acct" + std::to_string(a), 0, static_cast<std::uint32_t>(1 + a % 4), {}});
   for (int u = 0; u < w.users; ++u) {
     // Usage so that fair-share has something to rank when its weight is set.
-    s.associations.push_back({static_cast<std::uint32_t>(10000 + u), static_cast<std::uint32_t>(1 + u % w.accounts),
-                              1, static_cast<double>(uniform(0, 1'000'000'000))});
+    s.associations.push_back({static_cast<std::uint32_t>(10000 + u),
+                              static_cast<std::uint32_t>(1 + u % w.accounts), 1,
+                              static_cast<double>(uniform(0, 1'000'000'000))});
   }
 
   const int cpus_per_gpu = w.cpus_per_node / w.gpus_per_node;
   const std::int64_t mem_per_gpu = w.mem_per_node_mb / w.gpus_per_node;
   JobId next_running_id = 50'000'000;
-  auto running_job = [&](int gpus_per_node, std::vector<std::uint32_t> nodes, std::vector<std::uint64_t> masks) {
+  auto running_job = [&](int gpus_per_node, std::vector<std::uint32_t> nodes,
+                         std::vector<std::uint64_t> masks) {
     Job j;
     j.id = next_running_id++;
     std::uint32_t assoc = static_cast<std::uint32_t>(uniform(0, w.users - 1));
@@ -129,8 +134,8 @@ inline engine::Snapshot MakeBenchSnapshot(const BenchWorkload& w) {
     j.start_time = s.now - uniform(1, j.req.time_limit - 60);
     j.submit_time = j.start_time - uniform(0, 6 * 3600);
     for (std::size_t i = 0; i < nodes.size(); ++i)
-      j.allocation.nodes.push_back({nodes[i], gpus_per_node * cpus_per_gpu, gpus_per_node * mem_per_gpu, masks[i],
-                                    gpus_per_node});
+      j.allocation.nodes.push_back({nodes[i], gpus_per_node * cpus_per_gpu,
+                                    gpus_per_node * mem_per_gpu, masks[i], gpus_per_node});
     s.running.push_back(std::move(j));
   };
 
@@ -140,14 +145,16 @@ inline engine::Snapshot MakeBenchSnapshot(const BenchWorkload& w) {
   std::vector<int> busy(w.nodes);
   for (int n = 0; n < w.nodes; ++n)
     busy[n] = std::max(0, w.gpus_per_node - free_choices[detail::Weighted(rng, free_weights)]);
-  const std::uint64_t full_mask = w.gpus_per_node >= 64 ? ~0ull : (std::uint64_t{1} << w.gpus_per_node) - 1;
+  const std::uint64_t full_mask =
+      w.gpus_per_node >= 64 ? ~0ull : (std::uint64_t{1} << w.gpus_per_node) - 1;
   for (int n = 0; n < w.nodes;) {
     // A gang of whole nodes over a run of full nodes in one leaf (about a third of full nodes).
     if (busy[n] == w.gpus_per_node && uniform(0, 2) == 0) {
       int want = static_cast<int>(std::min<std::int64_t>(16, std::int64_t{2} << uniform(0, 3)));
       int leaf_end = std::min(w.nodes, (n / w.nodes_per_leaf + 1) * w.nodes_per_leaf);
       std::vector<std::uint32_t> gang;
-      for (int m = n; m < leaf_end && static_cast<int>(gang.size()) < want && busy[m] == w.gpus_per_node; ++m)
+      for (int m = n;
+           m < leaf_end && static_cast<int>(gang.size()) < want && busy[m] == w.gpus_per_node; ++m)
         gang.push_back(static_cast<std::uint32_t>(m));
       if (gang.size() >= 2) {
         running_job(w.gpus_per_node, gang, std::vector<std::uint64_t>(gang.size(), full_mask));
@@ -185,7 +192,8 @@ inline engine::Snapshot MakeBenchSnapshot(const BenchWorkload& w) {
     std::uint32_t assoc = static_cast<std::uint32_t>(uniform(0, w.users - 1));
     j.assoc = assoc;
     j.user = s.associations[assoc].user;
-    j.name = std::string(kinds[uniform(0, 4)]) + "-" + std::to_string(j.user) + "-" + std::to_string(p);
+    j.name =
+        std::string(kinds[uniform(0, 4)]) + "-" + std::to_string(j.user) + "-" + std::to_string(p);
     int g = gpu_choices[detail::Weighted(rng, gpu_weights)];
     int nodes = 1;
     if (g < 0) {

@@ -37,21 +37,43 @@ void Uncount(void* p) {
 
 }  // namespace
 
-void* operator new(std::size_t n) { return Count(std::malloc(n == 0 ? 1 : n)); }
-void* operator new[](std::size_t n) { return Count(std::malloc(n == 0 ? 1 : n)); }
+void* operator new(std::size_t n) {
+  return Count(std::malloc(n == 0 ? 1 : n));
+}
+void* operator new[](std::size_t n) {
+  return Count(std::malloc(n == 0 ? 1 : n));
+}
 void* operator new(std::size_t n, std::align_val_t a) {
   std::size_t al = static_cast<std::size_t>(a);
   return Count(std::aligned_alloc(al, (n + al - 1) / al * al));
 }
-void* operator new[](std::size_t n, std::align_val_t a) { return operator new(n, a); }
-void operator delete(void* p) noexcept { Uncount(p); }
-void operator delete[](void* p) noexcept { Uncount(p); }
-void operator delete(void* p, std::size_t) noexcept { Uncount(p); }
-void operator delete[](void* p, std::size_t) noexcept { Uncount(p); }
-void operator delete(void* p, std::align_val_t) noexcept { Uncount(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { Uncount(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { Uncount(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { Uncount(p); }
+void* operator new[](std::size_t n, std::align_val_t a) {
+  return operator new(n, a);
+}
+void operator delete(void* p) noexcept {
+  Uncount(p);
+}
+void operator delete[](void* p) noexcept {
+  Uncount(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  Uncount(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  Uncount(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+  Uncount(p);
+}
+void operator delete[](void* p, std::align_val_t) noexcept {
+  Uncount(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  Uncount(p);
+}
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
+  Uncount(p);
+}
 
 namespace {
 
@@ -79,7 +101,9 @@ std::size_t NodeHeap(const Node& n) {
   return b;
 }
 
-double Mib(std::size_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
+double Mib(std::size_t b) {
+  return static_cast<double>(b) / (1024.0 * 1024.0);
+}
 
 }  // namespace
 
@@ -102,8 +126,10 @@ int main(int argc, char** argv) {
   const double nr = static_cast<double>(s.running.size());
 
   std::printf("engine_memory: %zu nodes x %zu GPUs, %zu running, %zu pending\n\n", s.nodes.size(),
-              s.nodes.empty() ? std::size_t{0} : s.nodes[0].gpus.size(), s.running.size(), s.pending.size());
-  std::printf("| what | sizeof | heap per item (malloc_usable_size) | bytes per item | total MiB |\n");
+              s.nodes.empty() ? std::size_t{0} : s.nodes[0].gpus.size(), s.running.size(),
+              s.pending.size());
+  std::printf(
+      "| what | sizeof | heap per item (malloc_usable_size) | bytes per item | total MiB |\n");
   std::printf("|---|---:|---:|---:|---:|\n");
   std::printf("| pending Job | %zu | %.1f | %.1f | %.1f |\n", sizeof(Job), pending_heap / np,
               sizeof(Job) + pending_heap / np, Mib(sizeof(Job) * s.pending.size() + pending_heap));
@@ -112,17 +138,23 @@ int main(int argc, char** argv) {
   std::printf("| Node (8 GpuDevice) | %zu | %.1f | %.1f | %.1f |\n", sizeof(Node), node_heap / nn,
               sizeof(Node) + node_heap / nn, Mib(sizeof(Node) * s.nodes.size() + node_heap));
   std::printf("| whole Snapshot (malloc_usable_size) | | | | %.1f |\n\n", Mib(snapshot_heap));
-  std::printf("sizeof: Job %zu (JobRequest %zu, Allocation %zu), Node %zu, GpuDevice %zu, NodeAllocation %zu\n\n",
-              sizeof(Job), sizeof(JobRequest), sizeof(Allocation), sizeof(Node), sizeof(GpuDevice),
-              sizeof(NodeAllocation));
+  std::printf(
+      "sizeof: Job %zu (JobRequest %zu, Allocation %zu), Node %zu, GpuDevice %zu, NodeAllocation "
+      "%zu\n\n",
+      sizeof(Job), sizeof(JobRequest), sizeof(Allocation), sizeof(Node), sizeof(GpuDevice),
+      sizeof(NodeAllocation));
 
-  std::printf("| plan() of this Snapshot | policy | peak extra heap MiB | kept in Plan MiB | allocations | wall ms |\n");
+  std::printf(
+      "| plan() of this Snapshot | policy | peak extra heap MiB | kept in Plan MiB | allocations | "
+      "wall ms |\n");
   std::printf("|---|---|---:|---:|---:|---:|\n");
   struct Variant {
     const char* name;
     int depth;
     bool estimate;
-  } variants[] = {{"fifo", 0, false}, {"easy", 1, false}, {"easy + estimate_starts", 1, true},
+  } variants[] = {{"fifo", 0, false},
+                  {"easy", 1, false},
+                  {"easy + estimate_starts", 1, true},
                   {"conservative(1000)", 1000, false}};
   for (const Variant& v : variants) {
     PolicyOptions o;
@@ -136,8 +168,8 @@ int main(int argc, char** argv) {
     auto t1 = std::chrono::steady_clock::now();
     std::size_t kept = g_current - base;
     std::size_t peak = g_peak - base;
-    std::printf("| %zu pending / %zu nodes | %s | %.1f | %.1f | %zu | %.0f |\n", s.pending.size(), s.nodes.size(),
-                v.name, Mib(peak), Mib(kept), g_blocks - blocks,
+    std::printf("| %zu pending / %zu nodes | %s | %.1f | %.1f | %zu | %.0f |\n", s.pending.size(),
+                s.nodes.size(), v.name, Mib(peak), Mib(kept), g_blocks - blocks,
                 std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
   return 0;

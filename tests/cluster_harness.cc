@@ -1,12 +1,11 @@
 #include "tests/cluster_harness.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
@@ -41,12 +40,13 @@ Cluster::Cluster(const ClusterOptions& options) : options_(options), bin_(LOCKST
   fs::permissions(dir_, fs::perms::all);
   fs::permissions(work_, fs::perms::all);
   std::string names = "node[1-" + std::to_string(options.nodes) + "]";
-  std::ofstream(dir_ + "/cluster.yaml") << "nodes:\n  - names: \"" << names << "\"\n    cpus: " << options.cpus_per_node
-                                       << "\n    memory: 64G\n"
-                                       << (options.gpus_per_node > 0 ? "    gpus: " + std::to_string(options.gpus_per_node) +
-                                                                           "\n    gpu_type: virtual\n"
-                                                                     : "")
-                                       << options.extra_yaml;
+  std::ofstream(dir_ + "/cluster.yaml")
+      << "nodes:\n  - names: \"" << names << "\"\n    cpus: " << options.cpus_per_node
+      << "\n    memory: 64G\n"
+      << (options.gpus_per_node > 0
+              ? "    gpus: " + std::to_string(options.gpus_per_node) + "\n    gpu_type: virtual\n"
+              : "")
+      << options.extra_yaml;
 }
 
 Cluster::~Cluster() {
@@ -92,15 +92,17 @@ void Cluster::Stop(pid_t& pid, int signo) {
 }
 
 void Cluster::StartDaemon() {
-  daemon_ = Spawn({bin_ + "/lockstepd", "--config", dir_ + "/cluster.yaml", "--state-dir", dir_, "--node-timeout",
-                   std::to_string(options_.node_timeout_s), "--kill-wait", std::to_string(options_.kill_wait_s)},
+  daemon_ = Spawn({bin_ + "/lockstepd", "--config", dir_ + "/cluster.yaml", "--state-dir", dir_,
+                   "--node-timeout", std::to_string(options_.node_timeout_s), "--kill-wait",
+                   std::to_string(options_.kill_wait_s)},
                   dir_ + "/lockstepd.log");
 }
 
 void Cluster::StartAgent() {
-  agent_ = Spawn({bin_ + "/lockstep-agent", "--socket", dir_ + "/lockstepd.sock", "--state-dir", dir_, "--nodes",
-                  "node[1-" + std::to_string(options_.nodes) + "]", "--cpus", std::to_string(options_.cpus_per_node),
-                  "--mem", "64G", "--gpus", std::to_string(options_.gpus_per_node)},
+  agent_ = Spawn({bin_ + "/lockstep-agent", "--socket", dir_ + "/lockstepd.sock", "--state-dir",
+                  dir_, "--nodes", "node[1-" + std::to_string(options_.nodes) + "]", "--cpus",
+                  std::to_string(options_.cpus_per_node), "--mem", "64G", "--gpus",
+                  std::to_string(options_.gpus_per_node)},
                  dir_ + "/agent.log");
 }
 
@@ -111,23 +113,35 @@ bool Cluster::Start(bool with_agent) {
   return WaitNodes("idle", options_.nodes);
 }
 
-void Cluster::KillDaemon() { Stop(daemon_, SIGKILL); }
-void Cluster::KillAgent() { Stop(agent_, SIGKILL); }
-void Cluster::PauseAgent() { ::kill(agent_, SIGSTOP); }
-void Cluster::ResumeAgent() { ::kill(agent_, SIGCONT); }
+void Cluster::KillDaemon() {
+  Stop(daemon_, SIGKILL);
+}
+void Cluster::KillAgent() {
+  Stop(agent_, SIGKILL);
+}
+void Cluster::PauseAgent() {
+  ::kill(agent_, SIGSTOP);
+}
+void Cluster::ResumeAgent() {
+  ::kill(agent_, SIGCONT);
+}
 
 CommandResult Cluster::Run(const std::vector<std::string>& args, const std::string& cwd, int uid,
                            const std::string& stdin_text) {
-  std::string out = dir_ + "/cmd.out." + std::to_string(::getpid()), err = dir_ + "/cmd.err." + std::to_string(::getpid());
+  std::string out = dir_ + "/cmd.out." + std::to_string(::getpid()),
+              err = dir_ + "/cmd.err." + std::to_string(::getpid());
   std::string in = dir_ + "/cmd.in";
   std::ofstream(in) << stdin_text;
   pid_t pid = ::fork();
   if (pid == 0) {
-    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666), e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666),
+        e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
     int i = ::open(stdin_text.empty() ? "/dev/null" : in.c_str(), O_RDONLY);
     ::dup2(o, 1), ::dup2(e, 2), ::dup2(i, 0);
     if (::chdir((cwd.empty() ? work_ : cwd).c_str()) != 0) ::_exit(126);
-    if (uid >= 0 && (::setgid(static_cast<gid_t>(uid)) != 0 || ::setuid(static_cast<uid_t>(uid)) != 0)) ::_exit(125);
+    if (uid >= 0 &&
+        (::setgid(static_cast<gid_t>(uid)) != 0 || ::setuid(static_cast<uid_t>(uid)) != 0))
+      ::_exit(125);
     ::setenv("LOCKSTEP_STATE_DIR", dir_.c_str(), 1);
     std::vector<std::string> argv = {bin_ + "/lockstep"};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -152,7 +166,9 @@ nlohmann::json Cluster::Get(const std::string& target) {
   return r.ok() ? *r : nlohmann::json{{"error", r.status().message()}};
 }
 
-nlohmann::json Cluster::Job(unsigned long long id) { return Get("/api/v1/jobs/" + std::to_string(id)); }
+nlohmann::json Cluster::Job(unsigned long long id) {
+  return Get("/api/v1/jobs/" + std::to_string(id));
+}
 
 nlohmann::json Cluster::WaitJob(unsigned long long id, int timeout_s) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
@@ -179,7 +195,9 @@ bool Cluster::WaitNodes(const std::string& state, int count, int timeout_s) {
   return false;
 }
 
-std::string Cluster::ReadFile(const std::string& path) const { return Slurp(path[0] == '/' ? path : work_ + "/" + path); }
+std::string Cluster::ReadFile(const std::string& path) const {
+  return Slurp(path[0] == '/' ? path : work_ + "/" + path);
+}
 
 unsigned long long Submit(Cluster& c, std::vector<std::string> args, const std::string& cwd) {
   args.insert(args.begin(), {"sbatch", "--parsable"});

@@ -7,10 +7,9 @@
 #include <sys/types.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace lockstep::testing {
 
@@ -64,9 +63,9 @@ class Cluster {
   void Stop(pid_t& pid, int signo);
 
   ClusterOptions options_;
-  std::string dir_;    // state
-  std::string work_;   // where jobs are submitted from
-  std::string bin_;    // build/bin
+  std::string dir_;   // state
+  std::string work_;  // where jobs are submitted from
+  std::string bin_;   // build/bin
   pid_t daemon_ = -1;
   pid_t agent_ = -1;
 };

@@ -1,8 +1,7 @@
 // End to end: lockstepd and lockstep-agent as real processes, the lockstep CLI as users run it.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <fstream>
@@ -24,15 +23,17 @@ void WriteScript(const Cluster& c, const std::string& name, const std::string& t
 TEST(Cluster, OneGpuJobRunsWithSlurmEnvironmentAndOutputFile) {
   Cluster c;
   ASSERT_TRUE(c.Start());
-  unsigned long long id = Submit(c, {"--gpus=1", "-J", "probe", "--wrap",
-                                     "echo id=$SLURM_JOB_ID name=$SLURM_JOB_NAME nodes=$SLURM_JOB_NODELIST "
-                                     "gpus=$CUDA_VISIBLE_DEVICES ntasks=$SLURM_NTASKS submit=$SLURM_SUBMIT_DIR"});
+  unsigned long long id =
+      Submit(c, {"--gpus=1", "-J", "probe", "--wrap",
+                 "echo id=$SLURM_JOB_ID name=$SLURM_JOB_NAME nodes=$SLURM_JOB_NODELIST "
+                 "gpus=$CUDA_VISIBLE_DEVICES ntasks=$SLURM_NTASKS submit=$SLURM_SUBMIT_DIR"});
   ASSERT_GT(id, 0u);
   nlohmann::json j = c.WaitJob(id);
   EXPECT_EQ(j["state"], "COMPLETED");
   EXPECT_EQ(j["exit_code"], 0);
   std::string out = c.ReadFile("slurm-" + std::to_string(id) + ".out");
-  EXPECT_TRUE(Contains(out, "id=" + std::to_string(id) + " name=probe nodes=node1 gpus=0 ntasks=1 submit=" + c.work()))
+  EXPECT_TRUE(Contains(out, "id=" + std::to_string(id) +
+                                " name=probe nodes=node1 gpus=0 ntasks=1 submit=" + c.work()))
       << out;
 }
 
@@ -59,18 +60,20 @@ TEST(Cluster, SbatchPrintsSubmittedBatchJobAndRejectsBadScripts) {
 TEST(Cluster, TwoNodeTrainingJobGetsRanksAndGpusPerTask) {
   Cluster c;
   ASSERT_TRUE(c.Start());
-  WriteScript(c, "train.sbatch",
-              "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\n#SBATCH --gpus-per-node=4\n"
-              "srun bash -c 'echo rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK node=$SLURMD_NODENAME "
-              "master=$MASTER_ADDR cuda=$CUDA_VISIBLE_DEVICES'\n");
+  WriteScript(
+      c, "train.sbatch",
+      "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\n#SBATCH --gpus-per-node=4\n"
+      "srun bash -c 'echo rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK node=$SLURMD_NODENAME "
+      "master=$MASTER_ADDR cuda=$CUDA_VISIBLE_DEVICES'\n");
   unsigned long long id = Submit(c, {"train.sbatch"});
   ASSERT_GT(id, 0u);
   EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
   std::string out = c.ReadFile("slurm-" + std::to_string(id) + ".out");
   for (int rank = 0; rank < 8; ++rank) {
     std::string node = rank < 4 ? "node1" : "node2";
-    EXPECT_TRUE(Contains(out, "rank=" + std::to_string(rank) + " world=8 local=" + std::to_string(rank % 4) +
-                                  " node=" + node + " master=127.0.0.1 cuda=0,1,2,3"))
+    EXPECT_TRUE(Contains(out, "rank=" + std::to_string(rank) +
+                                  " world=8 local=" + std::to_string(rank % 4) + " node=" + node +
+                                  " master=127.0.0.1 cuda=0,1,2,3"))
         << out;
   }
 }
@@ -78,9 +81,11 @@ TEST(Cluster, TwoNodeTrainingJobGetsRanksAndGpusPerTask) {
 TEST(Cluster, ArraysRunEveryTaskWithinTheirThrottle) {
   Cluster c;
   ASSERT_TRUE(c.Start());
-  unsigned long long id = Submit(c, {"--array=1-4%2", "--wrap", "echo task=$SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_JOB_ID"});
+  unsigned long long id = Submit(
+      c, {"--array=1-4%2", "--wrap", "echo task=$SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_JOB_ID"});
   ASSERT_GT(id, 0u);
-  for (unsigned long long task = id; task < id + 4; ++task) EXPECT_EQ(c.WaitJob(task)["state"], "COMPLETED");
+  for (unsigned long long task = id; task < id + 4; ++task)
+    EXPECT_EQ(c.WaitJob(task)["state"], "COMPLETED");
   for (int t = 1; t <= 4; ++t) {
     std::string out = c.ReadFile("slurm-" + std::to_string(id) + "_" + std::to_string(t) + ".out");
     EXPECT_EQ(out, "task=" + std::to_string(t) + " of " + std::to_string(id) + "\n");
@@ -91,7 +96,8 @@ TEST(Cluster, DependencyChainsRunInOrderAndFailedOnesNeverStart) {
   Cluster c;
   ASSERT_TRUE(c.Start());
   unsigned long long a = Submit(c, {"--wrap", "sleep 1; date +%s%N > a.done"});
-  unsigned long long b = Submit(c, {"-d", "afterok:" + std::to_string(a), "--wrap", "date +%s%N > b.done"});
+  unsigned long long b =
+      Submit(c, {"-d", "afterok:" + std::to_string(a), "--wrap", "date +%s%N > b.done"});
   unsigned long long never = Submit(c, {"-d", "afternotok:" + std::to_string(a), "--wrap", "true"});
   ASSERT_TRUE(a && b && never);
   EXPECT_EQ(c.WaitJob(b)["state"], "COMPLETED");
@@ -107,7 +113,8 @@ TEST(Cluster, CancelEndsARunningJobAndItsProcesses) {
   ASSERT_TRUE(c.Start());
   unsigned long long id = Submit(c, {"--wrap", "echo $$ > pid; sleep 300"});
   ASSERT_GT(id, 0u);
-  for (int i = 0; i < 100 && c.ReadFile("pid").empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 100 && c.ReadFile("pid").empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   pid_t pid = std::stoi(c.ReadFile("pid"));
   CommandResult r = c.Run({"scancel", std::to_string(id)});
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -144,7 +151,8 @@ TEST(Cluster, UsersCannotTouchOthersJobsButOperatorsCan) {
   r = c.Run({"sbatch", "--parsable", "--wrap", "id -u > whoami; sleep 300"}, "", nobody);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   unsigned long long theirs = std::stoull(r.out);
-  for (int i = 0; i < 100 && c.ReadFile("whoami").empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 100 && c.ReadFile("whoami").empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(c.ReadFile("whoami"), "65534\n");
   EXPECT_EQ(c.Run({"scancel", std::to_string(theirs)}).exit_code, 0);
   EXPECT_EQ(c.WaitJob(theirs)["state"], "CANCELLED");
@@ -156,7 +164,8 @@ TEST(Cluster, CrashOfTheControllerLosesNoAcknowledgedJobAndAdoptsRunningOnes) {
   ASSERT_TRUE(c.Start());
   unsigned long long runner = Submit(c, {"--wrap", "sleep 2; echo survived"});
   ASSERT_GT(runner, 0u);
-  for (int i = 0; i < 100 && c.Job(runner)["state"] != "RUNNING"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 100 && c.Job(runner)["state"] != "RUNNING"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   // A stream of submissions, and a crash in the middle of it.
   std::vector<unsigned long long> acknowledged;
   std::thread killer([&] {
@@ -172,7 +181,8 @@ TEST(Cluster, CrashOfTheControllerLosesNoAcknowledgedJobAndAdoptsRunningOnes) {
   c.StartDaemon();
   ASSERT_TRUE(c.WaitNodes("idle", 1, 20) || c.WaitNodes("mixed", 1, 1));
   EXPECT_FALSE(acknowledged.empty());
-  for (unsigned long long id : acknowledged) EXPECT_EQ(c.Job(id)["state"], "PENDING") << "job " << id << " was lost";
+  for (unsigned long long id : acknowledged)
+    EXPECT_EQ(c.Job(id)["state"], "PENDING") << "job " << id << " was lost";
   nlohmann::json j = c.WaitJob(runner);
   EXPECT_EQ(j["state"], "COMPLETED");
   EXPECT_EQ(c.ReadFile("slurm-" + std::to_string(runner) + ".out"), "survived\n");
@@ -186,7 +196,8 @@ TEST(Cluster, SilentAgentMakesItsNodesDownAndRequeuesItsJobs) {
   unsigned long long requeue = Submit(c, {"-N", "2", "--wrap", "sleep 300"});
   unsigned long long fail = Submit(c, {"--no-requeue", "--wrap", "sleep 300"});
   ASSERT_TRUE(requeue && fail);
-  for (int i = 0; i < 100 && c.Job(fail)["state"] != "RUNNING"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 100 && c.Job(fail)["state"] != "RUNNING"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   c.PauseAgent();
   EXPECT_TRUE(c.WaitNodes("down*", 2, 15));
   EXPECT_EQ(c.WaitJob(fail, 10)["state"], "NODE_FAIL");
@@ -194,7 +205,8 @@ TEST(Cluster, SilentAgentMakesItsNodesDownAndRequeuesItsJobs) {
   EXPECT_EQ(r["state"], "PENDING");
   EXPECT_EQ(r["restart_count"], 1);
   c.ResumeAgent();
-  for (int i = 0; i < 200 && c.Job(requeue)["state"] != "RUNNING"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 200 && c.Job(requeue)["state"] != "RUNNING"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(c.Job(requeue)["state"], "RUNNING");
   c.Run({"scancel", std::to_string(requeue)});
 }
@@ -209,7 +221,8 @@ TEST(Cluster, DrainAndResumeNodesWithScontrolAcrossARestart) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   unsigned long long id = Submit(c, {"--wrap", "echo $SLURMD_NODENAME"});
   EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
-  EXPECT_EQ(c.ReadFile("slurm-" + std::to_string(id) + ".out"), "node2\n") << "nothing new on a drained node";
+  EXPECT_EQ(c.ReadFile("slurm-" + std::to_string(id) + ".out"), "node2\n")
+      << "nothing new on a drained node";
   c.KillDaemon();
   c.StartDaemon();
   ASSERT_TRUE(c.WaitNodes("idle", 1));
@@ -223,22 +236,41 @@ TEST(Cluster, DrainAndResumeNodesWithScontrolAcrossARestart) {
 TEST(Cluster, SqueueSinfoAndSacctPrintSlurmColumns) {
   Cluster c;
   ASSERT_TRUE(c.Start());
-  unsigned long long run = Submit(c, {"-J", "runner", "-N", "2", "--gpus-per-node=4", "--wrap", "sleep 30"});
+  unsigned long long run =
+      Submit(c, {"-J", "runner", "-N", "2", "--gpus-per-node=4", "--wrap", "sleep 30"});
   unsigned long long wait = Submit(c, {"-J", "waiter", "--gpus=1", "--wrap", "true"});
-  for (int i = 0; i < 100 && c.Job(wait)["reason"] != "Resources"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 100 && c.Job(wait)["reason"] != "Resources"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   CommandResult q = c.Run({"squeue"});
-  EXPECT_TRUE(Contains(q.out, "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n")) << q.out;
-  EXPECT_TRUE(Contains(q.out, " " + std::to_string(run) + "     batch   runner     root  R")) << q.out;
+  EXPECT_TRUE(Contains(
+      q.out,
+      "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"))
+      << q.out;
+  EXPECT_TRUE(Contains(q.out, " " + std::to_string(run) + "     batch   runner     root  R"))
+      << q.out;
   EXPECT_TRUE(Contains(q.out, "      2 node[1-2]\n")) << q.out;
-  EXPECT_TRUE(Contains(q.out, " " + std::to_string(wait) + "     batch   waiter     root PD       0:00      1 (Resources)\n")) << q.out;
+  EXPECT_TRUE(
+      Contains(q.out, " " + std::to_string(wait) +
+                          "     batch   waiter     root PD       0:00      1 (Resources)\n"))
+      << q.out;
   CommandResult i = c.Run({"sinfo"});
-  EXPECT_TRUE(Contains(i.out, "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\nbatch*       up   infinite      2  alloc node[1-2]\n")) << i.out;
+  EXPECT_TRUE(Contains(i.out,
+                       "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\nbatch*       up   "
+                       "infinite      2  alloc node[1-2]\n"))
+      << i.out;
   EXPECT_EQ(c.Run({"scancel", std::to_string(run)}).exit_code, 0);
   EXPECT_EQ(c.WaitJob(wait)["state"], "COMPLETED");
   CommandResult a = c.Run({"sacct", "-X", "-j", std::to_string(wait)});
-  EXPECT_TRUE(Contains(a.out, "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode \n")) << a.out;
-  EXPECT_TRUE(Contains(a.out, "------------ ---------- ---------- ---------- ---------- ---------- -------- \n")) << a.out;
-  EXPECT_TRUE(Contains(a.out, std::to_string(wait) + "                waiter      batch       root          1  COMPLETED      0:0 \n")) << a.out;
+  EXPECT_TRUE(Contains(
+      a.out, "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode \n"))
+      << a.out;
+  EXPECT_TRUE(Contains(
+      a.out, "------------ ---------- ---------- ---------- ---------- ---------- -------- \n"))
+      << a.out;
+  EXPECT_TRUE(Contains(
+      a.out, std::to_string(wait) +
+                 "                waiter      batch       root          1  COMPLETED      0:0 \n"))
+      << a.out;
 }
 
 }  // namespace

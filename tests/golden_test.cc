@@ -53,7 +53,8 @@ TEST(Golden, EveryScenarioPrintsItsExpectedLog) {
       std::ofstream(expected) << got;
       continue;
     }
-    ASSERT_TRUE(fs::exists(expected)) << "missing " << expected << " (LOCKSTEP_UPDATE_GOLDEN=1 writes it)";
+    ASSERT_TRUE(fs::exists(expected))
+        << "missing " << expected << " (LOCKSTEP_UPDATE_GOLDEN=1 writes it)";
     EXPECT_EQ(got, ReadAll(expected));
   }
   EXPECT_GE(scenarios, 4);

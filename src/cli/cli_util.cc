@@ -25,16 +25,21 @@ std::string CurrentDir() {
   return ::getcwd(buf, sizeof buf) ? std::string(buf) : std::string("/");
 }
 
-std::vector<std::string> Args(int argc, char** argv) { return std::vector<std::string>(argv + 1, argv + argc); }
+std::vector<std::string> Args(int argc, char** argv) {
+  return std::vector<std::string>(argv + 1, argv + argc);
+}
 
 int Fail(const std::string& command, const std::string& message) {
   // Parsers name the command themselves ("sbatch: train.sbatch line 4: ..."): say it once.
-  std::string text = message.rfind(command + ": ", 0) == 0 ? message.substr(command.size() + 2) : message;
+  std::string text =
+      message.rfind(command + ": ", 0) == 0 ? message.substr(command.size() + 2) : message;
   std::fprintf(stderr, "%s: error: %s\n", command.c_str(), text.c_str());
   return 1;
 }
 
-int Fail(const std::string& command, const Status& status) { return Fail(command, status.message()); }
+int Fail(const std::string& command, const Status& status) {
+  return Fail(command, status.message());
+}
 
 Result<std::string> ReadTextFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -12,13 +12,15 @@ namespace lockstep::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: scontrol show job [ID] | show node [NAME] | show partition [NAME] | show hostnames LIST\n"
+    "usage: scontrol show job [ID] | show node [NAME] | show partition [NAME] | show hostnames "
+    "LIST\n"
     "       scontrol hold|release|requeue JOBID[,JOBID...]\n"
     "       scontrol update JobId=ID [TimeLimit=T] [Priority=N] [Nice=N] [JobName=X]\n"
     "       scontrol update NodeName=NAME State=DRAIN|RESUME|DOWN [Reason=TEXT]\n";
 
 // "Key=Value" words, keys case-insensitive (Slurm's scontrol accepts any case).
-std::map<std::string, std::string> KeyValues(const std::vector<std::string>& words, std::string* bad) {
+std::map<std::string, std::string> KeyValues(const std::vector<std::string>& words,
+                                             std::string* bad) {
   std::map<std::string, std::string> kv;
   for (const std::string& w : words) {
     std::size_t eq = w.find('=');
@@ -38,9 +40,11 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a) {
   o.now = std::time(nullptr);
   std::string what = a.size() > 1 ? a[1] : "";
   std::string name = a.size() > 2 ? a[2] : "";
-  Result<std::string> text = InvalidArgument(std::string("invalid entity: ") + what + "\n" + kUsage);
+  Result<std::string> text =
+      InvalidArgument(std::string("invalid entity: ") + what + "\n" + kUsage);
   if (what == "job" || what == "jobs") {
-    Result<nlohmann::json> r = name.empty() ? api.Get("/api/v1/jobs") : api.Get("/api/v1/jobs/" + name);
+    Result<nlohmann::json> r =
+        name.empty() ? api.Get("/api/v1/jobs") : api.Get("/api/v1/jobs/" + name);
     if (!r.ok()) return Fail("scontrol", r.status());
     text = FormatScontrolShowJob(name.empty() ? (*r)["jobs"] : nlohmann::json::array({*r}), o);
   } else if (what == "node" || what == "nodes") {
@@ -72,7 +76,8 @@ int JobAction(client::ApiClient& api, const std::string& action, const std::stri
   std::stringstream in(ids);
   std::string id;
   while (std::getline(in, id, ',')) {
-    Result<nlohmann::json> r = api.Post("/api/v1/jobs/" + id + "/" + action, nlohmann::json::object());
+    Result<nlohmann::json> r =
+        api.Post("/api/v1/jobs/" + id + "/" + action, nlohmann::json::object());
     if (!r.ok()) rc = Fail("scontrol", action + " of job " + id + ": " + r.status().message());
   }
   return rc;
@@ -84,12 +89,14 @@ int Update(client::ApiClient& api, const std::vector<std::string>& a) {
   if (!bad.empty()) return Fail("scontrol", "update: '" + bad + "' is not Key=Value\n" + kUsage);
   if (kv.count("nodename")) {
     std::string state = kv.count("state") ? kv["state"] : "";
-    Result<nlohmann::json> r = api.Post("/api/v1/nodes/" + kv["nodename"] + "/state",
-                                        {{"state", state}, {"reason", kv.count("reason") ? kv["reason"] : ""}});
+    Result<nlohmann::json> r =
+        api.Post("/api/v1/nodes/" + kv["nodename"] + "/state",
+                 {{"state", state}, {"reason", kv.count("reason") ? kv["reason"] : ""}});
     return r.ok() ? 0 : Fail("scontrol", r.status());
   }
   std::string id = kv.count("jobid") ? kv["jobid"] : kv.count("job") ? kv["job"] : "";
-  if (id.empty()) return Fail("scontrol", std::string("update: name a JobId= or a NodeName=\n") + kUsage);
+  if (id.empty())
+    return Fail("scontrol", std::string("update: name a JobId= or a NodeName=\n") + kUsage);
   nlohmann::json changes = nlohmann::json::object();
   for (auto& [k, v] : kv) {
     if (k == "jobid" || k == "job") continue;
@@ -128,7 +135,8 @@ int RunScontrol(int argc, char** argv) {
   client::ApiClient api;
   const std::string& verb = a[0];
   if (verb == "show") return Show(api, a);
-  if ((verb == "hold" || verb == "release" || verb == "requeue") && a.size() == 2) return JobAction(api, verb, a[1]);
+  if ((verb == "hold" || verb == "release" || verb == "requeue") && a.size() == 2)
+    return JobAction(api, verb, a[1]);
   if (verb == "update") return Update(api, a);
   return Fail("scontrol", "invalid command: " + verb + "\n" + kUsage);
 }

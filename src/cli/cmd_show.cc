@@ -22,13 +22,16 @@ int Print(const std::string& command, const Result<std::string>& text) {
   return 0;
 }
 
-Result<nlohmann::json> Fetch(client::ApiClient& api, const std::string& target) { return api.Get(target); }
+Result<nlohmann::json> Fetch(client::ApiClient& api, const std::string& target) {
+  return api.Get(target);
+}
 
 // Slurm's state filter names (-t): long or compact, comma separated.
 std::string LongStates(const std::string& states) {
   static const std::pair<const char*, const char*> kCompact[] = {
-      {"PD", "PENDING"}, {"R", "RUNNING"}, {"CG", "COMPLETING"}, {"CD", "COMPLETED"}, {"CA", "CANCELLED"},
-      {"F", "FAILED"}, {"TO", "TIMEOUT"}, {"NF", "NODE_FAIL"}, {"PR", "PREEMPTED"}, {"OOM", "OUT_OF_MEMORY"}};
+      {"PD", "PENDING"},   {"R", "RUNNING"},        {"CG", "COMPLETING"}, {"CD", "COMPLETED"},
+      {"CA", "CANCELLED"}, {"F", "FAILED"},         {"TO", "TIMEOUT"},    {"NF", "NODE_FAIL"},
+      {"PR", "PREEMPTED"}, {"OOM", "OUT_OF_MEMORY"}};
   std::string out, item;
   std::stringstream in(states);
   while (std::getline(in, item, ',')) {
@@ -65,7 +68,8 @@ int RunSqueue(int argc, char** argv) {
   if (!jobs.empty()) q += "job=" + client::UrlEncode(jobs) + "&";
   if (!partitions.empty()) q += "partition=" + client::UrlEncode(partitions) + "&";
   if (o.start) states = "PD";
-  if (!states.empty() && LongStates(states) != "ALL") q += "state=" + client::UrlEncode(LongStates(states)) + "&";
+  if (!states.empty() && LongStates(states) != "ALL")
+    q += "state=" + client::UrlEncode(LongStates(states)) + "&";
   if (LongStates(states) == "ALL") q += "all=1&";
   client::ApiClient api;
   Result<nlohmann::json> r = Fetch(api, "/api/v1/jobs" + q);
@@ -99,7 +103,10 @@ int RunSinfo(int argc, char** argv) {
   Result<nlohmann::json> nodes = Fetch(api, "/api/v1/nodes");
   if (!nodes.ok()) return Fail("sinfo", nodes.status());
   if (json) {
-    std::cout << nlohmann::json{{"partitions", (*parts)["partitions"]}, {"nodes", (*nodes)["nodes"]}}.dump(2) << "\n";
+    std::cout << nlohmann::json{{"partitions", (*parts)["partitions"]},
+                                {"nodes", (*nodes)["nodes"]}}
+                     .dump(2)
+              << "\n";
     return 0;
   }
   o.now = std::time(nullptr);
@@ -115,7 +122,8 @@ int RunSacct(int argc, char** argv) {
   app.add_option("-j,--jobs", jobs, "only these jobs");
   app.add_option("-u,--user", users, "only these users (default: you)");
   app.add_flag("-a,--allusers", all_users, "every user's jobs");
-  app.add_option("-S,--starttime", start, "jobs that ran after this (YYYY-MM-DD[THH:MM[:SS]]; default: today)");
+  app.add_option("-S,--starttime", start,
+                 "jobs that ran after this (YYYY-MM-DD[THH:MM[:SS]]; default: today)");
   app.add_option("-E,--endtime", end, "jobs that ran before this");
   app.add_option("-o,--format", o.format, "fields, e.g. jobid,jobname%30,state");
   app.add_flag("-b,--brief", o.brief, "jobid,state,exitcode");
@@ -130,7 +138,8 @@ int RunSacct(int argc, char** argv) {
   if (const char* f = std::getenv("SACCT_FORMAT"); f && o.format.empty()) o.format = f;
   auto to_time = [](const std::string& s, Time* out) -> bool {
     std::tm tm{};
-    const char* rest = strptime(s.c_str(), s.find('T') != std::string::npos ? "%Y-%m-%dT%H:%M:%S" : "%Y-%m-%d", &tm);
+    const char* rest = strptime(
+        s.c_str(), s.find('T') != std::string::npos ? "%Y-%m-%dT%H:%M:%S" : "%Y-%m-%d", &tm);
     if (!rest) rest = strptime(s.c_str(), "%Y-%m-%dT%H:%M", &tm);
     if (!rest || *rest) return false;
     tm.tm_isdst = -1;
@@ -156,8 +165,10 @@ int RunSacct(int argc, char** argv) {
     q += "end=" + std::to_string(until) + "&";
   }
   if (!jobs.empty()) q += "job=" + client::UrlEncode(jobs) + "&";
-  if (!users.empty()) q += "user=" + client::UrlEncode(users) + "&";
-  else if (!all_users && ::getuid() != 0) q += "user=" + client::UrlEncode(Environment()["USER"]) + "&";
+  if (!users.empty())
+    q += "user=" + client::UrlEncode(users) + "&";
+  else if (!all_users && ::getuid() != 0)
+    q += "user=" + client::UrlEncode(Environment()["USER"]) + "&";
   client::ApiClient api;
   Result<nlohmann::json> r = Fetch(api, "/api/v1/accounting" + q);
   if (!r.ok()) return Fail("sacct", r.status());
@@ -187,7 +198,9 @@ int RunSprio(int argc, char** argv) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& p : (*r)["priorities"]) {
     std::string id = std::to_string(p["job_id"].get<unsigned long long>());
-    if (!users.empty() && ("," + users + ",").find("," + p.value("user", "") + ",") == std::string::npos) continue;
+    if (!users.empty() &&
+        ("," + users + ",").find("," + p.value("user", "") + ",") == std::string::npos)
+      continue;
     if (!jobs.empty() && ("," + jobs + ",").find("," + id + ",") == std::string::npos) continue;
     rows.push_back(p);
   }
@@ -195,7 +208,9 @@ int RunSprio(int argc, char** argv) {
 }
 
 int RunWhy(int argc, char** argv) {
-  CLI::App app{"Why a job is pending, its priority by factor, its expected start and what blocks it", "lockstep why"};
+  CLI::App app{
+      "Why a job is pending, its priority by factor, its expected start and what blocks it",
+      "lockstep why"};
   unsigned long long id = 0;
   bool json = false;
   app.add_option("job_id", id, "the job")->required();
@@ -219,9 +234,11 @@ int RunWhy(int argc, char** argv) {
   std::printf("  priority  %llu", j.value("priority", 0ull));
   if (j.contains("priority_factors")) {
     const auto& f = j["priority_factors"];
-    std::printf(" = age %.0f + fairshare %.0f + jobsize %.0f + partition %.0f + qos %.0f + tres %.0f - nice %d",
-                f.value("age", 0.0), f.value("fairshare", 0.0), f.value("job_size", 0.0), f.value("partition", 0.0),
-                f.value("qos", 0.0), f.value("tres", 0.0), f.value("nice", 0));
+    std::printf(
+        " = age %.0f + fairshare %.0f + jobsize %.0f + partition %.0f + qos %.0f + tres %.0f - "
+        "nice %d",
+        f.value("age", 0.0), f.value("fairshare", 0.0), f.value("job_size", 0.0),
+        f.value("partition", 0.0), f.value("qos", 0.0), f.value("tres", 0.0), f.value("nice", 0));
   }
   std::printf("\n");
   long long start = j.value("expected_start", 0ll);
@@ -230,7 +247,8 @@ int RunWhy(int argc, char** argv) {
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", std::localtime(&t));
     long long in = start - static_cast<long long>(std::time(nullptr));
-    std::printf("  expected start  %s (in %s)%s\n", buf, FormatSlurmDuration(std::max(0ll, in)).c_str(),
+    std::printf("  expected start  %s (in %s)%s\n", buf,
+                FormatSlurmDuration(std::max(0ll, in)).c_str(),
                 j.value("reserved", false) ? ", resources reserved: nothing may delay it" : "");
   } else {
     std::printf("  expected start  unknown\n");

@@ -47,17 +47,24 @@ int RunStep(client::ApiClient& api, unsigned long long job, const spec::SrunPars
   std::string tail;
   if (out.empty()) {
     // Nothing to share with the tasks: they write to a spool file that srun follows.
-    tail = client::DefaultStateDir() + "/srun-" + std::to_string(job) + "-" + std::to_string(::getpid()) + ".out";
+    tail = client::DefaultStateDir() + "/srun-" + std::to_string(job) + "-" +
+           std::to_string(::getpid()) + ".out";
     std::ofstream(tail).close();
     ::chmod(tail.c_str(), 0666);
     out = tail;
   }
-  nlohmann::json req = {{"argv", p.command}, {"ntasks", p.spec.ntasks}, {"nodes", p.spec.min_nodes},
-                        {"ntasks_per_node", p.spec.ntasks_per_node}, {"gpus_per_task", p.spec.gpus_per_task},
-                        {"env", Environment()}, {"cwd", CurrentDir()}, {"stdout", out}};
+  nlohmann::json req = {{"argv", p.command},
+                        {"ntasks", p.spec.ntasks},
+                        {"nodes", p.spec.min_nodes},
+                        {"ntasks_per_node", p.spec.ntasks_per_node},
+                        {"gpus_per_task", p.spec.gpus_per_task},
+                        {"env", Environment()},
+                        {"cwd", CurrentDir()},
+                        {"stdout", out}};
   Result<nlohmann::json> step = api.Post("/api/v1/jobs/" + std::to_string(job) + "/steps", req);
   if (!step.ok()) return Fail("srun", step.status());
-  std::string where = "/api/v1/jobs/" + std::to_string(job) + "/steps/" + std::to_string((*step)["step_id"].get<int>());
+  std::string where = "/api/v1/jobs/" + std::to_string(job) + "/steps/" +
+                      std::to_string((*step)["step_id"].get<int>());
   std::streamoff offset = 0;
   while (true) {
     if (!tail.empty()) Drain(tail, &offset);
@@ -81,10 +88,12 @@ int RunStep(client::ApiClient& api, unsigned long long job, const spec::SrunPars
 int AllocateAndRun(client::ApiClient& api, spec::SrunParse p) {
   std::string done = client::DefaultStateDir() + "/srun-" + std::to_string(::getpid()) + ".done";
   ::unlink(done.c_str());
-  p.spec.script = "#!/bin/sh\nwhile [ ! -e '" + done + "' ]; do sleep 0.1; done\nexit \"$(cat '" + done + "')\"\n";
+  p.spec.script = "#!/bin/sh\nwhile [ ! -e '" + done + "' ]; do sleep 0.1; done\nexit \"$(cat '" +
+                  done + "')\"\n";
   if (p.spec.name.empty()) p.spec.name = p.command.front();
   p.spec.output = "/dev/null";  // srun prints the step's output itself
-  Result<nlohmann::json> r = api.Post("/api/v1/jobs", nlohmann::json::parse(spec::JobSpecToJson(p.spec)));
+  Result<nlohmann::json> r =
+      api.Post("/api/v1/jobs", nlohmann::json::parse(spec::JobSpecToJson(p.spec)));
   if (!r.ok()) return Fail("srun", "Unable to allocate resources: " + r.status().message());
   unsigned long long job = (*r)["job_id"].get<unsigned long long>();
   bool announced = false;
@@ -93,7 +102,8 @@ int AllocateAndRun(client::ApiClient& api, spec::SrunParse p) {
     if (!j.ok()) return Fail("srun", j.status());
     std::string state = (*j)["state"];
     if (state == "RUNNING") break;
-    if (state != "PENDING") return Fail("srun", "job " + std::to_string(job) + " ended " + state + " before it ran");
+    if (state != "PENDING")
+      return Fail("srun", "job " + std::to_string(job) + " ended " + state + " before it ran");
     if (!announced) std::fprintf(stderr, "srun: job %llu queued and waiting for resources\n", job);
     announced = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -114,10 +124,12 @@ int RunSrun(int argc, char** argv) {
   // SLURM_NTASKS, as Slurm's does).
   bool in_job = env.count("SLURM_JOB_ID") && !env["SLURM_JOB_ID"].empty();
   bool has_ntasks = std::any_of(args.begin(), args.end(), [](const std::string& a) {
-    bool short_form = a.rfind("-n", 0) == 0 && (a.size() == 2 || std::isdigit(static_cast<unsigned char>(a[2])));
+    bool short_form =
+        a.rfind("-n", 0) == 0 && (a.size() == 2 || std::isdigit(static_cast<unsigned char>(a[2])));
     return short_form || a.rfind("--ntasks", 0) == 0;
   });
-  if (in_job && !has_ntasks && env.count("SLURM_NTASKS")) args.insert(args.begin(), "--ntasks=" + env["SLURM_NTASKS"]);
+  if (in_job && !has_ntasks && env.count("SLURM_NTASKS"))
+    args.insert(args.begin(), "--ntasks=" + env["SLURM_NTASKS"]);
   Result<spec::SrunParse> p = spec::ParseSrunArgs(args, env, CurrentDir(), std::time(nullptr));
   if (!p.ok()) return Fail("srun", p.status());
   if (p->command.empty()) return Fail("srun", "no command to run");

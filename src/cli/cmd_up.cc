@@ -1,9 +1,9 @@
 // lockstep up / down: a whole cluster on this machine (lockstepd and one agent serving N
 // virtual nodes with virtual GPUs), and install-aliases for the Slurm command names.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -21,12 +21,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* kAliases[] = {"sbatch", "srun", "squeue", "scancel", "sinfo", "scontrol", "sacct", "sprio"};
+const char* kAliases[] = {"sbatch", "srun",     "squeue", "scancel",
+                          "sinfo",  "scontrol", "sacct",  "sprio"};
 
 std::string SelfDir() {
   char buf[4096];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? fs::path(std::string(buf, static_cast<std::size_t>(n))).parent_path().string() : ".";
+  return n > 0 ? fs::path(std::string(buf, static_cast<std::size_t>(n))).parent_path().string()
+               : ".";
 }
 
 // Starts `argv` detached from this terminal, output to `log`; returns its pid.
@@ -46,7 +48,9 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
   ::_exit(127);
 }
 
-bool Alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
+bool Alive(pid_t pid) {
+  return pid > 0 && ::kill(pid, 0) == 0;
+}
 
 pid_t ReadPid(const std::string& path) {
   std::ifstream in(path);
@@ -58,7 +62,8 @@ pid_t ReadPid(const std::string& path) {
 std::string ClusterYaml(int nodes, int gpus, int cpus, const std::string& mem) {
   std::string names = nodes == 1 ? "node1" : "node[1-" + std::to_string(nodes) + "]";
   std::string y = "# Written by `lockstep up`: a cluster on one machine, with virtual GPUs.\n";
-  y += "nodes:\n  - names: \"" + names + "\"\n    cpus: " + std::to_string(cpus) + "\n    memory: " + mem + "\n";
+  y += "nodes:\n  - names: \"" + names + "\"\n    cpus: " + std::to_string(cpus) +
+       "\n    memory: " + mem + "\n";
   if (gpus > 0) y += "    gpus: " + std::to_string(gpus) + "\n    gpu_type: virtual\n";
   y += "partitions:\n  - name: gpu\n    nodes: ALL\n    default: true\n    max_time: UNLIMITED\n";
   y += "scheduler:\n  policy: easy\n";
@@ -88,10 +93,12 @@ int RunUp(int argc, char** argv) {
   std::string mem = "64G", state_dir = client::DefaultStateDir();
   CLI::App app{"Start a lockstep cluster on this machine", "lockstep up"};
   app.add_option("--nodes", nodes, "virtual nodes (default 4)")->check(CLI::Range(1, 4096));
-  app.add_option("--gpus-per-node", gpus, "virtual GPUs per node (default 8)")->check(CLI::Range(0, 64));
+  app.add_option("--gpus-per-node", gpus, "virtual GPUs per node (default 8)")
+      ->check(CLI::Range(0, 64));
   app.add_option("--cpus-per-node", cpus, "CPUs per node (default 32)")->check(CLI::Range(1, 4096));
   app.add_option("--mem-per-node", mem, "memory per node (default 64G)");
-  app.add_option("--state-dir", state_dir, "state, logs and socket (default $LOCKSTEP_STATE_DIR or ~/.local/state/lockstep)");
+  app.add_option("--state-dir", state_dir,
+                 "state, logs and socket (default $LOCKSTEP_STATE_DIR or ~/.local/state/lockstep)");
   CLI11_PARSE(app, argc, argv);
   std::error_code ec;
   fs::create_directories(state_dir, ec);
@@ -99,27 +106,32 @@ int RunUp(int argc, char** argv) {
   std::string socket = state_dir + "/lockstepd.sock";
   client::ApiClient api(socket);
   if (Alive(ReadPid(state_dir + "/lockstepd.pid")) && api.Get("/api/v1/nodes").ok()) {
-    std::printf("lockstep is already up (state in %s); 'lockstep down' stops it\n", state_dir.c_str());
+    std::printf("lockstep is already up (state in %s); 'lockstep down' stops it\n",
+                state_dir.c_str());
     return 0;
   }
   std::string config = state_dir + "/cluster.yaml";
   std::ofstream(config) << ClusterYaml(nodes, gpus, cpus, mem);
   std::string dir = SelfDir();
-  pid_t d = Spawn({dir + "/lockstepd", "--config", config, "--state-dir", state_dir}, state_dir + "/lockstepd.log");
+  pid_t d = Spawn({dir + "/lockstepd", "--config", config, "--state-dir", state_dir},
+                  state_dir + "/lockstepd.log");
   std::string names = nodes == 1 ? "node1" : "node[1-" + std::to_string(nodes) + "]";
-  pid_t a = Spawn({dir + "/lockstep-agent", "--socket", socket, "--state-dir", state_dir, "--nodes", names, "--cpus",
-                   std::to_string(cpus), "--mem", mem, "--gpus", std::to_string(gpus)},
-                  state_dir + "/agent.log");
+  pid_t a =
+      Spawn({dir + "/lockstep-agent", "--socket", socket, "--state-dir", state_dir, "--nodes",
+             names, "--cpus", std::to_string(cpus), "--mem", mem, "--gpus", std::to_string(gpus)},
+            state_dir + "/agent.log");
   std::ofstream(state_dir + "/agent.pid") << a << "\n";
   if (!WaitIdle(api, nodes, std::chrono::seconds(30))) {
     std::string why = Alive(d) ? "the nodes did not become idle" : "lockstepd exited";
     return Fail("lockstep up", why + "; see " + state_dir + "/lockstepd.log and agent.log");
   }
-  std::printf("lockstep is up: %d node%s x %d GPUs (virtual), state in %s\n\n", nodes, nodes == 1 ? "" : "s", gpus,
-              state_dir.c_str());
+  std::printf("lockstep is up: %d node%s x %d GPUs (virtual), state in %s\n\n", nodes,
+              nodes == 1 ? "" : "s", gpus, state_dir.c_str());
   std::printf("Next:\n");
-  if (state_dir != client::DefaultStateDir()) std::printf("  export LOCKSTEP_STATE_DIR=%s\n", state_dir.c_str());
-  std::printf("  %s/lockstep install-aliases ~/.local/bin     # sbatch, squeue, ... as commands\n", dir.c_str());
+  if (state_dir != client::DefaultStateDir())
+    std::printf("  export LOCKSTEP_STATE_DIR=%s\n", state_dir.c_str());
+  std::printf("  %s/lockstep install-aliases ~/.local/bin     # sbatch, squeue, ... as commands\n",
+              dir.c_str());
   std::printf("  sbatch --gpus=1 --wrap 'echo $CUDA_VISIBLE_DEVICES'\n");
   std::printf("  squeue; sinfo; sacct\n");
   std::printf("  lockstep down\n");
@@ -145,7 +157,8 @@ int RunDown(int argc, char** argv) {
     ::unlink(path.c_str());
     ++stopped;
   }
-  std::printf(stopped ? "lockstep is down (state kept in %s)\n" : "lockstep was not running (%s)\n", state_dir.c_str());
+  std::printf(stopped ? "lockstep is down (state kept in %s)\n" : "lockstep was not running (%s)\n",
+              state_dir.c_str());
   return 0;
 }
 

@@ -29,13 +29,15 @@ constexpr Verb kVerbs[] = {
     {"up", lockstep::cli::RunUp, "start a cluster on this machine"},
     {"down", lockstep::cli::RunDown, "stop it"},
     {"sim", lockstep::cli::RunSim, "replay a workload trace through the scheduler in virtual time"},
-    {"install-aliases", lockstep::cli::RunInstallAliases, "make sbatch, squeue, ... links to lockstep"},
+    {"install-aliases", lockstep::cli::RunInstallAliases,
+     "make sbatch, squeue, ... links to lockstep"},
 };
 
 void PrintUsage(std::FILE* out) {
   std::fprintf(out, "usage: lockstep <command> [options]\n\ncommands:\n");
   for (const Verb& v : kVerbs) std::fprintf(out, "  %-16s %s\n", v.name, v.help);
-  std::fprintf(out, "  %-16s %s\n\n`lockstep <command> --help` describes a command.\n", "version", "print the version");
+  std::fprintf(out, "  %-16s %s\n\n`lockstep <command> --help` describes a command.\n", "version",
+               "print the version");
 }
 
 const Verb* Find(const std::string& name) {
@@ -48,7 +50,8 @@ const Verb* Find(const std::string& name) {
 
 int main(int argc, char** argv) {
   std::string self = argv[0];
-  std::string base = self.substr(self.find_last_of('/') == std::string::npos ? 0 : self.find_last_of('/') + 1);
+  std::string base =
+      self.substr(self.find_last_of('/') == std::string::npos ? 0 : self.find_last_of('/') + 1);
   if (base != "lockstep") {
     // Called as sbatch, squeue, ...: only the Slurm names, not lockstep's own verbs.
     const Verb* v = Find(base);

@@ -28,7 +28,8 @@ struct SimArgs {
 };
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::string GuessFormat(const std::string& path) {
@@ -49,7 +50,8 @@ Result<spec::Trace> LoadTrace(SimArgs& a) {
       std::string dir = slash == std::string::npos ? "" : a.trace.substr(0, slash + 1);
       nodes = dir + "openb_node_list_gpu_node.csv";
       if (access(nodes.c_str(), R_OK) != 0 && a.cluster.empty())
-        return InvalidArgument("an Alibaba trace needs its node list: give --nodes FILE or --cluster FILE");
+        return InvalidArgument(
+            "an Alibaba trace needs its node list: give --nodes FILE or --cluster FILE");
       if (access(nodes.c_str(), R_OK) != 0) nodes.clear();
     }
     return spec::ReadAlibaba(a.trace, nodes);
@@ -66,7 +68,8 @@ Status ApplyPolicy(const SimArgs& a, spec::ClusterConfig& cluster, sim::SimOptio
   } else if (a.policy == "easy") {
     o.policy.reservation_depth = 1;
   } else if (a.policy == "conservative") {
-    o.policy.reservation_depth = a.depth > 0 ? a.depth : std::max(100, cluster.policy.reservation_depth);
+    o.policy.reservation_depth =
+        a.depth > 0 ? a.depth : std::max(100, cluster.policy.reservation_depth);
   } else if (!a.policy.empty()) {
     return InvalidArgument("--policy: '" + a.policy + "' is not one of fcfs, easy, conservative");
   }
@@ -85,7 +88,8 @@ int Fail(const Status& s) {
 
 int RunSim(int argc, char** argv) {
   SimArgs a;
-  CLI::App app{"Replay a workload trace through lockstep's scheduler in virtual time.", "lockstep sim"};
+  CLI::App app{"Replay a workload trace through lockstep's scheduler in virtual time.",
+               "lockstep sim"};
   app.add_option("--trace", a.trace, "the trace file (.gz is read too)")->required();
   app.add_option("--format", a.format, "swf, alibaba or lockstep (default: from the file)");
   app.add_option("--cluster", a.cluster, "cluster YAML (default: the cluster the trace names)");
@@ -95,7 +99,8 @@ int RunSim(int argc, char** argv) {
   app.add_flag("--json", a.json, "print the summary as one JSON object");
   app.add_option("--jobs-out", a.jobs_out, "write one CSV row per job");
   app.add_option("--plot", a.plot_dir, "write SVG charts into this directory");
-  app.add_option("--events-out", a.events_out, "write the placement log (starts, ends, preemptions)");
+  app.add_option("--events-out", a.events_out,
+                 "write the placement log (starts, ends, preemptions)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -119,7 +124,8 @@ int RunSim(int argc, char** argv) {
   Result<sim::SimResult> result = sim::Simulate(*trace, std::move(*cluster), o);
   if (!result.ok()) return Fail(result.status());
   sim::Summary summary = sim::Summarize(*result);
-  std::cout << (a.json ? sim::SummaryJson(*result, summary) + "\n" : sim::FormatSummary(*result, summary));
+  std::cout << (a.json ? sim::SummaryJson(*result, summary) + "\n"
+                       : sim::FormatSummary(*result, summary));
   if (!a.jobs_out.empty())
     if (Status s = sim::WriteJobsCsv(*result, a.jobs_out); !s.ok()) return Fail(s);
   if (!a.plot_dir.empty()) {

@@ -1,11 +1,10 @@
 #include "client/api_client.h"
 
-#include <cctype>
-#include <cstdlib>
-
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cctype>
+#include <cstdlib>
 
 namespace lockstep::client {
 
@@ -49,7 +48,8 @@ ApiClient::~ApiClient() = default;
 ApiClient::ApiClient(ApiClient&&) noexcept = default;
 ApiClient& ApiClient::operator=(ApiClient&&) noexcept = default;
 
-Result<nlohmann::json> ApiClient::Call(int method, const std::string& target, const std::string& body) {
+Result<nlohmann::json> ApiClient::Call(int method, const std::string& target,
+                                       const std::string& body) {
   // One retry on a fresh connection: the server may have closed an idle keep-alive one.
   for (int attempt = 0; attempt < 2; ++attempt) {
     boost::system::error_code ec;
@@ -58,8 +58,9 @@ Result<nlohmann::json> ApiClient::Call(int method, const std::string& target, co
       conn_->socket.connect(asio::local::stream_protocol::endpoint(path_), ec);
       if (ec) {
         conn_.reset();
-        return Status(StatusCode::kUnavailable,
-                      "cannot reach lockstepd at " + path_ + " (" + ec.message() + "): is it running? Try 'lockstep up'");
+        return Status(StatusCode::kUnavailable, "cannot reach lockstepd at " + path_ + " (" +
+                                                    ec.message() +
+                                                    "): is it running? Try 'lockstep up'");
       }
     }
     http::request<http::string_body> req{static_cast<http::verb>(method), target, 11};
@@ -74,7 +75,8 @@ Result<nlohmann::json> ApiClient::Call(int method, const std::string& target, co
     if (ec) {
       conn_.reset();
       if (attempt == 0) continue;
-      return Status(StatusCode::kUnavailable, "lost the connection to lockstepd at " + path_ + ": " + ec.message());
+      return Status(StatusCode::kUnavailable,
+                    "lost the connection to lockstepd at " + path_ + ": " + ec.message());
     }
     if (!res.keep_alive()) conn_.reset();
     nlohmann::json j = nlohmann::json::parse(res.body(), nullptr, false);
@@ -82,7 +84,7 @@ Result<nlohmann::json> ApiClient::Call(int method, const std::string& target, co
     unsigned code = res.result_int();
     if (code >= 400) {
       std::string msg = j.value("error", "request failed");
-      StatusCode sc = code == 403 ? StatusCode::kPermissionDenied
+      StatusCode sc = code == 403   ? StatusCode::kPermissionDenied
                       : code == 404 ? StatusCode::kNotFound
                       : code == 400 ? StatusCode::kInvalidArgument
                       : code == 409 ? StatusCode::kFailedPrecondition

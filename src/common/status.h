@@ -45,18 +45,30 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
-inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
-inline Status PermissionDenied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
-inline Status FailedPrecondition(std::string m) { return {StatusCode::kFailedPrecondition, std::move(m)}; }
-inline Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
-inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
+inline Status NotFound(std::string m) {
+  return {StatusCode::kNotFound, std::move(m)};
+}
+inline Status PermissionDenied(std::string m) {
+  return {StatusCode::kPermissionDenied, std::move(m)};
+}
+inline Status FailedPrecondition(std::string m) {
+  return {StatusCode::kFailedPrecondition, std::move(m)};
+}
+inline Status IoError(std::string m) {
+  return {StatusCode::kIoError, std::move(m)};
+}
+inline Status Internal(std::string m) {
+  return {StatusCode::kInternal, std::move(m)};
+}
 
 // Result<T> holds either a value or a non-ok Status.
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     if (status_.ok()) status_ = Internal("Result constructed from an ok Status without a value");
   }
@@ -81,12 +93,11 @@ class [[nodiscard]] Result {
 }  // namespace lockstep
 
 // A broken invariant: abort loudly, in every build type (Envoy's RELEASE_ASSERT).
-#define LOCKSTEP_CHECK(expr) \
-  ((expr) ? (void)0 : ::lockstep::CheckFailed(__FILE__, __LINE__, #expr))
+#define LOCKSTEP_CHECK(expr) ((expr) ? (void)0 : ::lockstep::CheckFailed(__FILE__, __LINE__, #expr))
 
 // Propagate a non-ok Status to the caller.
-#define LOCKSTEP_RETURN_IF_ERROR(expr)         \
-  do {                                         \
-    ::lockstep::Status _st = (expr);           \
-    if (!_st.ok()) return _st;                 \
+#define LOCKSTEP_RETURN_IF_ERROR(expr) \
+  do {                                 \
+    ::lockstep::Status _st = (expr);   \
+    if (!_st.ok()) return _st;         \
   } while (0)

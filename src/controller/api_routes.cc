@@ -23,17 +23,30 @@ Response Reply(http::status status, const nlohmann::json& body) {
 Response Error(const Status& s) {
   http::status code = http::status::internal_server_error;
   switch (s.code()) {
-    case StatusCode::kInvalidArgument: code = http::status::bad_request; break;
-    case StatusCode::kNotFound: code = http::status::not_found; break;
-    case StatusCode::kPermissionDenied: code = http::status::forbidden; break;
-    case StatusCode::kFailedPrecondition: code = http::status::conflict; break;
-    case StatusCode::kAlreadyExists: code = http::status::conflict; break;
-    default: break;
+    case StatusCode::kInvalidArgument:
+      code = http::status::bad_request;
+      break;
+    case StatusCode::kNotFound:
+      code = http::status::not_found;
+      break;
+    case StatusCode::kPermissionDenied:
+      code = http::status::forbidden;
+      break;
+    case StatusCode::kFailedPrecondition:
+      code = http::status::conflict;
+      break;
+    case StatusCode::kAlreadyExists:
+      code = http::status::conflict;
+      break;
+    default:
+      break;
   }
   return Reply(code, {{"error", s.message()}});
 }
 
-Response Ok(const nlohmann::json& body = {{"ok", true}}) { return Reply(http::status::ok, body); }
+Response Ok(const nlohmann::json& body = {{"ok", true}}) {
+  return Reply(http::status::ok, body);
+}
 
 std::vector<std::string_view> Split(std::string_view path) {
   std::vector<std::string_view> parts;
@@ -89,8 +102,9 @@ Result<nlohmann::json> Body(const http::request<http::string_body>& req) {
   return j;
 }
 
-Response Jobs(Controller& c, const Caller& caller, http::verb verb, const std::vector<std::string_view>& p,
-              const nlohmann::json& query, const http::request<http::string_body>& req) {
+Response Jobs(Controller& c, const Caller& caller, http::verb verb,
+              const std::vector<std::string_view>& p, const nlohmann::json& query,
+              const http::request<http::string_body>& req) {
   if (p.size() == 3) {
     if (verb == http::verb::get) return Ok(c.ListJobs(query));
     if (verb == http::verb::post) {
@@ -102,7 +116,8 @@ Response Jobs(Controller& c, const Caller& caller, http::verb verb, const std::v
     }
   }
   JobId id = 0;
-  if (p.size() < 4 || !ParseId(p[3], &id)) return Error(InvalidArgument("invalid job id specified"));
+  if (p.size() < 4 || !ParseId(p[3], &id))
+    return Error(InvalidArgument("invalid job id specified"));
   Result<nlohmann::json> body = Body(req);
   if (!body.ok()) return Error(body.status());
   if (p.size() == 4) {
@@ -117,10 +132,14 @@ Response Jobs(Controller& c, const Caller& caller, http::verb verb, const std::v
   }
   if (p.size() == 5 && verb == http::verb::post) {
     Status s = InvalidArgument("unknown job action");
-    if (p[4] == "cancel") s = c.Cancel(caller, id, body->value("signal", 0));
-    else if (p[4] == "hold") s = c.Hold(caller, id);
-    else if (p[4] == "release") s = c.Release(caller, id);
-    else if (p[4] == "requeue") s = c.Requeue(caller, id);
+    if (p[4] == "cancel")
+      s = c.Cancel(caller, id, body->value("signal", 0));
+    else if (p[4] == "hold")
+      s = c.Hold(caller, id);
+    else if (p[4] == "release")
+      s = c.Release(caller, id);
+    else if (p[4] == "requeue")
+      s = c.Requeue(caller, id);
     else if (p[4] == "steps") {
       Result<nlohmann::json> j = c.CreateStep(caller, id, *body);
       return j.ok() ? Ok(*j) : Error(j.status());
@@ -153,7 +172,8 @@ Response Agent(Controller& c, const Caller& caller, const std::vector<std::strin
   }
   if (p.size() == 4 && p[3] == "commands") {
     int wait_ms = std::stoi(query.value("wait_ms", std::string("0")));
-    return Ok(c.AgentPoll(query.value("agent", ""), std::chrono::milliseconds(std::min(wait_ms, 30000))));
+    return Ok(
+        c.AgentPoll(query.value("agent", ""), std::chrono::milliseconds(std::min(wait_ms, 30000))));
   }
   if (p.size() == 4 && p[3] == "events") {
     Status s = c.AgentEvents(*body);
@@ -164,10 +184,12 @@ Response Agent(Controller& c, const Caller& caller, const std::vector<std::strin
 
 }  // namespace
 
-Response HandleRequest(Controller& c, const Caller& caller, const http::request<http::string_body>& req) {
+Response HandleRequest(Controller& c, const Caller& caller,
+                       const http::request<http::string_body>& req) {
   std::string_view target(req.target().data(), req.target().size());
   std::size_t qmark = target.find('?');
-  nlohmann::json query = qmark == std::string_view::npos ? nlohmann::json::object() : Query(target.substr(qmark + 1));
+  nlohmann::json query =
+      qmark == std::string_view::npos ? nlohmann::json::object() : Query(target.substr(qmark + 1));
   std::vector<std::string_view> p = Split(target.substr(0, qmark));
   if (p.size() < 3 || p[0] != "api" || p[1] != "v1") return Error(NotFound("no such endpoint"));
   http::verb verb = req.method();
@@ -178,14 +200,16 @@ Response HandleRequest(Controller& c, const Caller& caller, const http::request<
     if (p[2] == "nodes" && verb == http::verb::post && p.size() == 5 && p[4] == "state") {
       Result<nlohmann::json> body = Body(req);
       if (!body.ok()) return Error(body.status());
-      Status s = c.SetNodeState(caller, std::string(p[3]), body->value("state", ""), body->value("reason", ""));
+      Status s = c.SetNodeState(caller, std::string(p[3]), body->value("state", ""),
+                                body->value("reason", ""));
       return s.ok() ? Ok() : Error(s);
     }
     if (p[2] == "partitions" && verb == http::verb::get) return Ok(c.ListPartitions());
     if (p[2] == "priorities" && verb == http::verb::get) return Ok(c.Priorities());
     if (p[2] == "accounting" && verb == http::verb::get) {
       nlohmann::json filter = query;
-      if (filter.contains("start")) filter["start"] = std::stoll(filter["start"].get<std::string>());
+      if (filter.contains("start"))
+        filter["start"] = std::stoll(filter["start"].get<std::string>());
       if (filter.contains("end")) filter["end"] = std::stoll(filter["end"].get<std::string>());
       return Ok(c.Accounting(filter));
     }

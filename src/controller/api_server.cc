@@ -40,8 +40,10 @@ struct ApiServer::Impl {
     }
     passwd pw{}, *result = nullptr;
     char buf[4096];
-    if (::getpwuid_r(c.uid, &pw, buf, sizeof buf, &result) == 0 && result) c.user = pw.pw_name;
-    else c.user = std::to_string(c.uid);
+    if (::getpwuid_r(c.uid, &pw, buf, sizeof buf, &result) == 0 && result)
+      c.user = pw.pw_name;
+    else
+      c.user = std::to_string(c.uid);
     return c;
   }
 
@@ -93,7 +95,8 @@ struct ApiServer::Impl {
 
 ApiServer::ApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Result<std::unique_ptr<ApiServer>> ApiServer::Start(Controller& controller, const std::string& socket_path) {
+Result<std::unique_ptr<ApiServer>> ApiServer::Start(Controller& controller,
+                                                    const std::string& socket_path) {
   auto impl = std::make_unique<Impl>(controller);
   impl->path = socket_path;
   ::unlink(socket_path.c_str());

@@ -19,7 +19,8 @@ class ApiServer {
  public:
   // Listens on `socket_path` (replacing a stale socket file), world-connectable: every local
   // user talks to lockstepd, and each is told apart by uid.
-  static Result<std::unique_ptr<ApiServer>> Start(Controller& controller, const std::string& socket_path);
+  static Result<std::unique_ptr<ApiServer>> Start(Controller& controller,
+                                                  const std::string& socket_path);
   ~ApiServer();  // stops accepting, closes every connection, joins their threads
 
   struct Impl;

@@ -13,7 +13,9 @@
 namespace lockstep::controller {
 
 Time WallNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::string CompressCounts(const std::vector<std::int32_t>& counts) {
@@ -102,12 +104,14 @@ Status Controller::PersistLocked(const std::vector<const JobEntry*>& jobs) {
 }
 
 bool Controller::IsOperator(std::uint32_t uid) const {
-  return uid == 0 || std::find(options_.operators.begin(), options_.operators.end(), uid) != options_.operators.end();
+  return uid == 0 || std::find(options_.operators.begin(), options_.operators.end(), uid) !=
+                         options_.operators.end();
 }
 
 Status Controller::CheckOwner(const Caller& caller, const JobEntry& job) const {
   if (caller.uid == job.uid || IsOperator(caller.uid)) return Status::Ok();
-  return PermissionDenied("access/permission denied: job " + job.DisplayId() + " belongs to " + job.user);
+  return PermissionDenied("access/permission denied: job " + job.DisplayId() + " belongs to " +
+                          job.user);
 }
 
 Result<JobEntry*> Controller::FindLocked(JobId id) {
@@ -116,7 +120,9 @@ Result<JobEntry*> Controller::FindLocked(JobId id) {
   return &it->second;
 }
 
-std::uint32_t Controller::NodeIndexLocked(const std::string& name) const { return cluster_.NodeIndex(name); }
+std::uint32_t Controller::NodeIndexLocked(const std::string& name) const {
+  return cluster_.NodeIndex(name);
+}
 
 void Controller::RequestPass() {
   {
@@ -129,7 +135,8 @@ void Controller::RequestPass() {
 void Controller::ScheduleLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
-    wake_scheduler_.wait_for(lock, options_.periodic_pass, [this] { return stopping_ || pass_requested_; });
+    wake_scheduler_.wait_for(lock, options_.periodic_pass,
+                             [this] { return stopping_ || pass_requested_; });
     if (stopping_) break;
     if (pass_requested_) {
       // Let a burst of submissions arrive before planning once for all of them.
@@ -162,12 +169,13 @@ engine::Snapshot Controller::BuildSnapshotLocked(Time now, std::vector<JobEntry*
       engine::Job j = ToEngineJob(e, cluster_);
       for (const PlacedNode& p : e.placement) {
         std::uint32_t n = NodeIndexLocked(p.node);
-        if (n != engine::kNone) j.allocation.nodes.push_back({n, p.cpus, p.mem_mb, p.gpus, __builtin_popcountll(p.gpus)});
+        if (n != engine::kNone)
+          j.allocation.nodes.push_back({n, p.cpus, p.mem_mb, p.gpus, __builtin_popcountll(p.gpus)});
       }
       s.running.push_back(std::move(j));
       running->push_back(&e);
     } else {
-      engine::Outcome o = e.state == JobState::kCompleted ? engine::Outcome::kCompleted
+      engine::Outcome o = e.state == JobState::kCompleted   ? engine::Outcome::kCompleted
                           : e.state == JobState::kCancelled ? engine::Outcome::kCancelled
                                                             : engine::Outcome::kFailed;
       s.finished.push_back({id, o});

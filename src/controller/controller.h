@@ -9,13 +9,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "controller/job_entry.h"
@@ -26,13 +25,13 @@
 namespace lockstep::controller {
 
 struct ControllerOptions {
-  std::string state_dir;          // the store lives here
-  std::string cluster_config;     // cluster YAML (nodes, partitions, QoS, policy)
-  Seconds node_timeout = 30;      // an agent silent this long makes its nodes DOWN (SlurmdTimeout)
-  Seconds kill_wait = 30;         // SIGTERM to SIGKILL at a time limit or cancel (KillWait)
-  std::vector<std::uint32_t> operators;  // uids allowed to act on every job; root always is
-  std::chrono::milliseconds schedule_delay{20};    // gather submissions before a pass
-  std::chrono::milliseconds periodic_pass{2000};   // backfill pass even without events
+  std::string state_dir;       // the store lives here
+  std::string cluster_config;  // cluster YAML (nodes, partitions, QoS, policy)
+  Seconds node_timeout = 30;   // an agent silent this long makes its nodes DOWN (SlurmdTimeout)
+  Seconds kill_wait = 30;      // SIGTERM to SIGKILL at a time limit or cancel (KillWait)
+  std::vector<std::uint32_t> operators;          // uids allowed to act on every job; root always is
+  std::chrono::milliseconds schedule_delay{20};  // gather submissions before a pass
+  std::chrono::milliseconds periodic_pass{2000};  // backfill pass even without events
 };
 
 // Who is asking: from SO_PEERCRED on the Unix socket, or a token on TCP.
@@ -115,11 +114,11 @@ class Controller {
   std::condition_variable agent_commands_;
   bool stopping_ = false;
   bool pass_requested_ = false;
-  std::map<JobId, JobEntry> jobs_;                     // guarded by mu_
-  std::vector<NodeInfo> nodes_;                        // guarded by mu_, indexed like cluster_.base.nodes
-  std::map<std::string, std::unique_ptr<AgentInfo>> agents_;  // guarded by mu_
+  std::map<JobId, JobEntry> jobs_;  // guarded by mu_
+  std::vector<NodeInfo> nodes_;     // guarded by mu_, indexed like cluster_.base.nodes
+  std::map<std::string, std::unique_ptr<AgentInfo>> agents_;                   // guarded by mu_
   std::map<std::pair<JobId, std::int32_t>, std::unique_ptr<StepInfo>> steps_;  // guarded by mu_
-  std::unordered_map<JobId, engine::Pending> last_pending_;   // from the last pass
+  std::unordered_map<JobId, engine::Pending> last_pending_;                    // from the last pass
   std::vector<std::pair<JobId, engine::PriorityBreakdown>> last_priorities_;
   std::thread scheduler_;
 };

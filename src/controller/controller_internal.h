@@ -2,11 +2,10 @@
 #pragma once
 
 #include <deque>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "controller/controller.h"
 #include "engine/model.h"
@@ -39,7 +38,7 @@ struct Controller::StepInfo {
   std::vector<std::string> nodes;
   std::set<std::string> nodes_running;  // not yet reported as exited
   std::int32_t ntasks = 0;
-  std::string state = "RUNNING";        // RUNNING, COMPLETED, FAILED, CANCELLED
+  std::string state = "RUNNING";  // RUNNING, COMPLETED, FAILED, CANCELLED
   std::int32_t exit_code = 0, signal = 0;
   Time start_time = 0, end_time = 0;
 };

@@ -10,7 +10,9 @@ namespace {
 
 // Scripts and environments are kept apart from the job records: they are read once, at launch,
 // and a million pending jobs must not hold them in memory.
-std::string ScriptKey(JobId id) { return std::to_string(id); }
+std::string ScriptKey(JobId id) {
+  return std::to_string(id);
+}
 
 }  // namespace
 
@@ -26,7 +28,8 @@ Result<JobId> Controller::Submit(const Caller& caller, spec::JobSpec spec) {
       if (d.type == spec::DependencyType::kSingleton) continue;
       auto it = jobs_.find(d.job);
       if (!d.has_task && it == jobs_.end())
-        return InvalidArgument("job dependency problem: job " + std::to_string(d.job) + " does not exist");
+        return InvalidArgument("job dependency problem: job " + std::to_string(d.job) +
+                               " does not exist");
       if (d.has_task) {
         auto task = std::find_if(jobs_.begin(), jobs_.end(), [&](const auto& kv) {
           return kv.second.array_job_id == d.job && kv.second.array_task_id == d.array_task;
@@ -44,7 +47,8 @@ Result<JobId> Controller::Submit(const Caller& caller, spec::JobSpec spec) {
   Result<std::uint64_t> first = store_->AllocateIds("job_id", count);
   if (!first.ok()) return first.status();
   // The script and environment, once per submission (array tasks share them).
-  nlohmann::json blob = {{"script", spec.script}, {"env", spec.environment}, {"args", spec.script_args}};
+  nlohmann::json blob = {
+      {"script", spec.script}, {"env", spec.environment}, {"args", spec.script_args}};
   std::vector<store::Record> records = {{"scripts", ScriptKey(*first), blob.dump()}};
   spec.script.clear();
   spec.environment.clear();
@@ -88,9 +92,11 @@ Status Controller::Cancel(const Caller& caller, JobId id, int signal) {
   if (!found.ok()) return found.status();
   JobEntry& e = **found;
   LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
-  if (IsFinished(e.state)) return FailedPrecondition("job " + e.DisplayId() + " has already finished");
+  if (IsFinished(e.state))
+    return FailedPrecondition("job " + e.DisplayId() + " has already finished");
   if (signal != 0) {
-    if (e.state != JobState::kRunning) return FailedPrecondition("job " + e.DisplayId() + " is not running");
+    if (e.state != JobState::kRunning)
+      return FailedPrecondition("job " + e.DisplayId() + " is not running");
     for (const PlacedNode& p : e.placement)
       SendLocked(p.node, {{"type", "signal"}, {"job_id", e.id}, {"signal", signal}});
     return Status::Ok();
@@ -117,10 +123,13 @@ Status Controller::Hold(const Caller& caller, JobId id) {
   if (!found.ok()) return found.status();
   JobEntry& e = **found;
   LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
-  if (e.state != JobState::kPending) return FailedPrecondition("job " + e.DisplayId() + " is not pending");
+  if (e.state != JobState::kPending)
+    return FailedPrecondition("job " + e.DisplayId() + " is not pending");
   // scontrol hold by an operator on another's job is an admin hold (JobHeldAdmin).
-  if (IsOperator(caller.uid) && caller.uid != e.uid) e.held_by_admin = true;
-  else e.held_by_user = true;
+  if (IsOperator(caller.uid) && caller.uid != e.uid)
+    e.held_by_admin = true;
+  else
+    e.held_by_user = true;
   return PersistLocked({&e});
 }
 
@@ -131,7 +140,8 @@ Status Controller::Release(const Caller& caller, JobId id) {
   JobEntry& e = **found;
   LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
   if (e.held_by_admin && !IsOperator(caller.uid))
-    return PermissionDenied("job " + e.DisplayId() + " was held by an operator; only an operator may release it");
+    return PermissionDenied("job " + e.DisplayId() +
+                            " was held by an operator; only an operator may release it");
   e.held_by_user = e.held_by_admin = false;
   LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
   pass_requested_ = true;
@@ -145,8 +155,10 @@ Status Controller::Requeue(const Caller& caller, JobId id) {
   if (!found.ok()) return found.status();
   JobEntry& e = **found;
   LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
-  if (e.state != JobState::kRunning) return FailedPrecondition("job " + e.DisplayId() + " is not running");
-  if (!e.spec.requeue.value_or(true)) return FailedPrecondition("job " + e.DisplayId() + " may not be requeued");
+  if (e.state != JobState::kRunning)
+    return FailedPrecondition("job " + e.DisplayId() + " is not running");
+  if (!e.spec.requeue.value_or(true))
+    return FailedPrecondition("job " + e.DisplayId() + " may not be requeued");
   RequeueLocked(e, "JobRequeued", WallNow());
   return Status::Ok();
 }
@@ -169,8 +181,10 @@ Status Controller::Update(const Caller& caller, JobId id, const nlohmann::json& 
         return PermissionDenied("update: only an operator may raise a time limit");
       updated.spec.time_limit = limit;
     } else if (key == "priority") {
-      if (!IsOperator(caller.uid)) return PermissionDenied("update: only an operator may set a priority");
-      if (!value.is_number_unsigned()) return InvalidArgument("update: priority must be a non-negative integer");
+      if (!IsOperator(caller.uid))
+        return PermissionDenied("update: only an operator may set a priority");
+      if (!value.is_number_unsigned())
+        return InvalidArgument("update: priority must be a non-negative integer");
       updated.admin_priority = value.get<std::uint32_t>();
     } else if (key == "nice") {
       if (!value.is_number_integer()) return InvalidArgument("update: nice must be an integer");
@@ -190,9 +204,10 @@ Status Controller::Update(const Caller& caller, JobId id, const nlohmann::json& 
   return Status::Ok();
 }
 
-Status Controller::SetNodeState(const Caller& caller, const std::string& node, const std::string& state,
-                                const std::string& reason) {
-  if (!IsOperator(caller.uid)) return PermissionDenied("only an operator may change a node's state");
+Status Controller::SetNodeState(const Caller& caller, const std::string& node,
+                                const std::string& state, const std::string& reason) {
+  if (!IsOperator(caller.uid))
+    return PermissionDenied("only an operator may change a node's state");
   std::lock_guard<std::mutex> lock(mu_);
   std::uint32_t n = NodeIndexLocked(node);
   if (n == engine::kNone) return NotFound("invalid node name specified: " + node);
@@ -207,8 +222,10 @@ Status Controller::SetNodeState(const Caller& caller, const std::string& node, c
     info.admin = engine::NodeState::kDown;
     for (auto& [id, e] : jobs_) {
       if (e.state != JobState::kRunning) continue;
-      if (std::any_of(e.placement.begin(), e.placement.end(), [&](const PlacedNode& p) { return p.node == node; })) {
-        if (e.spec.requeue.value_or(true)) RequeueLocked(e, "NodeDown", WallNow());
+      if (std::any_of(e.placement.begin(), e.placement.end(),
+                      [&](const PlacedNode& p) { return p.node == node; })) {
+        if (e.spec.requeue.value_or(true))
+          RequeueLocked(e, "NodeDown", WallNow());
         else {
           e.cancel_requested = true;
           TerminateLocked(e);
@@ -224,8 +241,10 @@ Status Controller::SetNodeState(const Caller& caller, const std::string& node, c
   info.reason_user = caller.user;
   info.reason_time = WallNow();
   // Durable, as a drain must outlive a restart of lockstepd.
-  nlohmann::json record = {{"admin", static_cast<int>(info.admin)}, {"reason", info.reason},
-                           {"reason_user", info.reason_user}, {"reason_time", info.reason_time}};
+  nlohmann::json record = {{"admin", static_cast<int>(info.admin)},
+                           {"reason", info.reason},
+                           {"reason_user", info.reason_user},
+                           {"reason_time", info.reason_time}};
   LOCKSTEP_RETURN_IF_ERROR(store_->Put({{"nodes", node, record.dump()}}));
   pass_requested_ = true;
   wake_scheduler_.notify_one();

@@ -27,7 +27,10 @@ void Controller::SendLocked(const std::string& node, nlohmann::json command) {
 void Controller::TerminateLocked(JobEntry& job) {
   if (job.state == JobState::kRunning) job.state = JobState::kCompleting;
   for (const PlacedNode& p : job.placement)
-    SendLocked(p.node, {{"type", "terminate"}, {"job_id", job.id}, {"run", job.restart_count}, {"grace_s", options_.kill_wait}});
+    SendLocked(p.node, {{"type", "terminate"},
+                        {"job_id", job.id},
+                        {"run", job.restart_count},
+                        {"grace_s", options_.kill_wait}});
 }
 
 void Controller::StartJobLocked(JobEntry& job, const engine::Allocation& alloc, Time now) {
@@ -51,11 +54,13 @@ void Controller::StartJobLocked(JobEntry& job, const engine::Allocation& alloc, 
   SendLocked(job.placement.front().node, LaunchCommandLocked(job, script, env));
 }
 
-nlohmann::json Controller::LaunchCommandLocked(const JobEntry& job, const std::string& script,
-                                               const std::map<std::string, std::string>& submit_env) const {
+nlohmann::json Controller::LaunchCommandLocked(
+    const JobEntry& job, const std::string& script,
+    const std::map<std::string, std::string>& submit_env) const {
   JobEnvInput in = MakeJobEnvInput(job, cluster_, [this](const std::string& node) {
     std::uint32_t n = NodeIndexLocked(node);
-    return n == engine::kNone || nodes_[n].address.empty() ? std::string("127.0.0.1") : nodes_[n].address;
+    return n == engine::kNone || nodes_[n].address.empty() ? std::string("127.0.0.1")
+                                                           : nodes_[n].address;
   });
   std::map<std::string, std::string> env = BatchEnvironment(in, submit_env);
   spec::OutputPatternVars vars;
@@ -71,7 +76,8 @@ nlohmann::json Controller::LaunchCommandLocked(const JobEntry& job, const std::s
     std::string p = spec::ExpandOutputPattern(pattern, vars);
     return !p.empty() && p[0] == '/' ? p : job.spec.work_dir + "/" + p;
   };
-  std::string out = path(job.spec.output.empty() ? spec::DefaultOutputPattern(job.is_array_task()) : job.spec.output);
+  std::string out = path(job.spec.output.empty() ? spec::DefaultOutputPattern(job.is_array_task())
+                                                 : job.spec.output);
   std::string err = job.spec.error.empty() ? out : path(job.spec.error);
   // The agent writes the script to its spool and puts that path in place of @SCRIPT@.
   nlohmann::json task = {{"argv", nlohmann::json::array({"@SCRIPT@"})},
@@ -81,22 +87,26 @@ nlohmann::json Controller::LaunchCommandLocked(const JobEntry& job, const std::s
                          {"append", job.restart_count > 0}};
   for (const std::string& a : job.spec.script_args) task["argv"].push_back(a);
   std::int64_t mem = job.placement.front().mem_mb;
-  return {{"type", "launch"},        {"job_id", job.id},   {"step", "batch"},      {"uid", job.uid},
-          {"run", job.restart_count},
-          {"gid", job.gid},          {"user", job.user},   {"cwd", job.spec.work_dir},
-          {"script", script},        {"tasks", {task}},    {"memory_limit_mb", mem},
-          {"cpus", job.placement.front().cpus}};
+  return {{"type", "launch"}, {"job_id", job.id},         {"step", "batch"},
+          {"uid", job.uid},   {"run", job.restart_count}, {"gid", job.gid},
+          {"user", job.user}, {"cwd", job.spec.work_dir}, {"script", script},
+          {"tasks", {task}},  {"memory_limit_mb", mem},   {"cpus", job.placement.front().cpus}};
 }
 
 void Controller::EndJobLocked(JobEntry& job, int exit_code, int signal, bool oom, Time now) {
   job.exit_code = exit_code;
   job.signal = signal;
   job.end_time = now;
-  if (job.cancel_requested) job.state = JobState::kCancelled;
-  else if (job.timed_out) job.state = JobState::kTimeout;
-  else if (oom) job.state = JobState::kOutOfMemory;
-  else if (exit_code == 0 && signal == 0) job.state = JobState::kCompleted;
-  else job.state = JobState::kFailed;
+  if (job.cancel_requested)
+    job.state = JobState::kCancelled;
+  else if (job.timed_out)
+    job.state = JobState::kTimeout;
+  else if (oom)
+    job.state = JobState::kOutOfMemory;
+  else if (exit_code == 0 && signal == 0)
+    job.state = JobState::kCompleted;
+  else
+    job.state = JobState::kFailed;
   for (auto& [key, step] : steps_) {
     if (key.first != job.id || step->state != "RUNNING") continue;
     step->state = job.state == JobState::kCompleted ? "COMPLETED" : "CANCELLED";
@@ -112,7 +122,9 @@ void Controller::RequeueLocked(JobEntry& job, const std::string& reason, Time no
   for (const PlacedNode& p : job.placement) {
     std::uint32_t n = NodeIndexLocked(p.node);
     if (n != engine::kNone && nodes_[n].responding)
-      SendLocked(p.node, {{"type", "terminate"}, {"job_id", job.id}, {"run", job.restart_count}, {"grace_s", 0}});
+      SendLocked(
+          p.node,
+          {{"type", "terminate"}, {"job_id", job.id}, {"run", job.restart_count}, {"grace_s", 0}});
   }
   job.state = JobState::kPending;
   job.reason = "None";  // the next pass says why it waits
@@ -121,8 +133,9 @@ void Controller::RequeueLocked(JobEntry& job, const std::string& reason, Time no
   job.placement.clear();
   job.timed_out = false;
   // Slurm holds a requeued job back briefly (requeue_delay); here it may start at the next pass.
-  std::fprintf(stderr, "lockstepd: job %llu requeued (%s) at %lld\n", static_cast<unsigned long long>(job.id),
-               reason.c_str(), static_cast<long long>(now));
+  std::fprintf(stderr, "lockstepd: job %llu requeued (%s) at %lld\n",
+               static_cast<unsigned long long>(job.id), reason.c_str(),
+               static_cast<long long>(now));
   Status s = PersistLocked({&job});
   if (!s.ok()) std::fprintf(stderr, "lockstepd: store: %s\n", s.ToString().c_str());
   pass_requested_ = true;
@@ -132,7 +145,8 @@ void Controller::RequeueLocked(JobEntry& job, const std::string& reason, Time no
 // ---- agents ----
 
 Status Controller::AgentRegister(const nlohmann::json& body) {
-  if (!body.contains("agent") || !body["agent"].is_string() || !body.contains("nodes") || !body["nodes"].is_array())
+  if (!body.contains("agent") || !body["agent"].is_string() || !body.contains("nodes") ||
+      !body["nodes"].is_array())
     return InvalidArgument("register: needs 'agent' (string) and 'nodes' (array)");
   std::string name = body["agent"].get<std::string>();
   std::string address = body.value("address", "127.0.0.1");
@@ -145,7 +159,8 @@ Status Controller::AgentRegister(const nlohmann::json& body) {
   for (const auto& n : body["nodes"]) {
     std::string node = n.value("name", "");
     std::uint32_t idx = NodeIndexLocked(node);
-    if (idx == engine::kNone) return NotFound("register: node " + node + " is not in the cluster configuration");
+    if (idx == engine::kNone)
+      return NotFound("register: node " + node + " is not in the cluster configuration");
     agent->nodes.push_back(node);
     nodes_[idx].agent = name;
     nodes_[idx].responding = true;
@@ -166,7 +181,8 @@ Status Controller::AgentRegister(const nlohmann::json& body) {
     if (e.placement.empty() || NodeIndexLocked(e.placement.front().node) == engine::kNone) continue;
     if (nodes_[NodeIndexLocked(e.placement.front().node)].agent != name) continue;
     if (!alive.count({id, e.restart_count})) {
-      if (e.spec.requeue.value_or(true) && !e.cancel_requested) RequeueLocked(e, "NodeFail", now);
+      if (e.spec.requeue.value_or(true) && !e.cancel_requested)
+        RequeueLocked(e, "NodeFail", now);
       else {
         EndJobLocked(e, 0, 0, false, now);
         e.state = JobState::kNodeFail;
@@ -196,7 +212,8 @@ nlohmann::json Controller::AgentPoll(const std::string& name, std::chrono::milli
   // An agent that was declared lost registers again: what it still runs is reconciled then.
   for (const std::string& node : agent->nodes) {
     std::uint32_t n = NodeIndexLocked(node);
-    if (n != engine::kNone && !nodes_[n].responding) return {{"commands", nlohmann::json::array()}, {"register", true}};
+    if (n != engine::kNone && !nodes_[n].responding)
+      return {{"commands", nlohmann::json::array()}, {"register", true}};
   }
   agent_commands_.wait_for(lock, wait, [&] { return stopping_ || !agent->commands.empty(); });
   nlohmann::json out = {{"commands", nlohmann::json::array()}};
@@ -209,7 +226,8 @@ nlohmann::json Controller::AgentPoll(const std::string& name, std::chrono::milli
 }
 
 Status Controller::AgentEvents(const nlohmann::json& body) {
-  if (!body.contains("events") || !body["events"].is_array()) return InvalidArgument("events: needs 'events' (array)");
+  if (!body.contains("events") || !body["events"].is_array())
+    return InvalidArgument("events: needs 'events' (array)");
   std::lock_guard<std::mutex> lock(mu_);
   Time now = WallNow();
   for (const auto& ev : body["events"]) {
@@ -219,7 +237,8 @@ Status Controller::AgentEvents(const nlohmann::json& body) {
     if (it == jobs_.end()) continue;
     JobEntry& e = it->second;
     if (type != "exited") continue;
-    std::string step = ev.contains("step") && ev["step"].is_string() ? ev["step"].get<std::string>() : "";
+    std::string step =
+        ev.contains("step") && ev["step"].is_string() ? ev["step"].get<std::string>() : "";
     int code = ev.value("exit_code", 0), sig = ev.value("signal", 0);
     bool oom = ev.value("oom", false);
     if (step == "batch") {

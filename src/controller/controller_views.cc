@@ -11,7 +11,9 @@
 namespace lockstep::controller {
 namespace {
 
-nlohmann::json SecondsOrNull(Seconds s) { return s >= kUnlimited ? nlohmann::json(nullptr) : nlohmann::json(s); }
+nlohmann::json SecondsOrNull(Seconds s) {
+  return s >= kUnlimited ? nlohmann::json(nullptr) : nlohmann::json(s);
+}
 
 std::string DependencyText(const spec::JobSpec& s) {
   static const char* kNames[] = {"after", "afterany", "afterok", "afternotok", "singleton"};
@@ -57,20 +59,41 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
     mem = shape.per_node.mem_mb * shape.nodes;
   }
   nlohmann::json out = {
-      {"job_id", e.id}, {"name", e.spec.name}, {"user", e.user}, {"uid", e.uid}, {"gid", e.gid},
-      {"account", e.spec.account.empty() ? "root" : e.spec.account}, {"partition", part.name},
+      {"job_id", e.id},
+      {"name", e.spec.name},
+      {"user", e.user},
+      {"uid", e.uid},
+      {"gid", e.gid},
+      {"account", e.spec.account.empty() ? "root" : e.spec.account},
+      {"partition", part.name},
       {"qos", j.qos < cluster_.base.qos.size() ? cluster_.base.qos[j.qos].name : "normal"},
-      {"state", JobStateName(e.state)}, {"reason", e.state == JobState::kPending ? e.reason : "None"},
-      {"nodes", CompressHostlist(nodes)}, {"node_count", e.placement.empty() ? shape.nodes : static_cast<int>(nodes.size())},
-      {"cpus", cpus}, {"gpus", gpus}, {"mem_mb", mem}, {"tasks", std::max(1, j.req.ntasks)},
-      {"tres_per_node", shape.per_node.gpus > 0 ? "gres/gpu:" + std::to_string(shape.per_node.gpus) : ""},
-      {"time_limit", SecondsOrNull(shape.duration)}, {"submit_time", e.submit_time},
-      {"eligible_time", std::max(e.submit_time, e.spec.begin_time)}, {"start_time", e.start_time},
-      {"end_time", e.end_time}, {"expected_start", e.state == JobState::kPending ? e.expected_start : e.start_time},
-      {"priority", e.state == JobState::kPending ? e.priority : 0}, {"exit_code", e.exit_code}, {"signal", e.signal},
-      {"work_dir", e.spec.work_dir}, {"dependency", DependencyText(e.spec)}, {"restart_count", e.restart_count},
-      {"requeue", e.spec.requeue.value_or(true)}, {"nice", e.spec.nice}, {"features", e.spec.constraint},
-      {"batch_host", nodes.empty() ? "" : nodes.front()}, {"command", e.spec.name},
+      {"state", JobStateName(e.state)},
+      {"reason", e.state == JobState::kPending ? e.reason : "None"},
+      {"nodes", CompressHostlist(nodes)},
+      {"node_count", e.placement.empty() ? shape.nodes : static_cast<int>(nodes.size())},
+      {"cpus", cpus},
+      {"gpus", gpus},
+      {"mem_mb", mem},
+      {"tasks", std::max(1, j.req.ntasks)},
+      {"tres_per_node",
+       shape.per_node.gpus > 0 ? "gres/gpu:" + std::to_string(shape.per_node.gpus) : ""},
+      {"time_limit", SecondsOrNull(shape.duration)},
+      {"submit_time", e.submit_time},
+      {"eligible_time", std::max(e.submit_time, e.spec.begin_time)},
+      {"start_time", e.start_time},
+      {"end_time", e.end_time},
+      {"expected_start", e.state == JobState::kPending ? e.expected_start : e.start_time},
+      {"priority", e.state == JobState::kPending ? e.priority : 0},
+      {"exit_code", e.exit_code},
+      {"signal", e.signal},
+      {"work_dir", e.spec.work_dir},
+      {"dependency", DependencyText(e.spec)},
+      {"restart_count", e.restart_count},
+      {"requeue", e.spec.requeue.value_or(true)},
+      {"nice", e.spec.nice},
+      {"features", e.spec.constraint},
+      {"batch_host", nodes.empty() ? "" : nodes.front()},
+      {"command", e.spec.name},
   };
   if (e.is_array_task()) {
     out["array_job_id"] = e.array_job_id;
@@ -78,14 +101,26 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
   }
   nlohmann::json steps = nlohmann::json::array();
   if (e.start_time > 0)
-    steps.push_back({{"step_id", "batch"}, {"name", "batch"}, {"state", JobStateName(e.state)},
-                     {"exit_code", e.exit_code}, {"signal", e.signal}, {"start_time", e.start_time},
-                     {"end_time", e.end_time}, {"nodes", nodes.empty() ? "" : nodes.front()}});
-  for (auto it = steps_.lower_bound({e.id, 0}); it != steps_.end() && it->first.first == e.id; ++it) {
+    steps.push_back({{"step_id", "batch"},
+                     {"name", "batch"},
+                     {"state", JobStateName(e.state)},
+                     {"exit_code", e.exit_code},
+                     {"signal", e.signal},
+                     {"start_time", e.start_time},
+                     {"end_time", e.end_time},
+                     {"nodes", nodes.empty() ? "" : nodes.front()}});
+  for (auto it = steps_.lower_bound({e.id, 0}); it != steps_.end() && it->first.first == e.id;
+       ++it) {
     const StepInfo& s = *it->second;
-    steps.push_back({{"step_id", s.step}, {"name", s.name}, {"state", s.state}, {"exit_code", s.exit_code},
-                     {"signal", s.signal}, {"start_time", s.start_time}, {"end_time", s.end_time},
-                     {"nodes", CompressHostlist(s.nodes)}, {"ntasks", s.ntasks}});
+    steps.push_back({{"step_id", s.step},
+                     {"name", s.name},
+                     {"state", s.state},
+                     {"exit_code", s.exit_code},
+                     {"signal", s.signal},
+                     {"start_time", s.start_time},
+                     {"end_time", s.end_time},
+                     {"nodes", CompressHostlist(s.nodes)},
+                     {"ntasks", s.ntasks}});
   }
   out["steps"] = std::move(steps);
   return out;
@@ -101,7 +136,9 @@ nlohmann::json Controller::ListJobs(const nlohmann::json& filter) const {
     if (!all_states && IsFinished(e.state) && !filter.contains("state")) continue;
     bool job_named = Matches(filter, "job", std::to_string(id)) ||
                      (e.is_array_task() && Matches(filter, "job", std::to_string(e.array_job_id)));
-    if (!job_named || !Matches(filter, "user", e.user) || !Matches(filter, "state", JobStateName(e.state))) continue;
+    if (!job_named || !Matches(filter, "user", e.user) ||
+        !Matches(filter, "state", JobStateName(e.state)))
+      continue;
     nlohmann::json j = JobJsonLocked(e);
     if (!Matches(filter, "partition", j["partition"].get<std::string>())) continue;
     jobs.push_back(std::move(j));
@@ -136,22 +173,25 @@ Result<nlohmann::json> Controller::Why(JobId id) const {
   nlohmann::json out = JobJsonLocked(it->second);
   for (const auto& [jid, b] : last_priorities_) {
     if (jid != id) continue;
-    out["priority_factors"] = {{"age", b.age}, {"fairshare", b.fairshare}, {"job_size", b.job_size},
-                               {"partition", b.partition}, {"qos", b.qos}, {"tres", b.tres}, {"nice", b.nice}};
+    out["priority_factors"] = {{"age", b.age},           {"fairshare", b.fairshare},
+                               {"job_size", b.job_size}, {"partition", b.partition},
+                               {"qos", b.qos},           {"tres", b.tres},
+                               {"nice", b.nice}};
   }
   auto p = last_pending_.find(id);
   if (p != last_pending_.end()) {
     out["reserved"] = p->second.reserved;
     out["blocked_by"] = p->second.blocked_by;
     std::vector<std::string> reserved_nodes;
-    for (const engine::NodeAllocation& a : p->second.reservation.nodes) reserved_nodes.push_back(cluster_.base.nodes[a.node].name);
+    for (const engine::NodeAllocation& a : p->second.reservation.nodes)
+      reserved_nodes.push_back(cluster_.base.nodes[a.node].name);
     out["reserved_nodes"] = CompressHostlist(reserved_nodes);
   }
   // Jobs ahead of it in the queue: pending, higher priority, same partition.
   nlohmann::json ahead = nlohmann::json::array();
   for (const auto& [jid, e] : jobs_)
-    if (e.state == JobState::kPending && jid != id && e.spec.partition == it->second.spec.partition &&
-        e.priority > it->second.priority)
+    if (e.state == JobState::kPending && jid != id &&
+        e.spec.partition == it->second.spec.partition && e.priority > it->second.priority)
       ahead.push_back(jid);
   out["ahead"] = std::move(ahead);
   return out;
@@ -164,10 +204,20 @@ nlohmann::json Controller::Priorities() const {
     auto it = jobs_.find(id);
     if (it == jobs_.end() || it->second.state != JobState::kPending) continue;
     const JobEntry& e = it->second;
-    out.push_back({{"job_id", id}, {"user", e.user}, {"account", e.spec.account.empty() ? "root" : e.spec.account},
-                   {"partition", e.spec.partition.empty() ? cluster_.base.partitions[cluster_.default_partition].name : e.spec.partition},
-                   {"priority", b.total}, {"age", b.age}, {"fairshare", b.fairshare}, {"job_size", b.job_size},
-                   {"partition_factor", b.partition}, {"qos", b.qos}, {"tres", b.tres}, {"nice", b.nice}});
+    out.push_back({{"job_id", id},
+                   {"user", e.user},
+                   {"account", e.spec.account.empty() ? "root" : e.spec.account},
+                   {"partition", e.spec.partition.empty()
+                                     ? cluster_.base.partitions[cluster_.default_partition].name
+                                     : e.spec.partition},
+                   {"priority", b.total},
+                   {"age", b.age},
+                   {"fairshare", b.fairshare},
+                   {"job_size", b.job_size},
+                   {"partition_factor", b.partition},
+                   {"qos", b.qos},
+                   {"tres", b.tres},
+                   {"nice", b.nice}});
   }
   return {{"priorities", std::move(out)}};
 }
@@ -192,13 +242,18 @@ nlohmann::json Controller::ListNodes() const {
     const engine::Node& node = cluster_.base.nodes[n];
     const NodeInfo& info = nodes_[n];
     bool busy = cpus[n] > 0 || gpus[n] != 0;
-    bool full = cpus[n] >= node.cpus || (gpus[n] != 0 && std::popcount(gpus[n]) >= static_cast<int>(node.gpus.size()));
-    std::string state = completing[n] ? "completing" : !busy ? "idle" : full ? "allocated" : "mixed";
+    bool full = cpus[n] >= node.cpus ||
+                (gpus[n] != 0 && std::popcount(gpus[n]) >= static_cast<int>(node.gpus.size()));
+    std::string state = completing[n] ? "completing"
+                        : !busy       ? "idle"
+                        : full        ? "allocated"
+                                      : "mixed";
     if (info.admin == engine::NodeState::kDrain) state = busy ? "draining" : "drained";
     if (info.admin == engine::NodeState::kDown) state = "down";
     if (!info.responding) state = info.admin == engine::NodeState::kUp ? "down*" : state + "*";
     std::string type = node.gpus.empty() || node.gpus[0].type >= cluster_.base.gpu_types.size()
-                           ? "" : cluster_.base.gpu_types[node.gpus[0].type];
+                           ? ""
+                           : cluster_.base.gpu_types[node.gpus[0].type];
     std::vector<std::string> parts, features;
     for (const engine::Partition& p : cluster_.base.partitions)
       if (std::find(p.nodes.begin(), p.nodes.end(), n) != p.nodes.end()) parts.push_back(p.name);
@@ -209,13 +264,27 @@ nlohmann::json Controller::ListNodes() const {
     std::string used_idx;
     for (int d = 0; d < 64; ++d)
       if (gpus[n] >> d & 1) used_idx += (used_idx.empty() ? "" : ",") + std::to_string(d);
-    out.push_back({{"name", node.name}, {"state", state}, {"reason", info.reason}, {"reason_user", info.reason_user},
-                   {"reason_time", info.reason_time}, {"cpus", node.cpus}, {"cpus_alloc", cpus[n]},
-                   {"mem_mb", node.mem_mb}, {"mem_alloc_mb", mem[n]}, {"gpus", node.gpus.size()},
-                   {"gpus_alloc", std::popcount(gpus[n])}, {"gpu_type", type},
-                   {"gres", node.gpus.empty() ? "" : "gpu:" + type + ":" + std::to_string(node.gpus.size())},
-                   {"gres_used", node.gpus.empty() ? "" : "gpu:" + type + ":" + std::to_string(std::popcount(gpus[n])) + "(IDX:" + (used_idx.empty() ? "N/A" : used_idx) + ")"},
-                   {"features", feat}, {"partitions", parts}, {"weight", node.weight}});
+    out.push_back(
+        {{"name", node.name},
+         {"state", state},
+         {"reason", info.reason},
+         {"reason_user", info.reason_user},
+         {"reason_time", info.reason_time},
+         {"cpus", node.cpus},
+         {"cpus_alloc", cpus[n]},
+         {"mem_mb", node.mem_mb},
+         {"mem_alloc_mb", mem[n]},
+         {"gpus", node.gpus.size()},
+         {"gpus_alloc", std::popcount(gpus[n])},
+         {"gpu_type", type},
+         {"gres", node.gpus.empty() ? "" : "gpu:" + type + ":" + std::to_string(node.gpus.size())},
+         {"gres_used", node.gpus.empty()
+                           ? ""
+                           : "gpu:" + type + ":" + std::to_string(std::popcount(gpus[n])) +
+                                 "(IDX:" + (used_idx.empty() ? "N/A" : used_idx) + ")"},
+         {"features", feat},
+         {"partitions", parts},
+         {"weight", node.weight}});
   }
   return {{"nodes", std::move(out)}};
 }
@@ -227,9 +296,14 @@ nlohmann::json Controller::ListPartitions() const {
     const engine::Partition& p = cluster_.base.partitions[i];
     std::vector<std::string> names;
     for (std::uint32_t n : p.nodes) names.push_back(cluster_.base.nodes[n].name);
-    out.push_back({{"name", p.name}, {"default", i == cluster_.default_partition}, {"state", "up"},
-                   {"max_time", SecondsOrNull(p.max_time)}, {"default_time", SecondsOrNull(p.default_time)},
-                   {"max_nodes", p.max_nodes}, {"nodes", CompressHostlist(names)}, {"node_count", names.size()},
+    out.push_back({{"name", p.name},
+                   {"default", i == cluster_.default_partition},
+                   {"state", "up"},
+                   {"max_time", SecondsOrNull(p.max_time)},
+                   {"default_time", SecondsOrNull(p.default_time)},
+                   {"max_nodes", p.max_nodes},
+                   {"nodes", CompressHostlist(names)},
+                   {"node_count", names.size()},
                    {"priority_tier", p.priority_tier}});
   }
   return {{"partitions", std::move(out)}};

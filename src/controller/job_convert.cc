@@ -60,12 +60,15 @@ engine::JobRequest RequestOf(const spec::JobSpec& s, const spec::ClusterConfig& 
 
 Status ValidateSpec(const spec::JobSpec& s, spec::ClusterConfig& c) {
   std::uint32_t p = PartitionOf(s, c);
-  if (p == engine::kNone) return InvalidArgument("invalid partition name specified: " + s.partition);
+  if (p == engine::kNone)
+    return InvalidArgument("invalid partition name specified: " + s.partition);
   if (QosOf(s, c) == engine::kNone) return InvalidArgument("invalid qos specification: " + s.qos);
   if (!s.gpu_type.empty() && c.GpuTypeIndex(s.gpu_type) == engine::kNone)
-    return InvalidArgument("invalid generic resource (gres) specification: no GPU of type " + s.gpu_type);
+    return InvalidArgument("invalid generic resource (gres) specification: no GPU of type " +
+                           s.gpu_type);
   std::uint64_t mask = 0;
-  if (!FeatureMask(s.constraint, c, &mask)) return InvalidArgument("invalid feature specification: " + s.constraint);
+  if (!FeatureMask(s.constraint, c, &mask))
+    return InvalidArgument("invalid feature specification: " + s.constraint);
   if (s.script.empty()) return InvalidArgument("the job has no batch script");
   // The request must fit on enough nodes of the partition, at least when they are empty.
   engine::Job probe;
@@ -87,7 +90,8 @@ Status ValidateSpec(const spec::JobSpec& s, spec::ClusterConfig& c) {
     if (gpus < shape.per_node.gpus) continue;
     ++capable;
   }
-  if (capable < shape.nodes) return InvalidArgument("requested node configuration is not available");
+  if (capable < shape.nodes)
+    return InvalidArgument("requested node configuration is not available");
   return Status::Ok();
 }
 

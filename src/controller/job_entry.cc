@@ -23,8 +23,12 @@ constexpr StateName kStates[] = {
 
 }  // namespace
 
-const char* JobStateName(JobState s) { return kStates[static_cast<int>(s)].name; }
-const char* JobStateCompact(JobState s) { return kStates[static_cast<int>(s)].compact; }
+const char* JobStateName(JobState s) {
+  return kStates[static_cast<int>(s)].name;
+}
+const char* JobStateCompact(JobState s) {
+  return kStates[static_cast<int>(s)].compact;
+}
 
 bool ParseJobState(std::string_view text, JobState* out) {
   std::string up(text);
@@ -72,7 +76,8 @@ std::string EntryToJson(const JobEntry& e) {
   j["next_step_id"] = e.next_step_id;
   nlohmann::json placement = nlohmann::json::array();
   for (const PlacedNode& p : e.placement)
-    placement.push_back({{"node", p.node}, {"cpus", p.cpus}, {"mem_mb", p.mem_mb}, {"gpus", p.gpus}});
+    placement.push_back(
+        {{"node", p.node}, {"cpus", p.cpus}, {"mem_mb", p.mem_mb}, {"gpus", p.gpus}});
   j["placement"] = std::move(placement);
   return j.dump();
 }
@@ -107,7 +112,8 @@ Result<JobEntry> EntryFromJson(std::string_view text) {
     e.next_step_id = j.at("next_step_id").get<std::int32_t>();
     for (const auto& p : j.at("placement"))
       e.placement.push_back({p.at("node").get<std::string>(), p.at("cpus").get<std::int32_t>(),
-                             p.at("mem_mb").get<std::int64_t>(), p.at("gpus").get<std::uint64_t>()});
+                             p.at("mem_mb").get<std::int64_t>(),
+                             p.at("gpus").get<std::uint64_t>()});
     return e;
   } catch (const nlohmann::json::exception& ex) {
     return InvalidArgument(std::string("job record: ") + ex.what());

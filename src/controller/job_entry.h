@@ -26,8 +26,8 @@ enum class JobState : std::uint8_t {
   kOutOfMemory,
 };
 
-const char* JobStateName(JobState s);       // "PENDING"
-const char* JobStateCompact(JobState s);    // "PD"
+const char* JobStateName(JobState s);                      // "PENDING"
+const char* JobStateCompact(JobState s);                   // "PD"
 bool ParseJobState(std::string_view text, JobState* out);  // long or compact, any case
 bool IsFinished(JobState s);
 
@@ -41,11 +41,11 @@ struct PlacedNode {
 
 struct JobEntry {
   JobId id = 0;
-  spec::JobSpec spec;            // script and environment cleared once stored
+  spec::JobSpec spec;  // script and environment cleared once stored
   std::uint32_t uid = 0, gid = 0;
   std::string user;
   JobState state = JobState::kPending;
-  std::string reason = "None";   // pending reason, or why it ended ("TimeLimit", "NodeFail", ...)
+  std::string reason = "None";  // pending reason, or why it ended ("TimeLimit", "NodeFail", ...)
   Time submit_time = 0, start_time = 0, end_time = 0, expected_start = 0;
   std::vector<PlacedNode> placement;
   std::int32_t exit_code = 0, signal = 0;
@@ -53,7 +53,7 @@ struct JobEntry {
   std::uint32_t priority = 0;
   std::uint32_t admin_priority = 0;
   bool held_by_user = false, held_by_admin = false;
-  JobId array_job_id = 0;        // arrays: every task is an entry of its own
+  JobId array_job_id = 0;  // arrays: every task is an entry of its own
   std::uint32_t array_task_id = 0;
   bool cancel_requested = false;  // the end will be recorded as CANCELLED
   bool timed_out = false;         // the end will be recorded as TIMEOUT

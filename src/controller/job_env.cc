@@ -30,7 +30,8 @@ JobEnvInput MakeJobEnvInput(const JobEntry& job, const spec::ClusterConfig& clus
   JobEnvInput in;
   in.job = &job;
   const spec::JobSpec& s = job.spec;
-  std::uint32_t p = s.partition.empty() ? cluster.default_partition : cluster.PartitionIndex(s.partition);
+  std::uint32_t p =
+      s.partition.empty() ? cluster.default_partition : cluster.PartitionIndex(s.partition);
   in.partition = cluster.base.partitions[p].name;
   std::uint32_t q = s.qos.empty() ? cluster.default_qos : cluster.QosIndex(s.qos);
   in.qos = q < cluster.base.qos.size() ? cluster.base.qos[q].name : "normal";
@@ -63,8 +64,8 @@ JobEnvInput MakeJobEnvInput(const JobEntry& job, const spec::ClusterConfig& clus
   return in;
 }
 
-std::map<std::string, std::string> BatchEnvironment(const JobEnvInput& in,
-                                                    const std::map<std::string, std::string>& submit_env) {
+std::map<std::string, std::string> BatchEnvironment(
+    const JobEnvInput& in, const std::map<std::string, std::string>& submit_env) {
   const JobEntry& job = *in.job;
   std::map<std::string, std::string> env = submit_env;
   auto set = [&](const std::string& k, const std::string& v) { env[k] = v; };
@@ -86,11 +87,14 @@ std::map<std::string, std::string> BatchEnvironment(const JobEnvInput& in,
   set("SLURM_NNODES", std::to_string(in.nodes.size()));
   set("SLURM_NTASKS", std::to_string(in.ntasks));
   set("SLURM_NPROCS", std::to_string(in.ntasks));
-  if (job.spec.ntasks_per_node > 0) set("SLURM_NTASKS_PER_NODE", std::to_string(job.spec.ntasks_per_node));
+  if (job.spec.ntasks_per_node > 0)
+    set("SLURM_NTASKS_PER_NODE", std::to_string(job.spec.ntasks_per_node));
   set("SLURM_TASKS_PER_NODE", CompressCounts(in.tasks_per_node));
   set("SLURM_JOB_CPUS_PER_NODE", CompressCounts(in.cpus_per_node));
-  set("SLURM_CPUS_ON_NODE", in.cpus_per_node.empty() ? "0" : std::to_string(in.cpus_per_node.front()));
-  if (job.spec.cpus_per_task > 0) set("SLURM_CPUS_PER_TASK", std::to_string(job.spec.cpus_per_task));
+  set("SLURM_CPUS_ON_NODE",
+      in.cpus_per_node.empty() ? "0" : std::to_string(in.cpus_per_node.front()));
+  if (job.spec.cpus_per_task > 0)
+    set("SLURM_CPUS_PER_TASK", std::to_string(job.spec.cpus_per_task));
   set("SLURM_SUBMIT_DIR", job.spec.work_dir);
   set("SLURM_SUBMIT_HOST", submit_env.count("HOSTNAME") ? submit_env.at("HOSTNAME") : HostName());
   set("SLURM_JOB_START_TIME", std::to_string(job.start_time));
@@ -100,14 +104,17 @@ std::map<std::string, std::string> BatchEnvironment(const JobEnvInput& in,
   set("SLURM_PROCID", "0");
   set("SLURM_LOCALID", "0");
   set("SLURM_GTIDS", "0");
-  const std::vector<int> gpus = in.gpus_per_node.empty() ? std::vector<int>{} : in.gpus_per_node.front();
+  const std::vector<int> gpus =
+      in.gpus_per_node.empty() ? std::vector<int>{} : in.gpus_per_node.front();
   if (!gpus.empty()) {
     set("SLURM_GPUS_ON_NODE", std::to_string(gpus.size()));
     set("SLURM_JOB_GPUS", JoinInts(gpus));
     set("CUDA_VISIBLE_DEVICES", JoinInts(gpus));
     if (job.spec.gpus > 0) set("SLURM_GPUS", std::to_string(job.spec.gpus));
-    if (job.spec.gpus_per_node > 0) set("SLURM_GPUS_PER_NODE", std::to_string(job.spec.gpus_per_node));
-    if (job.spec.gpus_per_task > 0) set("SLURM_GPUS_PER_TASK", std::to_string(job.spec.gpus_per_task));
+    if (job.spec.gpus_per_node > 0)
+      set("SLURM_GPUS_PER_NODE", std::to_string(job.spec.gpus_per_node));
+    if (job.spec.gpus_per_task > 0)
+      set("SLURM_GPUS_PER_TASK", std::to_string(job.spec.gpus_per_task));
   }
   if (job.is_array_task()) {
     set("SLURM_ARRAY_JOB_ID", std::to_string(job.array_job_id));
@@ -124,8 +131,8 @@ std::map<std::string, std::string> BatchEnvironment(const JobEnvInput& in,
   return env;
 }
 
-std::map<std::string, std::string> StepTaskEnvironment(const JobEnvInput& in, const StepTask& t,
-                                                       const std::map<std::string, std::string>& base) {
+std::map<std::string, std::string> StepTaskEnvironment(
+    const JobEnvInput& in, const StepTask& t, const std::map<std::string, std::string>& base) {
   std::map<std::string, std::string> env = base;
   auto set = [&](const std::string& k, const std::string& v) { env[k] = v; };
   std::string nodelist = CompressHostlist(t.step_nodes);

@@ -17,12 +17,12 @@ namespace lockstep::controller {
 struct JobEnvInput {
   const JobEntry* job = nullptr;
   std::string partition, account, qos;
-  std::vector<std::string> nodes;            // the allocation, in order
+  std::vector<std::string> nodes;  // the allocation, in order
   std::vector<std::int32_t> cpus_per_node;
   std::vector<std::vector<int>> gpus_per_node;  // device indices on each node
   std::vector<std::int32_t> tasks_per_node;
   std::int32_t ntasks = 1;
-  std::string master_addr;                   // the first node's address
+  std::string master_addr;  // the first node's address
   int master_port = 0;
   std::uint32_t array_min = 0, array_max = 0, array_count = 0;
 };
@@ -31,8 +31,8 @@ JobEnvInput MakeJobEnvInput(const JobEntry& job, const spec::ClusterConfig& clus
                             const std::function<std::string(const std::string&)>& address_of);
 
 // The batch script's environment (it runs on the first node as task 0).
-std::map<std::string, std::string> BatchEnvironment(const JobEnvInput& in,
-                                                    const std::map<std::string, std::string>& submit_env);
+std::map<std::string, std::string> BatchEnvironment(
+    const JobEnvInput& in, const std::map<std::string, std::string>& submit_env);
 
 // One task of a step: its global rank, its node's index and its rank on that node.
 struct StepTask {
@@ -43,7 +43,7 @@ struct StepTask {
   std::vector<std::int32_t> step_tasks_per_node;
   std::vector<int> gpus;  // devices this task sees (CUDA_VISIBLE_DEVICES)
 };
-std::map<std::string, std::string> StepTaskEnvironment(const JobEnvInput& in, const StepTask& t,
-                                                       const std::map<std::string, std::string>& base);
+std::map<std::string, std::string> StepTaskEnvironment(
+    const JobEnvInput& in, const StepTask& t, const std::map<std::string, std::string>& base);
 
 }  // namespace lockstep::controller

@@ -2,11 +2,11 @@
 //   lockstepd --config cluster.yaml --state-dir DIR [--socket PATH] [--node-timeout S]
 //             [--operator UID ...]
 #include <signal.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
-#include <unistd.h>
 
 #include "controller/api_server.h"
 #include "controller/controller.h"
@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
   app.add_option("--config", o.cluster_config, "cluster YAML")->required();
   app.add_option("--state-dir", o.state_dir, "durable state and the socket")->required();
   app.add_option("--socket", socket_path, "Unix socket (default STATE_DIR/lockstepd.sock)");
-  app.add_option("--node-timeout", o.node_timeout, "seconds without heartbeat before a node is DOWN");
+  app.add_option("--node-timeout", o.node_timeout,
+                 "seconds without heartbeat before a node is DOWN");
   app.add_option("--kill-wait", o.kill_wait, "seconds from SIGTERM to SIGKILL");
   app.add_option("--operator", o.operators, "uids allowed to act on every job (root always is)");
   CLI11_PARSE(app, argc, argv);

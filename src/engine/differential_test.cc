@@ -111,7 +111,8 @@ class ReferencePlanner {
     }
     if (static_cast<int>(fit.size()) < j.req.min_nodes) return std::nullopt;
     std::sort(fit.begin(), fit.end(), [](const RefChoice& a, const RefChoice& b) {
-      return std::tie(a.left_gpus, a.left_cpus, a.node) < std::tie(b.left_gpus, b.left_cpus, b.node);
+      return std::tie(a.left_gpus, a.left_cpus, a.node) <
+             std::tie(b.left_gpus, b.left_cpus, b.node);
     });
     std::vector<std::uint32_t> nodes;
     for (int i = 0; i < j.req.min_nodes; ++i) nodes.push_back(fit[i].node);
@@ -122,7 +123,8 @@ class ReferencePlanner {
   void Add(const Job& j, Time t, const std::vector<std::uint32_t>& nodes) {
     int cpus = j.req.cpus_per_task * std::max(1, j.req.ntasks / j.req.min_nodes);
     for (std::uint32_t n : nodes)
-      occ_.push_back({n, t, t + j.req.time_limit, cpus, j.req.gpus_per_node, j.req.mem_per_node_mb});
+      occ_.push_back(
+          {n, t, t + j.req.time_limit, cpus, j.req.gpus_per_node, j.req.mem_per_node_mb});
   }
 
   const Snapshot& s_;
@@ -154,7 +156,8 @@ void CompareWithReference(std::uint64_t seed, int depth, const RandomWorkloadOpt
     if (p.reserved) got[p.job] = {p.expected_start, NodesOf(p.reservation)};
   ASSERT_EQ(got.size(), ref.size()) << "seed " << seed << " depth " << depth;
   for (auto& [id, want] : ref) {
-    ASSERT_TRUE(got.count(id)) << "seed " << seed << ": job " << id << " placed only by the reference";
+    ASSERT_TRUE(got.count(id)) << "seed " << seed << ": job " << id
+                               << " placed only by the reference";
     EXPECT_EQ(got[id].first, want.first) << "seed " << seed << " job " << id << " start";
     EXPECT_EQ(got[id].second, want.second) << "seed " << seed << " job " << id << " nodes";
   }

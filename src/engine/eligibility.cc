@@ -5,7 +5,9 @@
 namespace lockstep::engine {
 namespace {
 
-std::string SingletonKey(const Job& j) { return std::to_string(j.user) + '\x1f' + j.name; }
+std::string SingletonKey(const Job& j) {
+  return std::to_string(j.user) + '\x1f' + j.name;
+}
 
 }  // namespace
 
@@ -13,7 +15,8 @@ EligibilityIndex::EligibilityIndex(const Snapshot& s) {
   bool any_singleton = false, any_dependency = false;
   for (const Job& j : s.pending) {
     any_dependency |= !j.dependencies.empty();
-    for (const Dependency& d : j.dependencies) any_singleton |= d.kind == DependencyKind::kSingleton;
+    for (const Dependency& d : j.dependencies)
+      any_singleton |= d.kind == DependencyKind::kSingleton;
   }
   // Without dependencies only array throttles need the running jobs.
   if (!any_dependency) {
@@ -56,17 +59,21 @@ int EligibilityIndex::Evaluate(const Dependency& d, const Job& job) const {
   if (it == state_.end())
     return d.kind == DependencyKind::kAfter || d.kind == DependencyKind::kAfterAny ? 1 : -1;
   TargetState t = it->second;
-  bool ended = t == TargetState::kCompleted || t == TargetState::kFailed || t == TargetState::kCancelled;
+  bool ended =
+      t == TargetState::kCompleted || t == TargetState::kFailed || t == TargetState::kCancelled;
   switch (d.kind) {
-    case DependencyKind::kAfter: return t == TargetState::kPending ? 0 : 1;
-    case DependencyKind::kAfterAny: return ended ? 1 : 0;
+    case DependencyKind::kAfter:
+      return t == TargetState::kPending ? 0 : 1;
+    case DependencyKind::kAfterAny:
+      return ended ? 1 : 0;
     case DependencyKind::kAfterOk:
       if (!ended) return 0;
       return t == TargetState::kCompleted ? 1 : -1;
     case DependencyKind::kAfterNotOk:
       if (!ended) return 0;
       return t == TargetState::kCompleted ? -1 : 1;
-    case DependencyKind::kSingleton: break;
+    case DependencyKind::kSingleton:
+      break;
   }
   return 1;
 }
@@ -84,7 +91,8 @@ PendingReason EligibilityIndex::Check(const Job& job, Time now) const {
       never_any &= r == -1;
     }
     if (job.dependencies_any) {
-      if (!any) return never_any ? PendingReason::kDependencyNeverSatisfied : PendingReason::kDependency;
+      if (!any)
+        return never_any ? PendingReason::kDependencyNeverSatisfied : PendingReason::kDependency;
     } else if (!all) {
       return never_all ? PendingReason::kDependencyNeverSatisfied : PendingReason::kDependency;
     }

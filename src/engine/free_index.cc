@@ -18,17 +18,21 @@ FreeNodeIndex::FreeNodeIndex(const Snapshot& s, const AvailabilityPlanner& plann
   std::sort(weights.begin(), weights.end());
   weights.erase(std::unique(weights.begin(), weights.end()), weights.end());
   for (std::uint32_t n = 0; n < s.nodes.size(); ++n)
-    rank_[n] = static_cast<std::uint32_t>(std::lower_bound(weights.begin(), weights.end(), s.nodes[n].weight) - weights.begin());
+    rank_[n] = static_cast<std::uint32_t>(
+        std::lower_bound(weights.begin(), weights.end(), s.nodes[n].weight) - weights.begin());
   std::size_t max_gpus = 0;
   for (const Node& n : s.nodes) max_gpus = std::max(max_gpus, n.gpus.size());
   for (const Partition& part : s.partitions)
     for (std::uint32_t n : part.nodes)
       if (n < s.nodes.size()) ++node_partition_offset_[n + 1];
-  for (std::size_t n = 0; n < s.nodes.size(); ++n) node_partition_offset_[n + 1] += node_partition_offset_[n];
+  for (std::size_t n = 0; n < s.nodes.size(); ++n)
+    node_partition_offset_[n + 1] += node_partition_offset_[n];
   node_partitions_.resize(node_partition_offset_.back());
   std::vector<std::uint32_t> fill(node_partition_offset_.begin(), node_partition_offset_.end() - 1);
   for (std::uint32_t p = 0; p < s.partitions.size(); ++p) {
-    partitions_[p].buckets.assign(weights.size(), std::vector<Bucket>(std::min<std::size_t>(max_gpus, kMaxDevicesPerNode) + 1));
+    partitions_[p].buckets.assign(
+        weights.size(),
+        std::vector<Bucket>(std::min<std::size_t>(max_gpus, kMaxDevicesPerNode) + 1));
     for (std::uint32_t n : s.partitions[p].nodes)
       if (n < s.nodes.size()) node_partitions_[fill[n]++] = p;
   }
@@ -47,7 +51,8 @@ FreeNodeIndex::FreeNodeIndex(const Snapshot& s, const AvailabilityPlanner& plann
   }
   std::sort(entries.begin(), entries.end());
   for (const auto& [rank, level, entry] : entries)
-    for (std::uint32_t i = node_partition_offset_[entry.second]; i < node_partition_offset_[entry.second + 1]; ++i)
+    for (std::uint32_t i = node_partition_offset_[entry.second];
+         i < node_partition_offset_[entry.second + 1]; ++i)
       partitions_[node_partitions_[i]].buckets[rank][level].push_back(entry);
 }
 

@@ -33,7 +33,8 @@ class FreeNodeIndex {
     for (std::uint32_t n : p.irregular) visit(n);
     for (const auto& by_level : p.buckets)
       for (int level = gpus; level < static_cast<int>(by_level.size()); ++level)
-        for (auto it = std::lower_bound(by_level[level].begin(), by_level[level].end(), Entry{cpus, 0});
+        for (auto it =
+                 std::lower_bound(by_level[level].begin(), by_level[level].end(), Entry{cpus, 0});
              it != by_level[level].end(); ++it)
           if (visit(it->second)) return;
   }
@@ -46,7 +47,8 @@ class FreeNodeIndex {
     for (std::uint32_t n : p.irregular) visit(n);
     for (const auto& by_level : p.buckets)
       for (int level = gpus; level < static_cast<int>(by_level.size()); ++level)
-        for (auto it = std::lower_bound(by_level[level].begin(), by_level[level].end(), Entry{cpus, 0});
+        for (auto it =
+                 std::lower_bound(by_level[level].begin(), by_level[level].end(), Entry{cpus, 0});
              it != by_level[level].end(); ++it)
           visit(it->second);
   }
@@ -67,7 +69,8 @@ class FreeNodeIndex {
   const Snapshot& s_;
   const AvailabilityPlanner& planner_;
   std::vector<PartitionIndex> partitions_;
-  std::vector<std::uint32_t> node_partition_offset_;  // node n's partitions: [offset[n], offset[n+1])
+  std::vector<std::uint32_t>
+      node_partition_offset_;  // node n's partitions: [offset[n], offset[n+1])
   std::vector<std::uint32_t> node_partitions_;
   std::vector<Filed> filed_;
   std::vector<std::uint32_t> rank_;  // weight rank of each node

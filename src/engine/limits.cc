@@ -15,10 +15,14 @@ int Exceeded(const Tres& used, const Tres& add, const TresLimit& limit) {
 PendingReason Pick(int field, PendingReason gpu, PendingReason cpu, PendingReason mem,
                    PendingReason node) {
   switch (field) {
-    case 1: return gpu;
-    case 2: return cpu;
-    case 3: return mem;
-    case 4: return node;
+    case 1:
+      return gpu;
+    case 2:
+      return cpu;
+    case 3:
+      return mem;
+    case 4:
+      return node;
   }
   return PendingReason::kNone;
 }
@@ -37,7 +41,8 @@ PendingReason CheckStaticLimits(const Job& job, const JobShape& shape, const Sna
 }
 
 static bool Limited(const TresLimit& l) {
-  return l.cpus != kUnlimited || l.mem_mb != kUnlimited || l.gpus != kUnlimited || l.nodes != kUnlimited;
+  return l.cpus != kUnlimited || l.mem_mb != kUnlimited || l.gpus != kUnlimited ||
+         l.nodes != kUnlimited;
 }
 
 LimitTracker::LimitTracker(const Snapshot& s)
@@ -70,18 +75,21 @@ PendingReason LimitTracker::Check(const Job& job, const Tres& tres) const {
     auto it = per_qos_user_.find(UserKey(job.qos, job.user));
     Tres used = it == per_qos_user_.end() ? Tres{} : it->second;
     int f = Exceeded(used, tres, q.max_tres_per_user);
-    if (f) return Pick(f, PendingReason::kQOSMaxGRESPerUser, PendingReason::kQOSMaxCpuPerUserLimit,
-                       PendingReason::kQOSMaxMemoryPerUser, PendingReason::kQOSMaxNodePerUserLimit);
+    if (f)
+      return Pick(f, PendingReason::kQOSMaxGRESPerUser, PendingReason::kQOSMaxCpuPerUserLimit,
+                  PendingReason::kQOSMaxMemoryPerUser, PendingReason::kQOSMaxNodePerUserLimit);
     f = Exceeded(per_qos_[job.qos], tres, q.grp_tres);
-    if (f) return Pick(f, PendingReason::kQOSGrpGRES, PendingReason::kQOSGrpCpuLimit,
-                       PendingReason::kQOSGrpMemLimit, PendingReason::kQOSGrpNodeLimit);
+    if (f)
+      return Pick(f, PendingReason::kQOSGrpGRES, PendingReason::kQOSGrpCpuLimit,
+                  PendingReason::kQOSGrpMemLimit, PendingReason::kQOSGrpNodeLimit);
   }
   for (std::uint32_t a = AccountOf(job), guard = 0; a != kNone && guard < s_.accounts.size();
        a = s_.accounts[a].parent, ++guard) {
     if (a >= s_.accounts.size()) break;
     int f = Exceeded(per_account_[a], tres, s_.accounts[a].grp_tres);
-    if (f) return Pick(f, PendingReason::kAssocGrpGRES, PendingReason::kAssocGrpCpuLimit,
-                       PendingReason::kAssocGrpMemLimit, PendingReason::kAssocGrpNodeLimit);
+    if (f)
+      return Pick(f, PendingReason::kAssocGrpGRES, PendingReason::kAssocGrpCpuLimit,
+                  PendingReason::kAssocGrpMemLimit, PendingReason::kAssocGrpNodeLimit);
   }
   return PendingReason::kNone;
 }

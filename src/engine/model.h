@@ -52,10 +52,10 @@ struct TresLimit {
 // One schedulable GPU device: a whole GPU, or a MIG slice of one (then `parent` names the
 // physical GPU's index and the whole GPU is not offered on its own).
 struct GpuDevice {
-  std::uint16_t index = 0;         // device index on its node (nvidia-smi's numbering)
-  std::uint32_t type = kNone;      // index into Snapshot::gpu_types ("h100", "a100_3g.20gb")
-  std::int16_t parent = -1;        // MIG: the physical GPU's index
-  std::string uuid;                // "GPU-..." or "MIG-...", may be empty (virtual GPUs)
+  std::uint16_t index = 0;     // device index on its node (nvidia-smi's numbering)
+  std::uint32_t type = kNone;  // index into Snapshot::gpu_types ("h100", "a100_3g.20gb")
+  std::int16_t parent = -1;    // MIG: the physical GPU's index
+  std::string uuid;            // "GPU-..." or "MIG-...", may be empty (virtual GPUs)
 };
 
 enum class NodeState : std::uint8_t {
@@ -68,8 +68,8 @@ struct Node {
   std::string name;
   std::int32_t cpus = 0;
   std::int64_t mem_mb = 0;
-  std::vector<GpuDevice> gpus;    // at most kMaxDevicesPerNode
-  std::uint64_t features = 0;     // bit i = Snapshot::features[i]
+  std::vector<GpuDevice> gpus;  // at most kMaxDevicesPerNode
+  std::uint64_t features = 0;   // bit i = Snapshot::features[i]
   NodeState state = NodeState::kUp;
   std::string reason;
   std::uint32_t leaf_switch = kNone;  // index into Snapshot::switches (topology/tree)
@@ -90,23 +90,23 @@ enum class PreemptMode : std::uint8_t { kOff, kCancel, kRequeue };
 
 struct Partition {
   std::string name;
-  std::vector<std::uint32_t> nodes;        // indexes into Snapshot::nodes
-  Seconds max_time = kUnlimited;           // MaxTime
-  Seconds default_time = kUnlimited;       // DefaultTime, when a job names no limit
-  std::int32_t max_nodes = 0x7fffffff;     // MaxNodes per job
-  std::uint32_t priority_tier = 1;         // PriorityTier: order, and preemption by partition
-  std::uint32_t priority_job_factor = 1;   // PriorityJobFactor: the partition priority factor
+  std::vector<std::uint32_t> nodes;              // indexes into Snapshot::nodes
+  Seconds max_time = kUnlimited;                 // MaxTime
+  Seconds default_time = kUnlimited;             // DefaultTime, when a job names no limit
+  std::int32_t max_nodes = 0x7fffffff;           // MaxNodes per job
+  std::uint32_t priority_tier = 1;               // PriorityTier: order, and preemption by partition
+  std::uint32_t priority_job_factor = 1;         // PriorityJobFactor: the partition priority factor
   PreemptMode preempt_mode = PreemptMode::kOff;  // how jobs of this partition are preempted
-  Seconds grace_time = 0;                  // GraceTime of preempted jobs
+  Seconds grace_time = 0;                        // GraceTime of preempted jobs
 };
 
 struct Qos {
   std::string name;
-  std::uint32_t priority = 0;                 // feeds the QoS priority factor
-  Seconds max_wall = kUnlimited;              // MaxWall
-  TresLimit max_tres_per_user;                // MaxTRESPerUser (running jobs of one user)
-  TresLimit grp_tres;                         // GrpTRES (all running jobs of the QoS)
-  std::vector<std::uint32_t> preempts;        // Preempt=: QoS this one may preempt
+  std::uint32_t priority = 0;                    // feeds the QoS priority factor
+  Seconds max_wall = kUnlimited;                 // MaxWall
+  TresLimit max_tres_per_user;                   // MaxTRESPerUser (running jobs of one user)
+  TresLimit grp_tres;                            // GrpTRES (all running jobs of the QoS)
+  std::vector<std::uint32_t> preempts;           // Preempt=: QoS this one may preempt
   PreemptMode preempt_mode = PreemptMode::kOff;  // how jobs of this QoS are preempted
   Seconds grace_time = 0;
 };
@@ -133,22 +133,22 @@ struct Association {
 // What one job asks for. Per-node quantities are derived by the engine (see request.h).
 struct JobRequest {
   std::int32_t min_nodes = 1;
-  std::int32_t max_nodes = 0;          // 0: same as min_nodes
+  std::int32_t max_nodes = 0;  // 0: same as min_nodes
   std::int32_t ntasks = 1;
-  std::int32_t ntasks_per_node = 0;    // 0: not given
+  std::int32_t ntasks_per_node = 0;  // 0: not given
   std::int32_t cpus_per_task = 1;
-  std::int64_t mem_per_node_mb = 0;    // --mem
-  std::int64_t mem_per_cpu_mb = 0;     // --mem-per-cpu
-  std::int64_t mem_per_gpu_mb = 0;     // --mem-per-gpu
-  std::int32_t gpus = 0;               // -G/--gpus: in total
-  std::int32_t gpus_per_node = 0;      // --gpus-per-node, --gres=gpu:N
-  std::int32_t gpus_per_task = 0;      // --gpus-per-task
-  std::uint32_t gpu_type = kNone;      // index into Snapshot::gpu_types; kNone: any
-  std::uint64_t features = 0;          // -C: every bit must be on the node
-  bool exclusive = false;              // --exclusive: whole nodes
-  std::int32_t max_switches = 0;       // --switches=N: at most N leaf switches (0: any)
-  Seconds switches_wait = 0;           // --switches=N@wait: then any
-  Seconds time_limit = 0;              // -t; 0: the partition's DefaultTime
+  std::int64_t mem_per_node_mb = 0;  // --mem
+  std::int64_t mem_per_cpu_mb = 0;   // --mem-per-cpu
+  std::int64_t mem_per_gpu_mb = 0;   // --mem-per-gpu
+  std::int32_t gpus = 0;             // -G/--gpus: in total
+  std::int32_t gpus_per_node = 0;    // --gpus-per-node, --gres=gpu:N
+  std::int32_t gpus_per_task = 0;    // --gpus-per-task
+  std::uint32_t gpu_type = kNone;    // index into Snapshot::gpu_types; kNone: any
+  std::uint64_t features = 0;        // -C: every bit must be on the node
+  bool exclusive = false;            // --exclusive: whole nodes
+  std::int32_t max_switches = 0;     // --switches=N: at most N leaf switches (0: any)
+  Seconds switches_wait = 0;         // --switches=N@wait: then any
+  Seconds time_limit = 0;            // -t; 0: the partition's DefaultTime
 };
 
 enum class DependencyKind : std::uint8_t { kAfter, kAfterAny, kAfterOk, kAfterNotOk, kSingleton };
@@ -173,7 +173,7 @@ struct NodeAllocation {
   std::uint32_t node = 0;
   std::int32_t cpus = 0;
   std::int64_t mem_mb = 0;
-  std::uint64_t gpus = 0;  // bit i = the node's gpus[i]; empty in reservations
+  std::uint64_t gpus = 0;      // bit i = the node's gpus[i]; empty in reservations
   std::int32_t gpu_count = 0;  // GPUs taken; reservations choose devices only at start
 };
 
@@ -190,14 +190,14 @@ struct Job {
   std::uint32_t qos = 0;        // index into Snapshot::qos
   JobRequest req;
   Time submit_time = 0;
-  Time begin_time = 0;          // --begin
+  Time begin_time = 0;  // --begin
   std::int32_t nice = 0;
-  bool held_by_user = false;    // -H, scontrol hold
+  bool held_by_user = false;  // -H, scontrol hold
   bool held_by_admin = false;
-  bool requeue = true;          // may go back to the queue (preemption, node failure)
+  bool requeue = true;               // may go back to the queue (preemption, node failure)
   std::uint32_t admin_priority = 0;  // scontrol update Priority=: fixes the priority when > 0
   std::vector<Dependency> dependencies;
-  bool dependencies_any = false;     // "?" joined: any one suffices; else all
+  bool dependencies_any = false;  // "?" joined: any one suffices; else all
   // Arrays: every task is a Job of its own in the Snapshot.
   JobId array_job_id = 0;
   std::uint32_t array_task_id = 0;
@@ -217,11 +217,11 @@ struct Snapshot {
   std::vector<std::string> features;
   std::vector<Partition> partitions;
   std::vector<Qos> qos;
-  std::vector<Account> accounts;            // [0] is the root
+  std::vector<Account> accounts;  // [0] is the root
   std::vector<Association> associations;
   std::vector<Job> pending;
   std::vector<Job> running;
-  std::vector<FinishedJob> finished;        // targets of dependencies that have ended
+  std::vector<FinishedJob> finished;  // targets of dependencies that have ended
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -275,8 +275,8 @@ enum class PendingReason : std::uint8_t {
   kJobHeldAdmin,
   kPartitionTimeLimit,
   kPartitionNodeLimit,
-  kPartitionConfig,          // asks for more than any node of its partition has
-  kReqNodeNotAvail,          // the nodes it needs are down or drained
+  kPartitionConfig,  // asks for more than any node of its partition has
+  kReqNodeNotAvail,  // the nodes it needs are down or drained
   kQOSMaxWallDurationPerJobLimit,
   kQOSMaxGRESPerUser,
   kQOSMaxCpuPerUserLimit,
@@ -324,18 +324,18 @@ struct Preemption {
 struct Pending {
   JobId job = 0;
   PendingReason reason = PendingReason::kNone;
-  Time expected_start = 0;  // 0: not known
-  bool reserved = false;    // holds a reservation: nothing may delay it
-  Allocation reservation;   // the resources reserved from expected_start, when reserved
+  Time expected_start = 0;        // 0: not known
+  bool reserved = false;          // holds a reservation: nothing may delay it
+  Allocation reservation;         // the resources reserved from expected_start, when reserved
   std::vector<JobId> blocked_by;  // running jobs whose end the reservation waits for
 };
 
 struct Plan {
   std::vector<Start> starts;
   std::vector<Preemption> preemptions;
-  std::vector<Pending> pending;              // one for every pending job not started
+  std::vector<Pending> pending;  // one for every pending job not started
   std::vector<std::pair<JobId, PriorityBreakdown>> priorities;  // every pending job
-  std::int64_t jobs_tested = 0;              // jobs the pass looked at
+  std::int64_t jobs_tested = 0;                                 // jobs the pass looked at
 };
 
 // The engine's entry point: pure, deterministic.

@@ -31,13 +31,15 @@ std::vector<JobShape> PendingShapes(const Snapshot& s) {
   shapes.reserve(s.pending.size());
   static const Partition kNoPartition;
   for (const Job& j : s.pending)
-    shapes.push_back(ShapeOf(j, j.partition < s.partitions.size() ? s.partitions[j.partition] : kNoPartition));
+    shapes.push_back(
+        ShapeOf(j, j.partition < s.partitions.size() ? s.partitions[j.partition] : kNoPartition));
   return shapes;
 }
 
 Allocation ToAllocation(const std::vector<Candidate>& chosen) {
   Allocation a;
-  for (const Candidate& c : chosen) a.nodes.push_back({c.node, c.take.cpus, c.take.mem_mb, 0, c.take.total_gpus()});
+  for (const Candidate& c : chosen)
+    a.nodes.push_back({c.node, c.take.cpus, c.take.mem_mb, 0, c.take.total_gpus()});
   return a;
 }
 
@@ -45,10 +47,11 @@ Allocation ToAllocation(const std::vector<Candidate>& chosen) {
 
 std::size_t ShapeKeyHash::operator()(const ShapeKey& k) const {
   std::size_t h = k.partition;
-  for (std::uint64_t v : {std::uint64_t(k.nodes), std::uint64_t(k.max_nodes), std::uint64_t(k.max_switches),
-                          std::uint64_t(k.need.cpus), std::uint64_t(k.need.mem_mb), std::uint64_t(k.need.gpus),
-                          std::uint64_t(k.need.gpu_type), std::uint64_t(k.need.exclusive), k.features,
-                          std::uint64_t(k.duration)})
+  for (std::uint64_t v :
+       {std::uint64_t(k.nodes), std::uint64_t(k.max_nodes), std::uint64_t(k.max_switches),
+        std::uint64_t(k.need.cpus), std::uint64_t(k.need.mem_mb), std::uint64_t(k.need.gpus),
+        std::uint64_t(k.need.gpu_type), std::uint64_t(k.need.exclusive), k.features,
+        std::uint64_t(k.duration)})
     h = Mix(h, v);
   return h;
 }
@@ -70,7 +73,8 @@ Pass::Pass(const Snapshot& s, const PolicyOptions& o)
   for (const Partition& part : s.partitions)
     for (std::uint32_t n : part.nodes)
       if (n < s.nodes.size()) ++node_partition_offset_[n + 1];
-  for (std::size_t n = 0; n < s.nodes.size(); ++n) node_partition_offset_[n + 1] += node_partition_offset_[n];
+  for (std::size_t n = 0; n < s.nodes.size(); ++n)
+    node_partition_offset_[n + 1] += node_partition_offset_[n];
   node_partitions_.resize(node_partition_offset_.back());
   std::vector<std::uint32_t> fill(node_partition_offset_.begin(), node_partition_offset_.end() - 1);
   for (std::uint32_t p = 0; p < s.partitions.size(); ++p) {
@@ -134,7 +138,8 @@ std::vector<std::uint32_t> Pass::QueueOrder() {
   std::vector<OrderKey> keys(s_.pending.size());
   for (std::uint32_t j = 0; j < s_.pending.size(); ++j) {
     const Job& job = s_.pending[j];
-    std::uint32_t tier = job.partition < s_.partitions.size() ? s_.partitions[job.partition].priority_tier : 0u;
+    std::uint32_t tier =
+        job.partition < s_.partitions.size() ? s_.partitions[job.partition].priority_tier : 0u;
     keys[j] = {tier, prio[j], job.submit_time, job.id, j};
   }
   std::sort(keys.begin(), keys.end(), [](const OrderKey& a, const OrderKey& b) {
@@ -155,7 +160,8 @@ ShapeKey Pass::KeyOf(std::uint32_t j) const {
   k.partition = job.partition;
   k.nodes = sh.nodes;
   k.max_nodes = sh.max_nodes;
-  bool switch_wait_over = job.req.switches_wait > 0 && s_.now >= job.submit_time + job.req.switches_wait;
+  bool switch_wait_over =
+      job.req.switches_wait > 0 && s_.now >= job.submit_time + job.req.switches_wait;
   k.max_switches = switch_wait_over ? 0 : job.req.max_switches;
   k.need = sh.per_node;
   k.features = sh.features;
@@ -178,7 +184,8 @@ std::vector<Candidate> Pass::FeasibleAt(std::uint32_t j, Time t) const {
     const NodeWork& w = planner_.node(n);
     if (!w.usable || !NodeMatches(n, sh)) return;
     // From now on a node never has more than it has free now: a cheap first test.
-    if (now && (w.free_now.cpus < sh.per_node.cpus || w.free_now.total_gpus() < sh.per_node.gpus)) return;
+    if (now && (w.free_now.cpus < sh.per_node.cpus || w.free_now.total_gpus() < sh.per_node.gpus))
+      return;
     ResourceVec avail = planner_.MinAvailable(n, t, end);
     if (auto take = planner_.MapNeed(n, sh.per_node, avail)) out.push_back({n, *take, avail});
   };
@@ -190,8 +197,10 @@ std::vector<Candidate> Pass::FeasibleAt(std::uint32_t j, Time t) const {
       consider(n);
       return out.size() > before;
     };
-    if (single) free_index().VisitBestFirst(job.partition, sh.per_node.gpus, sh.per_node.cpus, visit);
-    else free_index().VisitAtLeast(job.partition, sh.per_node.gpus, sh.per_node.cpus, visit);
+    if (single)
+      free_index().VisitBestFirst(job.partition, sh.per_node.gpus, sh.per_node.cpus, visit);
+    else
+      free_index().VisitAtLeast(job.partition, sh.per_node.gpus, sh.per_node.cpus, visit);
     return out;
   }
   for (std::uint32_t n : s_.partitions[job.partition].nodes)
@@ -231,13 +240,18 @@ PendingReason Pass::CheckFitsPartition(std::uint32_t j) {
     for (const NodeClass& c : partition_classes_[job.partition]) {
       if (!NodeMatches(c.representative, sh)) continue;
       with_features += c.count;
-      if (!planner_.MapNeed(c.representative, sh.per_node, planner_.node(c.representative).capacity)) continue;
+      if (!planner_.MapNeed(c.representative, sh.per_node,
+                            planner_.node(c.representative).capacity))
+        continue;
       capable += c.count;
       capable_up += c.usable;
     }
-    if (with_features < sh.nodes && sh.features != 0) reason = PendingReason::kBadConstraints;
-    else if (capable < sh.nodes) reason = PendingReason::kPartitionConfig;
-    else if (capable_up < sh.nodes) reason = PendingReason::kReqNodeNotAvail;
+    if (with_features < sh.nodes && sh.features != 0)
+      reason = PendingReason::kBadConstraints;
+    else if (capable < sh.nodes)
+      reason = PendingReason::kPartitionConfig;
+    else if (capable_up < sh.nodes)
+      reason = PendingReason::kReqNodeNotAvail;
   }
   partition_fit_.emplace(key, reason);
   return reason;
@@ -252,13 +266,15 @@ void Pass::StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool 
   st.backfilled = backfilled;
   st.allocation = ToAllocation(chosen);
   for (std::size_t i = 0; i < chosen.size(); ++i) {
-    st.allocation.nodes[i].gpus = planner_.StartNow(chosen[i].node, chosen[i].take, end, OwnerOfPending(j));
+    st.allocation.nodes[i].gpus =
+        planner_.StartNow(chosen[i].node, chosen[i].take, end, OwnerOfPending(j));
     if (free_index_) free_index_->Update(chosen[i].node);
   }
   Tres used;
   used.nodes = static_cast<std::int64_t>(chosen.size());
   for (const Candidate& c : chosen) {
-    for (std::uint32_t i = node_partition_offset_[c.node]; i < node_partition_offset_[c.node + 1]; ++i) {
+    for (std::uint32_t i = node_partition_offset_[c.node]; i < node_partition_offset_[c.node + 1];
+         ++i) {
       std::uint32_t p = node_partitions_[i];
       partition_free_[p].cpus -= c.take.cpus;
       partition_free_[p].gpus -= c.take.total_gpus();
@@ -311,7 +327,8 @@ std::pair<Time, std::vector<Candidate>> Pass::EarliestStart(std::uint32_t j) con
   // A job of the same shape found its start no earlier than this in this pass, and the pass
   // only takes resources away: no need to look before it.
   ShapeKey key = KeyOf(j);
-  if (auto it = earliest_found_.find(key); it != earliest_found_.end()) from = std::max(from, it->second);
+  if (auto it = earliest_found_.find(key); it != earliest_found_.end())
+    from = std::max(from, it->second);
   Time end = sh.duration >= kUnlimited ? kInfiniteTime : 0;
   // Each round: the time by which enough nodes could each start on their own, then whether a
   // placement exists at that moment among those nodes; if not, the next moment anything changes.
@@ -332,7 +349,8 @@ std::pair<Time, std::vector<Candidate>> Pass::EarliestStart(std::uint32_t j) con
     for (const auto& [e, n] : earliest) {
       if (e > t) continue;
       ResourceVec avail = planner_.MinAvailable(n, t, window_end);
-      if (auto take = planner_.MapNeed(n, sh.per_node, avail)) feasible.push_back({n, *take, avail});
+      if (auto take = planner_.MapNeed(n, sh.per_node, avail))
+        feasible.push_back({n, *take, avail});
     }
     if (auto chosen = Choose(j, std::move(feasible))) {
       earliest_found_[key] = t;
@@ -340,7 +358,8 @@ std::pair<Time, std::vector<Candidate>> Pass::EarliestStart(std::uint32_t j) con
     }
     Time next = kInfiniteTime;
     for (std::uint32_t n : nodes)
-      if (n < planner_.node_count() && planner_.node(n).usable) next = std::min(next, planner_.NextChangeAfter(n, t));
+      if (n < planner_.node_count() && planner_.node(n).usable)
+        next = std::min(next, planner_.NextChangeAfter(n, t));
     from = next;
   }
   earliest_found_[key] = kInfiniteTime;
@@ -349,7 +368,8 @@ std::pair<Time, std::vector<Candidate>> Pass::EarliestStart(std::uint32_t j) con
 
 void Pass::HandleBlocked(std::uint32_t j) {
   const Job& job = s_.pending[j];
-  PendingReason reason = partition_blocked_[job.partition] ? PendingReason::kPriority : PendingReason::kResources;
+  PendingReason reason =
+      partition_blocked_[job.partition] ? PendingReason::kPriority : PendingReason::kResources;
   partition_blocked_[job.partition] = true;
   any_blocked_ = true;
   if (o_.preempt != PreemptType::kOff && TryPreemptFor(*this, j)) return;
@@ -372,7 +392,9 @@ void Pass::EstimateStarts() {
     std::uint32_t slot = pending_slot_[j];
     if (slot == kNone) continue;
     Pending& p = plan_.pending[slot];
-    if (p.reserved || (p.reason != PendingReason::kResources && p.reason != PendingReason::kPriority)) continue;
+    if (p.reserved ||
+        (p.reason != PendingReason::kResources && p.reason != PendingReason::kPriority))
+      continue;
     ShapeKey key = KeyOf(j);
     auto it = memo.find(key);
     if (it == memo.end()) it = memo.emplace(key, EarliestStart(j).first).first;

@@ -50,7 +50,8 @@ class Pass {
   }
   // Candidates for pending job j over [t, t + duration), from its partition's usable nodes.
   std::vector<Candidate> FeasibleAt(std::uint32_t j, Time t) const;
-  std::optional<std::vector<Candidate>> Choose(std::uint32_t j, std::vector<Candidate> feasible) const;
+  std::optional<std::vector<Candidate>> Choose(std::uint32_t j,
+                                               std::vector<Candidate> feasible) const;
   void Reserve(std::uint32_t j, Time start, const std::vector<Candidate>& chosen,
                PendingReason reason);
   bool preempted(std::uint32_t r) const { return preempted_.count(r) > 0; }
@@ -90,7 +91,7 @@ class Pass {
   struct FreeSum {
     std::int64_t cpus = 0, gpus = 0;
   };
-  std::vector<FreeSum> partition_free_;                 // now, over usable nodes
+  std::vector<FreeSum> partition_free_;  // now, over usable nodes
   // Partitions of each node, flattened: node n's are [offset[n], offset[n + 1]).
   std::vector<std::uint32_t> node_partition_offset_;
   std::vector<std::uint32_t> node_partitions_;

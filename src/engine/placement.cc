@@ -6,7 +6,9 @@
 namespace lockstep::engine {
 namespace {
 
-int LeftoverGpus(const Candidate& c) { return c.available.total_gpus() - c.take.total_gpus(); }
+int LeftoverGpus(const Candidate& c) {
+  return c.available.total_gpus() - c.take.total_gpus();
+}
 
 void SortByFit(std::vector<Candidate>& cs, const std::vector<Node>& nodes) {
   std::sort(cs.begin(), cs.end(),
@@ -56,7 +58,8 @@ std::optional<std::vector<Candidate>> ChooseByTopology(std::vector<Candidate> ca
   std::map<std::uint32_t, int> subtree_count;
   for (auto& [leaf, group] : by_leaf) {
     if (leaf == kNone) continue;
-    for (std::uint32_t sw : topo.AncestorsOf(leaf)) subtree_count[sw] += static_cast<int>(group.size());
+    for (std::uint32_t sw : topo.AncestorsOf(leaf))
+      subtree_count[sw] += static_cast<int>(group.size());
   }
   std::uint32_t domain = kNone;
   int domain_size = 0;

@@ -40,8 +40,8 @@ class Topology {
 };
 
 struct PlacementRequest {
-  std::int32_t nodes = 1;       // at least
-  std::int32_t max_nodes = 1;   // at most, when more are free (best fit only)
+  std::int32_t nodes = 1;      // at least
+  std::int32_t max_nodes = 1;  // at most, when more are free (best fit only)
   PlacementPolicy policy = PlacementPolicy::kBestFit;
   std::int32_t max_switches = 0;  // 0: any number of leaf groups
 };

@@ -30,12 +30,14 @@ Seconds DurationOf(const Snapshot& s, const Job& j) {
 
 Status CheckStartShape(const Snapshot& s, const Job& job, const Start& st) {
   static const Partition kNoPartition;
-  const Partition& part = job.partition < s.partitions.size() ? s.partitions[job.partition] : kNoPartition;
+  const Partition& part =
+      job.partition < s.partitions.size() ? s.partitions[job.partition] : kNoPartition;
   JobShape shape = ShapeOf(job, part);
   int n = static_cast<int>(st.allocation.nodes.size());
   if (n < shape.nodes || n > shape.max_nodes)
-    return Internal("job " + std::to_string(job.id) + " got " + std::to_string(n) + " nodes, asked " +
-                    std::to_string(shape.nodes) + "-" + std::to_string(shape.max_nodes));
+    return Internal("job " + std::to_string(job.id) + " got " + std::to_string(n) +
+                    " nodes, asked " + std::to_string(shape.nodes) + "-" +
+                    std::to_string(shape.max_nodes));
   for (const NodeAllocation& a : st.allocation.nodes) {
     const Node& node = s.nodes[a.node];
     if (node.state != NodeState::kUp) return Internal(Where(job.id, node) + ": node is not up");
@@ -44,22 +46,25 @@ Status CheckStartShape(const Snapshot& s, const Job& job, const Start& st) {
     if ((node.features & shape.features) != shape.features)
       return Internal(Where(job.id, node) + ": node lacks a requested feature");
     int gpus = std::popcount(a.gpus);
-    if (gpus < shape.per_node.gpus || a.cpus < shape.per_node.cpus || a.mem_mb < shape.per_node.mem_mb)
+    if (gpus < shape.per_node.gpus || a.cpus < shape.per_node.cpus ||
+        a.mem_mb < shape.per_node.mem_mb)
       return Internal(Where(job.id, node) + ": allocation smaller than the request");
     for (std::size_t d = 0; d < node.gpus.size(); ++d)
-      if ((a.gpus >> d & 1) && shape.per_node.gpu_type != kNone && node.gpus[d].type != shape.per_node.gpu_type &&
-          !shape.per_node.exclusive)
+      if ((a.gpus >> d & 1) && shape.per_node.gpu_type != kNone &&
+          node.gpus[d].type != shape.per_node.gpu_type && !shape.per_node.exclusive)
         return Internal(Where(job.id, node) + ": GPU of the wrong type");
   }
   PendingReason limit = CheckStaticLimits(job, shape, s);
   if (limit != PendingReason::kNone)
-    return Internal("job " + std::to_string(job.id) + " started beyond " + PendingReasonName(limit));
+    return Internal("job " + std::to_string(job.id) + " started beyond " +
+                    PendingReasonName(limit));
   return Status::Ok();
 }
 
 // Checks capacity on every node at every moment an occupant begins: CPUs, memory, GPU devices
 // never shared, and GPU counts (per type, for typed reservations) within the node's.
-Status CheckNodeAt(const Node& node, std::uint32_t n, Time t, const std::vector<const Occupant*>& list) {
+Status CheckNodeAt(const Node& node, std::uint32_t n, Time t,
+                   const std::vector<const Occupant*>& list) {
   std::int64_t cpus = 0, mem = 0;
   std::uint64_t devices = 0;
   int reserved_any = 0;
@@ -80,17 +85,20 @@ Status CheckNodeAt(const Node& node, std::uint32_t n, Time t, const std::vector<
   }
   std::string at = " at t=" + std::to_string(t);
   if (cpus > node.cpus) return Internal("node " + node.name + ": CPUs over capacity" + at);
-  if (mem > node.mem_mb && mem > 0) return Internal("node " + node.name + ": memory over capacity" + at);
+  if (mem > node.mem_mb && mem > 0)
+    return Internal("node " + node.name + ": memory over capacity" + at);
   int free_total = static_cast<int>(node.gpus.size()) - std::popcount(devices);
   int reserved_total = reserved_any;
   for (auto& [type, count] : reserved_typed) {
     int free_of_type = 0;
     for (std::size_t d = 0; d < node.gpus.size(); ++d)
       if (node.gpus[d].type == type && !(devices >> d & 1)) ++free_of_type;
-    if (count > free_of_type) return Internal("node " + node.name + ": typed GPUs over-reserved" + at);
+    if (count > free_of_type)
+      return Internal("node " + node.name + ": typed GPUs over-reserved" + at);
     reserved_total += count;
   }
-  if (reserved_total > free_total) return Internal("node " + node.name + ": GPUs over-reserved" + at);
+  if (reserved_total > free_total)
+    return Internal("node " + node.name + ": GPUs over-reserved" + at);
   return Status::Ok();
 }
 
@@ -99,7 +107,8 @@ Status CheckCapacity(const Snapshot& s, const std::vector<Occupant>& occ) {
   for (const Occupant& o : occ)
     for (const NodeAllocation& a : o.alloc->nodes) by_node[a.node].push_back(&o);
   for (auto& [n, list] : by_node)
-    for (const Occupant* probe : list) LOCKSTEP_RETURN_IF_ERROR(CheckNodeAt(s.nodes[n], n, probe->start, list));
+    for (const Occupant* probe : list)
+      LOCKSTEP_RETURN_IF_ERROR(CheckNodeAt(s.nodes[n], n, probe->start, list));
   return Status::Ok();
 }
 
@@ -115,15 +124,18 @@ Status CheckPlan(const Snapshot& s, const PolicyOptions& o, const Plan& plan) {
   for (const Job& j : s.running) {
     Seconds d = DurationOf(s, j);
     Time end = d >= kUnlimited ? kInfiniteTime : std::max(j.start_time + d, s.now + 1);
-    if (auto it = grace_of.find(j.id); it != grace_of.end()) end = std::min(end, s.now + std::max<Seconds>(1, it->second));
+    if (auto it = grace_of.find(j.id); it != grace_of.end())
+      end = std::min(end, s.now + std::max<Seconds>(1, it->second));
     occ.push_back({j.id, s.now, end, &j.allocation, false, kNone});
   }
   for (const Start& st : plan.starts) {
     auto it = pending.find(st.job);
-    if (it == pending.end()) return Internal("started job " + std::to_string(st.job) + " is not pending");
+    if (it == pending.end())
+      return Internal("started job " + std::to_string(st.job) + " is not pending");
     LOCKSTEP_RETURN_IF_ERROR(CheckStartShape(s, *it->second, st));
     Seconds d = DurationOf(s, *it->second);
-    occ.push_back({st.job, s.now, d >= kUnlimited ? kInfiniteTime : s.now + d, &st.allocation, false, kNone});
+    occ.push_back(
+        {st.job, s.now, d >= kUnlimited ? kInfiniteTime : s.now + d, &st.allocation, false, kNone});
   }
   // Started jobs: usage limits with the running jobs.
   LimitTracker limits(s);
@@ -144,11 +156,14 @@ Status CheckPlan(const Snapshot& s, const PolicyOptions& o, const Plan& plan) {
   for (const Pending& p : plan.pending) {
     if (!p.reserved) continue;
     auto it = pending.find(p.job);
-    if (it == pending.end()) return Internal("reserved job " + std::to_string(p.job) + " is not pending");
-    if (p.expected_start < s.now) return Internal("job " + std::to_string(p.job) + " reserved in the past");
+    if (it == pending.end())
+      return Internal("reserved job " + std::to_string(p.job) + " is not pending");
+    if (p.expected_start < s.now)
+      return Internal("job " + std::to_string(p.job) + " reserved in the past");
     static const Partition kNoPartition;
     const Job& job = *it->second;
-    JobShape shape = ShapeOf(job, job.partition < s.partitions.size() ? s.partitions[job.partition] : kNoPartition);
+    JobShape shape = ShapeOf(
+        job, job.partition < s.partitions.size() ? s.partitions[job.partition] : kNoPartition);
     if (static_cast<int>(p.reservation.nodes.size()) < shape.nodes)
       return Internal("job " + std::to_string(p.job) + " reserved fewer nodes than it needs");
     Time end = shape.duration >= kUnlimited ? kInfiniteTime : p.expected_start + shape.duration;

@@ -86,8 +86,10 @@ std::optional<ResourceVec> AvailabilityPlanner::MapNeed(std::uint32_t n, const N
     if (!available.Covers(w.capacity)) return std::nullopt;
     if (need.cpus > w.capacity.cpus || need.mem_mb > w.capacity.mem_mb) return std::nullopt;
     if (need.gpus > 0) {
-      int have = need.gpu_type == kNone ? w.capacity.total_gpus()
-                                        : (SlotOf(w, need.gpu_type) < 0 ? 0 : w.capacity.gpus[SlotOf(w, need.gpu_type)]);
+      int have =
+          need.gpu_type == kNone
+              ? w.capacity.total_gpus()
+              : (SlotOf(w, need.gpu_type) < 0 ? 0 : w.capacity.gpus[SlotOf(w, need.gpu_type)]);
       if (have < need.gpus) return std::nullopt;
     }
     return w.capacity;
@@ -148,7 +150,8 @@ std::optional<ResourceVec> AvailabilityPlanner::FitAt(std::uint32_t n, const Nod
   return MapNeed(n, need, MinAvailable(n, start, end));
 }
 
-std::pair<const std::pair<Time, ResourceVec>*, std::size_t> AvailabilityPlanner::StepsOf(const NodeWork& w) const {
+std::pair<const std::pair<Time, ResourceVec>*, std::size_t> AvailabilityPlanner::StepsOf(
+    const NodeWork& w) const {
   if (!w.steps_valid) {
     // The node's free resources from now on as a step function: one sort of its holds' changes,
     // appended to the pool (a stale copy stays behind until the pass ends).
@@ -165,7 +168,8 @@ std::pair<const std::pair<Time, ResourceVec>*, std::size_t> AvailabilityPlanner:
       }
       if (h.end > now_) changes.push_back({h.end, h.amount});
     });
-    std::sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::sort(changes.begin(), changes.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     w.steps_begin = static_cast<std::uint32_t>(steps_pool_.size());
     steps_pool_.push_back({now_, AvailableAt(w, now_)});
     for (const auto& [t, delta] : changes) {

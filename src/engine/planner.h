@@ -31,13 +31,13 @@ struct Hold {
 // costs one allocation, not two per node.
 struct NodeWork {
   ResourceVec capacity;
-  ResourceVec free_now;             // capacity minus running holds
-  std::uint64_t free_devices = 0;   // GPU devices not allocated now
-  std::array<std::uint32_t, kMaxGpuTypesPerNode> slot_type{};    // global GPU type of each slot
+  ResourceVec free_now;                                           // capacity minus running holds
+  std::uint64_t free_devices = 0;                                 // GPU devices not allocated now
+  std::array<std::uint32_t, kMaxGpuTypesPerNode> slot_type{};     // global GPU type of each slot
   std::array<std::uint64_t, kMaxGpuTypesPerNode> slot_devices{};  // device bits of each slot
-  std::int32_t running_head = -1;   // chain of running holds in the pool
-  std::int32_t future_head = -1;    // chain of reservations (start >= now)
-  bool usable = false;              // up: may take new work
+  std::int32_t running_head = -1;  // chain of running holds in the pool
+  std::int32_t future_head = -1;   // chain of reservations (start >= now)
+  bool usable = false;             // up: may take new work
   // Free resources from now on as (time, free) steps, in the planner's step pool at
   // [steps_begin, steps_end); rebuilt when a hold changes.
   mutable std::uint32_t steps_begin = 0, steps_end = 0;
@@ -78,7 +78,8 @@ class AvailabilityPlanner {
   std::uint64_t StartNow(std::uint32_t n, const ResourceVec& amount, Time end, std::uint32_t owner);
 
   // Promises `amount` on node n over [start, end) to a reservation.
-  void Reserve(std::uint32_t n, const ResourceVec& amount, Time start, Time end, std::uint32_t owner);
+  void Reserve(std::uint32_t n, const ResourceVec& amount, Time start, Time end,
+               std::uint32_t owner);
 
   // A running job's hold on node n ends at `end` instead (preemption with a grace time; also
   // used to undo a trial).

@@ -35,10 +35,10 @@ TEST(AvailabilityPlanner, ReservationsBlockOnlyTheirWindow) {
   six.cpus = 1;
   six.gpus[0] = 6;
   p.Reserve(0, six, 100, 200, 7);
-  EXPECT_TRUE(p.FitAt(0, Gpus(8), 0, 100).has_value());    // ends as the reservation begins
-  EXPECT_FALSE(p.FitAt(0, Gpus(8), 0, 101).has_value());   // overlaps it by a second
-  EXPECT_TRUE(p.FitAt(0, Gpus(2), 0, 1000).has_value());   // fits beside it
-  EXPECT_EQ(p.EarliestFit(0, Gpus(4), 50, 100), 200);      // after it
+  EXPECT_TRUE(p.FitAt(0, Gpus(8), 0, 100).has_value());   // ends as the reservation begins
+  EXPECT_FALSE(p.FitAt(0, Gpus(8), 0, 101).has_value());  // overlaps it by a second
+  EXPECT_TRUE(p.FitAt(0, Gpus(2), 0, 1000).has_value());  // fits beside it
+  EXPECT_EQ(p.EarliestFit(0, Gpus(4), 50, 100), 200);     // after it
   EXPECT_EQ(p.NextChangeAfter(0, 0), 100);
   EXPECT_EQ(p.NextChangeAfter(0, 100), 200);
 }

@@ -18,7 +18,8 @@ struct VictimRule {
 
 VictimRule RuleFor(const Snapshot& s, PreemptType type, const Job& preemptor, const Job& victim) {
   VictimRule rule;
-  if (victim.partition >= s.partitions.size() || preemptor.partition >= s.partitions.size()) return rule;
+  if (victim.partition >= s.partitions.size() || preemptor.partition >= s.partitions.size())
+    return rule;
   const Partition& vp = s.partitions[victim.partition];
   if (type == PreemptType::kPartitionPriority) {
     if (vp.priority_tier >= s.partitions[preemptor.partition].priority_tier) return rule;
@@ -51,7 +52,8 @@ class PreemptionTrial {
     std::sort(candidates.begin(), candidates.end(), [&](std::uint32_t a, std::uint32_t b) {
       const Job& x = s.running[a];
       const Job& y = s.running[b];
-      std::uint32_t tx = s.partitions[x.partition].priority_tier, ty = s.partitions[y.partition].priority_tier;
+      std::uint32_t tx = s.partitions[x.partition].priority_tier,
+                    ty = s.partitions[y.partition].priority_tier;
       if (tx != ty) return tx < ty;
       if (x.start_time != y.start_time) return x.start_time > y.start_time;
       return x.id < y.id;
@@ -93,7 +95,8 @@ class PreemptionTrial {
   // free vector for "now" stays true).
   Seconds GraceOf(std::uint32_t r) const {
     const Snapshot& s = pass_.snapshot();
-    return std::max<Seconds>(1, RuleFor(s, pass_.options().preempt, s.pending[j_], s.running[r]).grace);
+    return std::max<Seconds>(
+        1, RuleFor(s, pass_.options().preempt, s.pending[j_], s.running[r]).grace);
   }
   Time StartTime() const {
     Seconds grace = 0;
@@ -121,6 +124,8 @@ class PreemptionTrial {
 
 }  // namespace
 
-bool TryPreemptFor(Pass& pass, std::uint32_t j) { return PreemptionTrial(pass, j).Run(); }
+bool TryPreemptFor(Pass& pass, std::uint32_t j) {
+  return PreemptionTrial(pass, j).Run();
+}
 
 }  // namespace lockstep::engine

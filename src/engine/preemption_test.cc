@@ -61,7 +61,7 @@ TEST(Preemption, NothingIsEvictedForAJobThatWouldStillNotStart) {
   SnapshotBuilder b = TwoTiers(PreemptMode::kRequeue, 0);
   b.Running(10, {0}, 8, 7200, 100);
   b.Running(11, {1}, 8, 7200, 100).partition = 1;  // prod itself: not preemptable
-  b.Pending(1, 2, 8, 600).partition = 1;          // needs both nodes
+  b.Pending(1, 2, 8, 600).partition = 1;           // needs both nodes
   Plan p = PlanChecked(b.Build(), ByPartition());
   EXPECT_TRUE(p.preemptions.empty());
 }

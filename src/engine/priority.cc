@@ -23,7 +23,8 @@ PriorityContext MakePriorityContext(const Snapshot& s, const PriorityWeights& w)
   ctx.total_gpus = std::max(1.0, gpus);
   for (const Partition& p : s.partitions)
     ctx.max_partition_factor = std::max<double>(ctx.max_partition_factor, p.priority_job_factor);
-  for (const Qos& q : s.qos) ctx.max_qos_priority = std::max<double>(ctx.max_qos_priority, q.priority);
+  for (const Qos& q : s.qos)
+    ctx.max_qos_priority = std::max<double>(ctx.max_qos_priority, q.priority);
   return ctx;
 }
 
@@ -37,9 +38,11 @@ PriorityBreakdown ComputePriority(const Job& job, const JobShape& shape, const S
   }
   // Age counts from when the job became eligible (its begin time, if later than submit).
   Time eligible = std::max(job.submit_time, job.begin_time);
-  double age = w.max_age > 0 ? std::clamp(static_cast<double>(ctx.now - eligible) /
-                                              static_cast<double>(w.max_age), 0.0, 1.0)
-                             : 0.0;
+  double age =
+      w.max_age > 0
+          ? std::clamp(static_cast<double>(ctx.now - eligible) / static_cast<double>(w.max_age),
+                       0.0, 1.0)
+          : 0.0;
   b.age = w.age * age;
   if (job.assoc < ctx.fairshare.size()) b.fairshare = w.fairshare * ctx.fairshare[job.assoc];
 
@@ -50,7 +53,8 @@ PriorityBreakdown ComputePriority(const Job& job, const JobShape& shape, const S
   if (w.favor_small) size = 1.0 - size;
   b.job_size = w.job_size * size;
   if (job.partition < s.partitions.size())
-    b.partition = w.partition * s.partitions[job.partition].priority_job_factor / ctx.max_partition_factor;
+    b.partition =
+        w.partition * s.partitions[job.partition].priority_job_factor / ctx.max_partition_factor;
   if (job.qos < s.qos.size() && ctx.max_qos_priority > 0)
     b.qos = w.qos * s.qos[job.qos].priority / ctx.max_qos_priority;
   b.tres = w.tres_cpu * std::min(1.0, static_cast<double>(tres.cpus) / ctx.total_cpus) +

@@ -13,11 +13,11 @@ struct RandomWorkloadOptions {
   int gpus_per_node = 8;
   int cpus_per_node = 64;
   std::int64_t mem_per_node_mb = 512 * 1024;
-  int leaves = 0;                 // leaf switches (0: no topology)
-  int running = 20;               // running jobs placed first, where they fit
+  int leaves = 0;    // leaf switches (0: no topology)
+  int running = 20;  // running jobs placed first, where they fit
   int pending = 50;
   int max_job_nodes = 4;
-  bool cpu_and_memory = true;     // jobs ask for CPUs and memory too
+  bool cpu_and_memory = true;  // jobs ask for CPUs and memory too
   Seconds max_limit = 8 * 3600;
 };
 
@@ -26,7 +26,8 @@ inline Snapshot RandomSnapshot(std::uint64_t seed, const RandomWorkloadOptions& 
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   SnapshotBuilder b;
   b.Now(100000).Partition("batch");
-  for (int l = 0; l < o.leaves; ++l) b.Switch("leaf" + std::to_string(l), o.leaves > 1 ? o.leaves : kNone);
+  for (int l = 0; l < o.leaves; ++l)
+    b.Switch("leaf" + std::to_string(l), o.leaves > 1 ? o.leaves : kNone);
   if (o.leaves > 1) b.Switch("spine");
   for (int n = 0; n < o.nodes; ++n)
     b.Nodes(1, o.cpus_per_node, o.mem_per_node_mb, o.gpus_per_node,
@@ -42,7 +43,8 @@ inline Snapshot RandomSnapshot(std::uint64_t seed, const RandomWorkloadOptions& 
     if (free_gpus[n] < g) continue;
     free_gpus[n] -= g;
     Seconds limit = limits[pick(0, 5)];
-    b.Running(1000000 + r, {n}, g, limit, b.snapshot().now - pick(0, static_cast<int>(limit) - 1), g * 2);
+    b.Running(1000000 + r, {n}, g, limit, b.snapshot().now - pick(0, static_cast<int>(limit) - 1),
+              g * 2);
   }
   for (int p = 0; p < o.pending; ++p) {
     int nodes = pick(0, 3) == 0 ? pick(1, o.max_job_nodes) : 1;

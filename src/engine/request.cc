@@ -5,7 +5,9 @@
 namespace lockstep::engine {
 namespace {
 
-std::int32_t CeilDiv(std::int32_t a, std::int32_t b) { return b <= 0 ? a : (a + b - 1) / b; }
+std::int32_t CeilDiv(std::int32_t a, std::int32_t b) {
+  return b <= 0 ? a : (a + b - 1) / b;
+}
 
 Seconds DurationOf(const JobRequest& r, const Partition& p) {
   if (r.time_limit > 0) return r.time_limit;
@@ -20,7 +22,8 @@ JobShape ShapeOf(const Job& job, const Partition& partition) {
   JobShape s;
   s.nodes = std::max(1, r.min_nodes);
   s.max_nodes = std::max(s.nodes, r.max_nodes);
-  s.tasks_per_node = r.ntasks_per_node > 0 ? r.ntasks_per_node : CeilDiv(std::max(1, r.ntasks), s.nodes);
+  s.tasks_per_node =
+      r.ntasks_per_node > 0 ? r.ntasks_per_node : CeilDiv(std::max(1, r.ntasks), s.nodes);
   NodeNeed& n = s.per_node;
   n.cpus = s.tasks_per_node * std::max(1, r.cpus_per_task);
   if (r.gpus_per_node > 0) {

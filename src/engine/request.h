@@ -13,7 +13,7 @@ struct JobShape {
   std::int32_t tasks_per_node = 1;
   NodeNeed per_node;
   std::uint64_t features = 0;
-  Seconds duration = 0;        // the time limit the planner assumes
+  Seconds duration = 0;  // the time limit the planner assumes
 };
 
 // The job's shape in its partition. Memory per CPU and per GPU, GPUs per task or per job are

@@ -24,13 +24,15 @@ struct ResourceVec {
   ResourceVec& operator+=(const ResourceVec& o) {
     cpus += o.cpus;
     mem_mb += o.mem_mb;
-    for (int i = 0; i < kMaxGpuTypesPerNode; ++i) gpus[i] = static_cast<std::int16_t>(gpus[i] + o.gpus[i]);
+    for (int i = 0; i < kMaxGpuTypesPerNode; ++i)
+      gpus[i] = static_cast<std::int16_t>(gpus[i] + o.gpus[i]);
     return *this;
   }
   ResourceVec& operator-=(const ResourceVec& o) {
     cpus -= o.cpus;
     mem_mb -= o.mem_mb;
-    for (int i = 0; i < kMaxGpuTypesPerNode; ++i) gpus[i] = static_cast<std::int16_t>(gpus[i] - o.gpus[i]);
+    for (int i = 0; i < kMaxGpuTypesPerNode; ++i)
+      gpus[i] = static_cast<std::int16_t>(gpus[i] - o.gpus[i]);
     return *this;
   }
   // True when every component of `need` is available here.

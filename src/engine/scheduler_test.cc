@@ -69,9 +69,9 @@ TEST(Plan, EasyBackfillsShortJobsButNotOnesThatDelayTheHead) {
   SnapshotBuilder b;
   b.Now(0).Partition("gpu").Nodes(2, 64, 1 << 20, 8);
   b.Running(100, {1}, 8, 3600, 0);
-  b.Pending(1, 2, 8, 600, 1);     // head: needs both nodes at 3600
-  b.Pending(2, 1, 8, 7200, 2);    // would hold n0 past 3600: no
-  b.Pending(3, 1, 4, 3000, 3);    // ends before 3600: yes
+  b.Pending(1, 2, 8, 600, 1);   // head: needs both nodes at 3600
+  b.Pending(2, 1, 8, 7200, 2);  // would hold n0 past 3600: no
+  b.Pending(3, 1, 4, 3000, 3);  // ends before 3600: yes
   Plan p = PlanChecked(b.Build());
   EXPECT_EQ(FindStart(p, 2), nullptr);
   ASSERT_NE(FindStart(p, 3), nullptr);
@@ -99,11 +99,11 @@ TEST(Plan, ConservativeProtectsEveryReservationEasyOnlyTheFirst) {
   b.Now(0).Partition("gpu").Nodes(3, 64, 1 << 20, 8);
   b.Running(100, {0}, 8, 1000, 0);
   b.Running(101, {1}, 8, 2000, 0);
-  b.Running(102, {2}, 4, 5000, 0);   // n2 has 4 GPUs free
-  b.Pending(1, 2, 8, 1000, 1);       // head: n0+n1 at 2000
-  b.Pending(2, 1, 8, 1500, 2);       // next: a whole node; [1000, 2500) on n0 would delay 1: 3000
-  b.Pending(3, 1, 4, 2500, 3);       // fits now on n2 (the free half)
-  b.Pending(4, 1, 2, 4000, 4);       // could it take n0/n1 until 4000? delays 1: never
+  b.Running(102, {2}, 4, 5000, 0);  // n2 has 4 GPUs free
+  b.Pending(1, 2, 8, 1000, 1);      // head: n0+n1 at 2000
+  b.Pending(2, 1, 8, 1500, 2);      // next: a whole node; [1000, 2500) on n0 would delay 1: 3000
+  b.Pending(3, 1, 4, 2500, 3);      // fits now on n2 (the free half)
+  b.Pending(4, 1, 2, 4000, 4);      // could it take n0/n1 until 4000? delays 1: never
   Snapshot s = b.Build();
   PolicyOptions easy;
   Plan pe = PlanChecked(s, easy);
@@ -128,11 +128,11 @@ TEST(Plan, ReasonsForJobsThatMayNotRunYet) {
   b.Pending(1, 1, 1, 600).held_by_user = true;
   b.Pending(2, 1, 1, 600).held_by_admin = true;
   b.Pending(3, 1, 1, 600).begin_time = 500;
-  b.Pending(4, 1, 1, 7200);                      // over the partition's MaxTime
-  b.Pending(5, 1, 1, 2000);                      // over the QoS MaxWall
-  b.Pending(6, 3, 8, 600);                       // more nodes than the partition has
-  b.Pending(7, 1, 16, 600);                      // more GPUs than a node has
-  b.Pending(8, 1, 1, 600).req.features = 1;      // a feature no node has
+  b.Pending(4, 1, 1, 7200);                  // over the partition's MaxTime
+  b.Pending(5, 1, 1, 2000);                  // over the QoS MaxWall
+  b.Pending(6, 3, 8, 600);                   // more nodes than the partition has
+  b.Pending(7, 1, 16, 600);                  // more GPUs than a node has
+  b.Pending(8, 1, 1, 600).req.features = 1;  // a feature no node has
   s.features.push_back("ib");
   Plan p = PlanChecked(s);
   EXPECT_EQ(ReasonOf(p, 1), PendingReason::kJobHeldUser);
@@ -294,7 +294,8 @@ TEST(Plan, PriorityOrdersTheQueueAndIsBrokenDown) {
   Plan p = PlanChecked(b.Build(), o);
   ASSERT_EQ(p.starts.size(), 1u);
   EXPECT_EQ(p.starts[0].job, 2u);
-  auto light_prio = std::find_if(p.priorities.begin(), p.priorities.end(), [](auto& x) { return x.first == 2; });
+  auto light_prio =
+      std::find_if(p.priorities.begin(), p.priorities.end(), [](auto& x) { return x.first == 2; });
   EXPECT_DOUBLE_EQ(light_prio->second.fairshare, 10000.0);
   EXPECT_NEAR(light_prio->second.age, 1000.0 * (7 * 24 - 1) / (7 * 24), 1e-6);
 }
@@ -302,7 +303,8 @@ TEST(Plan, PriorityOrdersTheQueueAndIsBrokenDown) {
 TEST(Plan, IsDeterministic) {
   SnapshotBuilder b;
   b.Partition("gpu").Nodes(8, 64, 1 << 20, 8);
-  for (JobId id = 1; id <= 40; ++id) b.Pending(id, 1 + static_cast<int>(id % 3), 1 + static_cast<int>(id % 8), 600 * id, 0);
+  for (JobId id = 1; id <= 40; ++id)
+    b.Pending(id, 1 + static_cast<int>(id % 3), 1 + static_cast<int>(id % 8), 600 * id, 0);
   Snapshot s = b.Build();
   Plan a = plan(s, {}), c = plan(s, {});
   ASSERT_EQ(a.starts.size(), c.starts.size());
@@ -318,8 +320,8 @@ TEST(Plan, PendingJobsGetAnExpectedStart) {
   SnapshotBuilder b;
   b.Now(0).Partition("gpu").Nodes(1, 64, 1 << 20, 8);
   b.Running(100, {0}, 8, 1000, 0);
-  b.Pending(1, 1, 8, 500, 1);   // reserved at 1000
-  b.Pending(2, 1, 8, 500, 2);   // not reserved (EASY); estimated after the head: 1500
+  b.Pending(1, 1, 8, 500, 1);  // reserved at 1000
+  b.Pending(2, 1, 8, 500, 2);  // not reserved (EASY); estimated after the head: 1500
   Plan p = PlanChecked(b.Build());
   EXPECT_EQ(FindPending(p, 1)->expected_start, 1000);
   EXPECT_EQ(FindPending(p, 2)->expected_start, 1500);

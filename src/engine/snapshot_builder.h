@@ -23,19 +23,23 @@ class SnapshotBuilder {
     s_.now = t;
     return *this;
   }
-  // `count` nodes named prefix0..; in switch `leaf` (kNone: none); added to partition 0 when it exists.
-  SnapshotBuilder& Nodes(int count, int cpus, std::int64_t mem_mb, int gpus, std::uint32_t leaf = kNone,
-                         std::uint32_t gpu_type = 0, const std::string& prefix = "n") {
+  // `count` nodes named prefix0..; in switch `leaf` (kNone: none); added to partition 0 when it
+  // exists.
+  SnapshotBuilder& Nodes(int count, int cpus, std::int64_t mem_mb, int gpus,
+                         std::uint32_t leaf = kNone, std::uint32_t gpu_type = 0,
+                         const std::string& prefix = "n") {
     for (int i = 0; i < count; ++i) {
       Node n;
       n.name = prefix + std::to_string(s_.nodes.size());
       n.cpus = cpus;
       n.mem_mb = mem_mb;
-      for (int g = 0; g < gpus; ++g) n.gpus.push_back({static_cast<std::uint16_t>(g), gpu_type, -1, ""});
+      for (int g = 0; g < gpus; ++g)
+        n.gpus.push_back({static_cast<std::uint16_t>(g), gpu_type, -1, ""});
       n.leaf_switch = leaf;
       s_.nodes.push_back(std::move(n));
       for (auto& p : s_.partitions)
-        if (p.name == default_partition_) p.nodes.push_back(static_cast<std::uint32_t>(s_.nodes.size() - 1));
+        if (p.name == default_partition_)
+          p.nodes.push_back(static_cast<std::uint32_t>(s_.nodes.size() - 1));
     }
     return *this;
   }
@@ -55,7 +59,8 @@ class SnapshotBuilder {
     s_.partitions.push_back(std::move(p));
     return *this;
   }
-  SnapshotBuilder& User(std::uint32_t uid, std::uint32_t account = 0, std::uint32_t shares = 1, double usage = 0) {
+  SnapshotBuilder& User(std::uint32_t uid, std::uint32_t account = 0, std::uint32_t shares = 1,
+                        double usage = 0) {
     s_.associations.push_back({uid, account, shares, usage});
     return *this;
   }
@@ -65,8 +70,8 @@ class SnapshotBuilder {
     return s_.pending.back();
   }
   // A running job on the given nodes with `gpus_per_node` GPUs (the lowest free devices).
-  Job& Running(JobId id, std::vector<std::uint32_t> nodes, int gpus_per_node, Seconds limit, Time start,
-               int cpus_per_node = 1) {
+  Job& Running(JobId id, std::vector<std::uint32_t> nodes, int gpus_per_node, Seconds limit,
+               Time start, int cpus_per_node = 1) {
     Job j = MakeJob(id, static_cast<int>(nodes.size()), gpus_per_node, limit, start);
     j.start_time = start;
     for (std::uint32_t n : nodes) {

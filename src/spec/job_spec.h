@@ -34,14 +34,14 @@ struct DependencySpec {
 
 struct JobSpec {
   // Identity and placement.
-  std::string name;              // -J; default: the script's file name, or "wrap"
-  std::string partition;         // -p
-  std::string account;           // -A
-  std::string qos;               // -q
+  std::string name;       // -J; default: the script's file name, or "wrap"
+  std::string partition;  // -p
+  std::string account;    // -A
+  std::string qos;        // -q
   // Size.
-  std::int32_t min_nodes = 0;    // -N a[-b]; 0: not given
+  std::int32_t min_nodes = 0;  // -N a[-b]; 0: not given
   std::int32_t max_nodes = 0;
-  std::int32_t ntasks = 0;       // -n
+  std::int32_t ntasks = 0;  // -n
   std::int32_t ntasks_per_node = 0;
   std::int32_t cpus_per_task = 0;  // -c
   std::int64_t mem_mb = 0;         // --mem (per node)
@@ -50,32 +50,32 @@ struct JobSpec {
   std::int32_t gpus = 0;           // -G/--gpus [type:]N
   std::int32_t gpus_per_node = 0;  // --gpus-per-node, --gres=gpu[:type]:N
   std::int32_t gpus_per_task = 0;
-  std::string gpu_type;            // from any of the GPU options
+  std::string gpu_type;  // from any of the GPU options
   bool exclusive = false;
-  std::string constraint;          // -C: features joined by '&'
-  std::int32_t max_switches = 0;   // --switches=N[@time]
+  std::string constraint;         // -C: features joined by '&'
+  std::int32_t max_switches = 0;  // --switches=N[@time]
   Seconds switches_wait = 0;
   // Time.
-  Seconds time_limit = 0;          // -t; 0: partition default
-  Time begin_time = 0;             // --begin, as a Unix time; 0: now
+  Seconds time_limit = 0;  // -t; 0: partition default
+  Time begin_time = 0;     // --begin, as a Unix time; 0: now
   // Control.
-  std::optional<ArraySpec> array;  // -a/--array
+  std::optional<ArraySpec> array;            // -a/--array
   std::vector<DependencySpec> dependencies;  // -d
-  bool dependencies_any = false;   // joined by '?'
-  std::optional<bool> requeue;     // --requeue / --no-requeue; unset: the cluster's default
-  bool hold = false;               // -H
+  bool dependencies_any = false;             // joined by '?'
+  std::optional<bool> requeue;  // --requeue / --no-requeue; unset: the cluster's default
+  bool hold = false;            // -H
   std::int32_t nice = 0;
   // Running.
-  std::string work_dir;            // -D; default: the submit directory
-  std::string output;              // -o pattern; default slurm-%j.out (slurm-%A_%a.out for arrays)
-  std::string error;               // -e pattern; default: with output
-  std::string export_mode = "ALL"; // --export: ALL, NONE, or a list "ALL,VAR=x,OTHER"
+  std::string work_dir;             // -D; default: the submit directory
+  std::string output;               // -o pattern; default slurm-%j.out (slurm-%A_%a.out for arrays)
+  std::string error;                // -e pattern; default: with output
+  std::string export_mode = "ALL";  // --export: ALL, NONE, or a list "ALL,VAR=x,OTHER"
   std::map<std::string, std::string> environment;  // what the job starts with (after --export)
-  std::string script;              // the batch script's text (--wrap makes one)
+  std::string script;                              // the batch script's text (--wrap makes one)
   std::vector<std::string> script_args;
-  std::string container_image;     // --container-image (Kubernetes backend)
+  std::string container_image;  // --container-image (Kubernetes backend)
   // Output of the CLI only.
-  bool parsable = false;           // --parsable
+  bool parsable = false;  // --parsable
   // Slurm options accepted without effect in lockstep ("--mail-type"), one line each with its
   // place, for the CLI to print as warnings. Added by the sbatch parser.
   std::vector<std::string> warnings;

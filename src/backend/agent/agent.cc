@@ -12,8 +12,8 @@ namespace lockstep::agent {
 
 struct Agent::Unit {
   std::uint64_t job = 0;
-  int run = 0;             // the job's restart count when launched
-  std::string step;        // "batch" or "step"
+  int run = 0;       // the job's restart count when launched
+  std::string step;  // "batch" or "step"
   std::int32_t step_id = -1;
   std::string node;
   std::set<pid_t> alive;
@@ -53,7 +53,9 @@ Agent::~Agent() {
     if (t.joinable()) t.join();
 }
 
-void Agent::Stop() { stopping_ = true; }
+void Agent::Stop() {
+  stopping_ = true;
+}
 
 void Agent::Shutdown(std::chrono::seconds grace) {
   if (reaper_.joinable()) reaper_.join();
@@ -66,7 +68,8 @@ void Agent::Shutdown(std::chrono::seconds grace) {
     for (const auto& u : units_) pids.insert(pids.end(), u->alive.begin(), u->alive.end());
   }
   std::vector<std::thread> enders;
-  for (pid_t p : pids) enders.emplace_back([this, p, grace] { (void)launcher_->Terminate(p, grace); });
+  for (pid_t p : pids)
+    enders.emplace_back([this, p, grace] { (void)launcher_->Terminate(p, grace); });
   for (std::thread& t : enders) t.join();
   // Reap them (their cgroups go with them) and tell lockstepd, if it listens.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
@@ -81,7 +84,8 @@ Status Agent::Register() {
   nlohmann::json nodes = nlohmann::json::array();
   for (const AgentNode& n : options_.nodes) {
     nlohmann::json gpus = nlohmann::json::array();
-    for (const AgentNode::Gpu& g : n.gpus) gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"type", g.type}});
+    for (const AgentNode::Gpu& g : n.gpus)
+      gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"type", g.type}});
     nodes.push_back({{"name", n.name}, {"cpus", n.cpus}, {"mem_mb", n.mem_mb}, {"gpus", gpus}});
   }
   nlohmann::json running = nlohmann::json::array();
@@ -89,11 +93,14 @@ Status Agent::Register() {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& u : units_)
       if (!u->alive.empty())
-        running.push_back({{"job_id", u->job}, {"run", u->run}, {"step", u->step}, {"node", u->node}});
+        running.push_back(
+            {{"job_id", u->job}, {"run", u->run}, {"step", u->step}, {"node", u->node}});
   }
-  Result<nlohmann::json> r = poll_client_.Post(
-      "/api/v1/agent/register",
-      {{"agent", options_.name}, {"address", options_.address}, {"nodes", nodes}, {"running", running}});
+  Result<nlohmann::json> r =
+      poll_client_.Post("/api/v1/agent/register", {{"agent", options_.name},
+                                                   {"address", options_.address},
+                                                   {"nodes", nodes},
+                                                   {"running", running}});
   return r.ok() ? Status::Ok() : r.status();
 }
 
@@ -110,8 +117,8 @@ void Agent::Run() {
       }
       registered = true;
     }
-    Result<nlohmann::json> r =
-        poll_client_.Get("/api/v1/agent/commands?agent=" + client::UrlEncode(options_.name) + "&wait_ms=2000");
+    Result<nlohmann::json> r = poll_client_.Get(
+        "/api/v1/agent/commands?agent=" + client::UrlEncode(options_.name) + "&wait_ms=2000");
     if (!r.ok()) {
       registered = false;  // lockstepd went away: register again when it is back
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -125,9 +132,12 @@ void Agent::Run() {
 void Agent::HandleCommand(const nlohmann::json& c) {
   std::string type = c.value("type", "");
   std::uint64_t job = c.value("job_id", std::uint64_t{0});
-  if (type == "launch") Launch(c);
-  else if (type == "signal") SignalJob(job, c.value("signal", 15));
-  else if (type == "terminate") TerminateJob(job, c.value("grace_s", 30), c.value("run", -1));
+  if (type == "launch")
+    Launch(c);
+  else if (type == "signal")
+    SignalJob(job, c.value("signal", 15));
+  else if (type == "terminate")
+    TerminateJob(job, c.value("grace_s", 30), c.value("run", -1));
 }
 
 void Agent::Launch(const nlohmann::json& c) {
@@ -147,7 +157,8 @@ void Agent::Launch(const nlohmann::json& c) {
     script_path = unit->script_dir + "/script";
     std::ofstream(script_path) << c["script"].get<std::string>();
     ::chmod(script_path.c_str(), 0700);
-    if (::chown(unit->script_dir.c_str(), uid, gid) != 0 || ::chown(script_path.c_str(), uid, gid) != 0) {
+    if (::chown(unit->script_dir.c_str(), uid, gid) != 0 ||
+        ::chown(script_path.c_str(), uid, gid) != 0) {
       // Not root: the agent runs only its own user's jobs, which already own the file.
     }
   }
@@ -179,8 +190,8 @@ void Agent::Launch(const nlohmann::json& c) {
                        std::to_string(unit->pids.size());
     Result<pid_t> pid = launcher_->Spawn(spec);
     if (!pid.ok()) {
-      std::fprintf(stderr, "lockstep-agent: job %llu: %s\n", static_cast<unsigned long long>(unit->job),
-                   pid.status().message().c_str());
+      std::fprintf(stderr, "lockstep-agent: job %llu: %s\n",
+                   static_cast<unsigned long long>(unit->job), pid.status().message().c_str());
       ++failures;
       continue;
     }
@@ -193,8 +204,15 @@ void Agent::Launch(const nlohmann::json& c) {
   units_.push_back(unit);
   if (unit->alive.empty()) {
     // Nothing could start (no such program, a cwd that does not exist): the step failed.
-    Report({{"type", "exited"}, {"job_id", unit->job}, {"run", unit->run}, {"step", unit->step}, {"step_id", unit->step_id},
-            {"node", unit->node}, {"exit_code", failures > 0 ? 1 : 0}, {"signal", 0}, {"oom", false}});
+    Report({{"type", "exited"},
+            {"job_id", unit->job},
+            {"run", unit->run},
+            {"step", unit->step},
+            {"step_id", unit->step_id},
+            {"node", unit->node},
+            {"exit_code", failures > 0 ? 1 : 0},
+            {"signal", 0},
+            {"oom", false}});
   }
 }
 
@@ -209,14 +227,18 @@ void Agent::TerminateJob(std::uint64_t job, int grace_s, int run) {
   std::vector<pid_t> pids;
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& u : units_)
-    if (u->job == job && (run < 0 || u->run == run)) pids.insert(pids.end(), u->alive.begin(), u->alive.end());
+    if (u->job == job && (run < 0 || u->run == run))
+      pids.insert(pids.end(), u->alive.begin(), u->alive.end());
   if (pids.empty()) return;
   // SIGTERM now, SIGKILL after the grace, every task at once, without holding up the command loop.
   for (pid_t p : pids)
-    terminators_.emplace_back([this, p, grace_s] { (void)launcher_->Terminate(p, std::chrono::seconds(grace_s)); });
+    terminators_.emplace_back(
+        [this, p, grace_s] { (void)launcher_->Terminate(p, std::chrono::seconds(grace_s)); });
 }
 
-void Agent::Report(nlohmann::json event) { outbox_.push_back(std::move(event)); }
+void Agent::Report(nlohmann::json event) {
+  outbox_.push_back(std::move(event));
+}
 
 void Agent::ReapLoop() {
   while (!stopping_) {
@@ -231,8 +253,15 @@ void Agent::ReapLoop() {
       if (exit.signal != 0 && u->signal == 0) u->signal = exit.signal;
       u->oom |= exit.oom_killed;
       if (!u->alive.empty()) continue;
-      Report({{"type", "exited"}, {"job_id", u->job}, {"run", u->run}, {"step", u->step}, {"step_id", u->step_id},
-              {"node", u->node}, {"exit_code", u->exit_code}, {"signal", u->signal}, {"oom", u->oom}});
+      Report({{"type", "exited"},
+              {"job_id", u->job},
+              {"run", u->run},
+              {"step", u->step},
+              {"step_id", u->step_id},
+              {"node", u->node},
+              {"exit_code", u->exit_code},
+              {"signal", u->signal},
+              {"oom", u->oom}});
       if (!u->script_dir.empty()) {
         std::error_code ec;
         std::filesystem::remove_all(u->script_dir, ec);
@@ -251,7 +280,8 @@ void Agent::SendEvents() {
     if (outbox_.empty()) return;
     batch.swap(outbox_);
   }
-  Result<nlohmann::json> r = event_client_.Post("/api/v1/agent/events", {{"agent", options_.name}, {"events", batch}});
+  Result<nlohmann::json> r =
+      event_client_.Post("/api/v1/agent/events", {{"agent", options_.name}, {"events", batch}});
   if (r.ok()) return;
   // Keep them for the next try, in order.
   std::lock_guard<std::mutex> lock(mu_);
@@ -262,7 +292,8 @@ AgentNode DetectHostNode(const std::string& name) {
   AgentNode n;
   n.name = name;
   n.cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
-  n.mem_mb = static_cast<std::int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGE_SIZE) / (1024 * 1024);
+  n.mem_mb = static_cast<std::int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGE_SIZE) /
+             (1024 * 1024);
   return n;
 }
 

@@ -9,12 +9,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "backend/agent/launcher.h"
 #include "client/api_client.h"
@@ -35,13 +34,13 @@ struct AgentNode {
 };
 
 struct AgentOptions {
-  std::string name;            // unique per agent; default: hostname and first node
-  std::string socket_path;     // lockstepd's socket
-  std::string spool_dir;       // scripts of running jobs
+  std::string name;                   // unique per agent; default: hostname and first node
+  std::string socket_path;            // lockstepd's socket
+  std::string spool_dir;              // scripts of running jobs
   std::string address = "127.0.0.1";  // where this host's tasks are reached (MASTER_ADDR)
   std::vector<AgentNode> nodes;
-  std::string cgroup_root;     // Launcher option; empty: autodetect
-  std::string tool_dir;        // put first in jobs' PATH: srun, sbatch, ... for scripts
+  std::string cgroup_root;  // Launcher option; empty: autodetect
+  std::string tool_dir;     // put first in jobs' PATH: srun, sbatch, ... for scripts
 };
 
 class Agent {
@@ -77,11 +76,11 @@ class Agent {
   std::uint64_t launches_ = 0;  // only the command thread launches
 
   std::mutex mu_;
-  std::map<pid_t, std::shared_ptr<Unit>> by_pid_;          // guarded by mu_
-  std::vector<std::shared_ptr<Unit>> units_;               // guarded by mu_
-  std::vector<nlohmann::json> outbox_;                     // guarded by mu_: events not yet delivered
+  std::map<pid_t, std::shared_ptr<Unit>> by_pid_;  // guarded by mu_
+  std::vector<std::shared_ptr<Unit>> units_;       // guarded by mu_
+  std::vector<nlohmann::json> outbox_;             // guarded by mu_: events not yet delivered
   std::thread reaper_;
-  std::vector<std::thread> terminators_;                   // guarded by mu_
+  std::vector<std::thread> terminators_;  // guarded by mu_
 };
 
 // The host as one node: CPUs, memory, and GPUs from NVML when a driver is present.

@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
   app.add_option("--mem", mem, "memory per node, e.g. 16G (default: the host's)");
   app.add_option("--gpus", gpus, "virtual GPUs per node (default: NVML's, or none)");
   app.add_option("--gpu-type", gpu_type, "type of the virtual GPUs");
-  app.add_option("--cgroup-root", o.cgroup_root, "cgroup v2 directory for jobs (default: autodetect)");
+  app.add_option("--cgroup-root", o.cgroup_root,
+                 "cgroup v2 directory for jobs (default: autodetect)");
   CLI11_PARSE(app, argc, argv);
 
   char host[256] = {};
@@ -49,8 +50,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lockstep-agent: --mem: %s\n", mem_mb.status().message().c_str());
     return 2;
   }
-  std::vector<lockstep::agent::AgentNode::Gpu> real = gpus < 0 ? lockstep::agent::DetectNvidiaGpus()
-                                                                : std::vector<lockstep::agent::AgentNode::Gpu>{};
+  std::vector<lockstep::agent::AgentNode::Gpu> real =
+      gpus < 0 ? lockstep::agent::DetectNvidiaGpus()
+               : std::vector<lockstep::agent::AgentNode::Gpu>{};
   for (const std::string& name : names) {
     lockstep::agent::AgentNode n = lockstep::agent::DetectHostNode(name);
     if (cpus > 0) n.cpus = cpus;
@@ -63,12 +65,14 @@ int main(int argc, char** argv) {
   // Jobs call srun, sbatch, ... from their scripts: links to the lockstep binary beside this one.
   char self[4096] = {};
   ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  std::string lockstep = len > 0 ? std::filesystem::path(std::string(self, len)).parent_path() / "lockstep" : "";
+  std::string lockstep =
+      len > 0 ? std::filesystem::path(std::string(self, len)).parent_path() / "lockstep" : "";
   if (!lockstep.empty() && std::filesystem::exists(lockstep)) {
     o.tool_dir = state_dir + "/bin";
     std::error_code ec;
     std::filesystem::create_directories(o.tool_dir, ec);
-    for (const char* name : {"sbatch", "srun", "squeue", "scancel", "sinfo", "scontrol", "sacct", "sprio", "lockstep"}) {
+    for (const char* name : {"sbatch", "srun", "squeue", "scancel", "sinfo", "scontrol", "sacct",
+                             "sprio", "lockstep"}) {
       std::filesystem::remove(std::filesystem::path(o.tool_dir) / name, ec);
       std::filesystem::create_symlink(lockstep, std::filesystem::path(o.tool_dir) / name, ec);
     }

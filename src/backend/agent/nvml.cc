@@ -21,7 +21,8 @@ std::string TypeFromProduct(const std::string& product) {
   std::string w;
   while (words >> w) {
     std::string lower = w;
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
     if (lower == "nvidia" || lower == "tesla" || lower == "geforce") continue;
     return lower;
   }

@@ -35,26 +35,26 @@ struct Sample {
 };
 
 struct SimResult {
-  std::vector<JobRecord> jobs;   // every job that ran, in id order
-  std::vector<Sample> samples;   // in time order
-  std::int64_t skipped = 0;      // trace records that could not run
+  std::vector<JobRecord> jobs;     // every job that ran, in id order
+  std::vector<Sample> samples;     // in time order
+  std::int64_t skipped = 0;        // trace records that could not run
   std::int64_t never_started = 0;  // jobs that can never run on this cluster
   std::int64_t capacity_units = 0;
   std::string unit_name;         // "gpus" or "cpus"
   double scheduler_seconds = 0;  // wall time spent in plan()
   std::int64_t plan_calls = 0;
-  std::string policy;            // "fcfs", "easy", "conservative"
+  std::string policy;  // "fcfs", "easy", "conservative"
 };
 
 struct Summary {
   std::int64_t jobs = 0;
   std::int64_t skipped = 0;
-  double makespan_s = 0;     // last end - first submit
-  double utilization = 0;    // sum(run x units) / (capacity x (last end - first start))
-  double offered_load = 0;   // sum(run x units) / (capacity x (last submit - first submit))
+  double makespan_s = 0;    // last end - first submit
+  double utilization = 0;   // sum(run x units) / (capacity x (last end - first start))
+  double offered_load = 0;  // sum(run x units) / (capacity x (last submit - first submit))
   double mean_wait_s = 0, p50_wait_s = 0, p95_wait_s = 0, p99_wait_s = 0, max_wait_s = 0;
-  double mean_bsld = 0;      // bounded slowdown, tau = 10 s
-  double mean_jct_s = 0;     // mean of end - submit
+  double mean_bsld = 0;   // bounded slowdown, tau = 10 s
+  double mean_jct_s = 0;  // mean of end - submit
   double scheduler_seconds = 0;
   // The production schedule recorded in the trace (its wait field), where the trace has one.
   bool has_recorded = false;

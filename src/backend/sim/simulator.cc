@@ -73,10 +73,12 @@ class Replay {
         completions_.pop();
         freed |= End(c);
       }
-      while (next_submit < jobs_.size() && jobs_[next_submit].job.submit_time == t) Submit(next_submit++);
+      while (next_submit < jobs_.size() && jobs_[next_submit].job.submit_time == t)
+        Submit(next_submit++);
       // With every CPU taken and nothing freed, no job can start and none may be preempted:
       // the plan would change nothing, so the replay saves the call.
-      if (freed || free_cpus_ > 0 || o_.policy.preempt != engine::PreemptType::kOff) PlanUntilStable();
+      if (freed || free_cpus_ > 0 || o_.policy.preempt != engine::PreemptType::kOff)
+        PlanUntilStable();
       Sample();
       if (o_.progress) progress.Update(static_cast<std::int64_t>(ended_));
     }
@@ -89,7 +91,8 @@ class Replay {
  private:
   void Advance(Time t) {
     if (o_.policy.weights.fairshare > 0 && t > snap_.now)
-      for (auto& a : snap_.associations) a.usage = engine::DecayUsage(a.usage, t - snap_.now, o_.fairshare_half_life);
+      for (auto& a : snap_.associations)
+        a.usage = engine::DecayUsage(a.usage, t - snap_.now, o_.fairshare_half_life);
     snap_.now = t;
   }
 
@@ -122,7 +125,8 @@ class Replay {
     rec.killed_at_limit = sj.run_time > job.req.time_limit;
     busy_units_ -= rec.units;
     free_cpus_ += rec.cpus;
-    snap_.associations[job.assoc].usage += static_cast<double>(rec.units) * static_cast<double>(rec.end - rec.start);
+    snap_.associations[job.assoc].usage +=
+        static_cast<double>(rec.units) * static_cast<double>(rec.end - rec.start);
     if (o_.event_log) *o_.event_log << "t=" << snap_.now << " end job " << id << "\n";
     result_.jobs.push_back(std::move(rec));
     RemoveRunning(id);
@@ -146,7 +150,8 @@ class Replay {
     for (int round = 0; round < 16 && !snap_.pending.empty(); ++round) {
       auto t0 = std::chrono::steady_clock::now();
       engine::Plan plan = engine::plan(snap_, o_.policy);
-      result_.scheduler_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      result_.scheduler_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       ++result_.plan_calls;
       bool preempted = ApplyPreemptions(plan);
       ApplyStarts(plan);
@@ -163,7 +168,8 @@ class Replay {
       busy_units_ -= UnitsOf(job, job.allocation, gpu_cluster_);
       for (const auto& a : job.allocation.nodes) free_cpus_ += a.cpus;
       if (o_.event_log)
-        *o_.event_log << "t=" << snap_.now << " preempt job " << p.victim << " for job " << p.for_job
+        *o_.event_log << "t=" << snap_.now << " preempt job " << p.victim << " for job "
+                      << p.for_job
                       << (p.mode == engine::PreemptMode::kCancel ? " cancel" : " requeue") << "\n";
       RemoveRunning(p.victim);
       if (p.mode == engine::PreemptMode::kCancel) {
@@ -227,7 +233,8 @@ class Replay {
   }
 
   void Sample() {
-    result_.samples.push_back({snap_.now, busy_units_, static_cast<std::int64_t>(snap_.pending.size()),
+    result_.samples.push_back({snap_.now, busy_units_,
+                               static_cast<std::int64_t>(snap_.pending.size()),
                                static_cast<std::int64_t>(snap_.running.size())});
   }
 
@@ -248,11 +255,13 @@ class Replay {
 
 }  // namespace
 
-Result<SimResult> Simulate(const spec::Trace& trace, spec::ClusterConfig cluster, const SimOptions& options) {
+Result<SimResult> Simulate(const spec::Trace& trace, spec::ClusterConfig cluster,
+                           const SimOptions& options) {
   if (cluster.base.nodes.empty()) return InvalidArgument("the cluster has no nodes");
   std::unordered_set<std::int64_t> ids;
   for (const spec::TraceJob& t : trace.jobs)
-    if (!ids.insert(t.id).second) return InvalidArgument("the trace has job id " + std::to_string(t.id) + " twice");
+    if (!ids.insert(t.id).second)
+      return InvalidArgument("the trace has job id " + std::to_string(t.id) + " twice");
   return Replay(trace, std::move(cluster), options).Run();
 }
 
@@ -260,11 +269,14 @@ Result<spec::ClusterConfig> ClusterFromTrace(const spec::Trace& trace) {
   if (trace.nodes.empty())
     return InvalidArgument("the trace does not say what cluster it ran on: give --cluster FILE");
   const spec::TraceNode& first = trace.nodes.front();
-  bool homogeneous = std::all_of(trace.nodes.begin(), trace.nodes.end(), [&](const spec::TraceNode& n) {
-    return n.cpus == first.cpus && n.mem_mb == first.mem_mb && n.gpus == first.gpus && n.gpu_type == first.gpu_type;
-  });
-  spec::ClusterConfig c = spec::HomogeneousCluster(static_cast<int>(trace.nodes.size()), std::max(1, first.cpus),
-                                                   first.mem_mb, first.gpus, first.gpu_type);
+  bool homogeneous =
+      std::all_of(trace.nodes.begin(), trace.nodes.end(), [&](const spec::TraceNode& n) {
+        return n.cpus == first.cpus && n.mem_mb == first.mem_mb && n.gpus == first.gpus &&
+               n.gpu_type == first.gpu_type;
+      });
+  spec::ClusterConfig c =
+      spec::HomogeneousCluster(static_cast<int>(trace.nodes.size()), std::max(1, first.cpus),
+                               first.mem_mb, first.gpus, first.gpu_type);
   if (homogeneous) return c;
   // Heterogeneous (the Alibaba node list): one node each, with its own GPU model.
   for (std::size_t i = 0; i < trace.nodes.size(); ++i) {

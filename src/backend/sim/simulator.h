@@ -21,7 +21,7 @@ struct SimOptions {
   engine::PolicyOptions policy;
   std::string policy_name = "easy";
   Seconds fairshare_half_life = 7 * 24 * 3600;
-  bool progress = false;            // a progress bar on a terminal
+  bool progress = false;              // a progress bar on a terminal
   std::ostream* event_log = nullptr;  // one line per start, end and preemption (golden tests)
 };
 

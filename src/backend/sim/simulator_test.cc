@@ -10,7 +10,8 @@
 namespace lockstep::sim {
 namespace {
 
-spec::TraceJob GpuJob(std::int64_t id, Time submit, int nodes, int gpus, Seconds run, Seconds limit) {
+spec::TraceJob GpuJob(std::int64_t id, Time submit, int nodes, int gpus, Seconds run,
+                      Seconds limit) {
   spec::TraceJob t;
   t.id = id;
   t.submit = submit;
@@ -41,7 +42,8 @@ const JobRecord& Record(const SimResult& r, JobId id) {
 // A 2-node cluster: job 1 holds a node for an hour, job 2 needs both nodes, job 3 is short.
 spec::Trace BackfillTrace() {
   spec::Trace t;
-  t.jobs = {GpuJob(1, 0, 1, 8, 3600, 3600), GpuJob(2, 10, 2, 8, 600, 600), GpuJob(3, 20, 1, 8, 300, 300)};
+  t.jobs = {GpuJob(1, 0, 1, 8, 3600, 3600), GpuJob(2, 10, 2, 8, 600, 600),
+            GpuJob(3, 20, 1, 8, 300, 300)};
   return t;
 }
 
@@ -92,7 +94,8 @@ partitions:
     priority_tier: 2
 scheduler:
   preempt_type: partition_priority
-)", "test.yaml");
+)",
+                                                           "test.yaml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   spec::Trace t;
   t.jobs = {GpuJob(1, 0, 1, 8, 1000, 2000), GpuJob(2, 100, 1, 8, 50, 100)};

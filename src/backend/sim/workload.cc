@@ -58,7 +58,8 @@ SimJob ToSimJob(const spec::TraceJob& t, spec::ClusterConfig& cluster) {
 
 std::int64_t UnitsOf(const engine::Job& job, const engine::Allocation& a, bool gpu_cluster) {
   std::int64_t units = 0;
-  for (const engine::NodeAllocation& n : a.nodes) units += gpu_cluster ? std::popcount(n.gpus) : n.cpus;
+  for (const engine::NodeAllocation& n : a.nodes)
+    units += gpu_cluster ? std::popcount(n.gpus) : n.cpus;
   return units;
 }
 

@@ -10,7 +10,7 @@ namespace lockstep::sim {
 
 struct SimJob {
   engine::Job job;
-  Seconds run_time = 0;       // what it ran in the trace
+  Seconds run_time = 0;  // what it ran in the trace
   Seconds recorded_wait = -1;
   std::string user;
 };
