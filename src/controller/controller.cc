@@ -8,6 +8,7 @@
 
 #include "controller/controller_internal.h"
 #include "controller/job_convert.h"
+#include "controller/job_env.h"
 #include "engine/request.h"
 
 namespace lockstep::controller {
@@ -130,6 +131,20 @@ void Controller::RequestPass() {
     pass_requested_ = true;
   }
   wake_scheduler_.notify_one();
+}
+
+void Controller::RequestPassLocked() {
+  pass_requested_ = true;
+  wake_scheduler_.notify_one();
+}
+
+JobEnvInput Controller::EnvInputLocked(const JobEntry& job) const {
+  // MASTER_ADDR: the address the first node's agent registered with.
+  return MakeJobEnvInput(job, cluster_, [this](const std::string& node) {
+    std::uint32_t n = NodeIndexLocked(node);
+    return n == engine::kNone || nodes_[n].address.empty() ? std::string("127.0.0.1")
+                                                           : nodes_[n].address;
+  });
 }
 
 void Controller::ScheduleLoop() {

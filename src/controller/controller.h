@@ -18,6 +18,7 @@
 
 #include "common/status.h"
 #include "controller/job_entry.h"
+#include "controller/job_env.h"
 #include "engine/model.h"
 #include "spec/cluster_config.h"
 #include "store/store.h"
@@ -86,6 +87,7 @@ class Controller {
   Status Recover();
   void ScheduleLoop();
   void RequestPass();
+  void RequestPassLocked();
   // With mu_ held:
   void RunPassLocked(Time now);
   engine::Snapshot BuildSnapshotLocked(Time now, std::vector<JobEntry*>* pending,
@@ -101,6 +103,7 @@ class Controller {
   Status CheckOwner(const Caller& caller, const JobEntry& job) const;
   Result<JobEntry*> FindLocked(JobId id);
   nlohmann::json JobJsonLocked(const JobEntry& e) const;
+  JobEnvInput EnvInputLocked(const JobEntry& job) const;
   nlohmann::json LaunchCommandLocked(const JobEntry& job, const std::string& script,
                                      const std::map<std::string, std::string>& env) const;
   std::uint32_t NodeIndexLocked(const std::string& name) const;

@@ -112,8 +112,7 @@ Status Controller::Cancel(const Caller& caller, JobId id, int signal) {
     LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
     TerminateLocked(e);
   }
-  pass_requested_ = true;
-  wake_scheduler_.notify_one();
+  RequestPassLocked();
   return Status::Ok();
 }
 
@@ -144,8 +143,7 @@ Status Controller::Release(const Caller& caller, JobId id) {
                             " was held by an operator; only an operator may release it");
   e.held_by_user = e.held_by_admin = false;
   LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
-  pass_requested_ = true;
-  wake_scheduler_.notify_one();
+  RequestPassLocked();
   return Status::Ok();
 }
 
@@ -199,8 +197,7 @@ Status Controller::Update(const Caller& caller, JobId id, const nlohmann::json& 
   }
   e = std::move(updated);
   LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
-  pass_requested_ = true;
-  wake_scheduler_.notify_one();
+  RequestPassLocked();
   return Status::Ok();
 }
 
@@ -246,8 +243,7 @@ Status Controller::SetNodeState(const Caller& caller, const std::string& node,
                            {"reason_user", info.reason_user},
                            {"reason_time", info.reason_time}};
   LOCKSTEP_RETURN_IF_ERROR(store_->Put({{"nodes", node, record.dump()}}));
-  pass_requested_ = true;
-  wake_scheduler_.notify_one();
+  RequestPassLocked();
   return Status::Ok();
 }
 

@@ -57,11 +57,7 @@ void Controller::StartJobLocked(JobEntry& job, const engine::Allocation& alloc, 
 nlohmann::json Controller::LaunchCommandLocked(
     const JobEntry& job, const std::string& script,
     const std::map<std::string, std::string>& submit_env) const {
-  JobEnvInput in = MakeJobEnvInput(job, cluster_, [this](const std::string& node) {
-    std::uint32_t n = NodeIndexLocked(node);
-    return n == engine::kNone || nodes_[n].address.empty() ? std::string("127.0.0.1")
-                                                           : nodes_[n].address;
-  });
+  JobEnvInput in = EnvInputLocked(job);
   std::map<std::string, std::string> env = BatchEnvironment(in, submit_env);
   spec::OutputPatternVars vars;
   vars.job_id = job.id;
@@ -114,8 +110,7 @@ void Controller::EndJobLocked(JobEntry& job, int exit_code, int signal, bool oom
   }
   Status s = PersistLocked({&job});
   if (!s.ok()) std::fprintf(stderr, "lockstepd: store: %s\n", s.ToString().c_str());
-  pass_requested_ = true;
-  wake_scheduler_.notify_one();
+  RequestPassLocked();
 }
 
 void Controller::RequeueLocked(JobEntry& job, const std::string& reason, Time now) {
@@ -138,8 +133,7 @@ void Controller::RequeueLocked(JobEntry& job, const std::string& reason, Time no
                static_cast<long long>(now));
   Status s = PersistLocked({&job});
   if (!s.ok()) std::fprintf(stderr, "lockstepd: store: %s\n", s.ToString().c_str());
-  pass_requested_ = true;
-  wake_scheduler_.notify_one();
+  RequestPassLocked();
 }
 
 // ---- agents ----
@@ -198,8 +192,7 @@ Status Controller::AgentRegister(const nlohmann::json& body) {
       for (const std::string& node : agent->nodes)
         SendLocked(node, {{"type", "terminate"}, {"job_id", id}, {"run", run}, {"grace_s", 0}});
   }
-  pass_requested_ = true;
-  wake_scheduler_.notify_one();
+  RequestPassLocked();
   return Status::Ok();
 }
 

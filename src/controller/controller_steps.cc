@@ -19,11 +19,7 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
     return FailedPrecondition("job " + job.DisplayId() + " is not running");
   if (!req.contains("argv") || !req["argv"].is_array() || req["argv"].empty())
     return InvalidArgument("step: 'argv' must be a non-empty array");
-  JobEnvInput in = MakeJobEnvInput(job, cluster_, [this](const std::string& node) {
-    std::uint32_t n = NodeIndexLocked(node);
-    return n == engine::kNone || nodes_[n].address.empty() ? std::string("127.0.0.1")
-                                                           : nodes_[n].address;
-  });
+  JobEnvInput in = EnvInputLocked(job);
   int node_count = std::clamp(req.value("nodes", 0), 0, static_cast<int>(in.nodes.size()));
   if (node_count == 0) node_count = static_cast<int>(in.nodes.size());
   int per_node = req.value("ntasks_per_node", 0);

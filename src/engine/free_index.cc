@@ -5,11 +5,12 @@
 
 namespace lockstep::engine {
 
-FreeNodeIndex::FreeNodeIndex(const Snapshot& s, const AvailabilityPlanner& planner)
+FreeNodeIndex::FreeNodeIndex(const Snapshot& s, const AvailabilityPlanner& planner,
+                             const NodePartitions& node_partitions)
     : s_(s),
       planner_(planner),
       partitions_(s.partitions.size()),
-      node_partition_offset_(s.nodes.size() + 1, 0),
+      node_partitions_(node_partitions),
       filed_(s.nodes.size()),
       rank_(s.nodes.size(), 0),
       irregular_(s.nodes.size(), false) {
@@ -22,20 +23,9 @@ FreeNodeIndex::FreeNodeIndex(const Snapshot& s, const AvailabilityPlanner& plann
         std::lower_bound(weights.begin(), weights.end(), s.nodes[n].weight) - weights.begin());
   std::size_t max_gpus = 0;
   for (const Node& n : s.nodes) max_gpus = std::max(max_gpus, n.gpus.size());
-  for (const Partition& part : s.partitions)
-    for (std::uint32_t n : part.nodes)
-      if (n < s.nodes.size()) ++node_partition_offset_[n + 1];
-  for (std::size_t n = 0; n < s.nodes.size(); ++n)
-    node_partition_offset_[n + 1] += node_partition_offset_[n];
-  node_partitions_.resize(node_partition_offset_.back());
-  std::vector<std::uint32_t> fill(node_partition_offset_.begin(), node_partition_offset_.end() - 1);
-  for (std::uint32_t p = 0; p < s.partitions.size(); ++p) {
-    partitions_[p].buckets.assign(
-        weights.size(),
-        std::vector<Bucket>(std::min<std::size_t>(max_gpus, kMaxDevicesPerNode) + 1));
-    for (std::uint32_t n : s.partitions[p].nodes)
-      if (n < s.nodes.size()) node_partitions_[fill[n]++] = p;
-  }
+  for (PartitionIndex& p : partitions_)
+    p.buckets.assign(weights.size(),
+                     std::vector<Bucket>(std::min<std::size_t>(max_gpus, kMaxDevicesPerNode) + 1));
   // Built in bulk: every node's entry, sorted, then appended in order.
   std::vector<std::tuple<std::uint32_t, int, Entry>> entries;
   for (std::uint32_t n = 0; n < s.nodes.size(); ++n) {
@@ -51,16 +41,15 @@ FreeNodeIndex::FreeNodeIndex(const Snapshot& s, const AvailabilityPlanner& plann
   }
   std::sort(entries.begin(), entries.end());
   for (const auto& [rank, level, entry] : entries)
-    for (std::uint32_t i = node_partition_offset_[entry.second];
-         i < node_partition_offset_[entry.second + 1]; ++i)
-      partitions_[node_partitions_[i]].buckets[rank][level].push_back(entry);
+    for (std::uint32_t p : node_partitions_.of(entry.second))
+      partitions_[p].buckets[rank][level].push_back(entry);
 }
 
 void FreeNodeIndex::Unfile(std::uint32_t n) {
   Filed& f = filed_[n];
   if (f.level < 0) return;
-  for (std::uint32_t i = node_partition_offset_[n]; i < node_partition_offset_[n + 1]; ++i) {
-    Bucket& b = partitions_[node_partitions_[i]].buckets[rank_[n]][f.level];
+  for (std::uint32_t p : node_partitions_.of(n)) {
+    Bucket& b = partitions_[p].buckets[rank_[n]][f.level];
     auto it = std::lower_bound(b.begin(), b.end(), Entry{f.cpus, n});
     if (it != b.end() && *it == Entry{f.cpus, n}) b.erase(it);
   }
@@ -73,8 +62,7 @@ void FreeNodeIndex::Update(std::uint32_t n) {
   if (w.future_head >= 0) {
     Unfile(n);
     irregular_[n] = true;
-    for (std::uint32_t i = node_partition_offset_[n]; i < node_partition_offset_[n + 1]; ++i)
-      partitions_[node_partitions_[i]].irregular.push_back(n);
+    for (std::uint32_t p : node_partitions_.of(n)) partitions_[p].irregular.push_back(n);
     return;
   }
   int level = std::clamp(w.free_now.total_gpus(), 0, kMaxDevicesPerNode);
@@ -82,8 +70,8 @@ void FreeNodeIndex::Update(std::uint32_t n) {
   Unfile(n);
   if (w.free_now.cpus <= 0) return;
   filed_[n] = {level, w.free_now.cpus};
-  for (std::uint32_t i = node_partition_offset_[n]; i < node_partition_offset_[n + 1]; ++i) {
-    Bucket& b = partitions_[node_partitions_[i]].buckets[rank_[n]][level];
+  for (std::uint32_t p : node_partitions_.of(n)) {
+    Bucket& b = partitions_[p].buckets[rank_[n]][level];
     Entry e{w.free_now.cpus, n};
     b.insert(std::lower_bound(b.begin(), b.end(), e), e);
   }

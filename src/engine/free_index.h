@@ -14,13 +14,15 @@
 #include <vector>
 
 #include "engine/model.h"
+#include "engine/node_partitions.h"
 #include "engine/planner.h"
 
 namespace lockstep::engine {
 
 class FreeNodeIndex {
  public:
-  FreeNodeIndex(const Snapshot& s, const AvailabilityPlanner& planner);
+  FreeNodeIndex(const Snapshot& s, const AvailabilityPlanner& planner,
+                const NodePartitions& node_partitions);
 
   // Node n's free resources, or its reservations, changed.
   void Update(std::uint32_t n);
@@ -69,9 +71,7 @@ class FreeNodeIndex {
   const Snapshot& s_;
   const AvailabilityPlanner& planner_;
   std::vector<PartitionIndex> partitions_;
-  std::vector<std::uint32_t>
-      node_partition_offset_;  // node n's partitions: [offset[n], offset[n+1])
-  std::vector<std::uint32_t> node_partitions_;
+  const NodePartitions& node_partitions_;
   std::vector<Filed> filed_;
   std::vector<std::uint32_t> rank_;  // weight rank of each node
   std::vector<bool> irregular_;

@@ -18,8 +18,7 @@ std::vector<Time> RunningEnds(const Snapshot& s) {
   std::vector<Time> ends(s.running.size());
   for (std::size_t r = 0; r < s.running.size(); ++r) {
     const Job& j = s.running[r];
-    Seconds d = j.partition < s.partitions.size() ? ShapeOf(j, s.partitions[j.partition]).duration
-                                                  : j.req.time_limit;
+    Seconds d = ShapeIn(j, s).duration;
     Time end = d >= kUnlimited ? kInfiniteTime : j.start_time + d;
     ends[r] = std::max(end, s.now + 1);
   }
@@ -29,10 +28,7 @@ std::vector<Time> RunningEnds(const Snapshot& s) {
 std::vector<JobShape> PendingShapes(const Snapshot& s) {
   std::vector<JobShape> shapes;
   shapes.reserve(s.pending.size());
-  static const Partition kNoPartition;
-  for (const Job& j : s.pending)
-    shapes.push_back(
-        ShapeOf(j, j.partition < s.partitions.size() ? s.partitions[j.partition] : kNoPartition));
+  for (const Job& j : s.pending) shapes.push_back(ShapeIn(j, s));
   return shapes;
 }
 
@@ -67,20 +63,12 @@ Pass::Pass(const Snapshot& s, const PolicyOptions& o)
       eligibility_(s),
       pending_slot_(s.pending.size(), kNone),
       partition_free_(s.partitions.size()),
-      node_partition_offset_(s.nodes.size() + 1, 0),
+      node_partitions_(s),
       partition_blocked_(s.partitions.size(), false),
       partition_classes_(s.partitions.size()) {
-  for (const Partition& part : s.partitions)
-    for (std::uint32_t n : part.nodes)
-      if (n < s.nodes.size()) ++node_partition_offset_[n + 1];
-  for (std::size_t n = 0; n < s.nodes.size(); ++n)
-    node_partition_offset_[n + 1] += node_partition_offset_[n];
-  node_partitions_.resize(node_partition_offset_.back());
-  std::vector<std::uint32_t> fill(node_partition_offset_.begin(), node_partition_offset_.end() - 1);
   for (std::uint32_t p = 0; p < s.partitions.size(); ++p) {
     for (std::uint32_t n : s.partitions[p].nodes) {
       if (n >= s.nodes.size()) continue;
-      node_partitions_[fill[n]++] = p;
       const NodeWork& w = planner_.node(n);
       if (!w.usable) continue;
       partition_free_[p].cpus += w.free_now.cpus;
@@ -273,9 +261,7 @@ void Pass::StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool 
   Tres used;
   used.nodes = static_cast<std::int64_t>(chosen.size());
   for (const Candidate& c : chosen) {
-    for (std::uint32_t i = node_partition_offset_[c.node]; i < node_partition_offset_[c.node + 1];
-         ++i) {
-      std::uint32_t p = node_partitions_[i];
+    for (std::uint32_t p : node_partitions_.of(c.node)) {
       partition_free_[p].cpus -= c.take.cpus;
       partition_free_[p].gpus -= c.take.total_gpus();
     }

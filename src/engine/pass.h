@@ -92,15 +92,13 @@ class Pass {
     std::int64_t cpus = 0, gpus = 0;
   };
   std::vector<FreeSum> partition_free_;  // now, over usable nodes
-  // Partitions of each node, flattened: node n's are [offset[n], offset[n + 1]).
-  std::vector<std::uint32_t> node_partition_offset_;
-  std::vector<std::uint32_t> node_partitions_;
+  NodePartitions node_partitions_;
   std::vector<bool> partition_blocked_;
   // Nodes by free GPUs now: starts look only where enough is free. Mutable: a cache over the
   // planner's state that visits tidy up.
   mutable std::optional<FreeNodeIndex> free_index_;  // built by the first start that needs it
   FreeNodeIndex& free_index() const {
-    if (!free_index_) free_index_.emplace(s_, planner_);
+    if (!free_index_) free_index_.emplace(s_, planner_, node_partitions_);
     return *free_index_;
   }
   struct NodeClass {

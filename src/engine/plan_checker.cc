@@ -23,16 +23,11 @@ std::string Where(JobId job, const Node& node) {
   return "job " + std::to_string(job) + " on node " + node.name;
 }
 
-Seconds DurationOf(const Snapshot& s, const Job& j) {
-  static const Partition kNone;
-  return ShapeOf(j, j.partition < s.partitions.size() ? s.partitions[j.partition] : kNone).duration;
-}
-
 Status CheckStartShape(const Snapshot& s, const Job& job, const Start& st) {
   static const Partition kNoPartition;
   const Partition& part =
       job.partition < s.partitions.size() ? s.partitions[job.partition] : kNoPartition;
-  JobShape shape = ShapeOf(job, part);
+  JobShape shape = ShapeIn(job, s);
   int n = static_cast<int>(st.allocation.nodes.size());
   if (n < shape.nodes || n > shape.max_nodes)
     return Internal("job " + std::to_string(job.id) + " got " + std::to_string(n) +
@@ -122,7 +117,7 @@ Status CheckPlan(const Snapshot& s, const PolicyOptions& o, const Plan& plan) {
 
   std::vector<Occupant> occ;
   for (const Job& j : s.running) {
-    Seconds d = DurationOf(s, j);
+    Seconds d = ShapeIn(j, s).duration;
     Time end = d >= kUnlimited ? kInfiniteTime : std::max(j.start_time + d, s.now + 1);
     if (auto it = grace_of.find(j.id); it != grace_of.end())
       end = std::min(end, s.now + std::max<Seconds>(1, it->second));
@@ -133,7 +128,7 @@ Status CheckPlan(const Snapshot& s, const PolicyOptions& o, const Plan& plan) {
     if (it == pending.end())
       return Internal("started job " + std::to_string(st.job) + " is not pending");
     LOCKSTEP_RETURN_IF_ERROR(CheckStartShape(s, *it->second, st));
-    Seconds d = DurationOf(s, *it->second);
+    Seconds d = ShapeIn(*it->second, s).duration;
     occ.push_back(
         {st.job, s.now, d >= kUnlimited ? kInfiniteTime : s.now + d, &st.allocation, false, kNone});
   }
@@ -160,10 +155,7 @@ Status CheckPlan(const Snapshot& s, const PolicyOptions& o, const Plan& plan) {
       return Internal("reserved job " + std::to_string(p.job) + " is not pending");
     if (p.expected_start < s.now)
       return Internal("job " + std::to_string(p.job) + " reserved in the past");
-    static const Partition kNoPartition;
-    const Job& job = *it->second;
-    JobShape shape = ShapeOf(
-        job, job.partition < s.partitions.size() ? s.partitions[job.partition] : kNoPartition);
+    JobShape shape = ShapeIn(*it->second, s);
     if (static_cast<int>(p.reservation.nodes.size()) < shape.nodes)
       return Internal("job " + std::to_string(p.job) + " reserved fewer nodes than it needs");
     Time end = shape.duration >= kUnlimited ? kInfiniteTime : p.expected_start + shape.duration;

@@ -47,6 +47,12 @@ JobShape ShapeOf(const Job& job, const Partition& partition) {
   return s;
 }
 
+JobShape ShapeIn(const Job& job, const Snapshot& s) {
+  static const Partition kNoPartition;
+  return ShapeOf(job,
+                 job.partition < s.partitions.size() ? s.partitions[job.partition] : kNoPartition);
+}
+
 Tres TresOf(const JobShape& shape, std::int32_t nodes) {
   Tres t;
   t.nodes = nodes;

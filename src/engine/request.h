@@ -20,6 +20,10 @@ struct JobShape {
 // turned into per-node amounts for `nodes` = min_nodes (tasks spread evenly, rounded up).
 JobShape ShapeOf(const Job& job, const Partition& partition);
 
+// ShapeOf in the job's own partition of `s`; a job naming no valid partition is shaped as if
+// in a partition without limits (the engine then reports it as PartitionConfig).
+JobShape ShapeIn(const Job& job, const Snapshot& s);
+
 // The job's trackable resources once placed on `nodes` nodes, for limits and usage.
 Tres TresOf(const JobShape& shape, std::int32_t nodes);
 
