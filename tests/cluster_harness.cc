@@ -61,7 +61,8 @@ Cluster::~Cluster() {
   fs::remove_all(dir_, ec);
 }
 
-pid_t Cluster::Spawn(const std::vector<std::string>& argv, const std::string& log) {
+pid_t Cluster::Spawn(const std::vector<std::string>& argv, const std::string& log,
+                     const std::map<std::string, std::string>& env) {
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid != 0) return pid;
@@ -69,6 +70,7 @@ pid_t Cluster::Spawn(const std::vector<std::string>& argv, const std::string& lo
   if (::getppid() != parent) ::_exit(1);
   int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
+  for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -92,18 +94,26 @@ void Cluster::Stop(pid_t& pid, int signo) {
 }
 
 void Cluster::StartDaemon() {
-  daemon_ = Spawn({bin_ + "/lockstepd", "--config", dir_ + "/cluster.yaml", "--state-dir", dir_,
-                   "--node-timeout", std::to_string(options_.node_timeout_s), "--kill-wait",
-                   std::to_string(options_.kill_wait_s)},
-                  dir_ + "/lockstepd.log");
+  // Every pass checks the scheduler's incremental snapshot against one built from every job.
+  ::setenv("LOCKSTEP_CHECK_SNAPSHOT", "1", 1);
+  std::vector<std::string> argv = {bin_ + "/lockstepd", "--config", dir_ + "/cluster.yaml",
+                                   "--state-dir", dir_};
+  for (const std::string& a :
+       {std::string("--node-timeout"), std::to_string(options_.node_timeout_s),
+        std::string("--kill-wait"), std::to_string(options_.kill_wait_s)})
+    argv.push_back(a);
+  argv.insert(argv.end(), options_.daemon_args.begin(), options_.daemon_args.end());
+  daemon_ = Spawn(argv, dir_ + "/lockstepd.log");
 }
 
 void Cluster::StartAgent() {
-  agent_ = Spawn({bin_ + "/lockstep-agent", "--socket", dir_ + "/lockstepd.sock", "--state-dir",
-                  dir_, "--nodes", "node[1-" + std::to_string(options_.nodes) + "]", "--cpus",
+  std::string socket =
+      options_.agent_socket.empty() ? dir_ + "/lockstepd.sock" : options_.agent_socket;
+  agent_ = Spawn({bin_ + "/lockstep-agent", "--socket", socket, "--state-dir", dir_, "--nodes",
+                  "node[1-" + std::to_string(options_.nodes) + "]", "--cpus",
                   std::to_string(options_.cpus_per_node), "--mem", "64G", "--gpus",
                   std::to_string(options_.gpus_per_node)},
-                 dir_ + "/agent.log");
+                 dir_ + "/agent.log", options_.agent_env);
 }
 
 bool Cluster::Start(bool with_agent) {
@@ -127,7 +137,8 @@ void Cluster::ResumeAgent() {
 }
 
 CommandResult Cluster::Run(const std::vector<std::string>& args, const std::string& cwd, int uid,
-                           const std::string& stdin_text) {
+                           const std::string& stdin_text,
+                           const std::map<std::string, std::string>& env) {
   std::string out = dir_ + "/cmd.out." + std::to_string(::getpid()),
               err = dir_ + "/cmd.err." + std::to_string(::getpid());
   std::string in = dir_ + "/cmd.in";
@@ -143,6 +154,12 @@ CommandResult Cluster::Run(const std::vector<std::string>& args, const std::stri
         (::setgid(static_cast<gid_t>(uid)) != 0 || ::setuid(static_cast<uid_t>(uid)) != 0))
       ::_exit(125);
     ::setenv("LOCKSTEP_STATE_DIR", dir_.c_str(), 1);
+    for (const auto& [k, v] : env) {
+      if (v.empty())
+        ::unsetenv(k.c_str());
+      else
+        ::setenv(k.c_str(), v.c_str(), 1);
+    }
     std::vector<std::string> argv = {bin_ + "/lockstep"};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> a;

@@ -26,6 +26,9 @@ struct ClusterOptions {
   int node_timeout_s = 30;
   int kill_wait_s = 2;
   std::string extra_yaml;  // appended to the cluster YAML (partitions, qos, scheduler)
+  std::vector<std::string> daemon_args;  // appended to lockstepd's command line
+  std::string agent_socket;              // the agent's --socket (default: lockstepd's Unix socket)
+  std::map<std::string, std::string> agent_env;  // set in the agent's environment
 };
 
 class Cluster {
@@ -45,8 +48,10 @@ class Cluster {
   void ResumeAgent();
 
   // Runs `lockstep <args>` (args[0] is the verb, e.g. "sbatch") in `cwd` as `uid` (-1: as is).
+  // `env` is set in the command's environment on top of the test's (an empty value unsets).
   CommandResult Run(const std::vector<std::string>& args, const std::string& cwd = "", int uid = -1,
-                    const std::string& stdin_text = "");
+                    const std::string& stdin_text = "",
+                    const std::map<std::string, std::string>& env = {});
   // GET on the API as JSON (through `lockstep`-independent curl-free client).
   nlohmann::json Get(const std::string& target);
   // Polls until the job reaches a finished state or `timeout_s` passes; its JSON.
@@ -54,12 +59,15 @@ class Cluster {
   nlohmann::json Job(unsigned long long id);
   bool WaitNodes(const std::string& state, int count, int timeout_s = 20);
 
+  // The options, which a test may change between starts (say, the agent's environment).
+  ClusterOptions& options() { return options_; }
   const std::string& dir() const { return dir_; }
   const std::string& work() const { return work_; }
   std::string ReadFile(const std::string& path) const;
 
  private:
-  pid_t Spawn(const std::vector<std::string>& argv, const std::string& log);
+  pid_t Spawn(const std::vector<std::string>& argv, const std::string& log,
+              const std::map<std::string, std::string>& env = {});
   void Stop(pid_t& pid, int signo);
 
   ClusterOptions options_;

@@ -273,5 +273,36 @@ TEST(Cluster, SqueueSinfoAndSacctPrintSlurmColumns) {
       << a.out;
 }
 
+TEST(Cluster, HoldReleaseAndUpdateAPendingJob) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  // A blocker takes every node, so the next job waits.
+  unsigned long long blocker = Submit(c, {"-N", "2", "--exclusive", "--wrap", "sleep 300"});
+  ASSERT_GT(blocker, 0u);
+  for (int i = 0; i < 100 && c.Job(blocker)["state"] != "RUNNING"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  unsigned long long waiting = Submit(c, {"--gpus=1", "--wrap", "echo released"});
+  ASSERT_GT(waiting, 0u);
+  std::string id = std::to_string(waiting);
+  EXPECT_EQ(c.Run({"scontrol", "hold", id}).exit_code, 0);
+  EXPECT_EQ(c.Run({"squeue", "-h", "-j", id, "-o", "%T %r"}).out, "PENDING JobHeldUser\n");
+  CommandResult r = c.Run({"scontrol", "update", "JobId=" + id, "TimeLimit=5"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(c.Run({"squeue", "-h", "-j", id, "-o", "%l"}).out, "5:00\n");
+  if (::getuid() == 0) {
+    r = c.Run({"scontrol", "release", id}, "", 65534);
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_TRUE(Contains(r.err, "permission denied")) << r.err;
+  }
+  EXPECT_EQ(c.Run({"scontrol", "release", id}).exit_code, 0);
+  // Released, it waits for resources again; once the blocker is gone it runs.
+  for (int i = 0; i < 100 && c.Job(waiting)["reason"] == "JobHeldUser"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(c.Job(waiting)["state"], "PENDING");
+  EXPECT_EQ(c.Run({"scancel", std::to_string(blocker)}).exit_code, 0);
+  EXPECT_EQ(c.WaitJob(waiting)["state"], "COMPLETED");
+  EXPECT_EQ(c.ReadFile("slurm-" + id + ".out"), "released\n");
+}
+
 }  // namespace
 }  // namespace lockstep::testing

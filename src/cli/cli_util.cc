@@ -15,7 +15,9 @@ std::map<std::string, std::string> Environment() {
   for (char** e = environ; e && *e; ++e) {
     std::string kv = *e;
     std::size_t eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    // A bearer token stays with its user: never in a job's environment or lockstepd's store.
+    if (eq != std::string::npos && kv.compare(0, eq, "LOCKSTEP_TOKEN") != 0)
+      env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   return env;
 }

@@ -1,5 +1,7 @@
-// scontrol: show job/node/partition/hostnames; hold, release, requeue; update job and node.
+// scontrol: show job/node/partition/hostnames; hold, release, requeue; update job and node;
+// token (cmd_token.cc).
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 
@@ -16,7 +18,8 @@ constexpr const char* kUsage =
     "LIST\n"
     "       scontrol hold|release|requeue JOBID[,JOBID...]\n"
     "       scontrol update JobId=ID [TimeLimit=T] [Priority=N] [Nice=N] [JobName=X]\n"
-    "       scontrol update NodeName=NAME State=DRAIN|RESUME|DOWN [Reason=TEXT]\n";
+    "       scontrol update NodeName=NAME State=DRAIN|RESUME|DOWN [Reason=TEXT]\n"
+    "       scontrol token [username=NAME] [lifespan=SECONDS]\n";
 
 // "Key=Value" words, keys case-insensitive (Slurm's scontrol accepts any case).
 std::map<std::string, std::string> KeyValues(const std::vector<std::string>& words,
@@ -124,6 +127,29 @@ int Update(client::ApiClient& api, const std::vector<std::string>& a) {
   return r.ok() ? 0 : Fail("scontrol", r.status());
 }
 
+// scontrol token [username=NAME] [lifespan=SECONDS], as Slurm's (which prints SLURM_JWT=...).
+int Token(const std::vector<std::string>& a) {
+  std::string bad;
+  std::map<std::string, std::string> kv =
+      KeyValues(std::vector<std::string>(a.begin() + 1, a.end()), &bad);
+  if (!bad.empty()) return Fail("scontrol", "token: invalid argument: " + bad);
+  long long lifespan = 0;
+  std::string user;
+  for (const auto& [k, v] : kv) {
+    if (k == "username") {
+      user = v;
+    } else if (k == "lifespan") {
+      char* end = nullptr;
+      lifespan = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end || lifespan <= 0)
+        return Fail("scontrol", "token: lifespan=" + v + " is not a positive number of seconds");
+    } else {
+      return Fail("scontrol", "token: invalid argument: " + k);
+    }
+  }
+  return IssueToken("scontrol", user, lifespan);
+}
+
 }  // namespace
 
 int RunScontrol(int argc, char** argv) {
@@ -132,8 +158,9 @@ int RunScontrol(int argc, char** argv) {
     std::fputs(kUsage, a.empty() ? stderr : stdout);
     return a.empty() ? 2 : 0;
   }
-  client::ApiClient api;
   const std::string& verb = a[0];
+  if (verb == "token") return Token(a);
+  client::ApiClient api;
   if (verb == "show") return Show(api, a);
   if ((verb == "hold" || verb == "release" || verb == "requeue") && a.size() == 2)
     return JobAction(api, verb, a[1]);

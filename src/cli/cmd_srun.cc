@@ -1,58 +1,154 @@
 // srun: inside an allocation (SLURM_JOB_ID set), a job step across the job's nodes; outside,
-// allocate, run the step, release. Task output goes where srun's own output goes: a batch job's
-// output file when srun runs in a batch script, else srun prints it as it comes.
-#include <sys/stat.h>
+// allocate, run the step, release. The tasks' output travels through lockstepd: the agents send
+// what the tasks write, and srun reads it by offset (GET .../steps/{s}/output, docs/api.md) and
+// writes stdout to its stdout and stderr to its stderr, so srun may run on any host, a login
+// host or a batch job's first node. -l/--label puts "RANK: " before each line.
+//
+// Ctrl-C as in Slurm: the first prints the step's state; a second within a second aborts the
+// step (SIGTERM to its tasks, SIGKILL after KillWait) and srun waits for its end; one more then
+// makes srun exit at once without waiting.
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
+#include <map>
 #include <thread>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "common/base64.h"
 #include "spec/sbatch.h"
 
 namespace lockstep::cli {
 namespace {
 
-// The regular file behind stdout, or "" (a terminal or a pipe).
-std::string StdoutFile() {
-  struct stat st {};
-  if (::fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode)) return "";
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/fd/1", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+// The allocation job of srun outside an allocation runs this: it waits for the job's first
+// step and ends with its exit code, so the job's accounting shows the step's outcome.
+constexpr const char* kAwaitStepFlag = "--lockstep-await-step";
+// How long that job waits for srun to start its step before it gives up.
+constexpr int kAwaitStepStartSeconds = 60;
+// How long one read of the step's output may wait for new output.
+constexpr int kOutputWaitMs = 500;
+
+// Ctrl-C, counted by the handler (async-signal-safe: lock-free atomics and clock_gettime).
+std::atomic<int> g_interrupts{0};
+std::atomic<int> g_quick_repeats{0};  // SIGINTs within a second of the one before
+std::atomic<long long> g_last_interrupt_ns{0};
+
+void OnInterrupt(int) {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  const long long now = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+  const long long last = g_last_interrupt_ns.exchange(now);
+  if (last != 0 && now - last < 1000000000LL) g_quick_repeats.fetch_add(1);
+  g_interrupts.fetch_add(1);
 }
 
-// Copies what `path` gained since `offset` to stdout.
-void Drain(const std::string& path, std::streamoff* offset) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return;
-  in.seekg(*offset);
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    std::fwrite(buf, 1, static_cast<std::size_t>(in.gcount()), stdout);
-    *offset += in.gcount();
-  }
-  std::fflush(stdout);
+void CatchInterrupts() {
+  struct sigaction sa {};
+  sa.sa_handler = OnInterrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;  // a long poll in progress completes; the loop looks after it
+  ::sigaction(SIGINT, &sa, nullptr);
 }
 
-// Runs one step of job `job` and waits for it; the exit code srun returns.
-int RunStep(client::ApiClient& api, unsigned long long job, const spec::SrunParse& p) {
-  std::string out = StdoutFile();
-  std::string tail;
-  if (out.empty()) {
-    // Nothing to share with the tasks: they write to a spool file that srun follows.
-    tail = client::DefaultStateDir() + "/srun-" + std::to_string(job) + "-" +
-           std::to_string(::getpid()) + ".out";
-    std::ofstream(tail).close();
-    ::chmod(tail.c_str(), 0666);
-    out = tail;
+// Writes the tasks' bytes, with "RANK: " before each line when labelling.
+class OutputWriter {
+ public:
+  OutputWriter(bool label, int ntasks) : label_(label) {
+    for (int n = std::max(ntasks - 1, 0); n >= 10; n /= 10) ++width_;
   }
+  void Write(int rank, bool is_stderr, const std::string& data) {
+    std::FILE* f = is_stderr ? stderr : stdout;
+    if (!label_) {
+      std::fwrite(data.data(), 1, data.size(), f);
+      return;
+    }
+    bool& at_start = line_start_.try_emplace({rank, is_stderr}, true).first->second;
+    std::size_t pos = 0;
+    while (pos < data.size()) {
+      if (at_start) std::fprintf(f, "%*d: ", width_, rank);
+      std::size_t nl = data.find('\n', pos);
+      std::size_t end = nl == std::string::npos ? data.size() : nl + 1;
+      std::fwrite(data.data() + pos, 1, end - pos, f);
+      at_start = nl != std::string::npos;
+      pos = end;
+    }
+  }
+
+ private:
+  bool label_;
+  int width_ = 1;
+  std::map<std::pair<int, bool>, bool> line_start_;
+};
+
+// Follows the step's output to its end, minding Ctrl-C; then its exit code as srun returns it.
+int FollowStep(client::ApiClient& api, unsigned long long job, int step, int ntasks, bool label) {
+  const std::string where =
+      "/api/v1/jobs/" + std::to_string(job) + "/steps/" + std::to_string(step);
+  const std::string name = std::to_string(job) + "." + std::to_string(step);
+  OutputWriter writer(label, ntasks);
+  unsigned long long offset = 0;
+  int interrupts_seen = 0, repeats_seen = 0;
+  bool aborted = false;
+  while (true) {
+    const int interrupts = g_interrupts.load(), repeats = g_quick_repeats.load();
+    if (interrupts > interrupts_seen) {
+      if (aborted) {
+        std::fprintf(stderr,
+                     "srun: error: interrupted again: exiting without waiting for "
+                     "StepId=%s\n",
+                     name.c_str());
+        return 128 + SIGINT;
+      }
+      if (repeats > repeats_seen) {
+        std::fprintf(stderr, "srun: sending Ctrl-C to StepId=%s\nsrun: forcing job termination\n",
+                     name.c_str());
+        Result<nlohmann::json> r = api.Post(where + "/cancel", {{"signal", 0}});
+        if (!r.ok()) std::fprintf(stderr, "srun: error: %s\n", r.status().message().c_str());
+        aborted = true;
+      } else {
+        std::fprintf(stderr, "srun: interrupt (one more within 1 sec to abort)\n");
+        std::fprintf(stderr, "srun: StepId=%s task%s %s: running\n", name.c_str(),
+                     ntasks > 1 ? "s" : "",
+                     ntasks > 1 ? ("0-" + std::to_string(ntasks - 1)).c_str() : "0");
+      }
+      interrupts_seen = interrupts;
+      repeats_seen = repeats;
+    }
+    Result<nlohmann::json> r = api.Get(where + "/output?offset=" + std::to_string(offset) +
+                                       "&wait_ms=" + std::to_string(kOutputWaitMs));
+    if (!r.ok()) return Fail("srun", r.status());
+    if (unsigned long long dropped = r->value("dropped", 0ULL); dropped > 0)
+      std::fprintf(stderr,
+                   "srun: error: %llu bytes of the step's output were lost: srun read "
+                   "too slowly\n",
+                   dropped);
+    for (const auto& c : (*r)["chunks"]) {
+      Result<std::string> data = Base64Decode(c.value("data", ""));
+      if (data.ok()) writer.Write(c.value("rank", 0), c.value("stream", "") == "stderr", *data);
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    offset = r->value("offset", offset);
+    if (r->value("done", false)) break;
+  }
+  Result<nlohmann::json> s = api.Get(where);
+  if (!s.ok()) return Fail("srun", s.status());
+  int code = (*s)["exit_code"].get<int>(), sig = (*s)["signal"].get<int>();
+  if (sig != 0) std::fprintf(stderr, "srun: error: task terminated by signal %d\n", sig);
+  return sig != 0 ? 128 + sig : code;
+}
+
+// Starts one step of job `job`: lockstepd's answer ({"step_id", "ntasks", ...}).
+Result<nlohmann::json> StartStep(client::ApiClient& api, unsigned long long job,
+                                 const spec::SrunParse& p) {
   nlohmann::json req = {{"argv", p.command},
                         {"ntasks", p.spec.ntasks},
                         {"nodes", p.spec.min_nodes},
@@ -60,45 +156,34 @@ int RunStep(client::ApiClient& api, unsigned long long job, const spec::SrunPars
                         {"gpus_per_task", p.spec.gpus_per_task},
                         {"env", Environment()},
                         {"cwd", CurrentDir()},
-                        {"stdout", out}};
-  Result<nlohmann::json> step = api.Post("/api/v1/jobs/" + std::to_string(job) + "/steps", req);
-  if (!step.ok()) return Fail("srun", step.status());
-  std::string where = "/api/v1/jobs/" + std::to_string(job) + "/steps/" +
-                      std::to_string((*step)["step_id"].get<int>());
-  std::streamoff offset = 0;
-  while (true) {
-    if (!tail.empty()) Drain(tail, &offset);
-    Result<nlohmann::json> s = api.Get(where);
-    if (!s.ok()) return Fail("srun", s.status());
-    if ((*s)["state"] != "RUNNING") {
-      if (!tail.empty()) {
-        Drain(tail, &offset);
-        ::unlink(tail.c_str());
-      }
-      int code = (*s)["exit_code"].get<int>(), sig = (*s)["signal"].get<int>();
-      if (sig != 0) std::fprintf(stderr, "srun: error: task terminated by signal %d\n", sig);
-      return sig != 0 ? 128 + sig : code;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+                        {"stream", true}};
+  return api.Post("/api/v1/jobs/" + std::to_string(job) + "/steps", req);
+}
+
+int FollowStarted(client::ApiClient& api, unsigned long long job, const nlohmann::json& step,
+                  bool label) {
+  return FollowStep(api, job, step["step_id"].get<int>(), step.value("ntasks", 1), label);
 }
 
 // Outside an allocation: a job that holds the nodes until the step is done, then exits with its
-// code, so the job's accounting shows the step's outcome.
-int AllocateAndRun(client::ApiClient& api, spec::SrunParse p) {
-  std::string done = client::DefaultStateDir() + "/srun-" + std::to_string(::getpid()) + ".done";
-  ::unlink(done.c_str());
-  p.spec.script = "#!/bin/sh\nwhile [ ! -e '" + done + "' ]; do sleep 0.1; done\nexit \"$(cat '" +
-                  done + "')\"\n";
+// code (kAwaitStepFlag), so the job's accounting shows the step's outcome.
+int AllocateAndRun(client::ApiClient& api, spec::SrunParse p, bool label) {
+  p.spec.script = std::string("#!/bin/sh\nexec srun ") + kAwaitStepFlag + "\n";
   if (p.spec.name.empty()) p.spec.name = p.command.front();
   p.spec.output = "/dev/null";  // srun prints the step's output itself
   Result<nlohmann::json> r =
       api.Post("/api/v1/jobs", nlohmann::json::parse(spec::JobSpecToJson(p.spec)));
   if (!r.ok()) return Fail("srun", "Unable to allocate resources: " + r.status().message());
   unsigned long long job = (*r)["job_id"].get<unsigned long long>();
+  const std::string where = "/api/v1/jobs/" + std::to_string(job);
   bool announced = false;
   while (true) {
-    Result<nlohmann::json> j = api.Get("/api/v1/jobs/" + std::to_string(job));
+    if (g_interrupts.load() > 0) {
+      std::fprintf(stderr, "srun: interrupted: cancelling job %llu\n", job);
+      (void)api.Post(where + "/cancel", {{"signal", 0}});
+      return 1;
+    }
+    Result<nlohmann::json> j = api.Get(where);
     if (!j.ok()) return Fail("srun", j.status());
     std::string state = (*j)["state"];
     if (state == "RUNNING") break;
@@ -109,10 +194,63 @@ int AllocateAndRun(client::ApiClient& api, spec::SrunParse p) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (announced) std::fprintf(stderr, "srun: job %llu has been allocated resources\n", job);
-  int code = RunStep(api, job, p);
-  std::ofstream(done) << code << "\n";
-  ::chmod(done.c_str(), 0666);
-  return code;
+  Result<nlohmann::json> step = StartStep(api, job, p);
+  if (!step.ok()) {
+    (void)api.Post(where + "/cancel", {{"signal", 0}});  // nothing will run in it
+    return Fail("srun", step.status());
+  }
+  return FollowStarted(api, job, *step, label);  // the job ends with the step
+}
+
+// The allocation job's side of AllocateAndRun: waits for the job's first step to start and
+// end; exits with the step's code.
+int AwaitFirstStep(client::ApiClient& api, const std::string& job_id) {
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(kAwaitStepStartSeconds);
+  bool started = false;
+  while (true) {
+    Result<nlohmann::json> j = api.Get("/api/v1/jobs/" + job_id);
+    if (j.ok()) {
+      for (const auto& s : j->value("steps", nlohmann::json::array())) {
+        if (!s["step_id"].is_number_integer()) continue;  // the batch step
+        started = true;
+        if (s.value("state", "") == "RUNNING") break;
+        int code = s.value("exit_code", 0), sig = s.value("signal", 0);
+        return sig != 0 ? 128 + sig : code;
+      }
+    }
+    if (!started && std::chrono::steady_clock::now() > give_up)
+      return Fail("srun", "no step started in job " + job_id + " within " +
+                              std::to_string(kAwaitStepStartSeconds) + " s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+// Takes srun's own -l/--label out of the options (the command's arguments keep theirs).
+bool TakeLabel(std::vector<std::string>& args, const std::map<std::string, std::string>& env,
+               Time now) {
+  std::vector<std::size_t> kept;
+  std::vector<std::string> stripped;
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (args[i] != "-l" && args[i] != "--label") {
+      kept.push_back(i);
+      stripped.push_back(args[i]);
+    }
+  if (stripped.size() == args.size()) return false;
+  Result<spec::SrunParse> p = spec::ParseSrunArgs(stripped, env, CurrentDir(), now);
+  if (!p.ok() || p->command.empty()) return false;
+  const std::size_t command_at = kept[stripped.size() - p->command.size()];
+  bool label = false;
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    bool is_label = args[i] == "-l" || args[i] == "--label";
+    if (is_label && i < command_at)
+      label = true;
+    else
+      out.push_back(args[i]);
+  }
+  args = std::move(out);
+  return label;
 }
 
 }  // namespace
@@ -120,9 +258,13 @@ int AllocateAndRun(client::ApiClient& api, spec::SrunParse p) {
 int RunSrun(int argc, char** argv) {
   std::map<std::string, std::string> env = Environment();
   std::vector<std::string> args = Args(argc, argv);
+  client::ApiClient api;
+  auto job_id = env.find("SLURM_JOB_ID");
+  bool in_job = job_id != env.end() && !job_id->second.empty();
+  if (in_job && args.size() == 1 && args[0] == kAwaitStepFlag)
+    return AwaitFirstStep(api, job_id->second);
   // Inside an allocation a step has the job's tasks unless told otherwise (srun reads
   // SLURM_NTASKS, as Slurm's does).
-  bool in_job = env.count("SLURM_JOB_ID") && !env["SLURM_JOB_ID"].empty();
   bool has_ntasks = std::any_of(args.begin(), args.end(), [](const std::string& a) {
     bool short_form =
         a.rfind("-n", 0) == 0 && (a.size() == 2 || std::isdigit(static_cast<unsigned char>(a[2])));
@@ -130,13 +272,19 @@ int RunSrun(int argc, char** argv) {
   });
   if (in_job && !has_ntasks && env.count("SLURM_NTASKS"))
     args.insert(args.begin(), "--ntasks=" + env["SLURM_NTASKS"]);
-  Result<spec::SrunParse> p = spec::ParseSrunArgs(args, env, CurrentDir(), std::time(nullptr));
+  const Time now = std::time(nullptr);
+  const bool label = TakeLabel(args, env, now);
+  Result<spec::SrunParse> p = spec::ParseSrunArgs(args, env, CurrentDir(), now);
   if (!p.ok()) return Fail("srun", p.status());
   if (p->command.empty()) return Fail("srun", "no command to run");
-  client::ApiClient api;
-  auto it = env.find("SLURM_JOB_ID");
-  if (it != env.end() && !it->second.empty()) return RunStep(api, std::stoull(it->second), *p);
-  return AllocateAndRun(api, std::move(*p));
+  CatchInterrupts();
+  if (in_job) {
+    unsigned long long job = std::stoull(job_id->second);
+    Result<nlohmann::json> step = StartStep(api, job, *p);
+    if (!step.ok()) return Fail("srun", step.status());
+    return FollowStarted(api, job, *step, label);
+  }
+  return AllocateAndRun(api, std::move(*p), label);
 }
 
 }  // namespace lockstep::cli

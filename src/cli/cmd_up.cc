@@ -1,5 +1,6 @@
 // lockstep up / down: a whole cluster on this machine (lockstepd and one agent serving N
-// virtual nodes with virtual GPUs), and install-aliases for the Slurm command names.
+// virtual nodes with virtual GPUs), or lockstepd alone over a Kubernetes cluster (--backend
+// kubernetes), and install-aliases for the Slurm command names.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -70,6 +71,53 @@ std::string ClusterYaml(int nodes, int gpus, int cpus, const std::string& mem) {
   return y;
 }
 
+// `lockstep up --backend kubernetes`: no nodes of its own, they come from the cluster.
+std::string KubernetesClusterYaml(const std::string& kubeconfig) {
+  std::string y = "# Written by `lockstep up --backend kubernetes`: the nodes are the cluster's.\n";
+  y += "backend: kubernetes\nkubernetes:\n";
+  // A JSON string is a YAML string: any path is quoted safely.
+  if (!kubeconfig.empty()) y += "  kubeconfig: " + nlohmann::json(kubeconfig).dump() + "\n";
+  y += "  namespace: lockstep\n";
+  y += "partitions:\n  - name: gpu\n    nodes: ALL\n    default: true\n    max_time: UNLIMITED\n";
+  y += "scheduler:\n  policy: easy\n";
+  return y;
+}
+
+// lockstepd answers once it has listed the cluster's nodes (or exits saying why it could not).
+int UpKubernetes(const std::string& state_dir, const std::string& kubeconfig,
+                 client::ApiClient& api) {
+  std::string config = state_dir + "/cluster.yaml";
+  std::ofstream(config) << KubernetesClusterYaml(kubeconfig);
+  std::string dir = SelfDir();
+  pid_t d = Spawn({dir + "/lockstepd", "--config", config, "--state-dir", state_dir},
+                  state_dir + "/lockstepd.log");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  Result<nlohmann::json> nodes = NotFound("not yet");
+  while (std::chrono::steady_clock::now() < deadline) {
+    nodes = api.Get("/api/v1/nodes");
+    if (nodes.ok()) break;
+    if (::waitpid(d, nullptr, WNOHANG) == d || !Alive(d))
+      return Fail("lockstep up", "lockstepd exited; see " + state_dir + "/lockstepd.log");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  if (!nodes.ok())
+    return Fail("lockstep up", "lockstepd did not list the cluster's nodes in 90 s; see " +
+                                   state_dir + "/lockstepd.log");
+  std::size_t n = (*nodes)["nodes"].size();
+  std::printf(
+      "lockstep is up on Kubernetes: %zu node%s, jobs run as pods in namespace lockstep, "
+      "state in %s\n\n",
+      n, n == 1 ? "" : "s", state_dir.c_str());
+  std::printf("Next:\n");
+  if (state_dir != client::DefaultStateDir())
+    std::printf("  export LOCKSTEP_STATE_DIR=%s\n", state_dir.c_str());
+  std::printf("  sinfo\n");
+  std::printf("  sbatch -N 2 --gpus-per-node=8 --container-image=IMAGE train.sbatch\n");
+  std::printf("  squeue; lockstep logs JOBID; sacct\n");
+  std::printf("  lockstep down\n");
+  return 0;
+}
+
 // Waits until every node is idle; false after `timeout`.
 bool WaitIdle(client::ApiClient& api, int nodes, std::chrono::seconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -99,7 +147,17 @@ int RunUp(int argc, char** argv) {
   app.add_option("--mem-per-node", mem, "memory per node (default 64G)");
   app.add_option("--state-dir", state_dir,
                  "state, logs and socket (default $LOCKSTEP_STATE_DIR or ~/.local/state/lockstep)");
+  std::string backend = "agent", kubeconfig;
+  app.add_option("--backend", backend,
+                 "agent (virtual nodes on this machine) or kubernetes (the nodes of a cluster)")
+      ->check(CLI::IsMember({"agent", "kubernetes"}));
+  app.add_option("--kubeconfig", kubeconfig,
+                 "with --backend kubernetes: the cluster (default $KUBECONFIG, in-cluster, "
+                 "~/.kube/config)");
   CLI11_PARSE(app, argc, argv);
+  if (!kubeconfig.empty() && backend != "kubernetes")
+    return Fail("lockstep up", "--kubeconfig goes with --backend kubernetes");
+  if (!kubeconfig.empty()) kubeconfig = fs::absolute(kubeconfig).string();
   std::error_code ec;
   fs::create_directories(state_dir, ec);
   if (ec) return Fail("lockstep up", "cannot create " + state_dir + ": " + ec.message());
@@ -110,6 +168,7 @@ int RunUp(int argc, char** argv) {
                 state_dir.c_str());
     return 0;
   }
+  if (backend == "kubernetes") return UpKubernetes(state_dir, kubeconfig, api);
   std::string config = state_dir + "/cluster.yaml";
   std::ofstream(config) << ClusterYaml(nodes, gpus, cpus, mem);
   std::string dir = SelfDir();

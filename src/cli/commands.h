@@ -2,6 +2,8 @@
 // and returns the process exit code: 0 ok, 1 failure, 2 bad usage.
 #pragma once
 
+#include <string>
+
 namespace lockstep::cli {
 
 int RunSim(int argc, char** argv);
@@ -14,8 +16,16 @@ int RunSacct(int argc, char** argv);
 int RunSprio(int argc, char** argv);
 int RunScontrol(int argc, char** argv);
 int RunWhy(int argc, char** argv);
+int RunLogs(int argc, char** argv);  // cmd_logs.cc
 int RunUp(int argc, char** argv);
 int RunDown(int argc, char** argv);
 int RunInstallAliases(int argc, char** argv);
+int RunToken(int argc, char** argv);
+// Node maintenance (cmd_drain.cc): drain [--rolling] NODES, resume NODES.
+int RunDrain(int argc, char** argv);
+int RunResume(int argc, char** argv);
+// Asks lockstepd (Unix socket) for a token for `user` (empty: the caller) valid `lifespan`
+// seconds (0: the default) and prints LOCKSTEP_TOKEN=...; errors go out as "<command>: error:".
+int IssueToken(const std::string& command, const std::string& user, long long lifespan);
 
 }  // namespace lockstep::cli

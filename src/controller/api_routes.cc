@@ -1,5 +1,6 @@
 #include "controller/api_routes.h"
 
+#include <algorithm>
 #include <charconv>
 #include <string_view>
 #include <vector>
@@ -146,6 +147,17 @@ Response Jobs(Controller& c, const Caller& caller, http::verb verb,
     }
     return s.ok() ? Ok() : Error(s);
   }
+  if (p.size() == 5 && verb == http::verb::get && p[4] == "logs") {  // lockstep logs
+    Result<std::string> text = c.JobLogs(caller, id);
+    if (!text.ok()) return Error(text.status());
+    Response res{http::status::ok, 11};
+    res.set(http::field::content_type, "application/json");
+    // Programs print anything: bytes that are not UTF-8 become U+FFFD rather than an error.
+    res.body() = nlohmann::json{{"job_id", id}, {"logs", *text}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);
+    res.prepare_payload();
+    return res;
+  }
   if (p.size() == 5 && verb == http::verb::get && p[4] == "why") {
     Result<nlohmann::json> j = c.Why(id);
     return j.ok() ? Ok(*j) : Error(j.status());
@@ -155,6 +167,23 @@ Response Jobs(Controller& c, const Caller& caller, http::verb verb,
     if (!ParseId(p[5], &step)) return Error(InvalidArgument("invalid step id"));
     Result<nlohmann::json> j = c.ShowStep(id, static_cast<std::int32_t>(step));
     return j.ok() ? Ok(*j) : Error(j.status());
+  }
+  // Step output (srun follows it) and step signals (srun's Ctrl-C).
+  if (p.size() == 7 && p[4] == "steps") {
+    JobId step = 0;
+    if (!ParseId(p[5], &step)) return Error(InvalidArgument("invalid step id"));
+    if (verb == http::verb::get && p[6] == "output") {
+      int wait_ms = std::clamp(std::stoi(query.value("wait_ms", std::string("0"))), 0, 30000);
+      Result<nlohmann::json> j = c.StepOutput(caller, id, static_cast<std::int32_t>(step),
+                                              std::stoull(query.value("offset", std::string("0"))),
+                                              std::chrono::milliseconds(wait_ms));
+      return j.ok() ? Ok(*j) : Error(j.status());
+    }
+    if (verb == http::verb::post && p[6] == "cancel") {
+      Status s =
+          c.SignalStep(caller, id, static_cast<std::int32_t>(step), body->value("signal", 0));
+      return s.ok() ? Ok() : Error(s);
+    }
   }
   return Error(NotFound("no such endpoint"));
 }
@@ -177,6 +206,10 @@ Response Agent(Controller& c, const Caller& caller, const std::vector<std::strin
   }
   if (p.size() == 4 && p[3] == "events") {
     Status s = c.AgentEvents(*body);
+    return s.ok() ? Ok() : Error(s);
+  }
+  if (p.size() == 4 && p[3] == "output") {
+    Status s = c.AgentOutput(*body);
     return s.ok() ? Ok() : Error(s);
   }
   return Error(NotFound("no such endpoint"));
@@ -218,6 +251,26 @@ Response HandleRequest(Controller& c, const Caller& caller,
     return Error(InvalidArgument(std::string("bad request: ") + e.what()));
   }
   return Error(NotFound("no such endpoint"));
+}
+
+// --- Tokens (tokens.h): the caller's own, or anyone's for an operator. ---
+Response HandleTokenRequest(Controller& c, TokenRegistry& tokens, const Caller& caller,
+                            const http::request<http::string_body>& req, Time now) {
+  std::string_view target(req.target().data(), req.target().size());
+  if (Split(target.substr(0, target.find('?'))).size() != 3 || req.method() != http::verb::post)
+    return Error(NotFound("no such endpoint"));
+  Result<nlohmann::json> body = Body(req);
+  if (!body.ok()) return Error(body.status());
+  if (!body->is_object() || (body->contains("user") && !(*body)["user"].is_string()) ||
+      (body->contains("lifespan") && !(*body)["lifespan"].is_number_integer()))
+    return Error(InvalidArgument("expected {\"user\": NAME, \"lifespan\": SECONDS}"));
+  Result<Caller> who = TokenSubject(c, caller, body->value("user", ""));
+  if (!who.ok()) return Error(who.status());
+  Seconds lifespan = body->value("lifespan", kDefaultTokenLifespan);
+  Result<std::string> token = tokens.Issue(*who, lifespan, now);
+  if (!token.ok()) return Error(token.status());
+  return Ok(
+      {{"token", *token}, {"user", who->user}, {"uid", who->uid}, {"expires", now + lifespan}});
 }
 
 }  // namespace lockstep::controller

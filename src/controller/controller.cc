@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include "controller/controller_internal.h"
 #include "controller/job_convert.h"
@@ -36,7 +37,8 @@ Controller::Controller(const ControllerOptions& options) : options_(options) {}
 
 Result<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& options) {
   std::unique_ptr<Controller> c(new Controller(options));
-  Result<spec::ClusterConfig> cluster = spec::LoadClusterConfig(options.cluster_config);
+  Result<spec::ClusterConfig> cluster =
+      spec::LoadClusterConfig(options.cluster_config, options.backend);
   if (!cluster.ok()) return cluster.status();
   c->cluster_ = std::move(*cluster);
   c->nodes_.resize(c->cluster_.base.nodes.size());
@@ -70,12 +72,20 @@ Status Controller::Recover() {
   Result<std::vector<store::Record>> records = store_->Scan("jobs");
   if (!records.ok()) return records.status();
   std::lock_guard<std::mutex> lock(mu_);
+  options_.check_snapshot = options_.check_snapshot || std::getenv("LOCKSTEP_CHECK_SNAPSHOT");
   for (const store::Record& r : *records) {
     Result<JobEntry> e = EntryFromJson(r.value);
     if (!e.ok()) return Internal("store: job " + r.key + ": " + e.status().message());
     JobId id = e->id;
+    e->spec = specs_.Intern(*e->spec);
+    next_job_id_ = std::max(next_job_id_, id + 1);
+    if (e->state == JobState::kRunning || e->state == JobState::kCompleting) active_.insert(id);
     jobs_.emplace(id, std::move(*e));
   }
+  // Stores written before ids were given out in memory kept a counter: never go below it.
+  Result<std::uint64_t> counter = store_->AllocateIds("job_id", 1);
+  if (!counter.ok()) return counter.status();
+  next_job_id_ = std::max<JobId>(next_job_id_, *counter);
   Result<std::vector<store::Record>> nodes = store_->Scan("nodes");
   if (!nodes.ok()) return nodes.status();
   for (const store::Record& r : *nodes) {
@@ -163,86 +173,173 @@ void Controller::ScheduleLoop() {
     Time now = WallNow();
     CheckAgentsLocked(now);
     EnforceLimitsLocked(now);
-    RunPassLocked(now);
+    if (!ReplayChangesLocked(now)) continue;
+    engine::PolicyOptions policy = cluster_.policy;
+    lock.unlock();
+    engine::Plan plan = engine::plan(sched_->snapshot(), policy);
+    lock.lock();
+    if (stopping_) break;
+    ApplyPlanLocked(plan, now);
   }
 }
 
-engine::Snapshot Controller::BuildSnapshotLocked(Time now, std::vector<JobEntry*>* pending,
-                                                 std::vector<JobEntry*>* running) {
-  engine::Snapshot s = cluster_.base;
+void Controller::TouchLocked(const JobEntry& job) {
+  dirty_.insert(job.id);
+  if (job.state == JobState::kRunning || job.state == JobState::kCompleting)
+    active_.insert(job.id);
+  else
+    active_.erase(job.id);
+}
+
+engine::Job Controller::RunningEngineJobLocked(const JobEntry& e) {
+  engine::Job j = ToEngineJob(e, cluster_);
+  for (const PlacedNode& p : e.placement) {
+    std::uint32_t n = NodeIndexLocked(p.node);
+    if (n != engine::kNone)
+      j.allocation.nodes.push_back({n, p.cpus, p.mem_mb, p.gpus, __builtin_popcountll(p.gpus)});
+  }
+  return j;
+}
+
+namespace {
+
+engine::Outcome OutcomeOf(JobState s) {
+  return s == JobState::kCompleted   ? engine::Outcome::kCompleted
+         : s == JobState::kCancelled ? engine::Outcome::kCancelled
+                                     : engine::Outcome::kFailed;
+}
+
+}  // namespace
+
+engine::Snapshot Controller::BuildSnapshotLocked() {
+  IncrementalSnapshot full(cluster_.base);
+  for (auto& [id, e] : jobs_) {
+    if (e.state == JobState::kPending)
+      full.SetPending(ToEngineJob(e, cluster_));
+    else if (e.state == JobState::kRunning || e.state == JobState::kCompleting)
+      full.SetRunning(RunningEngineJobLocked(e));
+    else
+      full.SetFinished(id, OutcomeOf(e.state));
+  }
+  return full.snapshot();
+}
+
+bool Controller::ReplayChangesLocked(Time now) {
+  if (!sched_) {
+    sched_ = std::make_unique<IncrementalSnapshot>(cluster_.base);
+    for (const auto& [id, e] : jobs_) dirty_.insert(id);
+  }
+  // Nodes joined or changed (a backend's): running jobs name nodes by name, and one that named
+  // a node not known at their last replay (lockstepd restarting before the backend reported
+  // its nodes) must be replayed with its allocation now.
+  if (cluster_changed_) dirty_.insert(active_.begin(), active_.end());
+  for (JobId id : dirty_) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) {
+      sched_->Remove(id);
+      continue;
+    }
+    const JobEntry& e = it->second;
+    if (e.state == JobState::kPending)
+      sched_->SetPending(ToEngineJob(e, cluster_));
+    else if (e.state == JobState::kRunning || e.state == JobState::kCompleting)
+      sched_->SetRunning(RunningEngineJobLocked(e));
+    else
+      sched_->SetFinished(id, OutcomeOf(e.state));
+  }
+  dirty_.clear();
+  engine::Snapshot& s = sched_->cluster();
   s.now = now;
+  if (cluster_changed_) {
+    // Nodes found or resized by the backend: everything but the jobs comes from the cluster.
+    s.nodes = cluster_.base.nodes;
+    s.partitions = cluster_.base.partitions;
+    s.switches = cluster_.base.switches;
+    s.blocks = cluster_.base.blocks;
+    s.gpu_types = cluster_.base.gpu_types;
+    s.features = cluster_.base.features;
+    cluster_changed_ = false;
+  }
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
     const NodeInfo& info = nodes_[n];
-    engine::Node& node = s.nodes[n];
-    node.state = !info.responding ? engine::NodeState::kDown : info.admin;
-  }
-  for (auto& [id, e] : jobs_) {
-    if (e.state == JobState::kPending) {
-      s.pending.push_back(ToEngineJob(e, cluster_));
-      pending->push_back(&e);
-    } else if (e.state == JobState::kRunning || e.state == JobState::kCompleting) {
-      engine::Job j = ToEngineJob(e, cluster_);
-      for (const PlacedNode& p : e.placement) {
-        std::uint32_t n = NodeIndexLocked(p.node);
-        if (n != engine::kNone)
-          j.allocation.nodes.push_back({n, p.cpus, p.mem_mb, p.gpus, __builtin_popcountll(p.gpus)});
-      }
-      s.running.push_back(std::move(j));
-      running->push_back(&e);
-    } else {
-      engine::Outcome o = e.state == JobState::kCompleted   ? engine::Outcome::kCompleted
-                          : e.state == JobState::kCancelled ? engine::Outcome::kCancelled
-                                                            : engine::Outcome::kFailed;
-      s.finished.push_back({id, o});
-    }
+    engine::NodeState state = info.admin;
+    if (info.cordoned && state == engine::NodeState::kUp) state = engine::NodeState::kDrain;
+    s.nodes[n].state = !info.responding ? engine::NodeState::kDown : state;
   }
   s.associations = cluster_.base.associations;  // ToEngineJob may have added some
-  return s;
+  if (options_.check_snapshot) {
+    std::vector<std::string> want = IncrementalSnapshot::Describe(BuildSnapshotLocked());
+    std::vector<std::string> have = IncrementalSnapshot::Describe(s);
+    if (want != have) {
+      std::size_t i = 0;
+      while (i < want.size() && i < have.size() && want[i] == have[i]) ++i;
+      std::fprintf(stderr,
+                   "lockstepd: the incremental snapshot differs from a full one at line %zu:\n"
+                   "  full:        %s\n  incremental: %s\n",
+                   i, i < want.size() ? want[i].c_str() : "(end)",
+                   i < have.size() ? have[i].c_str() : "(end)");
+      std::abort();
+    }
+  }
+  return !s.pending.empty();
 }
 
-void Controller::RunPassLocked(Time now) {
-  std::vector<JobEntry*> pending, running;
-  engine::Snapshot snap = BuildSnapshotLocked(now, &pending, &running);
-  if (pending.empty()) return;
-  engine::Plan plan = engine::plan(snap, cluster_.policy);
-  std::unordered_map<JobId, JobEntry*> by_id;
-  for (JobEntry* e : pending) by_id[e->id] = e;
-  for (JobEntry* e : running) by_id[e->id] = e;
+void Controller::ApplyPlanLocked(engine::Plan& plan, Time now) {
+  // The plan was made from the jobs as they were at the replay. A job touched since (held,
+  // cancelled, changed) and a node that went down or was drained since are left to the next
+  // pass, which sees them as they are now.
+  auto unchanged = [&](JobId id, JobState want) -> JobEntry* {
+    if (dirty_.count(id)) return nullptr;
+    auto it = jobs_.find(id);
+    return it != jobs_.end() && it->second.state == want ? &it->second : nullptr;
+  };
+  auto nodes_usable = [&](const engine::Allocation& a) {
+    return std::all_of(a.nodes.begin(), a.nodes.end(), [&](const engine::NodeAllocation& n) {
+      const NodeInfo& info = nodes_[n.node];
+      return info.responding && !info.cordoned && info.admin == engine::NodeState::kUp;
+    });
+  };
   for (const engine::Preemption& p : plan.preemptions) {
-    auto it = by_id.find(p.victim);
-    if (it == by_id.end()) continue;
-    JobEntry& victim = *it->second;
-    if (p.mode == engine::PreemptMode::kCancel) victim.cancel_requested = true;
-    victim.reason = "Preempted";
-    TerminateLocked(victim);
+    JobEntry* victim = unchanged(p.victim, JobState::kRunning);
+    if (!victim) continue;
+    if (p.mode == engine::PreemptMode::kCancel) victim->cancel_requested = true;
+    victim->reason = "Preempted";
+    TerminateLocked(*victim);
   }
-  std::vector<const JobEntry*> changed;
+  std::vector<const JobEntry*> started;
   for (const engine::Start& st : plan.starts) {
-    JobEntry& e = *by_id[st.job];
-    StartJobLocked(e, st.allocation, now);
-    changed.push_back(&e);
+    JobEntry* e = unchanged(st.job, JobState::kPending);
+    if (!e || !nodes_usable(st.allocation)) {
+      RequestPassLocked();
+      continue;
+    }
+    StartJobLocked(*e, st.allocation, now);
+    started.push_back(e);
   }
   last_pending_.clear();
-  for (const engine::Pending& p : plan.pending) {
-    auto it = by_id.find(p.job);
-    if (it == by_id.end()) continue;
-    it->second->reason = engine::PendingReasonName(p.reason);
-    it->second->expected_start = p.expected_start;
-    last_pending_[p.job] = p;
+  for (engine::Pending& p : plan.pending) {
+    auto it = jobs_.find(p.job);
+    // A job changed since the replay (held, released, updated) keeps the reason it was given.
+    if (it == jobs_.end() || it->second.state != JobState::kPending || dirty_.count(p.job))
+      continue;
+    it->second.reason = engine::PendingReasonName(p.reason);
+    it->second.expected_start = p.expected_start;
+    if (p.reserved || !p.blocked_by.empty()) last_pending_[p.job] = std::move(p);
   }
   for (const auto& [id, b] : plan.priorities) {
-    auto it = by_id.find(id);
-    if (it != by_id.end()) it->second->priority = b.total;
+    auto found = jobs_.find(id);
+    if (found != jobs_.end()) found->second.priority = b.total;
   }
   last_priorities_ = std::move(plan.priorities);
-  if (!changed.empty()) {
-    Status s = PersistLocked(changed);
+  if (!started.empty()) {
+    Status s = PersistLocked(started);
     if (!s.ok()) std::fprintf(stderr, "lockstepd: store: %s\n", s.ToString().c_str());
   }
 }
 
 void Controller::EnforceLimitsLocked(Time now) {
-  for (auto& [id, e] : jobs_) {
+  for (JobId id : std::vector<JobId>(active_.begin(), active_.end())) {
+    JobEntry& e = jobs_.at(id);
     if (e.state != JobState::kRunning || e.timed_out) continue;
     engine::Job j = ToEngineJob(e, cluster_);
     const engine::Partition& part = cluster_.base.partitions[j.partition];
@@ -255,6 +352,7 @@ void Controller::EnforceLimitsLocked(Time now) {
 }
 
 void Controller::CheckAgentsLocked(Time now) {
+  if (backend_) return;  // nodes are reported by the backend
   auto deadline = std::chrono::steady_clock::now() - std::chrono::seconds(options_.node_timeout);
   for (auto& [name, agent] : agents_) {
     if (agent->last_seen >= deadline) continue;
@@ -263,20 +361,26 @@ void Controller::CheckAgentsLocked(Time now) {
       if (n == engine::kNone || !nodes_[n].responding) continue;
       nodes_[n].responding = false;
       std::fprintf(stderr, "lockstepd: node %s not responding: DOWN\n", node.c_str());
-      for (auto& [id, e] : jobs_) {
-        if (e.state != JobState::kRunning && e.state != JobState::kCompleting) continue;
-        bool on_node = std::any_of(e.placement.begin(), e.placement.end(),
-                                   [&](const PlacedNode& p) { return p.node == node; });
-        if (!on_node) continue;
-        if (e.spec.requeue.value_or(true) && !e.cancel_requested) {
-          RequeueLocked(e, "NodeFail", now);
-        } else {
-          EndJobLocked(e, 0, 0, false, now);
-          e.state = JobState::kNodeFail;
-          e.reason = "NodeFail";
-          (void)PersistLocked({&e});
-        }
-      }
+      NodeLostLocked(n, now);
+    }
+  }
+}
+
+void Controller::NodeLostLocked(std::uint32_t n, Time now) {
+  const std::string& node = cluster_.base.nodes[n].name;
+  for (JobId id : std::vector<JobId>(active_.begin(), active_.end())) {
+    JobEntry& e = jobs_.at(id);
+    if (e.state != JobState::kRunning && e.state != JobState::kCompleting) continue;
+    bool on_node = std::any_of(e.placement.begin(), e.placement.end(),
+                               [&](const PlacedNode& p) { return p.node == node; });
+    if (!on_node) continue;
+    if (e.spec->requeue.value_or(true) && !e.cancel_requested) {
+      RequeueLocked(e, "NodeFail", now);
+    } else {
+      EndJobLocked(e, 0, 0, false, now);
+      e.state = JobState::kNodeFail;
+      e.reason = "NodeFail";
+      (void)PersistLocked({&e});
     }
   }
 }

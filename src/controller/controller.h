@@ -11,14 +11,20 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
+#include "controller/backend.h"
+#include "controller/incremental_snapshot.h"
 #include "controller/job_entry.h"
 #include "controller/job_env.h"
+#include "controller/spec_interner.h"
+#include "controller/step_output.h"
 #include "engine/model.h"
 #include "spec/cluster_config.h"
 #include "store/store.h"
@@ -28,11 +34,15 @@ namespace lockstep::controller {
 struct ControllerOptions {
   std::string state_dir;       // the store lives here
   std::string cluster_config;  // cluster YAML (nodes, partitions, QoS, policy)
+  std::string backend;         // not empty: replaces the YAML's `backend:` (lockstepd --backend)
   Seconds node_timeout = 30;   // an agent silent this long makes its nodes DOWN (SlurmdTimeout)
   Seconds kill_wait = 30;      // SIGTERM to SIGKILL at a time limit or cancel (KillWait)
   std::vector<std::uint32_t> operators;          // uids allowed to act on every job; root always is
   std::chrono::milliseconds schedule_delay{20};  // gather submissions before a pass
   std::chrono::milliseconds periodic_pass{2000};  // backfill pass even without events
+  // Compare the scheduler's incremental snapshot with one built from every job before each
+  // pass, and stop on a difference (tests; $LOCKSTEP_CHECK_SNAPSHOT=1 for lockstepd).
+  bool check_snapshot = false;
 };
 
 // Who is asking: from SO_PEERCRED on the Unix socket, or a token on TCP.
@@ -69,14 +79,38 @@ class Controller {
   // Steps (srun inside an allocation).
   Result<nlohmann::json> CreateStep(const Caller& caller, JobId id, const nlohmann::json& request);
   Result<nlohmann::json> ShowStep(JobId id, std::int32_t step) const;
+  // The step's output from `offset`, waiting up to `wait` for some (docs/api.md, step output).
+  Result<nlohmann::json> StepOutput(const Caller& caller, JobId id, std::int32_t step,
+                                    std::uint64_t offset, std::chrono::milliseconds wait);
+  // signal 0: SIGTERM to the step's tasks, SIGKILL after KillWait; else that signal.
+  Status SignalStep(const Caller& caller, JobId id, std::int32_t step, int signal);
 
   // --- Agents' API. ---
   Status AgentRegister(const nlohmann::json& body);
   // Waits up to `wait` for commands; also the agent's heartbeat.
   nlohmann::json AgentPoll(const std::string& agent, std::chrono::milliseconds wait);
   Status AgentEvents(const nlohmann::json& body);
+  Status AgentOutput(const nlohmann::json& body);
 
   bool IsOperator(std::uint32_t uid) const;
+
+  // --- Another backend than the agents (backend.h). ---
+  // From now on jobs launch through `backend` (not owned; it must outlive the controller's use
+  // of it: detach with nullptr before destroying it).
+  void AttachBackend(Backend* backend);
+  // Every node the backend knows, as it is now: new ones join the cluster, known ones take the
+  // reported resources and state, and nodes it no longer reports go DOWN ("node deleted").
+  void BackendNodes(const std::vector<NodeReport>& nodes);
+  // The end of a job's run (of its batch step, or of every pod of it).
+  void BackendTaskExited(JobId job, std::int32_t run, int exit_code, int signal, bool oom);
+  // A launch that could not be made whole: its job goes back to the queue (or fails when it may
+  // not be requeued), with `why` in the log.
+  void BackendLaunchFailed(JobId job, std::int32_t run, const std::string& why);
+  // The output of the job's current (or last) run, `lockstep logs`: from the backend (pods'
+  // logs), or with the agents the job's output file when it is on this host.
+  Result<std::string> JobLogs(const Caller& caller, JobId id);
+  // The durable store, for state kept beside the controller's (bearer tokens, tokens.h).
+  store::Store& store() { return *store_; }
 
  private:
   struct NodeInfo;
@@ -89,14 +123,26 @@ class Controller {
   void RequestPass();
   void RequestPassLocked();
   // With mu_ held:
-  void RunPassLocked(Time now);
-  engine::Snapshot BuildSnapshotLocked(Time now, std::vector<JobEntry*>* pending,
-                                       std::vector<JobEntry*>* running);
+  // The scheduling thread's pass: ReplayChangesLocked brings sched_ up to date under the lock,
+  // the engine plans without it (submissions go on meanwhile), ApplyPlanLocked acts on the plan
+  // where the jobs and nodes it names have not changed since.
+  bool ReplayChangesLocked(Time now);
+  void ApplyPlanLocked(engine::Plan& plan, Time now);
+  // Records that `job` changed, for the next pass's replay.
+  void TouchLocked(const JobEntry& job);
+  engine::Job RunningEngineJobLocked(const JobEntry& job);
+  // A snapshot from every job: the self-check's reference.
+  engine::Snapshot BuildSnapshotLocked();
   void StartJobLocked(JobEntry& job, const engine::Allocation& alloc, Time now);
   void EndJobLocked(JobEntry& job, int exit_code, int signal, bool oom, Time now);
   void RequeueLocked(JobEntry& job, const std::string& reason, Time now);
   void EnforceLimitsLocked(Time now);
   void CheckAgentsLocked(Time now);
+  // A node stopped responding: its jobs are requeued, or end NODE_FAIL.
+  void NodeLostLocked(std::uint32_t node, Time now);
+  LaunchOrder LaunchOrderLocked(const JobEntry& job, std::string script,
+                                std::map<std::string, std::string> env,
+                                std::vector<std::string> args) const;
   void SendLocked(const std::string& node, nlohmann::json command);
   void TerminateLocked(JobEntry& job);
   Status PersistLocked(const std::vector<const JobEntry*>& jobs);
@@ -117,13 +163,26 @@ class Controller {
   std::condition_variable agent_commands_;
   bool stopping_ = false;
   bool pass_requested_ = false;
-  std::map<JobId, JobEntry> jobs_;  // guarded by mu_
-  std::vector<NodeInfo> nodes_;     // guarded by mu_, indexed like cluster_.base.nodes
+  std::map<JobId, JobEntry> jobs_;   // guarded by mu_
+  JobId next_job_id_ = 1;            // guarded by mu_; job ids are given out in memory and
+                                     // made durable by the job records that use them
+  std::unordered_set<JobId> dirty_;  // guarded by mu_: changed since the last replay
+  std::set<JobId> active_;           // guarded by mu_: RUNNING and COMPLETING jobs
+  std::unique_ptr<IncrementalSnapshot> sched_;  // the scheduling thread's alone
+  SpecInterner specs_;
+  Backend* backend_ = nullptr;    // guarded by mu_; null: lockstep's agents
+  bool cluster_changed_ = false;  // guarded by mu_: nodes added or resized since the last replay
+  std::vector<NodeInfo> nodes_;   // guarded by mu_, indexed like cluster_.base.nodes
   std::map<std::string, std::unique_ptr<AgentInfo>> agents_;                   // guarded by mu_
   std::map<std::pair<JobId, std::int32_t>, std::unique_ptr<StepInfo>> steps_;  // guarded by mu_
-  std::unordered_map<JobId, engine::Pending> last_pending_;                    // from the last pass
+  // From the last pass: the pending jobs that hold a reservation or wait for named jobs.
+  std::unordered_map<JobId, engine::Pending> last_pending_;
   std::vector<std::pair<JobId, engine::PriorityBreakdown>> last_priorities_;
   std::thread scheduler_;
+  // Step output (controller_steps.cc): buffers of streamed steps, and srun's long polls.
+  StepOutputs step_outputs_;  // guarded by mu_
+  std::condition_variable step_output_arrived_;
+  void FreeStepOutputsLocked(Time now);
 };
 
 }  // namespace lockstep::controller

@@ -21,6 +21,9 @@ struct Controller::NodeInfo {
   std::string agent;        // the agent serving it; empty: never registered
   bool responding = false;  // its agent heartbeats
   std::string address;      // where its tasks can be reached (MASTER_ADDR)
+  // Reported by a backend other than the agents (Kubernetes):
+  bool cordoned = false;    // spec.unschedulable: DRAIN with reason "cordoned"
+  std::string down_reason;  // why it is not responding (NotReady, a NoExecute taint, deleted)
 };
 
 struct Controller::AgentInfo {

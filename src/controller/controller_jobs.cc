@@ -20,6 +20,10 @@ Result<JobId> Controller::Submit(const Caller& caller, spec::JobSpec spec) {
   std::vector<std::uint32_t> tasks;
   if (spec.array) tasks = spec.array->indices;
   if (spec.array && tasks.empty()) return InvalidArgument("invalid job array specification");
+  const std::uint64_t count = tasks.empty() ? 1 : tasks.size();
+  JobId first = 0;
+  if (!spec.external.empty() && caller.uid != 0)
+    return PermissionDenied("only lockstepd's backend may submit a job for external pods");
   {
     std::lock_guard<std::mutex> lock(mu_);
     LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));
@@ -42,29 +46,32 @@ Result<JobId> Controller::Submit(const Caller& caller, spec::JobSpec spec) {
       }
     }
     if (spec.name.empty()) spec.name = "sbatch";  // sbatch's own default for a script from stdin
+    // Ids are given out in memory; the job records that use them make them durable (Recover
+    // starts above the highest), so a submission is one commit, not two.
+    first = next_job_id_;
+    next_job_id_ += count;
   }
-  std::uint64_t count = tasks.empty() ? 1 : tasks.size();
-  Result<std::uint64_t> first = store_->AllocateIds("job_id", count);
-  if (!first.ok()) return first.status();
   // The script and environment, once per submission (array tasks share them).
   nlohmann::json blob = {
       {"script", spec.script}, {"env", spec.environment}, {"args", spec.script_args}};
-  std::vector<store::Record> records = {{"scripts", ScriptKey(*first), blob.dump()}};
+  std::vector<store::Record> records = {{"scripts", ScriptKey(first), blob.dump()}};
   spec.script.clear();
   spec.environment.clear();
   Time now = WallNow();
   std::vector<JobEntry> entries;
+  spec.warnings.clear();
+  std::shared_ptr<const spec::JobSpec> shared = specs_.Intern(std::move(spec));
   for (std::uint64_t k = 0; k < count; ++k) {
     JobEntry e;
-    e.id = *first + k;
-    e.spec = spec;
+    e.id = first + k;
+    e.spec = shared;
     e.uid = caller.uid;
     e.gid = caller.gid;
     e.user = caller.user;
     e.submit_time = now;
-    e.held_by_user = spec.hold;
+    e.held_by_user = shared->hold;
     if (!tasks.empty()) {
-      e.array_job_id = *first;
+      e.array_job_id = first;
       e.array_task_id = tasks[k];
     }
     records.push_back({"jobs", "", EntryToJson(e)});
@@ -79,11 +86,11 @@ Result<JobId> Controller::Submit(const Caller& caller, spec::JobSpec spec) {
     std::lock_guard<std::mutex> lock(mu_);
     for (JobEntry& e : entries) {
       JobId id = e.id;
-      jobs_.emplace(id, std::move(e));
+      TouchLocked(jobs_.emplace(id, std::move(e)).first->second);
     }
   }
   RequestPass();
-  return *first;
+  return first;
 }
 
 Status Controller::Cancel(const Caller& caller, JobId id, int signal) {
@@ -97,8 +104,9 @@ Status Controller::Cancel(const Caller& caller, JobId id, int signal) {
   if (signal != 0) {
     if (e.state != JobState::kRunning)
       return FailedPrecondition("job " + e.DisplayId() + " is not running");
+    if (backend_) backend_->Signal(e.id, e.restart_count, signal);
     for (const PlacedNode& p : e.placement)
-      SendLocked(p.node, {{"type", "signal"}, {"job_id", e.id}, {"signal", signal}});
+      if (!backend_) SendLocked(p.node, {{"type", "signal"}, {"job_id", e.id}, {"signal", signal}});
     return Status::Ok();
   }
   Time now = WallNow();
@@ -106,6 +114,7 @@ Status Controller::Cancel(const Caller& caller, JobId id, int signal) {
     e.state = JobState::kCancelled;
     e.end_time = now;
     e.reason = "None";
+    TouchLocked(e);
     LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
   } else {
     e.cancel_requested = true;
@@ -125,11 +134,18 @@ Status Controller::Hold(const Caller& caller, JobId id) {
   if (e.state != JobState::kPending)
     return FailedPrecondition("job " + e.DisplayId() + " is not pending");
   // scontrol hold by an operator on another's job is an admin hold (JobHeldAdmin).
-  if (IsOperator(caller.uid) && caller.uid != e.uid)
+  // The reason shows at once, as Slurm's does; the next pass would say the same.
+  if (IsOperator(caller.uid) && caller.uid != e.uid) {
     e.held_by_admin = true;
-  else
+    e.reason = "JobHeldAdmin";
+  } else {
     e.held_by_user = true;
-  return PersistLocked({&e});
+    e.reason = "JobHeldUser";
+  }
+  TouchLocked(e);
+  LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
+  RequestPassLocked();  // a held job gives up its reservation: others may start now
+  return Status::Ok();
 }
 
 Status Controller::Release(const Caller& caller, JobId id) {
@@ -142,6 +158,7 @@ Status Controller::Release(const Caller& caller, JobId id) {
     return PermissionDenied("job " + e.DisplayId() +
                             " was held by an operator; only an operator may release it");
   e.held_by_user = e.held_by_admin = false;
+  TouchLocked(e);
   LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
   RequestPassLocked();
   return Status::Ok();
@@ -155,7 +172,7 @@ Status Controller::Requeue(const Caller& caller, JobId id) {
   LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
   if (e.state != JobState::kRunning)
     return FailedPrecondition("job " + e.DisplayId() + " is not running");
-  if (!e.spec.requeue.value_or(true))
+  if (!e.spec->requeue.value_or(true))
     return FailedPrecondition("job " + e.DisplayId() + " may not be requeued");
   RequeueLocked(e, "JobRequeued", WallNow());
   return Status::Ok();
@@ -169,15 +186,16 @@ Status Controller::Update(const Caller& caller, JobId id, const nlohmann::json& 
   LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
   if (!changes.is_object()) return InvalidArgument("update: the body must be an object");
   JobEntry updated = e;
+  spec::JobSpec spec = *e.spec;
   for (const auto& [key, value] : changes.items()) {
     if (key == "time_limit") {
       if (!value.is_number_integer() || value.get<std::int64_t>() <= 0)
         return InvalidArgument("update: time_limit must be a positive number of seconds");
       // Users may lower their limit; only operators may raise it (as in Slurm).
       Seconds limit = value.get<Seconds>();
-      if (!IsOperator(caller.uid) && (e.spec.time_limit == 0 || limit > e.spec.time_limit))
+      if (!IsOperator(caller.uid) && (e.spec->time_limit == 0 || limit > e.spec->time_limit))
         return PermissionDenied("update: only an operator may raise a time limit");
-      updated.spec.time_limit = limit;
+      spec.time_limit = limit;
     } else if (key == "priority") {
       if (!IsOperator(caller.uid))
         return PermissionDenied("update: only an operator may set a priority");
@@ -188,14 +206,16 @@ Status Controller::Update(const Caller& caller, JobId id, const nlohmann::json& 
       if (!value.is_number_integer()) return InvalidArgument("update: nice must be an integer");
       if (value.get<int>() < 0 && !IsOperator(caller.uid))
         return PermissionDenied("update: only an operator may set a negative nice");
-      updated.spec.nice = value.get<int>();
+      spec.nice = value.get<int>();
     } else if (key == "name" && value.is_string()) {
-      updated.spec.name = value.get<std::string>();
+      spec.name = value.get<std::string>();
     } else {
       return InvalidArgument("update: '" + key + "' cannot be changed");
     }
   }
+  updated.spec = specs_.Intern(std::move(spec));
   e = std::move(updated);
+  TouchLocked(e);
   LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
   RequestPassLocked();
   return Status::Ok();
@@ -217,11 +237,12 @@ Status Controller::SetNodeState(const Caller& caller, const std::string& node,
     info.admin = engine::NodeState::kDrain;
   } else if (s == "DOWN") {
     info.admin = engine::NodeState::kDown;
-    for (auto& [id, e] : jobs_) {
+    for (JobId id : std::vector<JobId>(active_.begin(), active_.end())) {
+      JobEntry& e = jobs_.at(id);
       if (e.state != JobState::kRunning) continue;
       if (std::any_of(e.placement.begin(), e.placement.end(),
                       [&](const PlacedNode& p) { return p.node == node; })) {
-        if (e.spec.requeue.value_or(true))
+        if (e.spec->requeue.value_or(true))
           RequeueLocked(e, "NodeDown", WallNow());
         else {
           e.cancel_requested = true;

@@ -26,6 +26,11 @@ void Controller::SendLocked(const std::string& node, nlohmann::json command) {
 
 void Controller::TerminateLocked(JobEntry& job) {
   if (job.state == JobState::kRunning) job.state = JobState::kCompleting;
+  TouchLocked(job);
+  if (backend_) {
+    backend_->Terminate(job.id, job.restart_count, options_.kill_wait);
+    return;
+  }
   for (const PlacedNode& p : job.placement)
     SendLocked(p.node, {{"type", "terminate"},
                         {"job_id", job.id},
@@ -38,6 +43,7 @@ void Controller::StartJobLocked(JobEntry& job, const engine::Allocation& alloc, 
   job.start_time = now;
   job.reason = "None";
   job.placement.clear();
+  TouchLocked(job);
   for (const engine::NodeAllocation& a : alloc.nodes)
     job.placement.push_back({cluster_.base.nodes[a.node].name, a.cpus, a.mem_mb, a.gpus});
   JobId script_id = job.is_array_task() ? job.array_job_id : job.id;
@@ -51,7 +57,36 @@ void Controller::StartJobLocked(JobEntry& job, const engine::Allocation& alloc, 
   nlohmann::json b = nlohmann::json::parse(**blob);
   std::map<std::string, std::string> env = b.at("env").get<std::map<std::string, std::string>>();
   std::string script = b.at("script").get<std::string>();
+  if (backend_) {
+    backend_->Launch(LaunchOrderLocked(job, std::move(script), std::move(env),
+                                       b.value("args", std::vector<std::string>{})));
+    return;
+  }
   SendLocked(job.placement.front().node, LaunchCommandLocked(job, script, env));
+}
+
+LaunchOrder Controller::LaunchOrderLocked(const JobEntry& job, std::string script,
+                                          std::map<std::string, std::string> submit_env,
+                                          std::vector<std::string> args) const {
+  JobEnvInput in = EnvInputLocked(job);
+  LaunchOrder o;
+  o.job = job.id;
+  o.run = job.restart_count;
+  o.name = job.spec->name;
+  o.user = job.user;
+  o.uid = job.uid;
+  o.gid = job.gid;
+  o.partition = in.partition;
+  o.work_dir = job.spec->work_dir;
+  o.script = std::move(script);
+  o.script_args = std::move(args);
+  o.env = BatchEnvironment(in, submit_env);
+  o.nodes = job.placement;
+  o.tasks_per_node = in.tasks_per_node;
+  o.container_image = job.spec->container_image;
+  o.time_limit = job.spec->time_limit;
+  o.external = job.spec->external;
+  return o;
 }
 
 nlohmann::json Controller::LaunchCommandLocked(
@@ -64,29 +99,29 @@ nlohmann::json Controller::LaunchCommandLocked(
   vars.array_job_id = job.array_job_id;
   vars.array_task_id = job.array_task_id;
   vars.is_array = job.is_array_task();
-  vars.job_name = job.spec.name;
+  vars.job_name = job.spec->name;
   vars.user = job.user;
   vars.node = job.placement.front().node;
   vars.restart_count = static_cast<std::uint32_t>(job.restart_count);
   auto path = [&](const std::string& pattern) {
     std::string p = spec::ExpandOutputPattern(pattern, vars);
-    return !p.empty() && p[0] == '/' ? p : job.spec.work_dir + "/" + p;
+    return !p.empty() && p[0] == '/' ? p : job.spec->work_dir + "/" + p;
   };
-  std::string out = path(job.spec.output.empty() ? spec::DefaultOutputPattern(job.is_array_task())
-                                                 : job.spec.output);
-  std::string err = job.spec.error.empty() ? out : path(job.spec.error);
+  std::string out = path(job.spec->output.empty() ? spec::DefaultOutputPattern(job.is_array_task())
+                                                  : job.spec->output);
+  std::string err = job.spec->error.empty() ? out : path(job.spec->error);
   // The agent writes the script to its spool and puts that path in place of @SCRIPT@.
   nlohmann::json task = {{"argv", nlohmann::json::array({"@SCRIPT@"})},
                          {"env", env},
                          {"stdout", out},
                          {"stderr", err},
                          {"append", job.restart_count > 0}};
-  for (const std::string& a : job.spec.script_args) task["argv"].push_back(a);
+  for (const std::string& a : job.spec->script_args) task["argv"].push_back(a);
   std::int64_t mem = job.placement.front().mem_mb;
-  return {{"type", "launch"}, {"job_id", job.id},         {"step", "batch"},
-          {"uid", job.uid},   {"run", job.restart_count}, {"gid", job.gid},
-          {"user", job.user}, {"cwd", job.spec.work_dir}, {"script", script},
-          {"tasks", {task}},  {"memory_limit_mb", mem},   {"cpus", job.placement.front().cpus}};
+  return {{"type", "launch"}, {"job_id", job.id},          {"step", "batch"},
+          {"uid", job.uid},   {"run", job.restart_count},  {"gid", job.gid},
+          {"user", job.user}, {"cwd", job.spec->work_dir}, {"script", script},
+          {"tasks", {task}},  {"memory_limit_mb", mem},    {"cpus", job.placement.front().cpus}};
 }
 
 void Controller::EndJobLocked(JobEntry& job, int exit_code, int signal, bool oom, Time now) {
@@ -103,6 +138,7 @@ void Controller::EndJobLocked(JobEntry& job, int exit_code, int signal, bool oom
     job.state = JobState::kCompleted;
   else
     job.state = JobState::kFailed;
+  TouchLocked(job);
   for (auto& [key, step] : steps_) {
     if (key.first != job.id || step->state != "RUNNING") continue;
     step->state = job.state == JobState::kCompleted ? "COMPLETED" : "CANCELLED";
@@ -114,7 +150,9 @@ void Controller::EndJobLocked(JobEntry& job, int exit_code, int signal, bool oom
 }
 
 void Controller::RequeueLocked(JobEntry& job, const std::string& reason, Time now) {
+  if (backend_) backend_->Terminate(job.id, job.restart_count, 0);
   for (const PlacedNode& p : job.placement) {
+    if (backend_) break;
     std::uint32_t n = NodeIndexLocked(p.node);
     if (n != engine::kNone && nodes_[n].responding)
       SendLocked(
@@ -122,6 +160,7 @@ void Controller::RequeueLocked(JobEntry& job, const std::string& reason, Time no
           {{"type", "terminate"}, {"job_id", job.id}, {"run", job.restart_count}, {"grace_s", 0}});
   }
   job.state = JobState::kPending;
+  TouchLocked(job);
   job.reason = "None";  // the next pass says why it waits
   job.restart_count += 1;
   job.start_time = 0;
@@ -170,12 +209,13 @@ Status Controller::AgentRegister(const nlohmann::json& body) {
     alive_jobs.insert(r.value("job_id", JobId{0}));
   }
   Time now = WallNow();
-  for (auto& [id, e] : jobs_) {
+  for (JobId id : std::vector<JobId>(active_.begin(), active_.end())) {
+    JobEntry& e = jobs_.at(id);
     if (e.state != JobState::kRunning && e.state != JobState::kCompleting) continue;
     if (e.placement.empty() || NodeIndexLocked(e.placement.front().node) == engine::kNone) continue;
     if (nodes_[NodeIndexLocked(e.placement.front().node)].agent != name) continue;
     if (!alive.count({id, e.restart_count})) {
-      if (e.spec.requeue.value_or(true) && !e.cancel_requested)
+      if (e.spec->requeue.value_or(true) && !e.cancel_requested)
         RequeueLocked(e, "NodeFail", now);
       else {
         EndJobLocked(e, 0, 0, false, now);

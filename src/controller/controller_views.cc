@@ -60,11 +60,11 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
   }
   nlohmann::json out = {
       {"job_id", e.id},
-      {"name", e.spec.name},
+      {"name", e.spec->name},
       {"user", e.user},
       {"uid", e.uid},
       {"gid", e.gid},
-      {"account", e.spec.account.empty() ? "root" : e.spec.account},
+      {"account", e.spec->account.empty() ? "root" : e.spec->account},
       {"partition", part.name},
       {"qos", j.qos < cluster_.base.qos.size() ? cluster_.base.qos[j.qos].name : "normal"},
       {"state", JobStateName(e.state)},
@@ -79,26 +79,27 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
        shape.per_node.gpus > 0 ? "gres/gpu:" + std::to_string(shape.per_node.gpus) : ""},
       {"time_limit", SecondsOrNull(shape.duration)},
       {"submit_time", e.submit_time},
-      {"eligible_time", std::max(e.submit_time, e.spec.begin_time)},
+      {"eligible_time", std::max(e.submit_time, e.spec->begin_time)},
       {"start_time", e.start_time},
       {"end_time", e.end_time},
       {"expected_start", e.state == JobState::kPending ? e.expected_start : e.start_time},
       {"priority", e.state == JobState::kPending ? e.priority : 0},
       {"exit_code", e.exit_code},
       {"signal", e.signal},
-      {"work_dir", e.spec.work_dir},
-      {"dependency", DependencyText(e.spec)},
+      {"work_dir", e.spec->work_dir},
+      {"dependency", DependencyText(*e.spec)},
       {"restart_count", e.restart_count},
-      {"requeue", e.spec.requeue.value_or(true)},
-      {"nice", e.spec.nice},
-      {"features", e.spec.constraint},
+      {"requeue", e.spec->requeue.value_or(true)},
+      {"nice", e.spec->nice},
+      {"features", e.spec->constraint},
       {"batch_host", nodes.empty() ? "" : nodes.front()},
-      {"command", e.spec.name},
+      {"command", e.spec->name},
   };
   if (e.is_array_task()) {
     out["array_job_id"] = e.array_job_id;
     out["array_task_id"] = e.array_task_id;
   }
+  if (!e.spec->external.empty()) out["external"] = e.spec->external;  // a pod group's job
   nlohmann::json steps = nlohmann::json::array();
   if (e.start_time > 0)
     steps.push_back({{"step_id", "batch"},
@@ -191,7 +192,7 @@ Result<nlohmann::json> Controller::Why(JobId id) const {
   nlohmann::json ahead = nlohmann::json::array();
   for (const auto& [jid, e] : jobs_)
     if (e.state == JobState::kPending && jid != id &&
-        e.spec.partition == it->second.spec.partition && e.priority > it->second.priority)
+        e.spec->partition == it->second.spec->partition && e.priority > it->second.priority)
       ahead.push_back(jid);
   out["ahead"] = std::move(ahead);
   return out;
@@ -206,10 +207,10 @@ nlohmann::json Controller::Priorities() const {
     const JobEntry& e = it->second;
     out.push_back({{"job_id", id},
                    {"user", e.user},
-                   {"account", e.spec.account.empty() ? "root" : e.spec.account},
-                   {"partition", e.spec.partition.empty()
+                   {"account", e.spec->account.empty() ? "root" : e.spec->account},
+                   {"partition", e.spec->partition.empty()
                                      ? cluster_.base.partitions[cluster_.default_partition].name
-                                     : e.spec.partition},
+                                     : e.spec->partition},
                    {"priority", b.total},
                    {"age", b.age},
                    {"fairshare", b.fairshare},
@@ -250,7 +251,13 @@ nlohmann::json Controller::ListNodes() const {
                                       : "mixed";
     if (info.admin == engine::NodeState::kDrain) state = busy ? "draining" : "drained";
     if (info.admin == engine::NodeState::kDown) state = "down";
+    // A backend's own view (Kubernetes): a cordon drains, NotReady is down, each with its reason.
+    const bool cordoned = info.cordoned && info.admin == engine::NodeState::kUp;
+    if (cordoned) state = busy ? "draining" : "drained";
     if (!info.responding) state = info.admin == engine::NodeState::kUp ? "down*" : state + "*";
+    std::string reason = info.reason;
+    if (reason.empty() && !info.responding && !info.down_reason.empty()) reason = info.down_reason;
+    if (reason.empty() && cordoned) reason = "cordoned";
     std::string type = node.gpus.empty() || node.gpus[0].type >= cluster_.base.gpu_types.size()
                            ? ""
                            : cluster_.base.gpu_types[node.gpus[0].type];
@@ -267,7 +274,7 @@ nlohmann::json Controller::ListNodes() const {
     out.push_back(
         {{"name", node.name},
          {"state", state},
-         {"reason", info.reason},
+         {"reason", reason},
          {"reason_user", info.reason_user},
          {"reason_time", info.reason_time},
          {"cpus", node.cpus},

@@ -69,7 +69,7 @@ Status ValidateSpec(const spec::JobSpec& s, spec::ClusterConfig& c) {
   std::uint64_t mask = 0;
   if (!FeatureMask(s.constraint, c, &mask))
     return InvalidArgument("invalid feature specification: " + s.constraint);
-  if (s.script.empty()) return InvalidArgument("the job has no batch script");
+  if (s.script.empty() && s.external.empty()) return InvalidArgument("the job has no batch script");
   // The request must fit on enough nodes of the partition, at least when they are empty.
   engine::Job probe;
   probe.req = RequestOf(s, c);
@@ -96,7 +96,7 @@ Status ValidateSpec(const spec::JobSpec& s, spec::ClusterConfig& c) {
 }
 
 engine::Job ToEngineJob(const JobEntry& e, spec::ClusterConfig& c) {
-  const spec::JobSpec& s = e.spec;
+  const spec::JobSpec& s = *e.spec;
   engine::Job j;
   j.id = e.id;
   j.name = s.name;

@@ -54,7 +54,7 @@ std::string JobEntry::DisplayId() const {
 std::string EntryToJson(const JobEntry& e) {
   nlohmann::json j;
   j["id"] = e.id;
-  j["spec"] = nlohmann::json::parse(spec::JobSpecToJson(e.spec));
+  j["spec"] = nlohmann::json::parse(spec::JobSpecToJson(*e.spec));
   j["uid"] = e.uid;
   j["gid"] = e.gid;
   j["user"] = e.user;
@@ -88,7 +88,7 @@ Result<JobEntry> EntryFromJson(std::string_view text) {
     JobEntry e;
     Result<spec::JobSpec> spec = spec::JobSpecFromJson(j.at("spec").dump());
     if (!spec.ok()) return spec.status();
-    e.spec = std::move(*spec);
+    e.spec = std::make_shared<const spec::JobSpec>(std::move(*spec));
     e.id = j.at("id").get<JobId>();
     e.uid = j.at("uid").get<std::uint32_t>();
     e.gid = j.at("gid").get<std::uint32_t>();

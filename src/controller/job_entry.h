@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,9 @@ struct PlacedNode {
 
 struct JobEntry {
   JobId id = 0;
-  spec::JobSpec spec;  // script and environment cleared once stored
+  // What was asked, shared with the jobs that asked alike (SpecInterner); its script and
+  // environment are cleared once stored. Changed by replacing, never in place.
+  std::shared_ptr<const spec::JobSpec> spec;
   std::uint32_t uid = 0, gid = 0;
   std::string user;
   JobState state = JobState::kPending;

@@ -29,7 +29,7 @@ JobEnvInput MakeJobEnvInput(const JobEntry& job, const spec::ClusterConfig& clus
                             const std::function<std::string(const std::string&)>& address_of) {
   JobEnvInput in;
   in.job = &job;
-  const spec::JobSpec& s = job.spec;
+  const spec::JobSpec& s = *job.spec;
   std::uint32_t p =
       s.partition.empty() ? cluster.default_partition : cluster.PartitionIndex(s.partition);
   in.partition = cluster.base.partitions[p].name;
@@ -73,7 +73,7 @@ std::map<std::string, std::string> BatchEnvironment(
   std::string nodelist = CompressHostlist(in.nodes);
   set("SLURM_JOB_ID", id);
   set("SLURM_JOBID", id);
-  set("SLURM_JOB_NAME", job.spec.name);
+  set("SLURM_JOB_NAME", job.spec->name);
   set("SLURM_JOB_USER", job.user);
   set("SLURM_JOB_UID", std::to_string(job.uid));
   set("SLURM_JOB_GID", std::to_string(job.gid));
@@ -87,15 +87,15 @@ std::map<std::string, std::string> BatchEnvironment(
   set("SLURM_NNODES", std::to_string(in.nodes.size()));
   set("SLURM_NTASKS", std::to_string(in.ntasks));
   set("SLURM_NPROCS", std::to_string(in.ntasks));
-  if (job.spec.ntasks_per_node > 0)
-    set("SLURM_NTASKS_PER_NODE", std::to_string(job.spec.ntasks_per_node));
+  if (job.spec->ntasks_per_node > 0)
+    set("SLURM_NTASKS_PER_NODE", std::to_string(job.spec->ntasks_per_node));
   set("SLURM_TASKS_PER_NODE", CompressCounts(in.tasks_per_node));
   set("SLURM_JOB_CPUS_PER_NODE", CompressCounts(in.cpus_per_node));
   set("SLURM_CPUS_ON_NODE",
       in.cpus_per_node.empty() ? "0" : std::to_string(in.cpus_per_node.front()));
-  if (job.spec.cpus_per_task > 0)
-    set("SLURM_CPUS_PER_TASK", std::to_string(job.spec.cpus_per_task));
-  set("SLURM_SUBMIT_DIR", job.spec.work_dir);
+  if (job.spec->cpus_per_task > 0)
+    set("SLURM_CPUS_PER_TASK", std::to_string(job.spec->cpus_per_task));
+  set("SLURM_SUBMIT_DIR", job.spec->work_dir);
   set("SLURM_SUBMIT_HOST", submit_env.count("HOSTNAME") ? submit_env.at("HOSTNAME") : HostName());
   set("SLURM_JOB_START_TIME", std::to_string(job.start_time));
   set("SLURM_RESTART_COUNT", std::to_string(job.restart_count));
@@ -110,11 +110,11 @@ std::map<std::string, std::string> BatchEnvironment(
     set("SLURM_GPUS_ON_NODE", std::to_string(gpus.size()));
     set("SLURM_JOB_GPUS", JoinInts(gpus));
     set("CUDA_VISIBLE_DEVICES", JoinInts(gpus));
-    if (job.spec.gpus > 0) set("SLURM_GPUS", std::to_string(job.spec.gpus));
-    if (job.spec.gpus_per_node > 0)
-      set("SLURM_GPUS_PER_NODE", std::to_string(job.spec.gpus_per_node));
-    if (job.spec.gpus_per_task > 0)
-      set("SLURM_GPUS_PER_TASK", std::to_string(job.spec.gpus_per_task));
+    if (job.spec->gpus > 0) set("SLURM_GPUS", std::to_string(job.spec->gpus));
+    if (job.spec->gpus_per_node > 0)
+      set("SLURM_GPUS_PER_NODE", std::to_string(job.spec->gpus_per_node));
+    if (job.spec->gpus_per_task > 0)
+      set("SLURM_GPUS_PER_TASK", std::to_string(job.spec->gpus_per_task));
   }
   if (job.is_array_task()) {
     set("SLURM_ARRAY_JOB_ID", std::to_string(job.array_job_id));

@@ -38,8 +38,11 @@ Result<ClusterConfig> ClusterConfigParser::Parse(std::string_view yaml_text) {
     YAML::Node doc = reader_.Load(yaml_text);
     if (reader_.failed()) return reader_.status();
     MapView top(reader_, doc, "");
+    config_.backend = top.Enum<std::string>(
+        "backend", {{"agent", "agent"}, {"kubernetes", "kubernetes"}}, "agent");
+    if (!backend_override_.empty()) config_.backend = backend_override_;
     ReadNodes(top.Value("nodes"));
-    if (!reader_.failed() && config_.base.nodes.empty()) {
+    if (!reader_.failed() && config_.base.nodes.empty() && config_.backend != "kubernetes") {
       reader_.Fail(top.MarkOf("nodes"), "nodes", "at least one node is required");
     }
     ReadTopology(top.Value("topology"));
@@ -48,6 +51,7 @@ Result<ClusterConfig> ClusterConfigParser::Parse(std::string_view yaml_text) {
     ReadAccounts(top.Value("accounts"));
     ReadUsers(top.Value("users"));
     ReadScheduler(top.Value("scheduler"));
+    ReadKubernetes(top.Value("kubernetes"));
     top.Finish();
   } catch (const YAML::Exception& e) {  // yaml-cpp throws; nothing of it may leave this call
     reader_.Fail(e.mark, "", "YAML error: " + e.msg);
@@ -58,17 +62,20 @@ Result<ClusterConfig> ClusterConfigParser::Parse(std::string_view yaml_text) {
   return std::move(config_);
 }
 
-Result<ClusterConfig> ParseClusterConfig(std::string_view yaml_text, std::string_view source_name) {
-  return ClusterConfigParser(source_name).Parse(yaml_text);
+Result<ClusterConfig> ParseClusterConfig(std::string_view yaml_text, std::string_view source_name,
+                                         std::string_view backend) {
+  ClusterConfigParser parser(source_name);
+  parser.OverrideBackend(backend);
+  return parser.Parse(yaml_text);
 }
 
-Result<ClusterConfig> LoadClusterConfig(const std::string& path) {
+Result<ClusterConfig> LoadClusterConfig(const std::string& path, std::string_view backend) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError("cannot open " + path + ": " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return IoError("cannot read " + path + ": " + std::strerror(errno));
-  return ParseClusterConfig(text.str(), path);
+  return ParseClusterConfig(text.str(), path, backend);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -197,6 +204,47 @@ std::uint32_t ClusterConfig::AssociationFor(const std::string& user, const std::
 }
 
 // ---------------------------------------------------------------------------------------------
+// Nodes found at run time
+
+std::uint32_t ClusterConfig::AddNode(engine::Node node) {
+  const auto index = static_cast<std::uint32_t>(base.nodes.size());
+  base.nodes.push_back(std::move(node));
+  for (std::size_t p = 0; p < base.partitions.size(); ++p)
+    if (p < partition_takes_all.size() && partition_takes_all[p])
+      base.partitions[p].nodes.push_back(index);  // indexes stay sorted: this one is the last
+  return index;
+}
+
+std::uint32_t ClusterConfig::InternGpuType(const std::string& name) {
+  std::uint32_t i = GpuTypeIndex(name);
+  if (i != engine::kNone) return i;
+  base.gpu_types.push_back(name);
+  return static_cast<std::uint32_t>(base.gpu_types.size() - 1);
+}
+
+std::uint32_t ClusterConfig::InternFeature(const std::string& name) {
+  std::uint32_t i = FeatureIndex(name);
+  if (i != engine::kNone) return i;
+  if (base.features.size() >= 64) return engine::kNone;  // Node::features is a 64-bit mask
+  base.features.push_back(name);
+  return static_cast<std::uint32_t>(base.features.size() - 1);
+}
+
+std::uint32_t ClusterConfig::InternSwitch(const std::string& name, std::uint32_t parent) {
+  std::uint32_t i = SwitchIndex(name);
+  if (i != engine::kNone) return i;
+  base.switches.push_back({name, parent});
+  return static_cast<std::uint32_t>(base.switches.size() - 1);
+}
+
+std::uint32_t ClusterConfig::InternBlock(const std::string& name) {
+  std::uint32_t i = BlockIndex(name);
+  if (i != engine::kNone) return i;
+  base.blocks.push_back(name);
+  return static_cast<std::uint32_t>(base.blocks.size() - 1);
+}
+
+// ---------------------------------------------------------------------------------------------
 // HomogeneousCluster
 
 ClusterConfig HomogeneousCluster(int nodes, int cpus_per_node, std::int64_t mem_mb_per_node,
@@ -225,6 +273,7 @@ ClusterConfig HomogeneousCluster(int nodes, int cpus_per_node, std::int64_t mem_
     batch.nodes.push_back(static_cast<std::uint32_t>(i));
   }
   s.partitions.push_back(std::move(batch));
+  c.partition_takes_all.push_back(true);
   s.qos.push_back(MakeQos("normal"));
   s.accounts.push_back(MakeAccount("root", engine::kNone));
   return c;

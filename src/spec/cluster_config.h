@@ -23,6 +23,28 @@
 
 namespace lockstep::spec {
 
+// The `kubernetes:` section (docs/configuration.md): how lockstepd reaches the cluster and how
+// it runs jobs there when `backend: kubernetes`. A plain value; defaults documented here.
+struct KubernetesSettings {
+  enum class Pods : std::uint8_t { kPerNode, kPerTask };
+  std::string kubeconfig;              // "" : $KUBECONFIG, else in-cluster, else ~/.kube/config
+  std::string context;                 // "" : the kubeconfig's current-context
+  std::string ns = "lockstep";         // where job pods and Services are created
+  std::string image = "ubuntu:24.04";  // jobs without --container-image
+  Pods pods = Pods::kPerNode;          // one pod per allocated node, or one per task
+  // Topology labels, root first (zone, block, rack), and the block (NVLink domain) label.
+  std::vector<std::string> switch_labels = {
+      "topology.kubernetes.io/zone", "topology.lockstep.dev/block", "topology.lockstep.dev/rack"};
+  std::string block_label = "nvidia.com/gpu.clique";
+  std::string node_selector;                // a label selector: only these Nodes are lockstep's
+  std::vector<std::string> ignored_taints;  // NoExecute taints that do not make a node DOWN
+  std::int32_t master_port = 29500;         // MASTER_PORT, a port of the job's headless Service
+  double qps = 200;                         // client-side rate limit; <= 0: none
+  std::int32_t burst = 400;
+  bool leader_elect = false;  // replicas elect one active lockstepd with a Lease
+  std::string lease_name = "lockstepd";
+};
+
 struct ClusterConfig {
   // Nodes, switches, blocks, gpu_types, features, partitions, qos, accounts (root first, parents
   // before children) and associations. No jobs; now = 0.
@@ -44,6 +66,24 @@ struct ClusterConfig {
   // the root with shares 1. An empty `account` means the user's first association, or, for a
   // user without one, the account "default". For trace users that the file does not name.
   std::uint32_t AssociationFor(const std::string& user, const std::string& account);
+
+  // `backend: kubernetes` in the file: nodes come from the cluster's Node objects while
+  // lockstepd runs (AddNode), so the file may name none.
+  std::string backend = "agent";
+  // Per partition: declared with `nodes: ALL`, so nodes added later join it.
+  std::vector<bool> partition_takes_all;
+  // The `kubernetes:` section (read whatever `backend` says; used when it is kubernetes).
+  KubernetesSettings kubernetes;
+
+  // Adds a node found at run time (Kubernetes) to the cluster and to every partition declared
+  // with `nodes: ALL`; its index. Names of GPU types, features, switches and blocks are
+  // looked up or added with the Intern* calls first.
+  std::uint32_t AddNode(engine::Node node);
+  std::uint32_t InternGpuType(const std::string& name);
+  std::uint32_t InternFeature(const std::string& name);  // kNone past 64 features
+  // A switch under `parent` (kNone: a top switch), added when absent.
+  std::uint32_t InternSwitch(const std::string& name, std::uint32_t parent);
+  std::uint32_t InternBlock(const std::string& name);
 
   // Index lookups; engine::kNone when absent.
   std::uint32_t NodeIndex(std::string_view name) const;
@@ -74,10 +114,12 @@ struct ClusterConfig {
 };
 
 // Reads and parses `path`. Errors name the file and line: "cluster.yaml:12: key: problem".
-Result<ClusterConfig> LoadClusterConfig(const std::string& path);
+// `backend`, when not empty, replaces the file's `backend:` (lockstepd --backend).
+Result<ClusterConfig> LoadClusterConfig(const std::string& path, std::string_view backend = "");
 
 // Parses YAML text; `source_name` is the file name used in errors.
-Result<ClusterConfig> ParseClusterConfig(std::string_view yaml_text, std::string_view source_name);
+Result<ClusterConfig> ParseClusterConfig(std::string_view yaml_text, std::string_view source_name,
+                                         std::string_view backend = "");
 
 // A homogeneous cluster, for traces that carry only a job's size (SWF): `nodes` nodes named
 // prefix1..prefixN with the given CPUs, memory and GPUs each (of type `gpu_type`, "gpu" when

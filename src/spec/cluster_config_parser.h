@@ -36,6 +36,8 @@ class ClusterConfigParser {
   explicit ClusterConfigParser(std::string_view source_name) : reader_(source_name) {}
 
   Result<ClusterConfig> Parse(std::string_view yaml_text);
+  // Not empty: replaces the file's `backend:` value ("agent" or "kubernetes").
+  void OverrideBackend(std::string_view backend) { backend_override_ = backend; }
 
  private:
   // Sections, in the order Parse() calls them: later ones refer to names of earlier ones.
@@ -54,6 +56,7 @@ class ClusterConfigParser {
   void ReadAccounts(const YAML::Node& list);
   void ReadUsers(const YAML::Node& list);
   void ReadScheduler(const YAML::Node& map);
+  void ReadKubernetes(const YAML::Node& map);  // cluster_config_kubernetes.cc
 
   // The index of `name` in `table`, appended when absent.
   static std::uint32_t Intern(std::vector<std::string>& table, std::string_view name);
@@ -64,6 +67,7 @@ class ClusterConfigParser {
                                          const std::vector<std::string>& names);
 
   YamlReader reader_;
+  std::string backend_override_;
   ClusterConfig config_;
   std::unordered_map<std::string, std::uint32_t> node_index_;
 };

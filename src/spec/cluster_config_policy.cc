@@ -29,7 +29,8 @@ void ClusterConfigParser::ReadPartitions(const YAML::Node& list) {
     CheckName(m, "name", p.name);
     std::vector<std::uint32_t> nodes;
     YAML::Node v = m.Value("nodes");
-    if (v.IsScalar() && MapView::EqualsIgnoreCase(v.Scalar(), "ALL")) {
+    const bool takes_all = v.IsScalar() && MapView::EqualsIgnoreCase(v.Scalar(), "ALL");
+    if (takes_all) {
       for (std::uint32_t i = 0; i < s.nodes.size(); ++i) nodes.push_back(i);
     } else {
       nodes = NodeIndexes(m, "nodes", m.Hostlist("nodes"));
@@ -50,7 +51,7 @@ void ClusterConfigParser::ReadPartitions(const YAML::Node& list) {
     p.grace_time = m.DurationSeconds("grace_time", 0);
     m.Finish();
     if (reader_.failed()) return;
-    if (p.nodes.empty()) {
+    if (p.nodes.empty() && !(takes_all && config_.backend == "kubernetes")) {
       reader_.Fail(m.MarkOf("nodes"), m.KeyPath("nodes"),
                    "partition '" + p.name + "' has no nodes");
       return;
@@ -73,6 +74,7 @@ void ClusterConfigParser::ReadPartitions(const YAML::Node& list) {
       flagged = static_cast<std::uint32_t>(s.partitions.size());
     }
     s.partitions.push_back(std::move(p));
+    config_.partition_takes_all.push_back(takes_all);
   });
   if (reader_.failed()) return;
   if (s.partitions.empty()) {
@@ -80,6 +82,7 @@ void ClusterConfigParser::ReadPartitions(const YAML::Node& list) {
     batch.name = "batch";
     for (std::uint32_t i = 0; i < s.nodes.size(); ++i) batch.nodes.push_back(i);
     s.partitions.push_back(std::move(batch));
+    config_.partition_takes_all.push_back(true);
   }
   config_.default_partition = flagged.value_or(0);
 }

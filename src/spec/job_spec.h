@@ -21,6 +21,7 @@ struct ArraySpec {
   std::vector<std::uint32_t> indices;  // expanded, ascending, unique
   std::uint32_t max_running = 0;       // "%N"; 0: no throttle
   std::string text;                    // as written: "0-15:4%2"
+  bool operator==(const ArraySpec&) const = default;
 };
 
 enum class DependencyType : std::uint8_t { kAfter, kAfterAny, kAfterOk, kAfterNotOk, kSingleton };
@@ -30,6 +31,7 @@ struct DependencySpec {
   JobId job = 0;                 // 0 for singleton
   std::uint32_t array_task = 0;  // with has_task: "after:123_4"
   bool has_task = false;
+  bool operator==(const DependencySpec&) const = default;
 };
 
 struct JobSpec {
@@ -74,11 +76,16 @@ struct JobSpec {
   std::string script;                              // the batch script's text (--wrap makes one)
   std::vector<std::string> script_args;
   std::string container_image;  // --container-image (Kubernetes backend)
+  // Set by the Kubernetes backend only: the job stands for a group of pods that others created
+  // ("namespace/group"), which are bound to its allocation rather than launched.
+  std::string external;
   // Output of the CLI only.
   bool parsable = false;  // --parsable
   // Slurm options accepted without effect in lockstep ("--mail-type"), one line each with its
   // place, for the CLI to print as warnings. Added by the sbatch parser.
   std::vector<std::string> warnings;
+
+  bool operator==(const JobSpec&) const = default;
 };
 
 // The request as JSON (the REST API's body) and back. FromJson rejects unknown keys and wrong

@@ -226,6 +226,7 @@ std::map<std::string_view, FieldReader> SpecFields(JobSpec& s) {
       {"script_args",
        [&s](const Json& x, const std::string& p) { return ReadStringList(x, p, s.script_args); }},
       {"container_image", str(s.container_image)},
+      {"external", str(s.external)},
       {"parsable", flag(s.parsable)},
       {"warnings",
        [&s](const Json& x, const std::string& p) { return ReadStringList(x, p, s.warnings); }},
@@ -284,6 +285,7 @@ std::string JobSpecToJson(const JobSpec& s) {
   j["script"] = s.script;
   j["script_args"] = s.script_args;
   j["container_image"] = s.container_image;
+  if (!s.external.empty()) j["external"] = s.external;
   j["parsable"] = s.parsable;
   j["warnings"] = s.warnings;
   // Bytes that are not UTF-8 (a Latin-1 script) become U+FFFD rather than an exception.

@@ -1,5 +1,6 @@
 #include "backend/agent/agent.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,7 +9,19 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/base64.h"
+
 namespace lockstep::agent {
+namespace {
+
+// Output sent to lockstepd per request, before base64: well under the 1 MiB request body
+// lockstepd reads.
+constexpr std::size_t kOutputPerRequest = 512 * 1024;
+// How long output pipes may stay open after a unit's processes are gone (something it started
+// outside its process group holds them) before the agent stops reading them.
+constexpr auto kOutputLinger = std::chrono::seconds(2);
+
+}  // namespace
 
 struct Agent::Unit {
   std::uint64_t job = 0;
@@ -21,6 +34,13 @@ struct Agent::Unit {
   int exit_code = 0, signal = 0;
   bool oom = false;
   std::string script_dir;  // removed when a batch unit ends
+  bool launching = true;   // Launch has not started every task yet
+  bool reported = false;   // its end went to the outbox
+  // Output pipes still read (tasks of a streamed step); the unit ends when they are closed.
+  std::vector<std::uint64_t> output_tasks;
+  int open_outputs = 0;
+  bool abandoned = false;
+  std::chrono::steady_clock::time_point gone_at{};  // when its last process was reaped
 };
 
 Agent::Agent(const AgentOptions& options)
@@ -42,6 +62,11 @@ Result<std::unique_ptr<Agent>> Agent::Create(const AgentOptions& options) {
   Result<std::unique_ptr<Launcher>> l = Launcher::Create(lo);
   if (!l.ok()) return l.status();
   a->launcher_ = std::move(*l);
+  Agent* raw = a.get();
+  OutputPump::Options po;
+  po.sink = [raw](std::vector<OutputChunk> chunks) { raw->TakeOutput(std::move(chunks)); };
+  po.closed = [raw](std::uint64_t task) { raw->OutputClosed(task); };
+  a->pump_ = std::make_unique<OutputPump>(std::move(po));
   return a;
 }
 
@@ -135,9 +160,9 @@ void Agent::HandleCommand(const nlohmann::json& c) {
   if (type == "launch")
     Launch(c);
   else if (type == "signal")
-    SignalJob(job, c.value("signal", 15));
+    SignalJob(job, c.value("signal", 15), c.value("step_id", -1));
   else if (type == "terminate")
-    TerminateJob(job, c.value("grace_s", 30), c.value("run", -1));
+    TerminateJob(job, c.value("grace_s", 30), c.value("run", -1), c.value("step_id", -1));
 }
 
 void Agent::Launch(const nlohmann::json& c) {
@@ -164,6 +189,12 @@ void Agent::Launch(const nlohmann::json& c) {
   }
   int failures = 0;
   const std::uint64_t launch_seq = ++launches_;
+  // srun follows the step's output through lockstepd: each task writes into two pipes.
+  const bool stream = c.value("stream_output", false);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    units_.push_back(unit);
+  }
   for (const auto& t : c["tasks"]) {
     TaskSpec spec;
     for (const auto& a : t["argv"]) {
@@ -181,6 +212,19 @@ void Agent::Launch(const nlohmann::json& c) {
     spec.stdout_path = t.value("stdout", "/dev/null");
     spec.stderr_path = t.value("stderr", "");
     spec.append = t.value("append", false);
+    UniqueFd pipes[2][2];  // [stdout, stderr][read, write]
+    if (stream) {
+      for (auto& p : pipes) {
+        int fds[2] = {-1, -1};
+        if (::pipe2(fds, O_CLOEXEC) != 0)
+          std::fprintf(stderr, "lockstep-agent: job %llu: cannot create a pipe\n",
+                       static_cast<unsigned long long>(unit->job));
+        p[0] = UniqueFd(fds[0]);
+        p[1] = UniqueFd(fds[1]);
+      }
+      spec.stdout_fd = pipes[0][1].get();
+      spec.stderr_fd = pipes[1][1].get();
+    }
     spec.memory_limit_mb = c.value("memory_limit_mb", std::int64_t{0});
     // Unique on this host: agents share the cgroup root, and a requeued job may come back
     // before its old cgroup is gone.
@@ -189,45 +233,95 @@ void Agent::Launch(const nlohmann::json& c) {
                        (unit->step_id >= 0 ? "_" + std::to_string(unit->step_id) : "") + "_" +
                        std::to_string(unit->pids.size());
     Result<pid_t> pid = launcher_->Spawn(spec);
+    pipes[0][1].Reset();  // the task holds the write ends now
+    pipes[1][1].Reset();
     if (!pid.ok()) {
       std::fprintf(stderr, "lockstep-agent: job %llu: %s\n",
                    static_cast<unsigned long long>(unit->job), pid.status().message().c_str());
       ++failures;
       continue;
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    unit->pids.push_back(*pid);
-    unit->alive.insert(*pid);
-    by_pid_[*pid] = unit;
+    std::uint64_t output_task = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      unit->pids.push_back(*pid);
+      unit->alive.insert(*pid);
+      by_pid_[*pid] = unit;
+      if (stream) {
+        output_task = ++next_output_task_;
+        output_tasks_[output_task] = {unit, t.value("rank", 0)};
+        unit->output_tasks.push_back(output_task);
+        ++unit->open_outputs;
+      }
+    }
+    if (stream) pump_->Add(output_task, std::move(pipes[0][0]), std::move(pipes[1][0]));
   }
   std::lock_guard<std::mutex> lock(mu_);
-  units_.push_back(unit);
-  if (unit->alive.empty()) {
-    // Nothing could start (no such program, a cwd that does not exist): the step failed.
-    Report({{"type", "exited"},
-            {"job_id", unit->job},
-            {"run", unit->run},
-            {"step", unit->step},
-            {"step_id", unit->step_id},
-            {"node", unit->node},
-            {"exit_code", failures > 0 ? 1 : 0},
-            {"signal", 0},
-            {"oom", false}});
+  unit->launching = false;
+  // Nothing could start (no such program, a cwd that does not exist): the step failed.
+  if (unit->pids.empty()) unit->exit_code = failures > 0 ? 1 : 0;
+  MaybeReportLocked(unit);
+}
+
+void Agent::MaybeReportLocked(const std::shared_ptr<Unit>& u) {
+  if (u->reported || u->launching || !u->alive.empty() || u->open_outputs > 0) return;
+  u->reported = true;
+  Report({{"type", "exited"},
+          {"job_id", u->job},
+          {"run", u->run},
+          {"step", u->step},
+          {"step_id", u->step_id},
+          {"node", u->node},
+          {"exit_code", u->exit_code},
+          {"signal", u->signal},
+          {"oom", u->oom}});
+  if (!u->script_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(u->script_dir, ec);
+  }
+  for (std::uint64_t t : u->output_tasks) output_tasks_.erase(t);
+  std::erase(units_, u);
+}
+
+void Agent::TakeOutput(std::vector<OutputChunk> chunks) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (OutputChunk& c : chunks) {
+    auto it = output_tasks_.find(c.task);
+    if (it == output_tasks_.end()) continue;
+    const Unit& u = *it->second.unit;
+    const std::size_t size = c.data.size();
+    output_outbox_.emplace_back(nlohmann::json{{"job_id", u.job},
+                                               {"step_id", u.step_id},
+                                               {"node", u.node},
+                                               {"rank", it->second.rank},
+                                               {"stream", c.stream == 2 ? "stderr" : "stdout"},
+                                               {"data", Base64Encode(c.data)}},
+                                size);
   }
 }
 
-void Agent::SignalJob(std::uint64_t job, int signo) {
+void Agent::OutputClosed(std::uint64_t task) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = output_tasks_.find(task);
+  if (it == output_tasks_.end()) return;
+  std::shared_ptr<Unit> u = it->second.unit;
+  --u->open_outputs;
+  MaybeReportLocked(u);
+}
+
+void Agent::SignalJob(std::uint64_t job, int signo, int step_id) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& u : units_)
-    if (u->job == job)
+    if (u->job == job && (step_id < 0 || (u->step == "step" && u->step_id == step_id)))
       for (pid_t p : u->alive) (void)launcher_->Signal(p, signo);
 }
 
-void Agent::TerminateJob(std::uint64_t job, int grace_s, int run) {
+void Agent::TerminateJob(std::uint64_t job, int grace_s, int run, int step_id) {
   std::vector<pid_t> pids;
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& u : units_)
-    if (u->job == job && (run < 0 || u->run == run))
+    if (u->job == job && (run < 0 || u->run == run) &&
+        (step_id < 0 || (u->step == "step" && u->step_id == step_id)))
       pids.insert(pids.end(), u->alive.begin(), u->alive.end());
   if (pids.empty()) return;
   // SIGTERM now, SIGKILL after the grace, every task at once, without holding up the command loop.
@@ -253,21 +347,22 @@ void Agent::ReapLoop() {
       if (exit.signal != 0 && u->signal == 0) u->signal = exit.signal;
       u->oom |= exit.oom_killed;
       if (!u->alive.empty()) continue;
-      Report({{"type", "exited"},
-              {"job_id", u->job},
-              {"run", u->run},
-              {"step", u->step},
-              {"step_id", u->step_id},
-              {"node", u->node},
-              {"exit_code", u->exit_code},
-              {"signal", u->signal},
-              {"oom", u->oom}});
-      if (!u->script_dir.empty()) {
-        std::error_code ec;
-        std::filesystem::remove_all(u->script_dir, ec);
-      }
-      std::erase(units_, u);
+      u->gone_at = std::chrono::steady_clock::now();
+      MaybeReportLocked(u);
     }
+    // Pipes that something of a finished unit still holds open: read what is there and stop.
+    std::vector<std::uint64_t> abandon;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto now = std::chrono::steady_clock::now();
+      for (const auto& u : units_)
+        if (u->alive.empty() && !u->launching && u->open_outputs > 0 && !u->abandoned &&
+            now - u->gone_at > kOutputLinger) {
+          u->abandoned = true;
+          abandon.insert(abandon.end(), u->output_tasks.begin(), u->output_tasks.end());
+        }
+    }
+    for (std::uint64_t t : abandon) pump_->Abandon(t);
     SendEvents();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -275,10 +370,18 @@ void Agent::ReapLoop() {
 
 void Agent::SendEvents() {
   std::vector<nlohmann::json> batch;
+  std::size_t output_count = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (outbox_.empty()) return;
     batch.swap(outbox_);
+    output_count = output_outbox_.size();
+  }
+  // Output first: every chunk of a unit was queued before its end (MaybeReportLocked waits for
+  // its pipes), so lockstepd sees a step's output before it sees the step end.
+  if (!SendOutput(output_count) || batch.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    outbox_.insert(outbox_.begin(), batch.begin(), batch.end());
+    return;
   }
   Result<nlohmann::json> r =
       event_client_.Post("/api/v1/agent/events", {{"agent", options_.name}, {"events", batch}});
@@ -286,6 +389,39 @@ void Agent::SendEvents() {
   // Keep them for the next try, in order.
   std::lock_guard<std::mutex> lock(mu_);
   outbox_.insert(outbox_.begin(), batch.begin(), batch.end());
+}
+
+bool Agent::SendOutput(std::size_t count) {
+  while (count > 0) {
+    nlohmann::json chunks = nlohmann::json::array();
+    std::size_t bytes = 0, taken = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      // Only this thread takes from the front; the pump only appends.
+      while (taken < count &&
+             (taken == 0 || bytes + output_outbox_[taken].second <= kOutputPerRequest)) {
+        chunks.push_back(output_outbox_[taken].first);
+        bytes += output_outbox_[taken].second;
+        ++taken;
+      }
+    }
+    Result<nlohmann::json> r =
+        event_client_.Post("/api/v1/agent/output", {{"agent", options_.name}, {"chunks", chunks}});
+    // Unreachable: keep them for the next try. Refused: resending would not help, and output
+    // kept forever would block the tasks; drop them.
+    if (!r.ok() && r.status().code() == StatusCode::kUnavailable) return false;
+    if (!r.ok())
+      std::fprintf(stderr, "lockstep-agent: lockstepd refused task output: %s\n",
+                   r.status().message().c_str());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      output_outbox_.erase(output_outbox_.begin(),
+                           output_outbox_.begin() + static_cast<long>(taken));
+    }
+    pump_->Ack(bytes);
+    count -= taken;
+  }
+  return true;
 }
 
 AgentNode DetectHostNode(const std::string& name) {

@@ -1,11 +1,14 @@
 // lockstep-agent: serves one or more nodes (virtual nodes for `lockstep up` and tests, or the
 // host itself). It registers them with lockstepd, polls for commands (launch, signal,
 // terminate), runs tasks through the Launcher, and reports their ends. Events that cannot be
-// delivered are kept and resent, so a controller restart loses none.
+// delivered are kept and resent, so a controller restart loses none. The output of steps that
+// srun follows is read from pipes (OutputPump) and sent to lockstepd in batches, always before
+// the step's end on this node.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "backend/agent/launcher.h"
+#include "backend/agent/output_pump.h"
 #include "client/api_client.h"
 #include "common/status.h"
 
@@ -61,12 +65,21 @@ class Agent {
   Status Register();
   void HandleCommand(const nlohmann::json& command);
   void Launch(const nlohmann::json& command);
-  void SignalJob(std::uint64_t job, int signo);
+  // step_id < 0: every unit of the job; else only that step's.
+  void SignalJob(std::uint64_t job, int signo, int step_id = -1);
   // run < 0: every run of the job on this agent.
-  void TerminateJob(std::uint64_t job, int grace_s, int run = -1);
+  void TerminateJob(std::uint64_t job, int grace_s, int run = -1, int step_id = -1);
   void ReapLoop();
   void SendEvents();
+  // Sends the first `count` output chunks of output_outbox_; false when lockstepd did not take
+  // them all (the rest stays, in order).
+  bool SendOutput(std::size_t count);
   void Report(nlohmann::json event);
+  // The pump's callbacks.
+  void TakeOutput(std::vector<OutputChunk> chunks);
+  void OutputClosed(std::uint64_t task);
+  // Reports the unit's end once its processes are gone and its output is all read. Requires mu_.
+  void MaybeReportLocked(const std::shared_ptr<Unit>& u);
 
   AgentOptions options_;
   std::unique_ptr<Launcher> launcher_;
@@ -79,6 +92,17 @@ class Agent {
   std::map<pid_t, std::shared_ptr<Unit>> by_pid_;  // guarded by mu_
   std::vector<std::shared_ptr<Unit>> units_;       // guarded by mu_
   std::vector<nlohmann::json> outbox_;             // guarded by mu_: events not yet delivered
+  struct OutputTask {
+    std::shared_ptr<Unit> unit;
+    int rank = 0;
+  };
+  std::map<std::uint64_t, OutputTask> output_tasks_;  // guarded by mu_: by the pump's task id
+  std::uint64_t next_output_task_ = 0;                // guarded by mu_
+  // Output chunks not yet delivered, each {"job_id", "step_id", "node", "rank", "stream",
+  // "data"} with its raw size; sent before outbox_ so a step's output precedes its end.
+  std::deque<std::pair<nlohmann::json, std::size_t>> output_outbox_;  // guarded by mu_
+  // Declared after what its callbacks use, so it stops before they go.
+  std::unique_ptr<OutputPump> pump_;
   std::thread reaper_;
   std::vector<std::thread> terminators_;  // guarded by mu_
 };

@@ -13,6 +13,7 @@
 
 #include "backend/agent/agent.h"
 #include "backend/agent/nvml.h"
+#include "client/api_client.h"
 #include "common/duration.h"
 #include "common/hostlist.h"
 
@@ -21,7 +22,9 @@ int main(int argc, char** argv) {
   std::string state_dir, nodes, mem = "0", gpu_type = "virtual";
   int cpus = 0, gpus = -1;
   CLI::App app{"lockstep's node agent", "lockstep-agent"};
-  app.add_option("--socket", o.socket_path, "lockstepd's socket")->required();
+  app.add_option("--socket", o.socket_path,
+                 "lockstepd's socket, or https://HOST:PORT with LOCKSTEP_TOKEN an operator's "
+                 "token (default: $LOCKSTEP_SERVER, else the default socket)");
   app.add_option("--state-dir", state_dir, "spool for job scripts")->required();
   app.add_option("--name", o.name, "this agent's name (default: host:first-node)");
   app.add_option("--address", o.address, "address of this host for MASTER_ADDR");
@@ -33,6 +36,7 @@ int main(int argc, char** argv) {
   app.add_option("--cgroup-root", o.cgroup_root,
                  "cgroup v2 directory for jobs (default: autodetect)");
   CLI11_PARSE(app, argc, argv);
+  if (o.socket_path.empty()) o.socket_path = lockstep::client::DefaultServer();
 
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);

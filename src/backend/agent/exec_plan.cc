@@ -89,7 +89,10 @@ Result<std::unique_ptr<ExecPlan>> ExecPlan::Build(const TaskSpec& spec, bool swi
   p->cwd_ = spec.cwd;
   p->stdin_path_ = spec.stdin_path.empty() ? "/dev/null" : spec.stdin_path;
   p->stdout_path_ = spec.stdout_path.empty() ? "/dev/null" : spec.stdout_path;
-  p->share_stderr_ = spec.stderr_path.empty() || spec.stderr_path == p->stdout_path_;
+  p->stdout_fd_ = spec.stdout_fd;
+  p->stderr_fd_ = spec.stderr_fd;
+  p->share_stderr_ =
+      spec.stderr_fd < 0 && (spec.stderr_path.empty() || spec.stderr_path == p->stdout_path_);
   p->stderr_path_ = p->share_stderr_ ? p->stdout_path_ : spec.stderr_path;
   p->append_ = spec.append;
   p->switch_user_ = switch_user;
@@ -139,10 +142,14 @@ void ExecPlan::RunChild(int error_fd, int cgroup_procs_fd) const {
   const int in = AboveStdio(open(stdin_path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (in < 0) fail(ChildStage::kStdin, errno);
   const int out_flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append_ ? O_APPEND : O_TRUNC);
-  const int out = AboveStdio(open(stdout_path_.c_str(), out_flags, 0644));
+  const int out =
+      AboveStdio(stdout_fd_ >= 0 ? stdout_fd_ : open(stdout_path_.c_str(), out_flags, 0644));
   if (out < 0) fail(ChildStage::kStdout, errno);
   int err = out;
-  if (!share_stderr_) {
+  if (stderr_fd_ >= 0) {
+    err = AboveStdio(stderr_fd_);
+    if (err < 0) fail(ChildStage::kStderr, errno);
+  } else if (!share_stderr_) {
     err = AboveStdio(open(stderr_path_.c_str(), out_flags, 0644));
     if (err < 0) fail(ChildStage::kStderr, errno);
   }

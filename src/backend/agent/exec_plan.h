@@ -62,6 +62,7 @@ class ExecPlan {
   std::string search_path_;              // the PATH searched, for messages; empty: no search
   std::string cwd_, stdin_path_, stdout_path_, stderr_path_;
   bool share_stderr_ = true;
+  int stdout_fd_ = -1, stderr_fd_ = -1;  // the caller's descriptors, used instead of the paths
   bool append_ = false;
   bool switch_user_ = false;
   uid_t uid_ = 0;

@@ -42,7 +42,12 @@ struct TaskSpec {
   // as stdout): stderr shares stdout's open file.
   std::string stdout_path;
   std::string stderr_path;
-  bool append = false;                   // append to the output files instead of truncating them
+  bool append = false;  // append to the output files instead of truncating them
+  // Open descriptors (a pipe's write end, say) the task gets as its stdout or stderr instead of
+  // the paths above; -1: use the path. The launcher duplicates them into the child only; the
+  // caller keeps ownership and closes its copies after Spawn (else a reader never sees EOF).
+  int stdout_fd = -1;
+  int stderr_fd = -1;
   std::string stdin_path = "/dev/null";  // opened as the user; empty: /dev/null
   // Confinement in a cgroup v2, where the launcher has one (Launcher::cgroups_enabled). A limit
   // needs a cgroup_name; a limit whose controller the host does not give is ignored.

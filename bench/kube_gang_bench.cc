@@ -1,0 +1,290 @@
+// Gang binding against a real kube-apiserver v1.20.2 on this machine (docs/benchmarks.md,
+// "Kubernetes gang binding"): N Nodes (128 CPUs, 1 TiB, 16 GPUs) and P pods (8 CPUs, 64 GiB,
+// 1 GPU: 16 fit a node) in gangs of G, created unbound with
+// schedulerName lockstep; then
+//   (a) the ceiling: a plain KubeClient (no client-side limit) POSTs the same P Bindings to a
+//       second identical set of pods, from `threads` threads;
+//   (b) lockstep: a Controller in-process and the PodGroupScheduler, from Start() to P pods bound.
+// Prints pods/s of both and the ratio. Starts its own apiserver with scripts/kube-apiserver.sh
+// (built once with `scripts/kube-apiserver.sh build`) on free ports, and stops it at the end.
+//
+//   kube_gang_bench [--nodes 1000] [--pods 10000] [--gang 8] [--threads 16] [--default-qps]
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/kubernetes/client/kube_client.h"
+#include "backend/kubernetes/client/kubeconfig.h"
+#include "backend/kubernetes/gangs/pod_group_scheduler.h"
+
+namespace lockstep::kube {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Runs fn(i) for i in [0, n) on `threads` threads; false when any call failed.
+bool Parallel(int n, int threads, const std::function<Status(int)>& fn) {
+  std::atomic<int> next{0};
+  std::atomic<bool> ok{true};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&] {
+      for (int i; (i = next++) < n;) {
+        Status st = fn(i);
+        if (!st.ok() && ok.exchange(false)) std::fprintf(stderr, "%s\n", st.ToString().c_str());
+      }
+    });
+  for (std::thread& t : ts) t.join();
+  return ok;
+}
+
+class Forwarder : public controller::Backend {
+ public:
+  PodGroupScheduler* scheduler = nullptr;
+  void Launch(controller::LaunchOrder order) override {
+    if (!order.external.empty()) scheduler->Bind(order);
+  }
+  void Terminate(JobId job, std::int32_t run, Seconds) override { scheduler->Terminate(job, run); }
+  void Signal(JobId, std::int32_t, int) override {}
+  Result<std::string> Logs(JobId, std::int32_t) override { return NotFound("none"); }
+};
+
+struct Args {
+  int nodes = 1000, pods = 10000, gang = 8, threads = 16;
+  bool default_qps = false;
+};
+
+Json NodeObject(int i) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", "node-" + std::to_string(i)}}}};
+}
+
+Json PodObject(const std::string& ns, const std::string& scheduler, int i, int gang) {
+  Json res = {{"cpu", "8"}, {"memory", "64Gi"}, {"nvidia.com/gpu", "1"}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", "p-" + std::to_string(i)},
+            {"namespace", ns},
+            {"annotations",
+             {{kGangAnnotation, "g-" + std::to_string(i / gang)},
+              {kGangSizeAnnotation, std::to_string(gang)}}}}},
+          {"spec",
+           {{"schedulerName", scheduler},
+            {"containers",
+             {{{"name", "main"},
+               {"image", "busybox"},
+               {"resources", {{"requests", res}, {"limits", res}}}}}}}}};
+}
+
+// One lockstep round: a fresh controller over the nodes, the scheduler for `scheduler` pods.
+double LockstepRound(KubeClient* client, const Args& a, const std::string& dir,
+                     const std::string& scheduler, std::optional<ClientOptions> bind_options) {
+  fs::create_directories(dir);
+  std::ofstream(dir + "/cluster.yaml")
+      << "backend: kubernetes\npartitions:\n  - {name: gpu, nodes: ALL, default: true}\n";
+  controller::ControllerOptions co;
+  co.state_dir = dir;
+  co.cluster_config = dir + "/cluster.yaml";
+  auto c = controller::Controller::Start(co);
+  if (!c.ok()) {
+    std::fprintf(stderr, "controller: %s\n", c.status().ToString().c_str());
+    std::exit(1);
+  }
+  std::vector<controller::NodeReport> reports;
+  for (int i = 0; i < a.nodes; ++i) {
+    controller::NodeReport r;
+    r.name = "node-" + std::to_string(i);
+    r.cpus = 128;
+    r.mem_mb = 1024 * 1024;
+    r.gpus.assign(16, "gpu");
+    reports.push_back(std::move(r));
+  }
+  (*c)->BackendNodes(reports);
+  Forwarder fwd;
+  PodGroupSchedulerOptions o;
+  o.scheduler_name = scheduler;
+  o.bind_threads = a.threads;
+  o.bind_client_options = bind_options;
+  PodGroupScheduler s(client, c->get(), o);
+  fwd.scheduler = &s;
+  (*c)->AttachBackend(&fwd);
+  const auto t0 = Clock::now();
+  s.Start();
+  double ready = 0, submitted = 0, first_bound = 0, next_report = 1;
+  const bool verbose = std::getenv("GANG_BENCH_PROGRESS") != nullptr;
+  while (s.stats().bound_pods < a.pods) {
+    if (Since(t0) > 600) {
+      std::fprintf(stderr, "lockstep: only %lld pods bound after 600 s\n",
+                   static_cast<long long>(s.stats().bound_pods));
+      break;
+    }
+    PodGroupSchedulerStats now = s.stats();
+    if (ready == 0 && s.WaitForReady(std::chrono::milliseconds(0))) ready = Since(t0);
+    if (submitted == 0 && now.submitted * a.gang >= a.pods) submitted = Since(t0);
+    if (first_bound == 0 && now.bound_pods > 0) first_bound = Since(t0);
+    if (verbose && Since(t0) >= next_report) {
+      std::printf("    %.0f s: %lld submitted, %lld started, %lld pods bound\n", Since(t0),
+                  static_cast<long long>(now.submitted), static_cast<long long>(now.bind_orders),
+                  static_cast<long long>(now.bound_pods));
+      next_report += 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::printf(
+      "  synced and recovered at %.2f s, first pods bound at %.2f s, all submitted at "
+      "%.2f s\n",
+      ready, first_bound, submitted);
+  const double secs = Since(t0);
+  PodGroupSchedulerStats st = s.stats();
+  std::printf("  %s: %lld jobs, %lld pods bound in %.2f s, %lld rejected, %lld rollbacks\n",
+              scheduler.c_str(), static_cast<long long>(st.submitted),
+              static_cast<long long>(st.bound_pods), secs, static_cast<long long>(st.rejected),
+              static_cast<long long>(st.bind_failures));
+  s.Stop();
+  (*c)->AttachBackend(nullptr);
+  return st.bound_pods / secs;
+}
+
+int Main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string k = argv[i];
+    auto next = [&] { return i + 1 < argc ? std::atoi(argv[++i]) : 0; };
+    if (k == "--nodes")
+      a.nodes = next();
+    else if (k == "--pods")
+      a.pods = next();
+    else if (k == "--gang")
+      a.gang = next();
+    else if (k == "--threads")
+      a.threads = next();
+    else if (k == "--default-qps")
+      a.default_qps = true;
+    else {
+      std::fprintf(stderr,
+                   "usage: kube_gang_bench [--nodes N] [--pods P] [--gang G] "
+                   "[--threads T] [--default-qps]\n");
+      return 2;
+    }
+  }
+  const char* work = std::getenv("KUBE_WORK");
+  const char* src = std::getenv("LOCKSTEP_SOURCE_DIR");
+  const std::string source = src && *src ? src : LOCKSTEP_SOURCE_DIR_FOR_BENCH;
+  if (!fs::exists(std::string(work && *work ? work : "/var/tmp/kube-apiserver") +
+                  "/bin/kube-apiserver")) {
+    std::fprintf(stderr, "kube-apiserver is not built: run scripts/kube-apiserver.sh build\n");
+    return 1;
+  }
+  char tmpl[] = "/tmp/lockstep-gang-bench.XXXXXX";
+  const std::string run = mkdtemp(tmpl);
+  const std::string env = "KUBE_RUN=" + run + " API_PORT=" + std::to_string(FreePort()) +
+                          " ETCD_PORT=" + std::to_string(FreePort()) +
+                          " ETCD_PEER_PORT=" + std::to_string(FreePort()) +
+                          " KUBE_OWNER_PID=" + std::to_string(getpid()) + " KUBE_STOP_TIMEOUT=3";
+  auto script = [&](const char* cmd) {
+    return std::system((env + " " + source + "/scripts/kube-apiserver.sh " + cmd + " >&2").c_str());
+  };
+  if (script("up") != 0) return 1;
+  int rc = 0;
+  {
+    ClientOptions unlimited;
+    unlimited.qps = 0;
+    auto cfg = LoadKubeConfigFile(run + "/kubeconfig");
+    auto client = KubeClient::Create(*cfg, unlimited);
+    if (!cfg.ok() || !client.ok()) return 1;
+    KubeClient* k = client->get();
+    auto t0 = Clock::now();
+    bool ok = Parallel(a.nodes, a.threads, [&](int i) {
+      Result<Json> r = k->Create(NodesPath(), NodeObject(i));
+      if (!r.ok()) return r.status();
+      Json res = {{"cpu", "128"}, {"memory", "1Ti"}, {"pods", "110"}, {"nvidia.com/gpu", "16"}};
+      Json status = {{"status",
+                      {{"capacity", res},
+                       {"allocatable", res},
+                       {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+      return k
+          ->Patch(NodePath("node-" + std::to_string(i)) + "/status", PatchType::kStrategicMerge,
+                  status)
+          .status();
+    });
+    std::vector<std::pair<std::string, std::string>> sets = {{"ceiling", "lockstep"},
+                                                             {"gangs", "lockstep"}};
+    if (a.default_qps) sets.push_back({"gangs-default", "lockstep-default"});
+    for (auto& [ns, sched] : sets) {
+      ok = ok &&
+           k->Create(NamespacesPath(),
+                     {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}})
+               .ok();
+      // The ceiling's pods name no scheduler lockstep answers to.
+      const std::string name = ns == "ceiling" ? "none" : sched;
+      ok = ok && Parallel(a.pods, a.threads, [&](int i) {
+             return k->Create(PodsPath(ns), PodObject(ns, name, i, a.gang)).status();
+           });
+    }
+    std::printf("setup: %d nodes, %zu x %d pods in %.1f s\n", a.nodes, sets.size(), a.pods,
+                Since(t0));
+    if (!ok) return 1;
+
+    t0 = Clock::now();
+    ok = Parallel(a.pods, a.threads, [&](int i) {
+      return k->Bind("ceiling", "p-" + std::to_string(i), "node-" + std::to_string(i / a.gang));
+    });
+    const double ceiling = a.pods / Since(t0);
+    std::printf(
+        "(a) ceiling: %d Bindings from %d threads, plain KubeClient, no client limit: "
+        "%.2f s, %.0f pods/s\n",
+        a.pods, a.threads, Since(t0), ceiling);
+    std::printf("(b) lockstep, bind client without limit (qps 0), %d binders:\n", a.threads);
+    const double fast = LockstepRound(k, a, run + "/state-a", "lockstep", unlimited);
+    std::printf("    %.0f pods/s = %.0f%% of the ceiling\n", fast, 100 * fast / ceiling);
+    if (a.default_qps) {
+      auto limited = KubeClient::Create(*cfg);  // qps 200, burst 400
+      std::printf("(b') lockstep, one client with the defaults (qps 200, burst 400):\n");
+      const double slow =
+          LockstepRound(limited->get(), a, run + "/state-b", "lockstep-default", std::nullopt);
+      std::printf("    %.0f pods/s = %.0f%% of the ceiling\n", slow, 100 * slow / ceiling);
+    }
+    rc = ok ? 0 : 1;
+  }
+  script("down");
+  std::error_code ec;
+  fs::remove_all(run, ec);
+  return rc;
+}
+
+}  // namespace
+}  // namespace lockstep::kube
+
+int main(int argc, char** argv) {
+  return lockstep::kube::Main(argc, argv);
+}

@@ -1,0 +1,167 @@
+// lockstepd's `kubernetes` backend (controller::Backend): nodes from Node objects, jobs as Pods
+// bound to the nodes the engine chose, their ends as task events. docs/kubernetes.md, "Running
+// lockstepd on Kubernetes".
+//
+//   KubernetesBackend backend(client, controller, {.settings = config.kubernetes});
+//   controller->AttachBackend(&backend);
+//   backend.Start();
+//   if (!backend.WaitForNodes(std::chrono::seconds(30))) ...;
+//   ...
+//   controller->AttachBackend(nullptr);
+//   backend.Stop();
+//
+// Threads: a Node informer and a Pod informer (all namespaces: pods of other schedulers take
+// room on their nodes; lockstep's own pods carry the job's events), a reporter that sends the
+// nodes to the controller (debounced), and one worker that makes every API call of launches,
+// terminations and signals in the order they were asked. The Backend calls only queue work (the
+// controller calls them with its lock held); the controller is called back only from these
+// threads, never with this object's lock held. The KubeClient and the Controller are not owned
+// and must outlive the backend; it is thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "backend/kubernetes/client/informer.h"
+#include "backend/kubernetes/client/kube_client.h"
+#include "backend/kubernetes/objects/node_mapping.h"
+#include "backend/kubernetes/objects/pod_events.h"
+#include "controller/backend.h"
+#include "controller/controller.h"
+#include "spec/cluster_config.h"
+
+namespace lockstep::kube {
+
+// The label and annotation lockstep adds to the pods of a job's run (beside pod_builder's).
+inline constexpr const char* kRunLabel = "lockstep.dev/run";
+inline constexpr const char* kPodCountAnnotation = "lockstep.dev/pods";
+
+// Creates namespace `ns` when it is missing (an identity that may not create namespaces is fine
+// if it exists). lockstepd calls it before leader election, whose Lease lives there.
+Status EnsureNamespace(KubeClient& client, const std::string& ns);
+
+class PodGroupSchedulerHandle;  // the gangs component, when built in (kubernetes_backend.cc)
+
+struct KubernetesBackendOptions {
+  spec::KubernetesSettings settings;
+  // terminationGracePeriodSeconds of job pods, and the grace of the pods a failing pod's run
+  // still has (lockstepd's --kill-wait).
+  Seconds kill_wait = 30;
+  // Node changes are gathered this long before the nodes are reported to the controller.
+  std::chrono::milliseconds report_delay{100};
+  // Pods still there this long after their grace period are deleted at once (gracePeriod 0),
+  // as SIGKILL follows SIGTERM: a node without a kubelet never confirms a graceful delete.
+  std::chrono::milliseconds force_delete_after{3000};
+};
+
+class KubernetesBackend : public controller::Backend {
+ public:
+  KubernetesBackend(KubeClient* client, controller::Controller* controller,
+                    KubernetesBackendOptions options);
+  ~KubernetesBackend() override;  // Stop()s
+  KubernetesBackend(const KubernetesBackend&) = delete;
+  KubernetesBackend& operator=(const KubernetesBackend&) = delete;
+
+  // Creates the namespace when it is missing, starts the informers and threads.
+  Status Start();
+  // True once both informers have listed and the nodes have been reported to the controller.
+  bool WaitForNodes(std::chrono::milliseconds timeout);
+  // Prompt; pending API work is dropped (pods keep running: a restarted lockstepd adopts them).
+  void Stop();
+
+  void Launch(controller::LaunchOrder order) override;
+  void Terminate(JobId job, std::int32_t run, Seconds grace) override;
+  void Signal(JobId job, std::int32_t run, int signo) override;
+  Result<std::string> Logs(JobId job, std::int32_t run) override;
+
+ private:
+  using RunKey = std::pair<JobId, std::int32_t>;
+  struct PodState {
+    std::string name;
+    bool gone = false;  // deleted from the apiserver
+    PodStatusEvent status;
+  };
+  struct RunState {
+    std::string ns;
+    std::int32_t expected = -1;  // pods of the run; -1 until known
+    bool launching = false;      // the worker has yet to create its pods
+    bool launch_failed = false;
+    bool external = false;  // a pod group of others (the gangs component runs it)
+    bool terminating = false;
+    int kill_signal = 0;  // what ends pods deleted without a status: SIGTERM, or SIGKILL
+    std::chrono::steady_clock::time_point force_at{};  // terminating: delete at once after
+    bool reported = false;                             // BackendTaskExited sent
+    std::map<std::int32_t, PodState> pods;             // by rank
+  };
+  // One unit of the worker's work.
+  struct Op {
+    enum Kind { kLaunch, kDelete, kForce, kDeleteService } kind = kLaunch;
+    controller::LaunchOrder order;  // kLaunch
+    RunKey key{};
+    std::int64_t grace = 0;  // kDelete
+    int signal = 0;          // kDelete: the signal pods without a status are said to end with
+  };
+  // A device of a reported node: its type and extended resource, by device index.
+  struct Device {
+    std::string type, resource;
+  };
+
+  void OnNode();
+  void OnPod(const Json* old_pod, const Json* pod, bool deleted);
+  // A pod of this lockstepd's jobs: labelled with a job id, in its namespace.
+  bool IsOwnJobPod(const Json& pod) const;
+  // A pod whose requests hold room lockstep cannot give: bound, unfinished, and another
+  // scheduler's or another lockstepd's.
+  bool TakesRoom(const Json& pod) const;
+  void ReportLoop();
+  void ReportNodes();
+  void WorkLoop();
+  // Once, when the pods are first known: running jobs whose pods vanished meanwhile.
+  void ReconcileVanishedRuns();
+  void Run(Op op);
+  void DoLaunch(const controller::LaunchOrder& order);
+  void DoDelete(const RunKey& key, std::int64_t grace, int signal);
+  void DoForce();
+  void DoDeleteService(JobId job, const std::string& ns);
+  void Enqueue(Op op);
+  // With mu_ held: if every pod of the run has ended, marks it reported and returns its
+  // controller call; when a pod failed while others run, queues their deletion.
+  std::function<void()> CheckRunLocked(const RunKey& key);
+  std::vector<std::pair<std::int32_t, std::string>> RunPodsFromCache(const RunKey& key,
+                                                                     std::string* ns) const;
+
+  KubeClient* const client_;
+  controller::Controller* const controller_;
+  const KubernetesBackendOptions options_;
+  NodeMappingOptions mapping_;
+
+  std::unique_ptr<Informer> nodes_;
+  std::unique_ptr<Informer> pods_;
+  std::unique_ptr<PodGroupSchedulerHandle> gangs_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;       // work_, nodes_dirty_, stopping_, reported_once_
+  bool stopping_ = false;            // guarded by mu_
+  bool nodes_dirty_ = false;         // guarded by mu_
+  bool reported_once_ = false;       // guarded by mu_
+  std::deque<Op> work_;              // guarded by mu_
+  std::map<RunKey, RunState> runs_;  // guarded by mu_
+  std::map<std::string, std::vector<Device>> devices_;  // guarded by mu_: by node name
+  std::set<std::string> node_errors_;                   // guarded by mu_: logged once
+  std::set<int> unsupported_signals_;                   // guarded by mu_: logged once
+  std::thread reporter_;
+  std::thread worker_;
+};
+
+}  // namespace lockstep::kube

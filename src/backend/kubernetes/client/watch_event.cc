@@ -1,0 +1,95 @@
+#include "backend/kubernetes/client/watch_event.h"
+
+namespace lockstep::kube {
+
+const char* WatchEventTypeName(WatchEventType type) {
+  switch (type) {
+    case WatchEventType::kAdded:
+      return "ADDED";
+    case WatchEventType::kModified:
+      return "MODIFIED";
+    case WatchEventType::kDeleted:
+      return "DELETED";
+    case WatchEventType::kBookmark:
+      return "BOOKMARK";
+    case WatchEventType::kError:
+      return "ERROR";
+  }
+  return "?";
+}
+
+std::string WatchEvent::ResourceVersion() const {
+  if (!object.is_object()) return "";
+  auto md = object.find("metadata");
+  if (md == object.end() || !md->is_object()) return "";
+  auto rv = md->find("resourceVersion");
+  return rv != md->end() && rv->is_string() ? rv->get<std::string>() : std::string();
+}
+
+Result<WatchEvent> ParseWatchEvent(std::string_view line) {
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  auto preview = [&] { return std::string(line.substr(0, 80)); };
+  if (!j.is_object()) return InvalidArgument("watch stream: not a JSON object: " + preview());
+  auto type = j.find("type");
+  auto object = j.find("object");
+  if (type == j.end() || !type->is_string() || object == j.end()) {
+    return InvalidArgument("watch stream: event without type or object: " + preview());
+  }
+  WatchEvent ev;
+  const std::string& t = type->get_ref<const std::string&>();
+  if (t == "ADDED") {
+    ev.type = WatchEventType::kAdded;
+  } else if (t == "MODIFIED") {
+    ev.type = WatchEventType::kModified;
+  } else if (t == "DELETED") {
+    ev.type = WatchEventType::kDeleted;
+  } else if (t == "BOOKMARK") {
+    ev.type = WatchEventType::kBookmark;
+  } else if (t == "ERROR") {
+    ev.type = WatchEventType::kError;
+  } else {
+    return InvalidArgument("watch stream: unknown event type '" + t + "'");
+  }
+  ev.object = std::move(*object);
+  return ev;
+}
+
+Result<std::vector<WatchEvent>> WatchEventParser::Feed(std::string_view bytes) {
+  std::vector<WatchEvent> events;
+  size_t start = 0;
+  Status first_error;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] != '\n') continue;
+    std::string_view piece = bytes.substr(start, i - start);
+    std::string line;
+    std::string_view whole = piece;
+    if (!pending_.empty()) {
+      line = std::move(pending_);
+      pending_.clear();
+      line.append(piece);
+      whole = line;
+    }
+    start = i + 1;
+    if (whole.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    Result<WatchEvent> ev = ParseWatchEvent(whole);
+    if (!ev.ok()) {
+      if (first_error.ok()) first_error = ev.status();
+      continue;
+    }
+    events.push_back(std::move(*ev));
+  }
+  pending_.append(bytes.substr(start));
+  if (!first_error.ok()) return first_error;
+  return events;
+}
+
+Status WatchEventParser::Finish() const {
+  if (pending_.find_first_not_of(" \t\r\n") == std::string::npos) return Status::Ok();
+  // The apiserver ends every event with a newline; a final object without one is still whole
+  // if it parses.
+  if (ParseWatchEvent(pending_).ok()) return Status::Ok();
+  return InvalidArgument("watch stream ended inside an event (" + std::to_string(pending_.size()) +
+                         " bytes pending)");
+}
+
+}  // namespace lockstep::kube

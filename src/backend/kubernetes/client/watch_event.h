@@ -1,0 +1,45 @@
+// The events of a Kubernetes watch and an incremental parser for the stream that carries them:
+// newline-delimited JSON objects {"type": ..., "object": ...}, arriving in arbitrary pieces
+// (chunks of a chunked HTTP body split events anywhere, even inside a UTF-8 sequence).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace lockstep::kube {
+
+enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
+
+const char* WatchEventTypeName(WatchEventType type);
+
+struct WatchEvent {
+  WatchEventType type = WatchEventType::kAdded;
+  // The object; for kBookmark only metadata.resourceVersion is meaningful; for kError a
+  // meta/v1 Status (code 410 with reason Expired or Gone when the resourceVersion is too old).
+  nlohmann::json object;
+
+  std::string ResourceVersion() const;
+};
+
+// Splits a byte stream into watch events. Not thread-safe: one per stream.
+class WatchEventParser {
+ public:
+  // Feeds the next bytes; returns the events they complete (possibly none). A malformed line is
+  // an error naming the line's start; the parser then skips that line and can continue.
+  Result<std::vector<WatchEvent>> Feed(std::string_view bytes);
+  // At the end of the stream: an error if an incomplete event remains.
+  Status Finish() const;
+  size_t buffered() const { return pending_.size(); }
+
+ private:
+  std::string pending_;  // bytes after the last newline
+};
+
+// Parses one line ({"type":..., "object":...}).
+Result<WatchEvent> ParseWatchEvent(std::string_view line);
+
+}  // namespace lockstep::kube

@@ -1,0 +1,315 @@
+// The pod group scheduler's reconciliation of one gang: submit it when complete, cancel its
+// pending job when it loses pods, end its job when its bound pods have ended, and Events.
+#include <algorithm>
+#include <cstdio>
+
+#include "backend/kubernetes/gangs/gang_json.h"
+#include "backend/kubernetes/gangs/pod_group_scheduler.h"
+#include "backend/kubernetes/objects/pod_events.h"
+#include "spec/sbatch_internal.h"
+
+namespace lockstep::kube {
+namespace {
+
+using gangs_internal::Clock;
+using gangs_internal::Meta;
+using gangs_internal::Str;
+
+}  // namespace
+
+void PodGroupScheduler::Reconcile(const std::string& key) {
+  std::vector<Json> pods;
+  std::map<std::string, Json> pod_groups;
+  Group g;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = groups_.find(key);
+    if (it != groups_.end()) {
+      // Bound gangs are looked at in place: every Binding brings a pod update.
+      if (it->second.phase == Phase::kRunning) {
+        g.job = it->second.job;
+        g.run = it->second.run;
+        std::optional<GangExit> ended = RunningGangEndedLocked(it->second);
+        if (!ended) return;
+        g.exit = *ended;
+      } else if (it->second.phase == Phase::kBinding || it->second.phase == Phase::kSubmitting) {
+        return;
+      }
+    }
+    if (g.job == 0) {
+      pods = PodsOf(key);
+      pod_groups = PodGroupsFor(pods);
+      if (it == groups_.end() && pods.empty()) return;
+      if (it != groups_.end()) g = it->second;
+      if (it != groups_.end() && pods.empty() && g.phase == Phase::kNone) {
+        groups_.erase(it);
+        return;
+      }
+    }
+  }
+  if (g.phase == Phase::kNone && g.job != 0) return EndRunningGang(key, g);
+
+  // Without the PodGroup CRD, a pod's PodGroup label is ignored when it also carries gang
+  // annotations, and the pod waits (with an Event) when it does not.
+  std::vector<std::string> notes;
+  const std::vector<Json> all_pods = pods;  // Events go on every pod of the gang
+  if (!pod_groups_available_) {
+    std::vector<Json> kept;
+    for (Json& p : pods) {
+      std::optional<std::string> group = PodGroupName(p);
+      if (!group) {
+        kept.push_back(std::move(p));
+        continue;
+      }
+      if (Meta(p, "annotations", kGangAnnotation).empty()) {
+        notes.push_back("pod " + key.substr(0, key.find('/') + 1) + Str(p, "metadata", "name") +
+                        " names PodGroup " + *group +
+                        " but the PodGroup CRD (scheduling.x-k8s.io/v1alpha1) is not installed: "
+                        "install it, or give the pods annotations lockstep.dev/gang and "
+                        "lockstep.dev/gang-size");
+        continue;
+      }
+      notes.push_back("the PodGroup CRD (scheduling.x-k8s.io/v1alpha1) is not installed: label " +
+                      std::string(kPodGroupLabel) + " ignored, gang from annotations");
+      p["metadata"]["labels"].erase(kPodGroupLabel);
+      kept.push_back(std::move(p));
+    }
+    pods = std::move(kept);
+  }
+  PodGroupOptions po;
+  po.default_queue = options_.default_queue;
+  po.scheduler_name = options_.scheduler_name;
+  Gangs gangs = GroupPods(pods, pod_groups, po);
+  for (const Status& e : gangs.errors) notes.push_back(e.message());
+  const Gang* gang = nullptr;
+  for (const Gang& candidate : gangs.gangs)
+    if (candidate.key == key) gang = &candidate;
+  std::map<std::string, std::string> members;  // the gang's unbound pods, name -> uid
+  if (gang)
+    for (const Json& p : gang->pods)
+      members[Str(p, "metadata", "name")] = Str(p, "metadata", "uid");
+
+  if (g.phase == Phase::kPending) {
+    // Pods went away (or were replaced) while the job waited: cancel it; a complete gang of the
+    // pods that are there now is submitted afresh.
+    if (gang && gang->Ready() && members == g.pods) return;
+    Status st = controller_->Cancel(controller::Caller{0, 0, "root"}, g.job, 0);
+    std::fprintf(stderr, "lockstepd: pod groups: gang %s lost pods: job %llu cancelled%s\n",
+                 key.c_str(), static_cast<unsigned long long>(g.job),
+                 st.ok() ? "" : (": " + st.ToString()).c_str());
+    std::lock_guard<std::mutex> lock(mu_);
+    Group& cur = groups_[key];
+    if (cur.phase != Phase::kPending || cur.job != g.job) return;  // bound meanwhile
+    job_keys_.erase(cur.job);
+    cur.phase = Phase::kNone;
+    cur.job = 0;
+    cur.pods.clear();
+    ++stats_.cancelled;
+    dirty_.insert(key);
+    return;
+  }
+  // kNone.
+  for (const std::string& n : notes) EventGang(key, all_pods, "FailedScheduling", n);
+  if (!gang || !gang->Ready()) return;
+  // A gang that failed waits for its retry time, unless its pods changed.
+  if (!g.failure.empty() && Clock::now() < g.retry_at && members == g.pods) return;
+  // Submissions run on their own pool: each is a durable commit, and concurrent ones share the
+  // store's group commit.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Group& cur = groups_[key];
+    cur.key = key;
+    cur.phase = Phase::kSubmitting;
+  }
+  submit_pool_->Post([this, key, gang = *gang] { SubmitGang(key, gang); });
+}
+
+void PodGroupScheduler::CheckPendingJobs() {
+  std::string ids;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, g] : groups_)
+      if (g.phase == Phase::kPending) ids += (ids.empty() ? "" : ",") + std::to_string(g.job);
+  }
+  if (ids.empty()) return;
+  Json jobs = controller_->ListJobs({{"job", ids}, {"all", "1"}});
+  for (const Json& j : jobs["jobs"]) {
+    const std::string state = j.value("state", "");
+    if (state == "PENDING" || state == "RUNNING" || state == "COMPLETING") continue;
+    const JobId id = j.value("job_id", JobId{0});
+    std::string message;
+    std::string key;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto k = job_keys_.find(id);
+      if (k == job_keys_.end()) continue;
+      key = k->second;
+      Group& g = groups_[key];
+      if (g.phase != Phase::kPending || g.job != id) continue;
+      job_keys_.erase(k);
+      g.phase = Phase::kNone;
+      g.job = 0;
+      g.failure = "job " + std::to_string(id) + " of gang " + key + " ended " + state +
+                  " before its pods were bound; they stay unscheduled until the gang's pods change";
+      g.retry_at = Clock::time_point::max();
+      message = g.failure;
+    }
+    EventGang(key, PodsOf(key, true), "FailedScheduling", message);
+  }
+}
+
+void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang) {
+  std::map<std::string, std::string> members;
+  for (const Json& p : gang.pods) members[Str(p, "metadata", "name")] = Str(p, "metadata", "uid");
+  const std::string ns = key.substr(0, key.find('/'));
+  GangOptions go;
+  go.pods_per_node = options_.pods_per_node;
+  go.names = options_.names;
+  Result<GangRequest> req = GangToRequest(gang.pods, go);
+  auto submit = [&]() -> Result<JobId> {
+    if (!req.ok()) return req.status();
+    spec::JobSpec s;
+    s.name = key;
+    s.partition = gang.queue;
+    s.min_nodes = s.max_nodes = req->request.min_nodes;
+    s.ntasks = req->request.ntasks;
+    s.cpus_per_task = req->request.cpus_per_task;
+    s.mem_mb = req->request.mem_per_node_mb;
+    s.gpus_per_task = req->request.gpus_per_task;
+    s.gpu_type = req->gpu_type;
+    s.time_limit = req->request.time_limit;
+    s.external = key;
+    s.requeue = true;
+    s.work_dir = "/";
+    // Kubernetes priority orders the queue: spec.priority (the PriorityClass's value) lowers
+    // the job's nice, so a higher class outranks every multifactor difference.
+    constexpr std::int64_t kMaxNice = 2147483645;
+    s.nice =
+        static_cast<std::int32_t>(-std::clamp<std::int64_t>(gang.priority, -kMaxNice, kMaxNice));
+    for (const Json& p : gang.pods) {
+      const std::string& t = Meta(p, "annotations", kTimeLimitAnnotation);
+      if (t.empty()) continue;
+      Result<Seconds> limit = spec::sbatch_internal::ParseTimeLimit(t);
+      if (!limit.ok())
+        return InvalidArgument("pod " + ns + "/" + Str(p, "metadata", "name") + ": annotation " +
+                               kTimeLimitAnnotation + ": " + limit.status().message());
+      s.time_limit = std::max(s.time_limit, *limit);
+    }
+    return controller_->Submit(controller::Caller{0, 0, "k8s:" + ns}, std::move(s));
+  };
+  Result<JobId> id = submit();
+  std::unique_lock<std::mutex> lock(mu_);
+  Group& g = groups_[key];
+  g.key = key;
+  g.pods = members;
+  dirty_.insert(key);  // its pods may have changed meanwhile
+  wake_.notify_all();
+  if (id.ok()) {
+    g.phase = Phase::kPending;
+    g.job = *id;
+    g.pods_per_node = req->pods_per_node;
+    g.failure.clear();
+    job_keys_[*id] = key;
+    ++stats_.submitted;
+    // Orders for the job that arrived before its id was known.
+    for (auto it = deferred_.begin(); it != deferred_.end();) {
+      if (it->external == key) {
+        orders_.push_back(std::move(*it));
+        it = deferred_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return;
+  }
+  g.phase = Phase::kNone;
+  ++stats_.rejected;
+  g.retry_at = Clock::now() + options_.retry_interval;
+  std::string shape;
+  if (req.ok()) {
+    shape = ", each cpu " + std::to_string(req->request.cpus_per_task) + ", memory " +
+            std::to_string((req->per_pod.memory_bytes + (1 << 20) - 1) >> 20) + "Mi";
+    if (!req->gpu_resource.empty())
+      shape += ", " + req->gpu_resource + " " + std::to_string(req->request.gpus_per_task);
+    shape += ", " + std::to_string(req->pods_per_node) + " per node on " +
+             std::to_string(req->request.min_nodes) + " nodes";
+  }
+  g.failure = "gang " + key + " (" + std::to_string(gang.pods.size()) + " pods" + shape +
+              ") cannot be scheduled: " + id.status().message() +
+              "; none of its pods is bound (retried every " +
+              std::to_string(options_.retry_interval.count() / 1000) + " s)";
+  std::string failure = g.failure;
+  lock.unlock();
+  EventGang(key, gang.pods, "FailedScheduling", failure);
+}
+
+void PodGroupScheduler::EventGang(const std::string& key, const std::vector<Json>& pods,
+                                  const std::string& reason, const std::string& message) {
+  Json group;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Group& g = groups_[key];
+    g.key = key;
+    if (!g.evented.insert(message).second) return;
+    if (!pods.empty())
+      if (std::optional<std::string> name = PodGroupName(pods.front()))
+        if (auto it = pod_groups_.find(Str(pods.front(), "metadata", "namespace") + "/" + *name);
+            it != pod_groups_.end())
+          group = it->second;
+  }
+  std::fprintf(stderr, "lockstepd: pod groups: %s\n", message.c_str());
+  int posted = 0;
+  auto post = [&](const Json& object) {
+    Status st = events_->Post(object, "Warning", reason, message);
+    if (!st.ok()) {
+      std::fprintf(stderr, "lockstepd: pod groups: event: %s\n", st.ToString().c_str());
+    } else {
+      ++posted;
+    }
+  };
+  if (!group.is_null()) post(group);
+  for (std::size_t i = 0; i < pods.size() && static_cast<int>(i) < options_.max_events_per_gang;
+       ++i)
+    post(pods[i]);
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.events += posted;
+}
+
+std::optional<PodGroupScheduler::GangExit> PodGroupScheduler::RunningGangEndedLocked(
+    const Group& g) const {
+  GangExit out;
+  GangExit* exit = &out;
+  auto gang = pods_.find(g.key);
+  for (const auto& [name, uid] : g.pods) {
+    const Json* pod = nullptr;
+    if (gang != pods_.end())
+      if (auto p = gang->second.find(name); p != gang->second.end()) pod = &p->second;
+    if (!pod || Str(*pod, "metadata", "uid") != uid) {
+      // Gone (deleted, or replaced by a new pod of that name): killed.
+      if (exit->exit_code == 0 && exit->signal == 0) exit->signal = 9;
+      continue;
+    }
+    Result<PodStatusEvent> ev = PodStatusEventOf(*pod);
+    if (!ev.ok() || !ev->ended) return std::nullopt;
+    exit->oom = exit->oom || ev->oom;
+    if (exit->exit_code == 0 && exit->signal == 0) {
+      exit->exit_code = ev->exit_code;
+      exit->signal = ev->signal;
+    }
+  }
+  return out;
+}
+
+void PodGroupScheduler::EndRunningGang(const std::string& key, const Group& g) {
+  controller_->BackendTaskExited(g.job, g.run, g.exit.exit_code, g.exit.signal, g.exit.oom);
+  std::lock_guard<std::mutex> lock(mu_);
+  Group& cur = groups_[key];
+  if (cur.job != g.job || cur.phase != Phase::kRunning) return;
+  job_keys_.erase(cur.job);
+  cur.phase = Phase::kNone;
+  cur.job = 0;
+  cur.terminate_requested = false;
+  ++stats_.ended;
+}
+
+}  // namespace lockstep::kube

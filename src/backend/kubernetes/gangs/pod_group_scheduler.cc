@@ -1,0 +1,297 @@
+// The pod group scheduler's informers, worker loop and recovery. Gangs are reconciled in
+// pod_group_reconcile.cc, bound in pod_group_binding.cc.
+#include "backend/kubernetes/gangs/pod_group_scheduler.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+#include "backend/kubernetes/client/api_error.h"
+#include "backend/kubernetes/gangs/gang_json.h"
+
+namespace lockstep::kube {
+
+using gangs_internal::Clock;
+using gangs_internal::Deleting;
+using gangs_internal::Meta;
+using gangs_internal::Str;
+
+std::string GangKeyOf(const Json& pod, bool pod_groups) {
+  const std::string& ns = Str(pod, "metadata", "namespace");
+  const std::string& gang = Meta(pod, "annotations", kGangAnnotation);
+  if (std::optional<std::string> g = PodGroupName(pod); g && (pod_groups || gang.empty()))
+    return ns + "/" + *g;
+  if (!gang.empty()) return ns + "/" + gang;
+  return ns + "/" + Str(pod, "metadata", "name");
+}
+
+PodGroupScheduler::PodGroupScheduler(KubeClient* client, controller::Controller* controller,
+                                     PodGroupSchedulerOptions options)
+    : client_(client), controller_(controller), options_(std::move(options)), binder_(client) {}
+
+PodGroupScheduler::~PodGroupScheduler() {
+  Stop();
+}
+
+void PodGroupScheduler::Start() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (started_) return;
+    started_ = true;
+  }
+  if (options_.bind_client_options) {
+    Result<std::unique_ptr<KubeClient>> c =
+        KubeClient::Create(client_->config(), *options_.bind_client_options);
+    if (c.ok()) {
+      bind_client_ = std::move(*c);
+      binder_ = bind_client_.get();
+    } else {
+      std::fprintf(stderr, "lockstepd: pod groups: bind client: %s; binding with the main one\n",
+                   c.status().ToString().c_str());
+    }
+  }
+  events_ = std::make_unique<GangEvents>(client_, options_.event_component);
+  pool_ = std::make_unique<WorkPool>(options_.bind_threads);
+  submit_pool_ = std::make_unique<WorkPool>(options_.submit_threads);
+  ListOptions probe;
+  probe.limit = 1;
+  Result<Json> groups = client_->List(kPodGroupApi, probe);
+  pod_groups_available_ = groups.ok() || !IsNotFound(groups.status());
+  if (!pod_groups_available_) {
+    std::fprintf(stderr,
+                 "lockstepd: pod groups: the PodGroup CRD (scheduling.x-k8s.io/v1alpha1) is not "
+                 "installed: gangs come from lockstep.dev/gang annotations only\n");
+  } else {
+    InformerHandlers h;
+    h.on_add = [this](const Json& g) { OnPodGroup(g, true); };
+    h.on_update = [this](const Json&, const Json& g) { OnPodGroup(g, true); };
+    h.on_delete = [this](const Json& g) { OnPodGroup(g, false); };
+    InformerOptions go;
+    go.path = kPodGroupApi;
+    groups_informer_ = std::make_unique<Informer>(client_, std::move(go), std::move(h));
+    groups_informer_->Start();
+  }
+  InformerHandlers h;
+  h.on_add = [this](const Json& p) { OnPod(p, true); };
+  h.on_update = [this](const Json&, const Json& p) { OnPod(p, true); };
+  h.on_delete = [this](const Json& p) { OnPod(p, false); };
+  InformerOptions io;
+  io.path = PodsPath("");
+  io.page_size = options_.list_page_size;
+  io.field_selector = "spec.schedulerName=" + options_.scheduler_name;
+  io.label_selector = std::string("!") + kJobIdLabel;  // lockstep's own pods: the core backend's
+  pods_informer_ = std::make_unique<Informer>(client_, std::move(io), std::move(h));
+  pods_informer_->Start();
+  worker_ = std::thread([this] { Run(); });
+}
+
+void PodGroupScheduler::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (pods_informer_) pods_informer_->Stop();
+  if (groups_informer_) groups_informer_->Stop();
+  if (worker_.joinable()) worker_.join();
+  if (submit_pool_) submit_pool_->Stop();
+  if (pool_) pool_->Stop();
+}
+
+bool PodGroupScheduler::WaitForReady(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return wake_.wait_for(lock, timeout, [&] { return ready_ || stop_; }) && ready_;
+}
+
+PodGroupSchedulerStats PodGroupScheduler::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+JobId PodGroupScheduler::JobOfGangForTest(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = groups_.find(key);
+  return it == groups_.end() ? 0 : it->second.job;
+}
+
+void PodGroupScheduler::Bind(const controller::LaunchOrder& order) {
+  Order o;
+  o.job = order.job;
+  o.run = order.run;
+  o.external = order.external;
+  for (const controller::PlacedNode& n : order.nodes) o.nodes.push_back(n.node);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    orders_.push_back(std::move(o));
+    ++stats_.bind_orders;
+  }
+  wake_.notify_all();
+}
+
+void PodGroupScheduler::Terminate(JobId job, std::int32_t run) {
+  Order o;
+  o.bind = false;
+  o.job = job;
+  o.run = run;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    orders_.push_back(std::move(o));
+  }
+  wake_.notify_all();
+}
+
+void PodGroupScheduler::OnPod(const Json& pod, bool present) {
+  const std::string key = GangKeyOf(pod, pod_groups_available_);
+  const std::string& name = Str(pod, "metadata", "name");
+  const std::string id = Str(pod, "metadata", "namespace") + "/" + name;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A pod whose labels moved it to another gang leaves its old one.
+    auto erase = [&](const std::string& from) {
+      auto it = pods_.find(from);
+      if (it == pods_.end()) return;
+      it->second.erase(name);
+      if (it->second.empty()) pods_.erase(it);
+      dirty_.insert(from);
+    };
+    if (auto it = pod_gang_.find(id); it != pod_gang_.end() && (!present || it->second != key)) {
+      erase(it->second);
+      pod_gang_.erase(it);
+    }
+    if (present) {
+      pods_[key][name] = pod;
+      pod_gang_[id] = key;
+    }
+    dirty_.insert(key);
+  }
+  wake_.notify_all();
+}
+
+void PodGroupScheduler::OnPodGroup(const Json& group, bool present) {
+  std::string key = ObjectKey(group);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (present)
+      pod_groups_[key] = group;
+    else
+      pod_groups_.erase(key);
+    dirty_.insert(key);
+  }
+  wake_.notify_all();
+}
+
+void PodGroupScheduler::MarkDirty(const std::string& key) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dirty_.insert(key);
+  }
+  wake_.notify_all();
+}
+
+std::vector<Json> PodGroupScheduler::PodsOf(const std::string& key, bool lock) const {
+  std::unique_lock<std::mutex> guard(mu_, std::defer_lock);
+  if (lock) guard.lock();
+  std::vector<Json> out;
+  if (auto it = pods_.find(key); it != pods_.end())
+    for (const auto& [name, pod] : it->second) out.push_back(pod);
+  return out;
+}
+
+std::map<std::string, Json> PodGroupScheduler::PodGroupsFor(const std::vector<Json>& pods) const {
+  std::map<std::string, Json> out;
+  for (const Json& p : pods) {
+    std::optional<std::string> g = PodGroupName(p);
+    if (!g) continue;
+    std::string key = Str(p, "metadata", "namespace") + "/" + *g;
+    if (auto it = pod_groups_.find(key); it != pod_groups_.end()) out[key] = it->second;
+  }
+  return out;
+}
+
+void PodGroupScheduler::Run() {
+  while (!pods_informer_->WaitForSync(std::chrono::milliseconds(100)) ||
+         (groups_informer_ && !groups_informer_->WaitForSync(std::chrono::milliseconds(100)))) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+  }
+  Recover();
+  auto next_tick = Clock::now();
+  auto next_check = Clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    std::deque<Order> orders;
+    std::vector<std::string> keys;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait_until(lock, next_tick,
+                       [&] { return stop_ || !orders_.empty() || !dirty_.empty(); });
+      if (stop_) return;
+      if (Clock::now() >= next_tick) {
+        // Gangs whose submission failed are tried again when their time comes.
+        const auto now = Clock::now();
+        for (auto& [key, g] : groups_)
+          if (g.phase == Phase::kNone && !g.failure.empty() && g.retry_at <= now)
+            dirty_.insert(key);
+        next_tick = now + std::min<std::chrono::milliseconds>(options_.retry_interval,
+                                                              std::chrono::milliseconds(1000));
+      }
+      // Orders first: they are jobs the controller has started and waits on.
+      orders.swap(orders_);
+      for (auto it = dirty_.begin(); it != dirty_.end() && keys.size() < 64;)
+        keys.push_back(*it), it = dirty_.erase(it);
+    }
+    for (const Order& o : orders) o.bind ? HandleBind(o) : HandleTerminate(o);
+    for (const std::string& key : keys) Reconcile(key);
+    if (Clock::now() >= next_check) {
+      CheckPendingJobs();
+      next_check = Clock::now() + std::chrono::seconds(5);
+    }
+  }
+}
+
+void PodGroupScheduler::Recover() {
+  // Jobs submitted for gangs by an earlier lockstepd: by JobSpec::external when the job's JSON
+  // has it, else by the name this scheduler gives them ("<namespace>/<gang>", user "k8s:<ns>").
+  Json jobs = controller_->ListJobs(Json::object());
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Json& j : jobs["jobs"]) {
+    std::string key = j.value("external", "");
+    const std::string user = j.value("user", "");
+    if (key.empty() && user.rfind("k8s:", 0) == 0 &&
+        j.value("name", "").find('/') != std::string::npos)
+      key = j.value("name", "");
+    if (key.empty()) continue;
+    const std::string state = j.value("state", "");
+    Group& g = groups_[key];
+    g.key = key;
+    g.job = j.value("job_id", JobId{0});
+    g.run = j.value("restart_count", 0);
+    const bool running = state == "RUNNING" || state == "COMPLETING";
+    if (state == "PENDING") {
+      g.phase = Phase::kPending;
+    } else if (running) {
+      g.phase = Phase::kRunning;
+    } else {
+      groups_.erase(key);
+      continue;
+    }
+    job_keys_[g.job] = key;
+    if (auto it = pods_.find(key); it != pods_.end()) {
+      for (const auto& [name, pod] : it->second) {
+        if (Str(pod, "spec", "nodeName").empty() == running || Deleting(pod)) continue;
+        g.pods[name] = Str(pod, "metadata", "uid");
+      }
+    }
+    g.pods_per_node = std::max<std::int32_t>(
+        1, (static_cast<std::int32_t>(g.pods.size()) + std::max(1, j.value("node_count", 1)) - 1) /
+               std::max(1, j.value("node_count", 1)));
+    std::fprintf(stderr, "lockstepd: pod groups: job %llu is gang %s (%s, %zu pods)\n",
+                 static_cast<unsigned long long>(g.job), key.c_str(), state.c_str(), g.pods.size());
+  }
+  for (const auto& [key, pods] : pods_) dirty_.insert(key);
+  for (const auto& [key, g] : groups_) dirty_.insert(key);
+  ready_ = true;
+  wake_.notify_all();
+}
+
+}  // namespace lockstep::kube

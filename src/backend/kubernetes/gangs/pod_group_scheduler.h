@@ -1,0 +1,215 @@
+// Scheduling pods that others create (Kubeflow, JobSet, plain Deployments...) and that name
+// lockstep as their scheduler (spec.schedulerName "lockstep"), whole gangs at a time.
+//
+// The scheduler watches such pods (and coscheduling PodGroups when their CRD is installed),
+// gathers them into gangs (objects/pod_groups.h) and, once a gang is complete (minMember or
+// lockstep.dev/gang-size pods exist), submits ONE lockstep job for it to the Controller, with
+// JobSpec::external = "<namespace>/<gang>". The controller's engine places the whole job at once;
+// when it starts it, the core backend calls Bind() with the allocation and the scheduler POSTs
+// one Binding per pod. A gang is never left half bound: a binding that fails after others
+// succeeded deletes the bound pods (their owners recreate them) and requeues the job
+// (Controller::BackendLaunchFailed). When every pod of a bound gang has ended or is gone, the
+// job ends (Controller::BackendTaskExited); when a pending gang loses pods, its job is cancelled.
+// A gang the cluster can never hold gets a Warning Event (reason FailedScheduling) on each pod
+// (and its PodGroup), no binding, and is tried again every `retry_interval`.
+// Rules and choices in docs/kubernetes.md, "Pod groups".
+//
+//   PodGroupScheduler gangs(client, controller, options);
+//   gangs.Start();
+//   ... backend->Launch(order) with order.external set: gangs.Bind(order);
+//   gangs.Stop();
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/kubernetes/client/informer.h"
+#include "backend/kubernetes/client/kube_client.h"
+#include "backend/kubernetes/gangs/gang_events.h"
+#include "backend/kubernetes/gangs/work_pool.h"
+#include "backend/kubernetes/objects/pod_groups.h"
+#include "controller/backend.h"
+#include "controller/controller.h"
+
+namespace lockstep::kube {
+
+inline constexpr const char* kTimeLimitAnnotation = "lockstep.dev/time-limit";
+inline constexpr const char* kPodGroupApi = "/apis/scheduling.x-k8s.io/v1alpha1/podgroups";
+
+// Documented defaults. (When spec::KubernetesSettings lands in cluster_config.h, the core backend
+// maps it onto these.)
+struct PodGroupSchedulerOptions {
+  std::string scheduler_name = kSchedulerName;  // pods naming this in spec.schedulerName
+  std::string default_queue;       // partition of pods without lockstep.dev/queue; "": the default
+  std::int32_t pods_per_node = 1;  // pods of one gang that may share a node
+  ResourceNames names;
+  // The pod informer's list page size: large pages make the first list of many pods faster.
+  int list_page_size = 5000;
+  // Concurrent Binding POSTs (and rollback deletions).
+  int bind_threads = 16;
+  // Concurrent Controller::Submit()s (each a durable commit; concurrent ones share one).
+  int submit_threads = 8;
+  // When set, Bindings go through a client of their own made from the given client's config with
+  // these options (e.g. qps 0: no client-side rate limit); else through the given client.
+  std::optional<ClientOptions> bind_client_options;
+  // A gang that could not be submitted (never fits, unknown partition...) is tried again after
+  // this long; the Event is posted again only when the reason changes.
+  std::chrono::milliseconds retry_interval{30'000};
+  // gracePeriodSeconds when a cancelled or timed-out job's pods are deleted; unset: the pods'
+  // own terminationGracePeriodSeconds.
+  std::optional<std::int64_t> terminate_grace_seconds;
+  // Pods Events are posted on per gang (its PodGroup gets one too); the rest are counted in the
+  // message.
+  int max_events_per_gang = 16;
+  std::string event_component = "lockstep";
+};
+
+// Counters for tests, metrics and the benchmark.
+struct PodGroupSchedulerStats {
+  std::int64_t submitted = 0;      // jobs submitted for gangs
+  std::int64_t rejected = 0;       // submissions refused (gangs that cannot fit)
+  std::int64_t bind_orders = 0;    // Bind() calls (jobs the controller started)
+  std::int64_t bound_pods = 0;     // successful Bindings
+  std::int64_t bind_failures = 0;  // gangs whose binding was rolled back
+  std::int64_t cancelled = 0;      // pending jobs cancelled because their pods went away
+  std::int64_t ended = 0;          // jobs ended by their pods
+  std::int64_t events = 0;         // Events posted
+};
+
+// Owns its threads (a worker that reconciles gangs, `bind_threads` binders, two informers). The
+// KubeClient and the Controller must outlive it. Thread-safe: Bind() and Terminate() may be
+// called with the controller's lock held (they only queue work); Stop() from any thread but
+// the scheduler's own.
+class PodGroupScheduler {
+ public:
+  PodGroupScheduler(KubeClient* client, controller::Controller* controller,
+                    PodGroupSchedulerOptions options = {});
+  ~PodGroupScheduler();  // Stop()s
+  PodGroupScheduler(const PodGroupScheduler&) = delete;
+  PodGroupScheduler& operator=(const PodGroupScheduler&) = delete;
+
+  // Probes the PodGroup CRD, starts the informers and the worker, which recovers group -> job
+  // from Controller::ListJobs once the informers have synced. Problems (no PodGroup CRD, a bind
+  // client that cannot be made: the given client binds) are logged to stderr.
+  void Start();
+  // Prompt; idempotent. Queued orders are dropped: the controller's recovery deals with them.
+  void Stop();
+
+  // The controller started `order.job` (order.external is "<namespace>/<gang>"): bind its pods to
+  // the order's nodes. Only queues the work.
+  void Bind(const controller::LaunchOrder& order);
+  // The controller ends the job (cancel, time limit): delete its pods. Only queues the work.
+  void Terminate(JobId job, std::int32_t run);
+
+  // True once the informers have synced and the mapping is recovered.
+  bool WaitForReady(std::chrono::milliseconds timeout);
+  bool pod_groups_available() const { return pod_groups_available_; }
+  PodGroupSchedulerStats stats() const;
+  // The job submitted for gang "<namespace>/<name>", 0 when none.
+  JobId JobOfGangForTest(const std::string& key) const;
+  // Runs on the worker after a gang's pods were checked and before its Bindings are posted.
+  void SetBeforeBindForTest(std::function<void(const std::string& key)> hook) {
+    before_bind_for_test_ = std::move(hook);
+  }
+
+ private:
+  enum class Phase : std::uint8_t { kNone, kSubmitting, kPending, kBinding, kRunning };
+  // How a bound gang ended, for BackendTaskExited.
+  struct GangExit {
+    int exit_code = 0, signal = 0;
+    bool oom = false;
+  };
+  struct Group {
+    std::string key;
+    Phase phase = Phase::kNone;
+    JobId job = 0;
+    std::int32_t run = 0;
+    std::map<std::string, std::string> pods;  // the job's pods: name -> uid
+    std::int32_t pods_per_node = 1;
+    bool terminate_requested = false;
+    std::string failure;  // the last submission's error, evented once
+    std::chrono::steady_clock::time_point retry_at{};
+    std::set<std::string> evented;  // messages already posted for this gang
+    GangExit exit;                  // Reconcile's scratch: a bound gang that ended
+  };
+  struct BindBatch;
+  struct Order {
+    bool bind = true;  // else terminate
+    JobId job = 0;
+    std::int32_t run = 0;
+    std::string external;
+    std::vector<std::string> nodes;
+  };
+
+  void OnPod(const Json& pod, bool present);
+  void OnPodGroup(const Json& group, bool present);
+  void Run();
+  void Recover();
+  void Reconcile(const std::string& key);
+  // Pending jobs of gangs that ended without being bound (scancel): their gangs wait, with an
+  // Event, until their pods change.
+  void CheckPendingJobs();
+  void SubmitGang(const std::string& key, const Gang& gang);
+  // How bound gang `g` ended when every pod has ended or is gone, else nullopt; mu_ held.
+  std::optional<GangExit> RunningGangEndedLocked(const Group& g) const;
+  void EndRunningGang(const std::string& key, const Group& g);
+  void HandleBind(const Order& order);
+  void HandleTerminate(const Order& order);
+  void FinishBatch(const std::shared_ptr<BindBatch>& batch);
+  void DeletePods(const std::string& ns, const std::vector<std::string>& names,
+                  std::optional<std::int64_t> grace);
+  // Posts `message` once per gang on its pods (and PodGroup).
+  void EventGang(const std::string& key, const std::vector<Json>& pods, const std::string& reason,
+                 const std::string& message);
+  void MarkDirty(const std::string& key);
+  // Copies of the gang's pods, by name; `lock`: take mu_ (else the caller holds it).
+  std::vector<Json> PodsOf(const std::string& key, bool lock = false) const;
+  std::map<std::string, Json> PodGroupsFor(const std::vector<Json>& pods) const;
+
+  KubeClient* const client_;
+  controller::Controller* const controller_;
+  const PodGroupSchedulerOptions options_;
+  std::unique_ptr<KubeClient> bind_client_;  // when options_.bind_client_options
+  KubeClient* binder_ = nullptr;             // bind_client_ or client_
+  std::unique_ptr<GangEvents> events_;
+  std::unique_ptr<WorkPool> pool_;         // Bindings and deletions
+  std::unique_ptr<WorkPool> submit_pool_;  // Controller::Submit()s
+  std::unique_ptr<Informer> pods_informer_;
+  std::unique_ptr<Informer> groups_informer_;
+  bool pod_groups_available_ = false;
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  bool started_ = false, stop_ = false, ready_ = false;  // guarded by mu_
+  // Gang key -> pod name -> pod: every lockstep-scheduled pod not created by lockstep.
+  std::map<std::string, std::map<std::string, Json>> pods_;  // guarded by mu_
+  std::map<std::string, std::string> pod_gang_;              // guarded by mu_: "ns/pod" -> gang key
+  std::map<std::string, Json> pod_groups_;                   // guarded by mu_; "ns/name"
+  std::map<std::string, Group> groups_;                      // guarded by mu_
+  std::map<JobId, std::string> job_keys_;                    // guarded by mu_
+  std::set<std::string> dirty_;                              // guarded by mu_
+  std::deque<Order> orders_;                                 // guarded by mu_
+  std::vector<Order> deferred_;   // guarded by mu_: Bind()s of jobs whose Submit() is returning
+  PodGroupSchedulerStats stats_;  // guarded by mu_
+  std::thread worker_;
+  std::function<void(const std::string&)> before_bind_for_test_;
+};
+
+// The gang key ("<namespace>/<name>") a pod belongs to, by the rules of pod_groups.h, without
+// validating sizes: its PodGroup label (unless `pod_groups` is false, the CRD missing, and the
+// pod has a gang annotation), else its gang annotation, else its own name.
+std::string GangKeyOf(const nlohmann::json& pod, bool pod_groups = true);
+
+}  // namespace lockstep::kube

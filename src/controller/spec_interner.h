@@ -1,0 +1,31 @@
+// Jobs submitted alike share one JobSpec in memory. Array tasks always do; so do the thousand
+// jobs of a parameter sweep, whose scripts and environments live in the store, not here. With a
+// million pending jobs the JobSpec would otherwise be most of lockstepd's memory.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "spec/job_spec.h"
+
+namespace lockstep::controller {
+
+class SpecInterner {
+ public:
+  // The shared copy equal to `spec`, made if there is none. Thread-safe.
+  std::shared_ptr<const spec::JobSpec> Intern(spec::JobSpec spec);
+
+  // Distinct specs alive (for tests).
+  std::size_t size();
+
+ private:
+  void SweepLocked();
+
+  std::mutex mu_;
+  std::unordered_multimap<std::size_t, std::weak_ptr<const spec::JobSpec>> specs_;
+  std::size_t sweep_at_ = 1024;  // drop expired entries when the table grows past this
+};
+
+}  // namespace lockstep::controller

@@ -1,0 +1,498 @@
+// lockstepd with `backend: kubernetes`, end to end: a real kube-apiserver v1.20.2 (over etcd) on
+// free ports, Nodes made by the test, lockstepd and the CLI as real processes. There is no
+// kubelet: the test plays it, writing pods' and nodes' status. Without a built apiserver
+// (`scripts/kube-apiserver.sh build`) the tests skip, or fail when the CI variable is set.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <thread>
+
+#include "backend/kubernetes/client/api_error.h"
+#include "backend/kubernetes/client/kube_client.h"
+#include "backend/kubernetes/client/kubeconfig.h"
+#include "tests/cluster_harness.h"
+
+namespace lockstep::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using kube::Json;
+using kube::KubeClient;
+using std::chrono::milliseconds;
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+bool WaitUntil(const std::function<bool()>& pred, int timeout_s = 20) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return pred();
+}
+
+class KubernetesBackendTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const char* work = std::getenv("KUBE_WORK");
+    const std::string bin =
+        std::string(work && *work ? work : "/var/tmp/kube-apiserver") + "/bin/kube-apiserver";
+    if (!fs::exists(bin)) {
+      skip_reason_ = "kube-apiserver is not built (" + bin +
+                     " is missing): run scripts/kube-apiserver.sh build (about 4 minutes)";
+      return;
+    }
+    char tmpl[] = "/tmp/lockstep-kbe-test.XXXXXX";
+    run_dir_ = mkdtemp(tmpl);
+    env_ = "KUBE_RUN=" + run_dir_ + " API_PORT=" + std::to_string(FreePort()) +
+           " ETCD_PORT=" + std::to_string(FreePort()) +
+           " ETCD_PEER_PORT=" + std::to_string(FreePort()) +
+           " KUBE_OWNER_PID=" + std::to_string(getpid()) + " KUBE_STOP_TIMEOUT=3";
+    if (Script("up") != 0) {
+      setup_error_ = "scripts/kube-apiserver.sh up failed; see " + run_dir_ + "/logs";
+      return;
+    }
+    Result<kube::KubeConfig> cfg = kube::LoadKubeConfigFile(run_dir_ + "/kubeconfig");
+    if (!cfg.ok()) {
+      setup_error_ = cfg.status().ToString();
+      return;
+    }
+    Result<std::unique_ptr<KubeClient>> c = KubeClient::Create(*cfg);
+    if (!c.ok()) {
+      setup_error_ = c.status().ToString();
+      return;
+    }
+    client_ = c->release();
+  }
+
+  static void TearDownTestSuite() {
+    delete client_;
+    client_ = nullptr;
+    if (!run_dir_.empty()) {
+      (void)Script("down");
+      std::error_code ec;
+      fs::remove_all(run_dir_, ec);
+    }
+  }
+
+  void SetUp() override {
+    if (!skip_reason_.empty()) {
+      if (std::getenv("CI")) FAIL() << skip_reason_;
+      GTEST_SKIP() << skip_reason_;
+    }
+    ASSERT_TRUE(setup_error_.empty()) << setup_error_;
+  }
+
+  static int Script(const std::string& cmd) {
+    const char* src = std::getenv("LOCKSTEP_SOURCE_DIR");
+    std::string dir = src && *src ? src : LOCKSTEP_SOURCE_DIR_FOR_TEST;
+    return std::system((env_ + " " + dir + "/scripts/kube-apiserver.sh " + cmd + " >&2").c_str());
+  }
+
+  static KubeClient& kc() { return *client_; }
+
+  // A Node with `gpus` GPUs of GPU Feature Discovery's product label, Ready, labelled for
+  // the test's lockstepd (its node_selector).
+  static void CreateNode(const std::string& tag, const std::string& name, int gpus,
+                         Json labels = Json::object()) {
+    labels["lockstep-test"] = tag;
+    labels["nvidia.com/gpu.product"] = "NVIDIA-H100-80GB-HBM3";
+    Result<Json> n =
+        kc().Create(kube::NodesPath(), {{"apiVersion", "v1"},
+                                        {"kind", "Node"},
+                                        {"metadata", {{"name", name}, {"labels", labels}}}});
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    Json resources = {{"cpu", "64"},
+                      {"memory", "256Gi"},
+                      {"pods", "110"},
+                      {"nvidia.com/gpu", std::to_string(gpus)}};
+    Json status = {
+        {"status",
+         {{"capacity", resources},
+          {"allocatable", resources},
+          {"addresses", {{{"type", "InternalIP"}, {"address", "10.0.0.1"}}}},
+          {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"}}}}}}};
+    Result<Json> s =
+        kc().Patch(kube::NodePath(name) + "/status", kube::PatchType::kStrategicMerge, status);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+  }
+
+  static void SetReady(const std::string& node, bool ready) {
+    Json status = {{"status",
+                    {{"conditions",
+                      {{{"type", "Ready"},
+                        {"status", ready ? "True" : "False"},
+                        {"reason", ready ? "KubeletReady" : "KubeletNotReady"},
+                        {"message", ready ? "ok" : "container runtime is down"}}}}}}};
+    Result<Json> s =
+        kc().Patch(kube::NodePath(node) + "/status", kube::PatchType::kStrategicMerge, status);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+  }
+
+  // The job's pods, by name.
+  static std::map<std::string, Json> JobPods(const std::string& ns, unsigned long long job) {
+    kube::ListOptions o;
+    o.label_selector = "lockstep.dev/job-id=" + std::to_string(job);
+    Result<Json> list = kc().List(kube::PodsPath(ns), o);
+    std::map<std::string, Json> out;
+    if (!list.ok()) return out;
+    for (const Json& p : (*list)["items"]) out[p["metadata"]["name"].get<std::string>()] = p;
+    return out;
+  }
+
+  // The kubelet's part: the pod's phase and its container's state.
+  static void SetPodPhase(const std::string& ns, const std::string& name, const std::string& phase,
+                          int exit_code = 0) {
+    Result<Json> pod = kc().Get(kube::PodPath(ns, name));
+    ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+    Json state;
+    if (phase == "Running")
+      state = {{"running", {{"startedAt", "2024-01-01T00:00:00Z"}}}};
+    else
+      state = {{"terminated",
+                {{"exitCode", exit_code},
+                 {"reason", exit_code == 0 ? "Completed" : "Error"},
+                 {"startedAt", "2024-01-01T00:00:00Z"},
+                 {"finishedAt", "2024-01-01T00:00:01Z"}}}};
+    Json p = *pod;
+    p["status"]["phase"] = phase;
+    p["status"]["containerStatuses"] = Json::array({{{"name", "job"},
+                                                     {"ready", phase == "Running"},
+                                                     {"restartCount", 0},
+                                                     {"image", p["spec"]["containers"][0]["image"]},
+                                                     {"imageID", ""},
+                                                     {"state", state}}});
+    Result<Json> u = kc().Update(kube::PodPath(ns, name) + "/status", p);
+    ASSERT_TRUE(u.ok()) << u.status().ToString();
+  }
+
+  static std::string Env(const Json& pod, const std::string& name) {
+    for (const Json& e : pod["spec"]["containers"][0]["env"])
+      if (e["name"] == name) return e.value("value", "");
+    return "<unset>";
+  }
+
+  // lockstepd in kubernetes mode for the nodes labelled `tag`, its pods in namespace `tag`.
+  // nodes < 0: do not wait for it (a standby).
+  std::unique_ptr<Cluster> StartLockstepd(const std::string& tag, int nodes,
+                                          const std::string& extra = "") {
+    ClusterOptions o;
+    o.kill_wait_s = 1;
+    auto c = std::make_unique<Cluster>(o);
+    std::ofstream(c->dir() + "/cluster.yaml")
+        << "backend: kubernetes\n"
+        << "kubernetes:\n"
+        << "  kubeconfig: " << run_dir_ << "/kubeconfig\n"
+        << "  namespace: " << tag << "\n"
+        << "  node_selector: lockstep-test=" << tag << "\n"
+        << "  image: busybox:default\n"
+        << extra << "partitions:\n  - name: gpu\n    nodes: ALL\n    default: true\n"
+        << "    max_time: UNLIMITED\n";
+    c->Start(/*with_agent=*/false);
+    if (nodes >= 0) EXPECT_TRUE(c->WaitNodes("idle", nodes, 30)) << c->Get("/api/v1/nodes").dump();
+    return c;
+  }
+
+  static inline std::string skip_reason_, setup_error_, run_dir_, env_;
+  static inline KubeClient* client_ = nullptr;
+};
+
+TEST_F(KubernetesBackendTest, NodesJobsPodsAndTheirEnds) {
+  const std::string ns = "kbe-a";
+  for (const char* n : {"kbe-a-1", "kbe-a-2", "kbe-a-3"}) CreateNode(ns, n, 8);
+  std::unique_ptr<Cluster> c = StartLockstepd(ns, 3);
+
+  // sinfo: the Nodes with their GPUs, typed from gpu.product.
+  CommandResult r = c->Run({"sinfo", "-N", "-o", "%N %G %T"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "kbe-a-1 gpu:h100:8 idle")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "kbe-a-3 gpu:h100:8 idle")) << r.out;
+
+  // A two-node job: two pods bound to two nodes, with the job's image, requests and ranks.
+  unsigned long long id = Submit(*c, {"-N", "2", "--gpus-per-node=8", "--container-image=pytorch:1",
+                                      "--wrap", "python train.py"});
+  ASSERT_GT(id, 0u);
+  std::map<std::string, Json> pods;
+  ASSERT_TRUE(WaitUntil([&] { return (pods = JobPods(ns, id)).size() == 2; })) << pods.size();
+  const std::string p0 = "lockstep-" + std::to_string(id) + "-0",
+                    p1 = "lockstep-" + std::to_string(id) + "-1";
+  ASSERT_TRUE(pods.count(p0) && pods.count(p1));
+  std::set<std::string> nodes;
+  for (const auto& [name, pod] : pods) {
+    nodes.insert(pod["spec"].value("nodeName", ""));
+    const Json& res = pod["spec"]["containers"][0]["resources"];
+    EXPECT_EQ(res["requests"]["nvidia.com/gpu"], "8") << res.dump();
+    EXPECT_EQ(res["limits"]["nvidia.com/gpu"], "8") << res.dump();
+    EXPECT_EQ(pod["spec"]["containers"][0]["image"], "pytorch:1");
+    EXPECT_EQ(pod["metadata"]["labels"]["lockstep.dev/run"], "0");
+    EXPECT_EQ(Env(pod, "WORLD_SIZE"), "2");
+    EXPECT_EQ(Env(pod, "MASTER_ADDR"),
+              "lockstep-" + std::to_string(id) + "-0.lockstep-" + std::to_string(id));
+  }
+  EXPECT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(Env(pods[p0], "RANK"), "0");
+  EXPECT_EQ(Env(pods[p1], "RANK"), "1");
+  EXPECT_TRUE(
+      kc().Get("/api/v1/namespaces/" + ns + "/services/lockstep-" + std::to_string(id)).ok());
+  EXPECT_EQ(c->Job(id)["state"], "RUNNING");
+
+  // srun inside it: not on this backend.
+  r = c->Run({"srun", "--jobid", std::to_string(id), "true"});
+  EXPECT_NE(r.exit_code, 0);
+
+  // The kubelet runs them, then they succeed: COMPLETED.
+  SetPodPhase(ns, p0, "Running");
+  SetPodPhase(ns, p1, "Running");
+  SetPodPhase(ns, p0, "Succeeded");
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_EQ(c->Job(id)["state"], "RUNNING");  // one pod is still running
+  SetPodPhase(ns, p1, "Succeeded");
+  EXPECT_EQ(c->WaitJob(id)["state"], "COMPLETED");
+  r = c->Run({"sacct", "-j", std::to_string(id), "-X", "-o", "JobID,State,ExitCode"});
+  EXPECT_TRUE(Contains(r.out, "COMPLETED")) << r.out;
+
+  // `lockstep logs`: pods/log needs a kubelet, which this cluster does not have.
+  r = c->Run({"logs", std::to_string(id)});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(Contains(r.err, "lockstep logs: error: logs of pod " + ns + "/" + p0)) << r.err;
+
+  // A failing pod: FAILED with its exit code.
+  unsigned long long bad = Submit(*c, {"-N", "1", "--gpus-per-node=8", "--wrap", "exit 3"});
+  ASSERT_GT(bad, 0u);
+  const std::string bp = "lockstep-" + std::to_string(bad) + "-0";
+  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, bad).size() == 1; }));
+  EXPECT_EQ(JobPods(ns, bad)[bp]["spec"]["containers"][0]["image"], "busybox:default");
+  SetPodPhase(ns, bp, "Failed", 3);
+  Json j = c->WaitJob(bad);
+  EXPECT_EQ(j["state"], "FAILED");
+  EXPECT_EQ(j["exit_code"], 3);
+  r = c->Run({"sacct", "-j", std::to_string(bad), "-X", "-o", "JobID,State,ExitCode"});
+  EXPECT_TRUE(Contains(r.out, "FAILED")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "3:0")) << r.out;
+
+  // scancel: the pods are deleted (gracefully; with no kubelet to confirm, at once after the
+  // grace) and the job is CANCELLED.
+  unsigned long long cancel = Submit(*c, {"-N", "2", "--gpus-per-node=8", "--wrap", "sleep 1d"});
+  ASSERT_GT(cancel, 0u);
+  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, cancel).size() == 2; }));
+  r = c->Run({"scancel", std::to_string(cancel)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, cancel).empty(); }, 20));
+  EXPECT_EQ(c->WaitJob(cancel)["state"], "CANCELLED");
+  // The job's Service went with it.
+  EXPECT_TRUE(WaitUntil([&] {
+    return kube::IsNotFound(
+        kc().Get("/api/v1/namespaces/" + ns + "/services/lockstep-" + std::to_string(cancel))
+            .status());
+  }));
+}
+
+TEST_F(KubernetesBackendTest, ForeignPodsCordonAndNotReady) {
+  const std::string ns = "kbe-b";
+  CreateNode(ns, "kbe-b-1", 8);
+  CreateNode(ns, "kbe-b-2", 8);
+  // A pod of another scheduler holds kbe-b-1's GPUs.
+  Json foreign = {{"apiVersion", "v1"},
+                  {"kind", "Pod"},
+                  {"metadata", {{"name", "other"}, {"namespace", "default"}}},
+                  {"spec",
+                   {{"schedulerName", "default-scheduler"},
+                    {"nodeName", "kbe-b-1"},
+                    {"containers",
+                     {{{"name", "main"},
+                       {"image", "busybox"},
+                       {"resources", {{"limits", {{"nvidia.com/gpu", "8"}}}}}}}}}}};
+  ASSERT_TRUE(kc().Create(kube::PodsPath("default"), foreign).ok());
+  std::unique_ptr<Cluster> c = StartLockstepd(ns, 2);
+
+  unsigned long long a = Submit(*c, {"-N", "1", "--gpus-per-node=8", "--wrap", "true"});
+  ASSERT_GT(a, 0u);
+  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, a).size() == 1; }));
+  EXPECT_EQ(JobPods(ns, a).begin()->second["spec"]["nodeName"], "kbe-b-2");
+  // Nothing is left for a second such job until the foreign pod goes.
+  unsigned long long b = Submit(*c, {"-N", "1", "--gpus-per-node=8", "--wrap", "true"});
+  ASSERT_GT(b, 0u);
+  std::this_thread::sleep_for(milliseconds(500));
+  EXPECT_EQ(c->Job(b)["state"], "PENDING");
+  EXPECT_TRUE(JobPods(ns, b).empty());
+  kube::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(kc().Delete(kube::PodPath("default", "other"), now).ok());
+  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, b).size() == 1; }));
+  EXPECT_EQ(JobPods(ns, b).begin()->second["spec"]["nodeName"], "kbe-b-1");
+
+  // A cordon drains kbe-b-2 ("cordoned"); its job goes on, no new job goes there.
+  ASSERT_TRUE(kc().Patch(kube::NodePath("kbe-b-2"), kube::PatchType::kMerge,
+                         {{"spec", {{"unschedulable", true}}}})
+                  .ok());
+  CommandResult r;
+  EXPECT_TRUE(WaitUntil([&] {
+    r = c->Run({"sinfo", "-R"});
+    return Contains(r.out, "cordoned") && Contains(r.out, "kbe-b-2");
+  })) << r.out;
+  const std::string pa = "lockstep-" + std::to_string(a) + "-0";
+  SetPodPhase(ns, pa, "Succeeded");
+  EXPECT_EQ(c->WaitJob(a)["state"], "COMPLETED");
+  unsigned long long d = Submit(*c, {"-N", "1", "--gpus-per-node=8", "--wrap", "true"});
+  ASSERT_GT(d, 0u);
+  std::this_thread::sleep_for(milliseconds(500));
+  EXPECT_EQ(c->Job(d)["state"], "PENDING");
+  EXPECT_TRUE(JobPods(ns, d).empty());
+  r = c->Run({"sinfo", "-N", "-o", "%N %T"});
+  EXPECT_TRUE(Contains(r.out, "kbe-b-2 drained")) << r.out;
+
+  // Ready False: kbe-b-1 is down, its job requeued and its pod deleted.
+  SetReady("kbe-b-1", false);
+  EXPECT_TRUE(WaitUntil([&] {
+    Json j = c->Job(b);
+    return j["state"] == "PENDING" && j.value("restart_count", 0) >= 1;
+  })) << c->Job(b).dump();
+  EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, b).empty(); }));
+  r = c->Run({"sinfo", "-R"});
+  EXPECT_TRUE(Contains(r.out, "KubeletNotReady")) << r.out;
+
+  // Back: it runs again, as run 1.
+  SetReady("kbe-b-1", true);
+  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, b).size() == 1 || JobPods(ns, d).size() == 1; }));
+}
+
+TEST_F(KubernetesBackendTest, LaunchIsAllOrNothing) {
+  const std::string ns = "kbe-c";
+  CreateNode(ns, "kbe-c-1", 8);
+  CreateNode(ns, "kbe-c-2", 8);
+  std::unique_ptr<Cluster> c = StartLockstepd(ns, 2);
+  // A pod (not bound, so it takes nothing) with the name job 1's second pod would get.
+  auto blocker = [&](const std::string& name) {
+    Json p = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"namespace", ns}}},
+              {"spec", {{"containers", {{{"name", "main"}, {"image", "busybox"}}}}}}};
+    Result<Json> r = kc().Create(kube::PodsPath(ns), p);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  };
+  blocker("lockstep-1-1");
+  blocker("lockstep-2-1");
+
+  // Not requeueable: it fails, and its first pod is gone.
+  unsigned long long one =
+      Submit(*c, {"--no-requeue", "-N", "2", "--gpus-per-node=8", "--wrap", "true"});
+  ASSERT_EQ(one, 1u);
+  Json j = c->WaitJob(one);
+  EXPECT_EQ(j["state"], "FAILED");
+  EXPECT_TRUE(Contains(c->ReadFile(c->dir() + "/lockstepd.log"),
+                       "job 1: launch failed: pod " + ns + "/lockstep-1-1: 409 AlreadyExists"));
+  EXPECT_TRUE(kube::IsNotFound(kc().Get(kube::PodPath(ns, "lockstep-1-0")).status()));
+
+  // Requeueable: back to the queue (and tried again) until the name is free; then it runs.
+  unsigned long long two = Submit(*c, {"-N", "2", "--gpus-per-node=8", "--wrap", "true"});
+  ASSERT_EQ(two, 2u);
+  ASSERT_TRUE(WaitUntil([&] { return c->Job(two).value("restart_count", 0) >= 1; }))
+      << c->Job(two).dump();
+  EXPECT_NE(c->Job(two)["state"], "COMPLETED");
+  kube::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(kc().Delete(kube::PodPath(ns, "lockstep-2-1"), now).ok());
+  std::map<std::string, Json> pods;
+  ASSERT_TRUE(WaitUntil([&] {
+    pods = JobPods(ns, two);
+    return pods.size() == 2 && c->Job(two)["state"] == "RUNNING";
+  }));
+  for (const auto& [name, pod] : pods) SetPodPhase(ns, name, "Succeeded");
+  EXPECT_EQ(c->WaitJob(two)["state"], "COMPLETED");
+}
+
+TEST_F(KubernetesBackendTest, RestartAdoptsLivePodsAndRequeuesJobsWhosePodsVanished) {
+  const std::string ns = "kbe-r";
+  CreateNode(ns, "kbe-r-1", 8);
+  CreateNode(ns, "kbe-r-2", 8);
+  std::unique_ptr<Cluster> c = StartLockstepd(ns, 2);
+  unsigned long long kept = Submit(*c, {"--gpus-per-node=8", "--wrap", "true"});
+  unsigned long long lost = Submit(*c, {"--gpus-per-node=8", "--wrap", "true"});
+  ASSERT_TRUE(kept && lost);
+  ASSERT_TRUE(
+      WaitUntil([&] { return JobPods(ns, kept).size() == 1 && JobPods(ns, lost).size() == 1; }));
+  for (unsigned long long job : {kept, lost})
+    for (const auto& [name, pod] : JobPods(ns, job)) SetPodPhase(ns, name, "Running");
+  // lockstepd dies; meanwhile one job's pod is deleted (an operator, an eviction).
+  c->KillDaemon();
+  kube::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  for (const auto& [name, pod] : JobPods(ns, lost))
+    ASSERT_TRUE(kc().Delete(kube::PodPath(ns, name), now).ok());
+  c->StartDaemon();
+  // The job whose pod vanished goes back to the queue and runs again; the other was adopted.
+  ASSERT_TRUE(WaitUntil([&] { return c->Job(lost).value("restart_count", 0) >= 1; }))
+      << c->Job(lost).dump();
+  EXPECT_EQ(c->Job(kept)["state"], "RUNNING");
+  EXPECT_EQ(c->Job(kept).value("restart_count", 0), 0);
+  for (const auto& [name, pod] : JobPods(ns, kept)) SetPodPhase(ns, name, "Succeeded");
+  EXPECT_EQ(c->WaitJob(kept)["state"], "COMPLETED");
+  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, lost).size() == 1; }));
+  for (const auto& [name, pod] : JobPods(ns, lost)) SetPodPhase(ns, name, "Succeeded");
+  EXPECT_EQ(c->WaitJob(lost)["state"], "COMPLETED");
+}
+
+TEST_F(KubernetesBackendTest, LeaderElectionKeepsAStandbyClosed) {
+  const std::string ns = "kbe-d";
+  CreateNode(ns, "kbe-d-1", 8);
+  const std::string elect = "  leader_elect: true\n  lease_name: kbe-d\n";
+  std::unique_ptr<Cluster> leader = StartLockstepd(ns, 1, elect);
+  std::unique_ptr<Cluster> standby = StartLockstepd(ns, -1, elect);
+  // The standby opens nothing while the other leads: no socket, no store.
+  std::this_thread::sleep_for(milliseconds(1500));
+  EXPECT_TRUE(standby->Get("/api/v1/nodes").contains("error"));
+  EXPECT_FALSE(fs::exists(standby->dir() + "/lockstepd.db"));
+  EXPECT_TRUE(Contains(standby->ReadFile(standby->dir() + "/lockstepd.log"), "waiting to lead"));
+  // The leader stops (and gives the lease back): the standby takes over.
+  leader.reset();
+  EXPECT_TRUE(standby->WaitNodes("idle", 1, 30))
+      << standby->ReadFile(standby->dir() + "/lockstepd.log");
+}
+
+// `lockstep up --backend kubernetes` and `lockstep down`, as a user types them.
+TEST_F(KubernetesBackendTest, UpAndDown) {
+  CreateNode("kbe-e", "kbe-e-1", 8);
+  ClusterOptions o;
+  Cluster c(o);  // only for its directory and Run()
+  const std::string state = c.dir() + "/up";
+  struct Down {
+    Cluster& c;
+    std::string state;
+    ~Down() { c.Run({"down", "--state-dir", state}); }
+  } down{c, state};
+  CommandResult r = c.Run({"up", "--backend", "kubernetes", "--kubeconfig",
+                           run_dir_ + "/kubeconfig", "--state-dir", state});
+  ASSERT_EQ(r.exit_code, 0) << r.err << c.ReadFile(state + "/lockstepd.log");
+  EXPECT_TRUE(Contains(r.out, "lockstep is up on Kubernetes")) << r.out;
+  EXPECT_TRUE(Contains(c.ReadFile(state + "/cluster.yaml"), "backend: kubernetes"));
+  r = c.Run({"sinfo", "-N", "-o", "%N %G"}, "", -1, "", {{"LOCKSTEP_STATE_DIR", state}});
+  EXPECT_TRUE(Contains(r.out, "kbe-e-1 gpu:h100:8")) << r.out << r.err;
+  r = c.Run({"down", "--state-dir", state});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(Contains(r.out, "lockstep is down")) << r.out;
+}
+
+}  // namespace
+}  // namespace lockstep::testing
