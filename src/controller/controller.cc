@@ -309,7 +309,8 @@ void Controller::ApplyPlanLocked(engine::Plan& plan, Time now) {
   std::vector<const JobEntry*> started;
   for (const engine::Start& st : plan.starts) {
     JobEntry* e = unchanged(st.job, JobState::kPending);
-    if (!e || !nodes_usable(st.allocation)) {
+    // Nodes resized since the replay (others' pods took room): the plan may no longer fit.
+    if (!e || cluster_changed_ || !nodes_usable(st.allocation)) {
       RequestPassLocked();
       continue;
     }
