@@ -18,6 +18,7 @@
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/client/kube_client.h"
 #include "backend/kubernetes/client/kubeconfig.h"
+#include "backend/kubernetes/client/test_apiserver.h"
 #include "tests/cluster_harness.h"
 
 namespace lockstep::testing {
@@ -27,18 +28,6 @@ namespace fs = std::filesystem;
 using kube::Json;
 using kube::KubeClient;
 using std::chrono::milliseconds;
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
@@ -53,64 +42,8 @@ bool WaitUntil(const std::function<bool()>& pred, int timeout_s = 20) {
   return pred();
 }
 
-class KubernetesBackendTest : public ::testing::Test {
+class KubernetesBackendTest : public kube::testing::ApiServerTest {
  protected:
-  static void SetUpTestSuite() {
-    const char* work = std::getenv("KUBE_WORK");
-    const std::string bin =
-        std::string(work && *work ? work : "/var/tmp/kube-apiserver") + "/bin/kube-apiserver";
-    if (!fs::exists(bin)) {
-      skip_reason_ = "kube-apiserver is not built (" + bin +
-                     " is missing): run scripts/kube-apiserver.sh build (about 4 minutes)";
-      return;
-    }
-    char tmpl[] = "/tmp/lockstep-kbe-test.XXXXXX";
-    run_dir_ = mkdtemp(tmpl);
-    env_ = "KUBE_RUN=" + run_dir_ + " API_PORT=" + std::to_string(FreePort()) +
-           " ETCD_PORT=" + std::to_string(FreePort()) +
-           " ETCD_PEER_PORT=" + std::to_string(FreePort()) +
-           " KUBE_OWNER_PID=" + std::to_string(getpid()) + " KUBE_STOP_TIMEOUT=3";
-    if (Script("up") != 0) {
-      setup_error_ = "scripts/kube-apiserver.sh up failed; see " + run_dir_ + "/logs";
-      return;
-    }
-    Result<kube::KubeConfig> cfg = kube::LoadKubeConfigFile(run_dir_ + "/kubeconfig");
-    if (!cfg.ok()) {
-      setup_error_ = cfg.status().ToString();
-      return;
-    }
-    Result<std::unique_ptr<KubeClient>> c = KubeClient::Create(*cfg);
-    if (!c.ok()) {
-      setup_error_ = c.status().ToString();
-      return;
-    }
-    client_ = c->release();
-  }
-
-  static void TearDownTestSuite() {
-    delete client_;
-    client_ = nullptr;
-    if (!run_dir_.empty()) {
-      (void)Script("down");
-      std::error_code ec;
-      fs::remove_all(run_dir_, ec);
-    }
-  }
-
-  void SetUp() override {
-    if (!skip_reason_.empty()) {
-      if (std::getenv("CI")) FAIL() << skip_reason_;
-      GTEST_SKIP() << skip_reason_;
-    }
-    ASSERT_TRUE(setup_error_.empty()) << setup_error_;
-  }
-
-  static int Script(const std::string& cmd) {
-    const char* src = std::getenv("LOCKSTEP_SOURCE_DIR");
-    std::string dir = src && *src ? src : LOCKSTEP_SOURCE_DIR_FOR_TEST;
-    return std::system((env_ + " " + dir + "/scripts/kube-apiserver.sh " + cmd + " >&2").c_str());
-  }
-
   static KubeClient& kc() { return *client_; }
 
   // A Node with `gpus` GPUs of GPU Feature Discovery's product label, Ready, labelled for
@@ -214,9 +147,6 @@ class KubernetesBackendTest : public ::testing::Test {
     if (nodes >= 0) EXPECT_TRUE(c->WaitNodes("idle", nodes, 30)) << c->Get("/api/v1/nodes").dump();
     return c;
   }
-
-  static inline std::string skip_reason_, setup_error_, run_dir_, env_;
-  static inline KubeClient* client_ = nullptr;
 };
 
 TEST_F(KubernetesBackendTest, NodesJobsPodsAndTheirEnds) {

@@ -19,122 +19,27 @@
 #include "backend/kubernetes/client/informer.h"
 #include "backend/kubernetes/client/kube_client.h"
 #include "backend/kubernetes/client/kubeconfig.h"
+#include "backend/kubernetes/client/test_apiserver.h"
 
 namespace lockstep::kube {
 namespace {
 
-namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-std::string SourceDir() {
-  if (const char* d = std::getenv("LOCKSTEP_SOURCE_DIR"); d && *d) return d;
-  return LOCKSTEP_SOURCE_DIR_FOR_TEST;
-}
-
-bool WaitUntil(const std::function<bool()>& pred, milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return pred();
-}
+using testing::WaitUntil;
 
 uint64_t Rv(const std::string& rv) {
   return rv.empty() ? 0 : std::stoull(rv);
 }
 
 // One apiserver for the whole suite.
-class KubeApiTest : public ::testing::Test {
+class KubeApiTest : public testing::ApiServerTest {
  protected:
-  static void SetUpTestSuite() {
-    const char* work = std::getenv("KUBE_WORK");
-    const std::string bin =
-        std::string(work && *work ? work : "/var/tmp/kube-apiserver") + "/bin/kube-apiserver";
-    if (!fs::exists(bin)) {
-      skip_reason_ = "kube-apiserver is not built (" + bin +
-                     " is missing): run scripts/kube-apiserver.sh build (about 4 minutes)";
-      return;
-    }
-    char tmpl[] = "/tmp/lockstep-kube-test.XXXXXX";
-    run_dir_ = mkdtemp(tmpl);
-    env_ = "KUBE_RUN=" + run_dir_ + " API_PORT=" + std::to_string(FreePort()) +
-           " ETCD_PORT=" + std::to_string(FreePort()) +
-           " ETCD_PEER_PORT=" + std::to_string(FreePort()) +
-           " KUBE_OWNER_PID=" + std::to_string(getpid()) + " KUBE_STOP_TIMEOUT=3" +
-           // Nodes without the watch cache: their watches read etcd, whose compaction then
-           // answers an old resourceVersion with 410 at once.
-           " KUBE_APISERVER_EXTRA_ARGS='--watch-cache-sizes=nodes#0'";
-    const auto t0 = std::chrono::steady_clock::now();
-    if (Script("up") != 0) {
-      setup_error_ = "scripts/kube-apiserver.sh up failed; see " + run_dir_ + "/logs";
-      return;
-    }
-    std::fprintf(stderr, "apiserver up in %.1f s (%s)\n",
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                 run_dir_.c_str());
-    Result<KubeConfig> cfg = LoadKubeConfigFile(run_dir_ + "/kubeconfig");
-    if (!cfg.ok()) {
-      setup_error_ = cfg.status().ToString();
-      return;
-    }
-    config_ = new KubeConfig(*cfg);
-    Result<std::unique_ptr<KubeClient>> c = KubeClient::Create(*cfg);
-    if (!c.ok()) {
-      setup_error_ = c.status().ToString();
-      return;
-    }
-    client_ = c->release();
-  }
-
-  static void TearDownTestSuite() {
-    delete client_;
-    client_ = nullptr;
-    delete config_;
-    config_ = nullptr;
-    if (!run_dir_.empty()) {
-      (void)Script("down");  // by the PIDs the script recorded
-      std::error_code ec;
-      fs::remove_all(run_dir_, ec);
-    }
-  }
-
-  void SetUp() override {
-    if (!skip_reason_.empty()) {
-      if (std::getenv("CI")) FAIL() << skip_reason_;
-      GTEST_SKIP() << skip_reason_;
-    }
-    ASSERT_TRUE(setup_error_.empty()) << setup_error_;
-  }
-
-  static int Script(const std::string& cmd) {
-    const std::string line =
-        env_ + " " + SourceDir() + "/scripts/kube-apiserver.sh " + cmd + " >&2";
-    return std::system(line.c_str());
-  }
+  // Nodes without the watch cache: their watches read etcd, whose compaction then answers an
+  // old resourceVersion with 410 at once.
+  static void SetUpTestSuite() { StartApiServer("--watch-cache-sizes=nodes#0"); }
 
   static KubeClient& client() { return *client_; }
-
-  static void CreateNamespace(const std::string& name) {
-    Result<Json> r = client_->Create(
-        NamespacesPath(),
-        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}});
-    ASSERT_TRUE(r.ok() || IsAlreadyExists(r.status())) << r.status().ToString();
-  }
 
   static Json NodeObject(const std::string& name, const Json& labels = Json::object()) {
     return {{"apiVersion", "v1"},
@@ -167,13 +72,6 @@ class KubeApiTest : public ::testing::Test {
     }
     return out;
   }
-
-  static inline std::string skip_reason_;
-  static inline std::string setup_error_;
-  static inline std::string run_dir_;
-  static inline std::string env_;
-  static inline KubeConfig* config_ = nullptr;
-  static inline KubeClient* client_ = nullptr;
 };
 
 // What the handlers were told, as key -> resourceVersion, plus a log of the calls.

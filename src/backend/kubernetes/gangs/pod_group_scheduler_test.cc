@@ -17,6 +17,7 @@
 
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/client/kubeconfig.h"
+#include "backend/kubernetes/client/test_apiserver.h"
 #include "backend/kubernetes/objects/node_mapping.h"
 
 namespace lockstep::kube {
@@ -26,31 +27,7 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-std::string SourceDir() {
-  if (const char* d = std::getenv("LOCKSTEP_SOURCE_DIR"); d && *d) return d;
-  return LOCKSTEP_SOURCE_DIR_FOR_TEST;
-}
-
-bool WaitUntil(const std::function<bool()>& pred, milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return pred();
-}
+using testing::WaitUntil;
 
 // Forwards the launches of jobs that stand for pod groups to the scheduler, as the core backend
 // does.
@@ -70,57 +47,11 @@ class GangBackend : public controller::Backend {
   PodGroupScheduler* scheduler_ = nullptr;
 };
 
-class PodGroupSchedulerTest : public ::testing::Test {
+class PodGroupSchedulerTest : public testing::ApiServerTest {
  protected:
-  static void SetUpTestSuite() {
-    const char* work = std::getenv("KUBE_WORK");
-    const std::string bin =
-        std::string(work && *work ? work : "/var/tmp/kube-apiserver") + "/bin/kube-apiserver";
-    if (!fs::exists(bin)) {
-      skip_reason_ = "kube-apiserver is not built (" + bin +
-                     " is missing): run scripts/kube-apiserver.sh build (about 4 minutes)";
-      return;
-    }
-    char tmpl[] = "/tmp/lockstep-gangs-test.XXXXXX";
-    run_dir_ = mkdtemp(tmpl);
-    env_ = "KUBE_RUN=" + run_dir_ + " API_PORT=" + std::to_string(FreePort()) +
-           " ETCD_PORT=" + std::to_string(FreePort()) +
-           " ETCD_PEER_PORT=" + std::to_string(FreePort()) +
-           " KUBE_OWNER_PID=" + std::to_string(getpid()) + " KUBE_STOP_TIMEOUT=3";
-    if (std::system((env_ + " " + SourceDir() + "/scripts/kube-apiserver.sh up >&2").c_str()) !=
-        0) {
-      setup_error_ = "scripts/kube-apiserver.sh up failed; see " + run_dir_ + "/logs";
-      return;
-    }
-    Result<KubeConfig> cfg = LoadKubeConfigFile(run_dir_ + "/kubeconfig");
-    if (!cfg.ok()) {
-      setup_error_ = cfg.status().ToString();
-      return;
-    }
-    Result<std::unique_ptr<KubeClient>> c = KubeClient::Create(*cfg);
-    if (!c.ok()) {
-      setup_error_ = c.status().ToString();
-      return;
-    }
-    client_ = c->release();
-  }
-
-  static void TearDownTestSuite() {
-    delete client_;
-    client_ = nullptr;
-    if (!run_dir_.empty()) {
-      (void)std::system((env_ + " " + SourceDir() + "/scripts/kube-apiserver.sh down >&2").c_str());
-      std::error_code ec;
-      fs::remove_all(run_dir_, ec);
-    }
-  }
-
   void SetUp() override {
-    if (!skip_reason_.empty()) {
-      if (std::getenv("CI")) FAIL() << skip_reason_;
-      GTEST_SKIP() << skip_reason_;
-    }
-    ASSERT_TRUE(setup_error_.empty()) << setup_error_;
+    ApiServerTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     // Each test has its own namespace, nodes (labelled with it) and controller.
     std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
     ns_.clear();
@@ -160,7 +91,7 @@ class PodGroupSchedulerTest : public ::testing::Test {
   void StartScheduler(PodGroupSchedulerOptions o = {}) {
     o.retry_interval = milliseconds(1000);
     o.terminate_grace_seconds = 0;
-    scheduler_ = std::make_unique<PodGroupScheduler>(client_, controller_.get(), o);
+    scheduler_ = std::make_unique<PodGroupScheduler>(client_.get(), controller_.get(), o);
     backend_.set(scheduler_.get());
     scheduler_->Start();
     ASSERT_TRUE(scheduler_->WaitForReady(seconds(30)));
@@ -280,8 +211,6 @@ class PodGroupSchedulerTest : public ::testing::Test {
     return out;
   }
 
-  static inline std::string skip_reason_, setup_error_, run_dir_, env_;
-  static inline KubeClient* client_ = nullptr;
   std::string ns_, state_dir_;
   GangBackend backend_;
   std::unique_ptr<controller::Controller> controller_;

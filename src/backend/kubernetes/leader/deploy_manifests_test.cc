@@ -12,7 +12,7 @@
 
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/leader/leader_election.h"
-#include "backend/kubernetes/leader/test_apiserver.h"
+#include "backend/kubernetes/client/test_apiserver.h"
 #include "spec/cluster_config.h"
 
 namespace lockstep::kube {

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "backend/kubernetes/leader/test_apiserver.h"
+#include "backend/kubernetes/client/test_apiserver.h"
 
 namespace lockstep::kube {
 namespace {

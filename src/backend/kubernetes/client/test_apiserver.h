@@ -50,10 +50,13 @@ inline bool WaitUntil(const std::function<bool()>& pred, std::chrono::millisecon
   return pred();
 }
 
-// Derive a test suite from this; its tests call SetUp() as usual.
+// Derive a test suite from this; its tests call SetUp() as usual. A suite that needs more
+// apiserver flags defines its own SetUpTestSuite() calling StartApiServer(flags).
 class ApiServerTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
+  static void SetUpTestSuite() { StartApiServer(""); }
+
+  static void StartApiServer(const std::string& extra_apiserver_args) {
     skip_reason_.clear();
     setup_error_.clear();
     const char* work = std::getenv("KUBE_WORK");
@@ -64,13 +67,14 @@ class ApiServerTest : public ::testing::Test {
                      " is missing): run scripts/kube-apiserver.sh build (about 4 minutes)";
       return;
     }
-    char tmpl[] = "/tmp/lockstep-kube-leader-test.XXXXXX";
+    char tmpl[] = "/tmp/lockstep-kube-test.XXXXXX";
     run_dir_ = mkdtemp(tmpl);
     env_ = "KUBE_RUN=" + run_dir_ + " API_PORT=" + std::to_string(FreePort()) +
            " ETCD_PORT=" + std::to_string(FreePort()) +
            " ETCD_PEER_PORT=" + std::to_string(FreePort()) +
            " KUBE_OWNER_PID=" + std::to_string(getpid()) +
-           " KUBE_STOP_TIMEOUT=3 KUBE_AUTHZ=RBAC KUBE_APISERVER_EXTRA_ARGS=";
+           " KUBE_STOP_TIMEOUT=3 KUBE_AUTHZ=RBAC KUBE_APISERVER_EXTRA_ARGS='" +
+           extra_apiserver_args + "'";
     const auto t0 = std::chrono::steady_clock::now();
     if (Script("up") != 0) {
       setup_error_ = "scripts/kube-apiserver.sh up failed; see " + run_dir_ + "/logs";
