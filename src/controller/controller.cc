@@ -211,16 +211,18 @@ engine::Outcome OutcomeOf(JobState s) {
 
 }  // namespace
 
+void Controller::PlaceJobLocked(const JobEntry& e, IncrementalSnapshot& s) {
+  if (e.state == JobState::kPending)
+    s.SetPending(ToEngineJob(e, cluster_));
+  else if (e.state == JobState::kRunning || e.state == JobState::kCompleting)
+    s.SetRunning(RunningEngineJobLocked(e));
+  else
+    s.SetFinished(e.id, OutcomeOf(e.state));
+}
+
 engine::Snapshot Controller::BuildSnapshotLocked() {
   IncrementalSnapshot full(cluster_.base);
-  for (auto& [id, e] : jobs_) {
-    if (e.state == JobState::kPending)
-      full.SetPending(ToEngineJob(e, cluster_));
-    else if (e.state == JobState::kRunning || e.state == JobState::kCompleting)
-      full.SetRunning(RunningEngineJobLocked(e));
-    else
-      full.SetFinished(id, OutcomeOf(e.state));
-  }
+  for (const auto& [id, e] : jobs_) PlaceJobLocked(e, full);
   return full.snapshot();
 }
 
@@ -239,13 +241,7 @@ bool Controller::ReplayChangesLocked(Time now) {
       sched_->Remove(id);
       continue;
     }
-    const JobEntry& e = it->second;
-    if (e.state == JobState::kPending)
-      sched_->SetPending(ToEngineJob(e, cluster_));
-    else if (e.state == JobState::kRunning || e.state == JobState::kCompleting)
-      sched_->SetRunning(RunningEngineJobLocked(e));
-    else
-      sched_->SetFinished(id, OutcomeOf(e.state));
+    PlaceJobLocked(it->second, *sched_);
   }
   dirty_.clear();
   engine::Snapshot& s = sched_->cluster();

@@ -131,6 +131,8 @@ class Controller {
   // Records that `job` changed, for the next pass's replay.
   void TouchLocked(const JobEntry& job);
   engine::Job RunningEngineJobLocked(const JobEntry& job);
+  // Puts `job` in the pending, running or finished list of `snapshot`, as its state says.
+  void PlaceJobLocked(const JobEntry& job, IncrementalSnapshot& snapshot);
   // A snapshot from every job: the self-check's reference.
   engine::Snapshot BuildSnapshotLocked();
   void StartJobLocked(JobEntry& job, const engine::Allocation& alloc, Time now);
