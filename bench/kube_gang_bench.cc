@@ -19,6 +19,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,6 +46,41 @@ int FreePort() {
   close(fd);
   return ntohs(a.sin_port);
 }
+
+// CPU seconds (user + system) a process has used so far, from /proc/PID/stat; 0 when unknown.
+double CpuSecondsOf(const std::string& pid) {
+  std::ifstream f("/proc/" + pid + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; fields >> field && i <= 15; ++i)
+    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// The CPU used by this program, the apiserver and etcd between two readings: where the two
+// cores went during a phase.
+struct CpuReading {
+  double self = 0, apiserver = 0, etcd = 0;
+  static CpuReading Now(const std::string& run) {
+    auto pid = [&](const char* name) {
+      std::ifstream f(run + "/" + name + ".pid");
+      std::string p;
+      f >> p;
+      return p;
+    };
+    return {CpuSecondsOf("self"), CpuSecondsOf(pid("apiserver")), CpuSecondsOf(pid("etcd"))};
+  }
+  std::string Since(const CpuReading& before) const {
+    char line[160];
+    std::snprintf(line, sizeof line, "CPU s: this process %.2f, apiserver %.2f, etcd %.2f",
+                  self - before.self, apiserver - before.apiserver, etcd - before.etcd);
+    return line;
+  }
+};
 
 double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -106,8 +143,9 @@ Json PodObject(const std::string& ns, const std::string& scheduler, int i, int g
 }
 
 // One lockstep round: a fresh controller over the nodes, the scheduler for `scheduler` pods.
-double LockstepRound(KubeClient* client, const Args& a, const std::string& dir,
-                     const std::string& scheduler, std::optional<ClientOptions> bind_options) {
+double LockstepRound(KubeClient* client, const Args& a, const std::string& run,
+                     const std::string& dir, const std::string& scheduler,
+                     std::optional<ClientOptions> bind_options) {
   fs::create_directories(dir);
   std::ofstream(dir + "/cluster.yaml")
       << "backend: kubernetes\npartitions:\n  - {name: gpu, nodes: ALL, default: true}\n";
@@ -138,9 +176,15 @@ double LockstepRound(KubeClient* client, const Args& a, const std::string& dir,
   fwd.scheduler = &s;
   (*c)->AttachBackend(&fwd);
   const auto t0 = Clock::now();
+  const bool verbose = std::getenv("GANG_BENCH_PROGRESS") != nullptr;
+  // steady_clock is CLOCK_MONOTONIC: `perf record -k CLOCK_MONOTONIC` then `perf report --time`.
+  auto monotonic = [] {
+    return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+  };
+  if (verbose) std::printf("    round starts at %.6f (CLOCK_MONOTONIC)\n", monotonic());
+  const CpuReading cpu0 = CpuReading::Now(run);
   s.Start();
   double ready = 0, submitted = 0, first_bound = 0, next_report = 1;
-  const bool verbose = std::getenv("GANG_BENCH_PROGRESS") != nullptr;
   while (s.stats().bound_pods < a.pods) {
     if (Since(t0) > 600) {
       std::fprintf(stderr, "lockstep: only %lld pods bound after 600 s\n",
@@ -164,11 +208,14 @@ double LockstepRound(KubeClient* client, const Args& a, const std::string& dir,
       "%.2f s\n",
       ready, first_bound, submitted);
   const double secs = Since(t0);
+  const CpuReading cpu1 = CpuReading::Now(run);
+  if (verbose) std::printf("    round ends at %.6f (CLOCK_MONOTONIC)\n", monotonic());
   PodGroupSchedulerStats st = s.stats();
   std::printf("  %s: %lld jobs, %lld pods bound in %.2f s, %lld rejected, %lld rollbacks\n",
               scheduler.c_str(), static_cast<long long>(st.submitted),
               static_cast<long long>(st.bound_pods), secs, static_cast<long long>(st.rejected),
               static_cast<long long>(st.bind_failures));
+  std::printf("    %s\n", cpu1.Since(cpu0).c_str());
   s.Stop();
   (*c)->AttachBackend(nullptr);
   return st.bound_pods / secs;
@@ -219,6 +266,8 @@ int Main(int argc, char** argv) {
   {
     ClientOptions unlimited;
     unlimited.qps = 0;
+    // A kept-alive connection per thread, as the scheduler's bind client has.
+    unlimited.transport.max_idle_connections = static_cast<std::size_t>(a.threads);
     auto cfg = LoadKubeConfigFile(run + "/kubeconfig");
     auto client = KubeClient::Create(*cfg, unlimited);
     if (!cfg.ok() || !client.ok()) return 1;
@@ -256,6 +305,7 @@ int Main(int argc, char** argv) {
     if (!ok) return 1;
 
     t0 = Clock::now();
+    const CpuReading cpu0 = CpuReading::Now(run);
     ok = Parallel(a.pods, a.threads, [&](int i) {
       return k->Bind("ceiling", "p-" + std::to_string(i), "node-" + std::to_string(i / a.gang));
     });
@@ -264,14 +314,15 @@ int Main(int argc, char** argv) {
         "(a) ceiling: %d Bindings from %d threads, plain KubeClient, no client limit: "
         "%.2f s, %.0f pods/s\n",
         a.pods, a.threads, Since(t0), ceiling);
+    std::printf("    %s\n", CpuReading::Now(run).Since(cpu0).c_str());
     std::printf("(b) lockstep, bind client without limit (qps 0), %d binders:\n", a.threads);
-    const double fast = LockstepRound(k, a, run + "/state-a", "lockstep", unlimited);
+    const double fast = LockstepRound(k, a, run, run + "/state-a", "lockstep", unlimited);
     std::printf("    %.0f pods/s = %.0f%% of the ceiling\n", fast, 100 * fast / ceiling);
     if (a.default_qps) {
       auto limited = KubeClient::Create(*cfg);  // qps 200, burst 400
       std::printf("(b') lockstep, one client with the defaults (qps 200, burst 400):\n");
       const double slow =
-          LockstepRound(limited->get(), a, run + "/state-b", "lockstep-default", std::nullopt);
+          LockstepRound(limited->get(), a, run, run + "/state-b", "lockstep-default", std::nullopt);
       std::printf("    %.0f pods/s = %.0f%% of the ceiling\n", slow, 100 * slow / ceiling);
     }
     rc = ok ? 0 : 1;

@@ -41,6 +41,10 @@ struct KubernetesSettings {
   std::int32_t master_port = 29500;         // MASTER_PORT, a port of the job's headless Service
   double qps = 200;                         // client-side rate limit; <= 0: none
   std::int32_t burst = 400;
+  // Bindings of pods that others create go through a client of their own with this limit; the
+  // default 0 (none) lets a gang scheduler bind at the apiserver's pace, which protects itself
+  // (max-in-flight, 429 with Retry-After, which the client honours).
+  double bind_qps = 0;
   bool leader_elect = false;  // replicas elect one active lockstepd with a Lease
   std::string lease_name = "lockstepd";
 };

@@ -6,6 +6,25 @@
 #include "spec/cluster_config_parser.h"
 
 namespace lockstep::spec {
+namespace {
+
+// A rate in requests per second: a number (fractions allowed; the reader's Int would refuse
+// "0.5"); `fallback` when absent.
+double Rate(MapView& m, const std::string& key, double fallback) {
+  if (!m.Has(key)) return fallback;
+  const std::string text = m.String(key, "");
+  try {
+    std::size_t used = 0;
+    const double rate = std::stod(text, &used);
+    if (used != text.size()) throw std::invalid_argument(text);
+    return rate;
+  } catch (const std::exception&) {
+    m.Fail(key, "'" + text + "' is not a number");
+    return fallback;
+  }
+}
+
+}  // namespace
 
 void ClusterConfigParser::ReadKubernetes(const YAML::Node& map) {
   if (reader_.failed()) return;
@@ -28,17 +47,8 @@ void ClusterConfigParser::ReadKubernetes(const YAML::Node& map) {
   k.node_selector = m.String("node_selector", k.node_selector);
   k.ignored_taints = m.StringList("ignored_taints");
   k.master_port = static_cast<std::int32_t>(m.Int("master_port", k.master_port, 0, 65535));
-  // qps: a number (fractions allowed); the reader's Int would refuse "0.5".
-  if (m.Has("qps")) {
-    std::string text = m.String("qps", "");
-    try {
-      std::size_t used = 0;
-      k.qps = std::stod(text, &used);
-      if (used != text.size()) throw std::invalid_argument(text);
-    } catch (const std::exception&) {
-      m.Fail("qps", "'" + text + "' is not a number");
-    }
-  }
+  k.qps = Rate(m, "qps", k.qps);
+  k.bind_qps = Rate(m, "bind_qps", k.bind_qps);
   k.burst = static_cast<std::int32_t>(m.Int("burst", k.burst, 1, 1'000'000));
   k.leader_elect = m.Bool("leader_elect", k.leader_elect);
   k.lease_name = m.String("lease_name", k.lease_name);

@@ -22,6 +22,7 @@ TEST(KubernetesSettings, DefaultsWithoutTheSection) {
   EXPECT_EQ(k.block_label, "nvidia.com/gpu.clique");
   EXPECT_FALSE(k.leader_elect);
   EXPECT_EQ(k.lease_name, "lockstepd");
+  EXPECT_EQ(k.bind_qps, 0);  // Bindings at the apiserver's pace
   EXPECT_EQ(c->backend, "agent");
 }
 
@@ -41,6 +42,7 @@ kubernetes:
   master_port: 12355
   qps: 50.5
   burst: 100
+  bind_qps: 1000
   leader_elect: true
   lease_name: lockstepd-a
 partitions:
@@ -63,6 +65,7 @@ partitions:
   EXPECT_EQ(k.master_port, 12355);
   EXPECT_DOUBLE_EQ(k.qps, 50.5);
   EXPECT_EQ(k.burst, 100);
+  EXPECT_DOUBLE_EQ(k.bind_qps, 1000);
   EXPECT_TRUE(k.leader_elect);
   EXPECT_EQ(k.lease_name, "lockstepd-a");
 }
@@ -72,6 +75,8 @@ TEST(KubernetesSettings, ErrorsNameTheKey) {
               HasSubstr("cluster.yaml:6: kubernetes.pods: 'per-gpu' is not one of"));
   EXPECT_THAT(ErrorOf(test::WithNodes("kubernetes:\n  qps: fast\n")),
               HasSubstr("kubernetes.qps: 'fast' is not a number"));
+  EXPECT_THAT(ErrorOf(test::WithNodes("kubernetes:\n  bind_qps: 10/s\n")),
+              HasSubstr("kubernetes.bind_qps: '10/s' is not a number"));
   EXPECT_THAT(ErrorOf(test::WithNodes("kubernetes:\n  namespce: x\n")), HasSubstr("namespce"));
   EXPECT_THAT(ErrorOf(test::WithNodes("kubernetes:\n  namespace: \"\"\n")),
               HasSubstr("kubernetes.namespace: must not be empty"));

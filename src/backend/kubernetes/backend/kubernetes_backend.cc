@@ -129,6 +129,9 @@ Status KubernetesBackend::Start() {
 #ifdef LOCKSTEP_HAVE_KUBE_GANGS
   PodGroupSchedulerOptions gang_options;
   gang_options.terminate_grace_seconds = options_.kill_wait;
+  ClientOptions bind_options = client_->options();
+  bind_options.qps = options_.settings.bind_qps;
+  gang_options.bind_client_options = bind_options;
   gangs_ = std::make_unique<PodGroupSchedulerHandle>(client_, controller_, gang_options);
   gangs_->scheduler.Start();
 #endif

@@ -1,5 +1,7 @@
 #include "backend/kubernetes/client/informer.h"
 
+#include <utility>
+
 #include "backend/kubernetes/client/api_error.h"
 
 namespace lockstep::kube {
@@ -11,11 +13,11 @@ std::string ResourceVersionOf(const Json& object) {
   return md->value("resourceVersion", "");
 }
 
-// One change to hand to the handlers once the cache lock is released.
+// One change of a re-list to hand to the handlers once the cache lock is released.
 struct Delivery {
   enum Kind { kAdd, kUpdate, kDelete } kind;
-  Json old_object;
-  Json new_object;
+  const Json* old_object;
+  const Json* new_object;
 };
 
 }  // namespace
@@ -138,13 +140,86 @@ void Informer::Run() {
   }
 }
 
-bool Informer::Relist() {
+Result<std::string> Informer::CurrentResourceVersion() {
+  // A quorum read of one object, unfiltered, so that the apiserver reads one item from etcd
+  // whatever the selectors.
+  ListOptions probe;
+  probe.limit = 1;
+  probe.max_retries = 0;
+  Result<Json> head = client_->List(options_.path, probe);
+  if (!head.ok()) return head.status();
+  std::string rv = (*head)["metadata"].value("resourceVersion", "");
+  if (rv.empty()) return Internal("list " + options_.path + ": no resourceVersion");
+  return rv;
+}
+
+ListOptions Informer::WatchCacheList(std::string resource_version) const {
+  // Everything at least as recent as `resource_version`, from the watch cache, which filters in
+  // memory. A list with a limit would bypass the cache (v1.20 serves only unpaged lists from it).
+  ListOptions lo;
+  lo.label_selector = options_.label_selector;
+  lo.field_selector = options_.field_selector;
+  lo.resource_version = std::move(resource_version);
+  lo.max_retries = 0;
+  lo.drop_managed_fields = options_.drop_managed_fields;
+  return lo;
+}
+
+Result<Json> Informer::ListFromWatchCache() {
+  Result<std::string> rv = CurrentResourceVersion();
+  if (!rv.ok()) return rv.status();
+  return client_->List(options_.path, WatchCacheList(*rv));
+}
+
+bool Informer::StreamFirstList() {
+  Result<std::string> rv = CurrentResourceVersion();
+  Result<Json> list = rv.status();
+  if (rv.ok()) {
+    list = client_->ListEach(options_.path, WatchCacheList(*rv), [this](Json item) {
+      std::string key = ObjectKey(item);
+      const Json* cached = nullptr;  // stays valid: only this thread writes the cache
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        cached = &cache_.insert_or_assign(std::move(key), std::move(item)).first->second;
+      }
+      if (handlers_.on_add) handlers_.on_add(*cached);
+    });
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!list.ok()) {
+    ++stats_.cache_list_fallbacks;
+    return false;
+  }
+  last_rv_ = (*list)["metadata"].value("resourceVersion", "");
+  ++stats_.lists;
+  synced_.store(true);
+  cv_.notify_all();
+  return true;
+}
+
+Result<Json> Informer::ListFromEtcd() {
   ListOptions lo;
   lo.label_selector = options_.label_selector;
   lo.field_selector = options_.field_selector;
   lo.limit = options_.page_size;
   lo.max_retries = 0;  // the informer backs off itself, and stays stoppable meanwhile
-  Result<Json> list = client_->ListAll(options_.path, lo);
+  return client_->ListAll(options_.path, lo);
+}
+
+bool Informer::Relist() {
+  // The first list hands each object to the handlers as it arrives: there is nothing to compare
+  // it with. Should it fail midway, the list below delivers the differences from what came.
+  if (options_.list_from_watch_cache && !synced_.load() && Size() == 0 && StreamFirstList())
+    return true;
+  Result<Json> list = options_.list_from_watch_cache ? ListFromWatchCache() : ListFromEtcd();
+  if (!list.ok() && options_.list_from_watch_cache) {
+    // E.g. "Too large resource version" when the cache lags far behind: list from etcd.
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.cache_list_fallbacks;
+    }
+    list = ListFromEtcd();
+  }
   if (!list.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.errors;
@@ -153,34 +228,38 @@ bool Informer::Relist() {
   std::map<std::string, Json> fresh;
   if ((*list)["items"].is_array()) {
     for (auto& item : (*list)["items"]) {
+      Trim(item);
       std::string key = ObjectKey(item);
       fresh.emplace(std::move(key), std::move(item));
     }
   }
+  // The old cache lives until the handlers have seen the deletes and updates; pointers into
+  // the new one stay valid, unlocked, since only this thread writes it (a map's move keeps its
+  // nodes).
+  std::map<std::string, Json> old_cache;
   std::vector<Delivery> deliveries;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [key, old_obj] : cache_) {
-      if (!fresh.count(key)) deliveries.push_back({Delivery::kDelete, old_obj, Json()});
-    }
-    for (const auto& [key, obj] : fresh) {
-      auto it = cache_.find(key);
-      if (it == cache_.end()) {
-        deliveries.push_back({Delivery::kAdd, Json(), obj});
+    old_cache = std::move(cache_);
+    cache_ = std::move(fresh);
+    for (const auto& [key, old_obj] : old_cache)
+      if (!cache_.count(key)) deliveries.push_back({Delivery::kDelete, &old_obj, nullptr});
+    for (const auto& [key, obj] : cache_) {
+      auto it = old_cache.find(key);
+      if (it == old_cache.end()) {
+        deliveries.push_back({Delivery::kAdd, nullptr, &obj});
       } else if (ResourceVersionOf(it->second) != ResourceVersionOf(obj)) {
-        deliveries.push_back({Delivery::kUpdate, it->second, obj});
+        deliveries.push_back({Delivery::kUpdate, &it->second, &obj});
       }
     }
-    cache_ = std::move(fresh);
     last_rv_ = (*list)["metadata"].value("resourceVersion", "");
     ++stats_.lists;
   }
   for (const Delivery& d : deliveries) {
-    if (d.kind == Delivery::kAdd && handlers_.on_add) handlers_.on_add(d.new_object);
-    if (d.kind == Delivery::kUpdate && handlers_.on_update) {
-      handlers_.on_update(d.old_object, d.new_object);
-    }
-    if (d.kind == Delivery::kDelete && handlers_.on_delete) handlers_.on_delete(d.old_object);
+    if (d.kind == Delivery::kAdd && handlers_.on_add) handlers_.on_add(*d.new_object);
+    if (d.kind == Delivery::kUpdate && handlers_.on_update)
+      handlers_.on_update(*d.old_object, *d.new_object);
+    if (d.kind == Delivery::kDelete && handlers_.on_delete) handlers_.on_delete(*d.old_object);
   }
   if (!synced_.load()) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -196,6 +275,7 @@ bool Informer::WatchOnce() {
   wo.label_selector = options_.label_selector;
   wo.field_selector = options_.field_selector;
   wo.allow_bookmarks = true;
+  wo.drop_managed_fields = options_.drop_managed_fields;
   wo.timeout_seconds = options_.watch_timeout_seconds;
   Result<std::unique_ptr<Watch>> started = client_->StartWatch(options_.path, wo);
   if (!started.ok()) {
@@ -222,7 +302,7 @@ bool Informer::WatchOnce() {
       ok = ev.ok();
       break;
     }
-    const WatchEvent& event = **ev;
+    WatchEvent& event = **ev;
     if (event.type == WatchEventType::kError) {
       const Status st = StatusFromStatusObject(event.object.dump(), "watch " + options_.path);
       std::lock_guard<std::mutex> lock(mu_);
@@ -241,9 +321,13 @@ bool Informer::WatchOnce() {
   return ok;
 }
 
-void Informer::Apply(const WatchEvent& event) {
+void Informer::Apply(WatchEvent& event) {
   const std::string rv = event.ResourceVersion();
-  Delivery d{Delivery::kAdd, Json(), Json()};
+  Delivery::Kind kind = Delivery::kAdd;
+  Json old_object;
+  // Only this thread writes the cache, so the entry it has just written stays valid, unlocked,
+  // while the handlers read it: one copy of each object, not three.
+  const Json* cached = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!rv.empty()) last_rv_ = rv;
@@ -252,28 +336,29 @@ void Informer::Apply(const WatchEvent& event) {
       return;
     }
     ++stats_.events;
-    const std::string key = ObjectKey(event.object);
+    std::string key = ObjectKey(event.object);
     auto it = cache_.find(key);
     if (event.type == WatchEventType::kDeleted) {
-      d.kind = Delivery::kDelete;
-      d.old_object = event.object;
+      kind = Delivery::kDelete;
+      old_object = std::move(event.object);
       if (it != cache_.end()) cache_.erase(it);
+    } else if (it != cache_.end()) {
+      kind = Delivery::kUpdate;
+      old_object = std::exchange(it->second, std::move(event.object));
+      cached = &it->second;
     } else {
-      if (it != cache_.end()) {
-        d.kind = Delivery::kUpdate;
-        d.old_object = std::move(it->second);
-        it->second = event.object;
-      } else {
-        cache_.emplace(key, event.object);
-      }
-      d.new_object = event.object;
+      cached = &cache_.emplace(std::move(key), std::move(event.object)).first->second;
     }
   }
-  if (d.kind == Delivery::kAdd && handlers_.on_add) handlers_.on_add(d.new_object);
-  if (d.kind == Delivery::kUpdate && handlers_.on_update) {
-    handlers_.on_update(d.old_object, d.new_object);
-  }
-  if (d.kind == Delivery::kDelete && handlers_.on_delete) handlers_.on_delete(d.old_object);
+  if (kind == Delivery::kAdd && handlers_.on_add) handlers_.on_add(*cached);
+  if (kind == Delivery::kUpdate && handlers_.on_update) handlers_.on_update(old_object, *cached);
+  if (kind == Delivery::kDelete && handlers_.on_delete) handlers_.on_delete(old_object);
+}
+
+void Informer::Trim(Json& object) const {
+  if (!options_.drop_managed_fields) return;
+  auto md = object.find("metadata");
+  if (md != object.end() && md->is_object()) md->erase("managedFields");
 }
 
 }  // namespace lockstep::kube

@@ -31,7 +31,16 @@ struct InformerOptions {
   std::string path;  // a collection: "/api/v1/nodes", "/api/v1/namespaces/NS/pods", ...
   std::string label_selector;
   std::string field_selector;
-  int page_size = 500;              // list in pages of this many (limit/continue)
+  // Lists are served from the apiserver's watch cache, filtered there in memory, and as recent
+  // as a quorum read (the list asks for at least the resourceVersion of a one-item etcd read made
+  // just before); much cheaper for the apiserver than reading every object from etcd. When the
+  // cache cannot answer, or with false, the list reads etcd in pages of `page_size`.
+  bool list_from_watch_cache = true;
+  // Drop metadata.managedFields (server-side apply's bookkeeping, often a third of a pod's JSON,
+  // read by nobody here) before caching and delivering, as client-go's transform functions do;
+  // the streamed first list and the watches never build them (api_json.h).
+  bool drop_managed_fields = true;
+  int page_size = 500;  // list in pages of this many (limit/continue), when reading etcd
   int watch_timeout_seconds = 300;  // each watch ends after this; the informer resumes from its RV
   BackoffOptions backoff{std::chrono::milliseconds(200), std::chrono::milliseconds(10'000), 2.0,
                          0.2};
@@ -57,7 +66,8 @@ struct InformerStats {
   int64_t watches = 0;          // watches started
   int64_t events = 0;           // ADDED/MODIFIED/DELETED received
   int64_t bookmarks = 0;
-  int64_t errors = 0;  // failed lists and watches
+  int64_t errors = 0;                // failed lists and watches
+  int64_t cache_list_fallbacks = 0;  // lists the watch cache could not serve, read from etcd
 };
 
 // Owns its thread. The KubeClient must outlive it. Cache reads are thread-safe.
@@ -92,10 +102,19 @@ class Informer {
   void Run();
   // Lists every page and replaces the cache, delivering the differences. Returns false on error.
   bool Relist();
+  // The first list, from the watch cache, each object cached and handed to on_add as it is
+  // parsed (ListEach); false, with what came cached and delivered, on an error.
+  bool StreamFirstList();
+  Result<std::string> CurrentResourceVersion();
+  ListOptions WatchCacheList(std::string resource_version) const;
+  Result<Json> ListFromWatchCache();
+  Result<Json> ListFromEtcd();
   // Watches from last_rv_ until the stream ends (true), or a 410 demands a re-list (false, with
   // need_relist_ set), or an error (false).
   bool WatchOnce();
-  void Apply(const WatchEvent& event);
+  void Apply(WatchEvent& event);  // takes the event's object
+  // What options_ drop from an object of a (non-streamed) list before it is cached.
+  void Trim(Json& object) const;
   // Sleeps `d` unless stopped or paused first.
   void Sleep(std::chrono::milliseconds d);
   void WaitWhilePaused();

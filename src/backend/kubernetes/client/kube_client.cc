@@ -74,8 +74,11 @@ std::string NamespacesPath() {
 // ---- Watch ----
 
 Watch::Watch(std::unique_ptr<ResponseStream> stream, std::string what,
-             std::chrono::milliseconds idle_timeout)
-    : stream_(std::move(stream)), what_(std::move(what)), idle_timeout_(idle_timeout) {}
+             std::chrono::milliseconds idle_timeout, bool drop_managed_fields)
+    : stream_(std::move(stream)),
+      what_(std::move(what)),
+      idle_timeout_(idle_timeout),
+      parser_(drop_managed_fields) {}
 
 void Watch::Stop() {
   stopped_.store(true);
@@ -164,12 +167,46 @@ Result<Json> KubeClient::Get(const std::string& path, const Query& query) {
 }
 
 Result<Json> KubeClient::List(const std::string& path, const ListOptions& o) {
+  return SendJson(Request("GET", path + EncodeQuery(ListQuery(o))), o.max_retries);
+}
+
+Result<Json> KubeClient::ListEach(const std::string& path, const ListOptions& o,
+                                  const ListItemHandler& on_item) {
+  HttpRequest r = Request("GET", path + EncodeQuery(ListQuery(o)));
+  const std::string what = "GET " + r.target;
+  limiter_.Acquire();
+  Result<std::unique_ptr<ResponseStream>> stream = transport_->OpenStream(r);
+  if (!stream.ok()) return stream.status();
+  if ((*stream)->status() != 200) return ErrorAnswer(**stream, what);
+  ResponseStreamBuf body(stream->get(), options_.transport.request_timeout);
+  std::istream in(&body);
+  ListStreamOptions parse;
+  parse.drop_managed_fields = o.drop_managed_fields;
+  Result<Json> list = ParseListStream(in, on_item, parse);
+  if (!body.error().ok())
+    return Status(body.error().code(), body.error().message() + " (" + what + ")");
+  if (!list.ok()) return Internal(list.status().message() + " in the response to " + what);
+  return list;
+}
+
+Query KubeClient::ListQuery(const ListOptions& o) {
   Query q;
   AddListQuery(&q, o.label_selector, o.field_selector);
   if (o.limit > 0) q.emplace_back("limit", std::to_string(o.limit));
   if (!o.continue_token.empty()) q.emplace_back("continue", o.continue_token);
   if (!o.resource_version.empty()) q.emplace_back("resourceVersion", o.resource_version);
-  return SendJson(Request("GET", path + EncodeQuery(q)), o.max_retries);
+  return q;
+}
+
+Status KubeClient::ErrorAnswer(ResponseStream& stream, const std::string& what) {
+  // An error answer is short: read it whole for the Status object.
+  std::string body;
+  for (int i = 0; i < 64; ++i) {
+    Result<std::string> part = stream.ReadSome(options_.transport.request_timeout);
+    if (!part.ok() || part->empty()) break;
+    body += *part;
+  }
+  return StatusFromResponse(stream.status(), body, what);
 }
 
 Result<Json> KubeClient::ListAll(const std::string& path, ListOptions options) {
@@ -259,22 +296,12 @@ Result<std::unique_ptr<Watch>> KubeClient::StartWatch(const std::string& path,
   limiter_.Acquire();
   Result<std::unique_ptr<ResponseStream>> stream = transport_->OpenStream(r);
   if (!stream.ok()) return stream.status();
-  const int code = (*stream)->status();
-  if (code != 200) {
-    // An error answer is short: read it whole for the Status object.
-    std::string body;
-    for (int i = 0; i < 64; ++i) {
-      Result<std::string> part = (*stream)->ReadSome(options_.transport.request_timeout);
-      if (!part.ok() || part->empty()) break;
-      body += *part;
-    }
-    return StatusFromResponse(code, body, what);
-  }
+  if ((*stream)->status() != 200) return ErrorAnswer(**stream, what);
   // The server sends nothing while nothing changes; allow its own timeout plus a margin.
   const auto idle = o.timeout_seconds > 0
                         ? std::chrono::milliseconds(o.timeout_seconds * 1000 + 30'000)
                         : std::chrono::milliseconds(3'600'000);
-  return std::make_unique<Watch>(std::move(*stream), what, idle);
+  return std::make_unique<Watch>(std::move(*stream), what, idle, o.drop_managed_fields);
 }
 
 Status RetryOnConflict(const std::function<Status()>& fn, int attempts) {

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/kubernetes/client/api_json.h"
 #include "backend/kubernetes/client/kubeconfig.h"
 #include "backend/kubernetes/client/rate_limit.h"
 #include "backend/kubernetes/client/transport.h"
@@ -46,8 +47,9 @@ struct ListOptions {
   std::string field_selector;
   int limit = 0;  // page size; 0: everything in one response
   std::string continue_token;
-  std::string resource_version;    // "" : the latest (a quorum read)
-  std::optional<int> max_retries;  // overrides ClientOptions::max_retries
+  std::string resource_version;      // "" : the latest (a quorum read)
+  std::optional<int> max_retries;    // overrides ClientOptions::max_retries
+  bool drop_managed_fields = false;  // ListEach only: items come without metadata.managedFields
 };
 
 enum class PatchType {
@@ -68,14 +70,15 @@ struct WatchOptions {
   std::string label_selector;
   std::string field_selector;
   bool allow_bookmarks = true;
-  int timeout_seconds = 300;  // the server ends the watch after this long
+  int timeout_seconds = 300;         // the server ends the watch after this long
+  bool drop_managed_fields = false;  // events' objects come without metadata.managedFields
 };
 
 // A running watch. Next() is called by one thread; Stop() may be called by any.
 class Watch {
  public:
   Watch(std::unique_ptr<ResponseStream> stream, std::string what,
-        std::chrono::milliseconds idle_timeout);
+        std::chrono::milliseconds idle_timeout, bool drop_managed_fields = false);
   Watch(const Watch&) = delete;
   Watch& operator=(const Watch&) = delete;
 
@@ -113,6 +116,11 @@ class KubeClient {
   // Every page (following continue tokens) in one List object whose resourceVersion is the first
   // page's, which is the snapshot all pages share.
   Result<Json> ListAll(const std::string& path, ListOptions options = {});
+  // One page, read as it arrives: each item goes to `on_item` (on this thread) as soon as it is
+  // parsed (api_json.h), and the result is the List without them. On an error some items may
+  // have been handed over already. Not retried: for informers, which back off themselves.
+  Result<Json> ListEach(const std::string& path, const ListOptions& options,
+                        const ListItemHandler& on_item);
   Result<Json> Create(const std::string& path, const Json& object);  // POST to the collection
   // PUT; `object` carries metadata.resourceVersion for optimistic concurrency (409 Conflict when
   // it is stale).
@@ -143,6 +151,9 @@ class KubeClient {
   // Rate limit, send, retry; returns the final response (any HTTP code) or a connection error.
   Result<HttpResponse> Send(const HttpRequest& request, int max_retries);
   Result<Json> SendJson(HttpRequest request, std::optional<int> max_retries = std::nullopt);
+  static Query ListQuery(const ListOptions& options);
+  // The Status of a non-200 answer to a streamed request (a watch, a streamed list).
+  Status ErrorAnswer(ResponseStream& stream, const std::string& what);
 
   const KubeConfig config_;
   const ClientOptions options_;

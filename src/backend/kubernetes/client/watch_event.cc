@@ -1,5 +1,7 @@
 #include "backend/kubernetes/client/watch_event.h"
 
+#include "backend/kubernetes/client/api_json.h"
+
 namespace lockstep::kube {
 
 const char* WatchEventTypeName(WatchEventType type) {
@@ -26,10 +28,12 @@ std::string WatchEvent::ResourceVersion() const {
   return rv != md->end() && rv->is_string() ? rv->get<std::string>() : std::string();
 }
 
-Result<WatchEvent> ParseWatchEvent(std::string_view line) {
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+Result<WatchEvent> ParseWatchEvent(std::string_view line, bool drop_managed_fields) {
   auto preview = [&] { return std::string(line.substr(0, 80)); };
-  if (!j.is_object()) return InvalidArgument("watch stream: not a JSON object: " + preview());
+  Result<nlohmann::json> parsed = ParseApiJson(line, 2, drop_managed_fields);
+  if (!parsed.ok() || !parsed->is_object())
+    return InvalidArgument("watch stream: not a JSON object: " + preview());
+  nlohmann::json& j = *parsed;
   auto type = j.find("type");
   auto object = j.find("object");
   if (type == j.end() || !type->is_string() || object == j.end()) {
@@ -71,7 +75,7 @@ Result<std::vector<WatchEvent>> WatchEventParser::Feed(std::string_view bytes) {
     }
     start = i + 1;
     if (whole.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    Result<WatchEvent> ev = ParseWatchEvent(whole);
+    Result<WatchEvent> ev = ParseWatchEvent(whole, drop_managed_fields_);
     if (!ev.ok()) {
       if (first_error.ok()) first_error = ev.status();
       continue;

@@ -28,6 +28,9 @@ struct WatchEvent {
 // Splits a byte stream into watch events. Not thread-safe: one per stream.
 class WatchEventParser {
  public:
+  // `drop_managed_fields`: the events' objects come without metadata.managedFields.
+  explicit WatchEventParser(bool drop_managed_fields = false)
+      : drop_managed_fields_(drop_managed_fields) {}
   // Feeds the next bytes; returns the events they complete (possibly none). A malformed line is
   // an error naming the line's start; the parser then skips that line and can continue.
   Result<std::vector<WatchEvent>> Feed(std::string_view bytes);
@@ -37,9 +40,11 @@ class WatchEventParser {
 
  private:
   std::string pending_;  // bytes after the last newline
+  bool drop_managed_fields_;
 };
 
-// Parses one line ({"type":..., "object":...}).
-Result<WatchEvent> ParseWatchEvent(std::string_view line);
+// Parses one line ({"type":..., "object":...}), without the object's metadata.managedFields
+// when `drop_managed_fields`.
+Result<WatchEvent> ParseWatchEvent(std::string_view line, bool drop_managed_fields = false);
 
 }  // namespace lockstep::kube

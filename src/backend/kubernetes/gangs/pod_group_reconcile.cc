@@ -21,8 +21,10 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
   std::vector<Json> pods;
   std::map<std::string, Json> pod_groups;
   Group g;
+  std::uint64_t seen = 0;  // the gang's last change this look takes into account
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (auto c = last_change_.find(key); c != last_change_.end()) seen = c->second;
     auto it = groups_.find(key);
     if (it != groups_.end()) {
       // Bound gangs are looked at in place: every Binding brings a pod update.
@@ -39,10 +41,14 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
     if (g.job == 0) {
       pods = PodsOf(key);
       pod_groups = PodGroupsFor(pods);
-      if (it == groups_.end() && pods.empty()) return;
+      if (it == groups_.end() && pods.empty()) {
+        last_change_.erase(key);
+        return;
+      }
       if (it != groups_.end()) g = it->second;
       if (it != groups_.end() && pods.empty() && g.phase == Phase::kNone) {
         groups_.erase(it);
+        last_change_.erase(key);
         return;
       }
     }
@@ -52,7 +58,6 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
   // Without the PodGroup CRD, a pod's PodGroup label is ignored when it also carries gang
   // annotations, and the pod waits (with an Event) when it does not.
   std::vector<std::string> notes;
-  const std::vector<Json> all_pods = pods;  // Events go on every pod of the gang
   if (!pod_groups_available_) {
     std::vector<Json> kept;
     for (Json& p : pods) {
@@ -79,10 +84,10 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
   PodGroupOptions po;
   po.default_queue = options_.default_queue;
   po.scheduler_name = options_.scheduler_name;
-  Gangs gangs = GroupPods(pods, pod_groups, po);
+  Gangs gangs = GroupPods(std::move(pods), pod_groups, po);
   for (const Status& e : gangs.errors) notes.push_back(e.message());
-  const Gang* gang = nullptr;
-  for (const Gang& candidate : gangs.gangs)
+  Gang* gang = nullptr;
+  for (Gang& candidate : gangs.gangs)
     if (candidate.key == key) gang = &candidate;
   std::map<std::string, std::string> members;  // the gang's unbound pods, name -> uid
   if (gang)
@@ -108,8 +113,11 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
     dirty_.insert(key);
     return;
   }
-  // kNone.
-  for (const std::string& n : notes) EventGang(key, all_pods, "FailedScheduling", n);
+  // kNone. Events go on every pod of the gang.
+  if (!notes.empty()) {
+    const std::vector<Json> all_pods = PodsOf(key, /*lock=*/true);
+    for (const std::string& n : notes) EventGang(key, all_pods, "FailedScheduling", n);
+  }
   if (!gang || !gang->Ready()) return;
   // A gang that failed waits for its retry time, unless its pods changed.
   if (!g.failure.empty() && Clock::now() < g.retry_at && members == g.pods) return;
@@ -121,7 +129,7 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
     cur.key = key;
     cur.phase = Phase::kSubmitting;
   }
-  submit_pool_->Post([this, key, gang = *gang] { SubmitGang(key, gang); });
+  submit_pool_->Post([this, key, seen, gang = std::move(*gang)] { SubmitGang(key, gang, seen); });
 }
 
 void PodGroupScheduler::CheckPendingJobs() {
@@ -158,7 +166,7 @@ void PodGroupScheduler::CheckPendingJobs() {
   }
 }
 
-void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang) {
+void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std::uint64_t seen) {
   std::map<std::string, std::string> members;
   for (const Json& p : gang.pods) members[Str(p, "metadata", "name")] = Str(p, "metadata", "uid");
   const std::string ns = key.substr(0, key.find('/'));
@@ -202,8 +210,11 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang) {
   Group& g = groups_[key];
   g.key = key;
   g.pods = members;
-  dirty_.insert(key);  // its pods may have changed meanwhile
-  wake_.notify_all();
+  // Looked at again only when its pods changed meanwhile.
+  if (auto c = last_change_.find(key); c != last_change_.end() && c->second != seen) {
+    dirty_.insert(key);
+    wake_.notify_all();
+  }
   if (id.ok()) {
     g.phase = Phase::kPending;
     g.job = *id;
@@ -216,6 +227,7 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang) {
       if (it->external == key) {
         orders_.push_back(std::move(*it));
         it = deferred_.erase(it);
+        wake_.notify_all();
       } else {
         ++it;
       }

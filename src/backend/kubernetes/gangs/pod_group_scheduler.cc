@@ -40,8 +40,12 @@ void PodGroupScheduler::Start() {
     started_ = true;
   }
   if (options_.bind_client_options) {
-    Result<std::unique_ptr<KubeClient>> c =
-        KubeClient::Create(client_->config(), *options_.bind_client_options);
+    // One kept-alive connection per binder: a smaller pool would close the surplus after each
+    // request, and every Binding would then pay a TLS handshake.
+    ClientOptions bind_options = *options_.bind_client_options;
+    bind_options.transport.max_idle_connections = std::max<std::size_t>(
+        bind_options.transport.max_idle_connections, std::max(options_.bind_threads, 1));
+    Result<std::unique_ptr<KubeClient>> c = KubeClient::Create(client_->config(), bind_options);
     if (c.ok()) {
       bind_client_ = std::move(*c);
       binder_ = bind_client_.get();
@@ -153,15 +157,29 @@ void PodGroupScheduler::OnPod(const Json& pod, bool present) {
       if (it == pods_.end()) return;
       it->second.erase(name);
       if (it->second.empty()) pods_.erase(it);
-      dirty_.insert(from);
+      ChangedLocked(from);
     };
+    std::string moved_from;
     if (auto it = pod_gang_.find(id); it != pod_gang_.end() && (!present || it->second != key)) {
+      moved_from = it->second;
       erase(it->second);
       pod_gang_.erase(it);
     }
     if (present) {
       pods_[key][name] = pod;
       pod_gang_[id] = key;
+    }
+    last_change_[key] = ++change_seq_;
+    // A bound gang ends only when one of its pods ends, goes or is replaced; its other updates
+    // (the Bindings, Running), one per pod per change, need no look.
+    if (present && moved_from.empty()) {
+      auto g = groups_.find(key);
+      const std::string& phase = Str(pod, "status", "phase");
+      if (g != groups_.end() && g->second.phase == Phase::kRunning && phase != "Succeeded" &&
+          phase != "Failed") {
+        auto member = g->second.pods.find(name);
+        if (member != g->second.pods.end() && member->second == Str(pod, "metadata", "uid")) return;
+      }
     }
     dirty_.insert(key);
   }
@@ -176,9 +194,14 @@ void PodGroupScheduler::OnPodGroup(const Json& group, bool present) {
       pod_groups_[key] = group;
     else
       pod_groups_.erase(key);
-    dirty_.insert(key);
+    ChangedLocked(key);
   }
   wake_.notify_all();
+}
+
+void PodGroupScheduler::ChangedLocked(const std::string& key) {
+  last_change_[key] = ++change_seq_;
+  dirty_.insert(key);
 }
 
 void PodGroupScheduler::MarkDirty(const std::string& key) {

@@ -161,7 +161,8 @@ class PodGroupScheduler {
   // Pending jobs of gangs that ended without being bound (scancel): their gangs wait, with an
   // Event, until their pods change.
   void CheckPendingJobs();
-  void SubmitGang(const std::string& key, const Gang& gang);
+  // `seen`: the gang's last change (last_change_) that the Reconcile submitting it looked at.
+  void SubmitGang(const std::string& key, const Gang& gang, std::uint64_t seen);
   // How bound gang `g` ended when every pod has ended or is gone, else nullopt; mu_ held.
   std::optional<GangExit> RunningGangEndedLocked(const Group& g) const;
   void EndRunningGang(const std::string& key, const Group& g);
@@ -174,6 +175,8 @@ class PodGroupScheduler {
   void EventGang(const std::string& key, const std::vector<Json>& pods, const std::string& reason,
                  const std::string& message);
   void MarkDirty(const std::string& key);
+  // Records a change of gang `key`'s pods or PodGroup and marks it for a look; mu_ held.
+  void ChangedLocked(const std::string& key);
   // Copies of the gang's pods, by name; `lock`: take mu_ (else the caller holds it).
   std::vector<Json> PodsOf(const std::string& key, bool lock = false) const;
   std::map<std::string, Json> PodGroupsFor(const std::vector<Json>& pods) const;
@@ -200,7 +203,10 @@ class PodGroupScheduler {
   std::map<std::string, Group> groups_;                      // guarded by mu_
   std::map<JobId, std::string> job_keys_;                    // guarded by mu_
   std::set<std::string> dirty_;                              // guarded by mu_
-  std::deque<Order> orders_;                                 // guarded by mu_
+  // Gang key -> the sequence number of its pods' (or PodGroup's) last change.
+  std::map<std::string, std::uint64_t> last_change_;  // guarded by mu_
+  std::uint64_t change_seq_ = 0;                      // guarded by mu_
+  std::deque<Order> orders_;                          // guarded by mu_
   std::vector<Order> deferred_;   // guarded by mu_: Bind()s of jobs whose Submit() is returning
   PodGroupSchedulerStats stats_;  // guarded by mu_
   std::thread worker_;

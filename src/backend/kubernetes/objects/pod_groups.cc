@@ -91,10 +91,10 @@ Result<PodMembership> MembershipOf(const Json& pod, const Json* pod_group,
   return m;
 }
 
-Gangs GroupPods(const std::vector<Json>& pods, const std::map<std::string, Json>& pod_groups,
+Gangs GroupPods(std::vector<Json> pods, const std::map<std::string, Json>& pod_groups,
                 const PodGroupOptions& options) {
-  std::vector<const Json*> mine;
-  for (const Json& pod : pods) {
+  std::vector<Json*> mine;  // the gangs' pods are moved from `pods`
+  for (Json& pod : pods) {
     if (internal::StringAt(pod, "spec", "schedulerName") != options.scheduler_name) continue;
     if (internal::Label(pod, kJobIdLabel) || BeingDeleted(pod) || Ended(pod)) continue;
     mine.push_back(&pod);
@@ -104,7 +104,7 @@ Gangs GroupPods(const std::vector<Json>& pods, const std::map<std::string, Json>
   });
   Gangs out;
   std::map<std::string, Gang> by_key;
-  for (const Json* pod : mine) {
+  for (Json* pod : mine) {
     const Json* group = nullptr;
     if (std::optional<std::string> name = PodGroupName(*pod)) {
       auto it = pod_groups.find(internal::StringAt(*pod, "metadata", "namespace") + "/" + *name);
@@ -132,7 +132,7 @@ Gangs GroupPods(const std::vector<Json>& pods, const std::map<std::string, Json>
     }
     g.priority = std::max(g.priority, m->priority);
     if (internal::StringAt(*pod, "spec", "nodeName").empty())
-      g.pods.push_back(*pod);
+      g.pods.push_back(std::move(*pod));
     else
       ++g.bound;
   }

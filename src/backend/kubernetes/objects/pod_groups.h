@@ -78,7 +78,7 @@ struct Gangs {
 // `pods`; bound ones count in `bound`. `pod_groups` maps "<namespace>/<name>" to PodGroup
 // objects. A pod whose gang size or queue disagrees with its gang's first pod is left out with
 // an error.
-Gangs GroupPods(const std::vector<nlohmann::json>& pods,
+Gangs GroupPods(std::vector<nlohmann::json> pods,
                 const std::map<std::string, nlohmann::json>& pod_groups,
                 const PodGroupOptions& options = {});
 
