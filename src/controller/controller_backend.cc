@@ -59,6 +59,7 @@ void Controller::BackendNodes(const std::vector<NodeReport>& reports) {
   std::set<std::uint32_t> seen;
   for (const NodeReport& r : reports) {
     engine::Node node = EngineNodeOf(r, cluster_);
+    node.features |= PlacementFeatureMaskLocked(r.name);
     std::uint32_t n = NodeIndexLocked(r.name);
     if (n == engine::kNone) {
       n = cluster_.AddNode(std::move(node));
@@ -89,6 +90,67 @@ void Controller::BackendNodes(const std::vector<NodeReport>& reports) {
     NodeLostLocked(n, now);
   }
   RequestPassLocked();
+}
+
+std::uint64_t Controller::PlacementFeatureMaskLocked(const std::string& node) const {
+  std::uint64_t mask = 0;
+  for (const auto& [feature, nodes] : placement_features_) {
+    std::uint32_t bit = cluster_.FeatureIndex(feature);
+    if (bit < 64 && nodes.count(node)) mask |= std::uint64_t{1} << bit;
+  }
+  return mask;
+}
+
+Status Controller::BackendPlacementFeatures(
+    const std::map<std::string, std::set<std::string>>& features) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string>& names = cluster_.base.features;
+  auto mask_of = [&](const std::map<std::string, std::set<std::string>>& of) {
+    std::uint64_t mask = 0;
+    for (const auto& [f, nodes] : of)
+      if (std::uint32_t bit = cluster_.FeatureIndex(f); bit < 64) mask |= std::uint64_t{1} << bit;
+    return mask;
+  };
+  const std::size_t in_use =
+      std::count_if(names.begin(), names.end(), [](const std::string& n) { return !n.empty(); });
+  std::size_t dropped = 0;
+  std::vector<std::string> added;
+  for (const auto& [f, nodes] : placement_features_) dropped += features.count(f) == 0;
+  for (const auto& [f, nodes] : features) {
+    if (placement_features_.count(f)) continue;
+    if (f.empty() || cluster_.FeatureIndex(f) != engine::kNone)
+      return FailedPrecondition("placement feature \"" + f + "\" is a node feature already");
+    added.push_back(f);
+  }
+  if (in_use - dropped + added.size() > 64)
+    return FailedPrecondition("a node carries at most 64 features and " +
+                              std::to_string(in_use - dropped) + " are in use (" +
+                              std::to_string(placement_features_.size() - dropped) +
+                              " of them for placement constraints): no room for " + added.front());
+  const std::uint64_t before = mask_of(placement_features_);
+  for (const auto& [f, nodes] : placement_features_)
+    if (!features.count(f)) names[cluster_.FeatureIndex(f)].clear();  // its bit is free
+  for (const std::string& f : added) (void)cluster_.InternFeature(f);
+  placement_features_ = features;
+  const std::uint64_t mine = before | mask_of(placement_features_);
+  bool changed = dropped > 0 || !added.empty();
+  for (engine::Node& node : cluster_.base.nodes) {
+    std::uint64_t f = (node.features & ~mine) | PlacementFeatureMaskLocked(node.name);
+    changed = changed || f != node.features;
+    node.features = f;
+  }
+  if (!changed) return Status::Ok();
+  cluster_changed_ = true;
+  // Jobs hold their features as bits in the scheduler's snapshot: a bit that now means another
+  // feature (or none) must be read again from the job's constraint.
+  if (dropped > 0 || !added.empty())
+    for (const auto& [id, e] : jobs_)
+      if ((e.state == JobState::kPending || e.state == JobState::kRunning ||
+           e.state == JobState::kCompleting) &&
+          !e.spec->constraint.empty())
+        dirty_.insert(id);
+  RequestPassLocked();
+  return Status::Ok();
 }
 
 void Controller::BackendTaskExited(JobId job, std::int32_t run, int exit_code, int signal,
