@@ -215,6 +215,13 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang) {
     return controller_->Submit(controller::Caller{0, 0, "k8s:" + ns}, std::move(s));
   };
   Result<JobId> id = submit();
+  // For the message: how many nodes its pods' constraints leave (taken before mu_, which is
+  // never held while calling into features_).
+  std::size_t allow = 0, all = 0;
+  if (!id.ok() && feature.ok() && !feature->empty()) {
+    allow = features_->NodesWith(*feature);
+    all = features_->node_count();
+  }
   std::unique_lock<std::mutex> lock(mu_);
   Group& g = groups_[key];
   g.key = key;
@@ -252,9 +259,10 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang) {
     shape += ", " + std::to_string(req->pods_per_node) + " per node on " +
              std::to_string(req->request.min_nodes) + " nodes";
   }
-  if (feature.ok() && !feature->empty())
-    shape += "; node feature " + *feature + ": " + std::to_string(features_->NodesWith(*feature)) +
-             " of " + std::to_string(features_->node_count()) +
+  // Where its pods' constraints rule nodes out, say how many are left.
+  if (allow < all)
+    shape += "; node feature " + *feature + ": " + std::to_string(allow) + " of " +
+             std::to_string(all) +
              " nodes allow its pods' nodeSelector, node affinity and tolerations";
   g.failure = "gang " + key + " (" + std::to_string(gang.pods.size()) + " pods" + shape +
               ") cannot be scheduled: " + id.status().message() +

@@ -204,6 +204,8 @@ class PodGroupScheduler {
   std::unique_ptr<PlacementFeatures> features_;
   bool pod_groups_available_ = false;
 
+  // Lock order: features_'s mutex before mu_ (its Retain() asks WaitsLocked under both), so
+  // features_ is never called with mu_ held.
   mutable std::mutex mu_;
   std::condition_variable wake_;
   bool started_ = false, stop_ = false, ready_ = false;  // guarded by mu_

@@ -91,6 +91,7 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
   void StartScheduler(PodGroupSchedulerOptions o = {}) {
     o.retry_interval = milliseconds(1000);
     o.terminate_grace_seconds = 0;
+    o.node_selector = "test=" + ns_;  // this test's Nodes, as the core backend's selector
     scheduler_ = std::make_unique<PodGroupScheduler>(client_.get(), controller_.get(), o);
     backend_.set(scheduler_.get());
     scheduler_->Start();
@@ -99,12 +100,13 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
 
   std::string NodeName(int i) const { return ns_.substr(2) + "-n" + std::to_string(i); }
 
-  // A node with 8 GPUs, 64 CPUs and 512 GiB, Ready or not.
-  void CreateNode(int i, bool ready = true) {
+  // A node with 8 GPUs, 64 CPUs and 512 GiB, Ready or not, with more labels.
+  void CreateNode(int i, bool ready = true, const Json& labels = Json::object()) {
     const std::string name = NodeName(i);
     Json node = {{"apiVersion", "v1"},
                  {"kind", "Node"},
                  {"metadata", {{"name", name}, {"labels", {{"test", ns_}}}}}};
+    node["metadata"]["labels"].update(labels);
     Result<Json> r = client_->Create(NodesPath(), node);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     SetNodeReady(i, ready);
@@ -122,6 +124,12 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
                         {"message", ready ? "ready" : "test: not ready"}}}}}}};
     Result<Json> r =
         client_->Patch(NodePath(NodeName(i)) + "/status", PatchType::kStrategicMerge, status);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+
+  // A merge patch of Node i (labels, taints).
+  void PatchNode(int i, const Json& patch) {
+    Result<Json> r = client_->Patch(NodePath(NodeName(i)), PatchType::kMerge, patch);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
   }
 
@@ -166,13 +174,32 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
                  {"resources", {{"requests", res}, {"limits", res}}}}}}}}};
   }
 
-  void CreatePods(const std::string& gang, int from, int to, const std::string& size,
-                  int gpus = 8) {
+  // `spec`: more fields of the pods' spec (nodeSelector, affinity, tolerations).
+  void CreatePods(const std::string& gang, int from, int to, const std::string& size, int gpus = 8,
+                  const Json& spec = Json::object()) {
     for (int i = from; i < to; ++i) {
-      Result<Json> r =
-          client_->Create(PodsPath(ns_), GangPod(gang + "-" + std::to_string(i), gang, size, gpus));
+      Json pod = GangPod(gang + "-" + std::to_string(i), gang, size, gpus);
+      pod["spec"].update(spec);
+      Result<Json> r = client_->Create(PodsPath(ns_), pod);
       ASSERT_TRUE(r.ok()) << r.status().ToString();
     }
+  }
+
+  // The nodes the gang's pods are bound to, once all `count` are.
+  std::set<std::string> BoundNodes(const std::string& gang, int count) {
+    EXPECT_TRUE(WaitUntil([&] { return BoundCount(gang) == count; }, seconds(20)))
+        << gang << ": " << BoundCount(gang) << " of " << count << " bound";
+    std::set<std::string> nodes;
+    for (const auto& [pod, node] : Placement(gang)) nodes.insert(node);
+    return nodes;
+  }
+
+  // The pods' spec.affinity asking one required term of `expressions`.
+  static Json RequiredAffinity(Json expressions) {
+    return {{"affinity",
+             {{"nodeAffinity",
+               {{"requiredDuringSchedulingIgnoredDuringExecution",
+                 {{"nodeSelectorTerms", {{{"matchExpressions", std::move(expressions)}}}}}}}}}}};
   }
 
   // Pod name -> node of the gang's pods ("" when unbound).
@@ -341,6 +368,67 @@ TEST_F(PodGroupSchedulerTest, BindingThatFailsHalfwayUnbindsTheGang) {
   ASSERT_TRUE(WaitUntil([&] { return scheduler_->stats().cancelled == 1; }, seconds(10)));
 }
 
+TEST_F(PodGroupSchedulerTest, NodeSelectorBindsOnlyToLabelledNodesThoughOthersAreFree) {
+  for (int i = 0; i < 4; ++i)
+    CreateNode(i, true, i == 1 || i == 3 ? Json{{"pool", "a100"}} : Json{{"pool", "t4"}});
+  SyncNodes();
+  StartScheduler();
+  CreatePods("sel", 0, 2, "2", 8, {{"nodeSelector", {{"pool", "a100"}}}});
+  EXPECT_EQ(BoundNodes("sel", 2), (std::set<std::string>{NodeName(1), NodeName(3)}));
+  JobId job = scheduler_->JobOfGangForTest(ns_ + "/sel");
+  ASSERT_NE(job, 0u);
+  EXPECT_EQ((*controller_->ShowJob(job))["features"], "pool=a100");
+}
+
+TEST_F(PodGroupSchedulerTest, RequiredNodeAffinityNotInKeepsTheGangOffThoseNodes) {
+  CreateNode(0, true, {{"gpu", "t4"}});
+  CreateNode(1, true, {{"gpu", "a100"}});
+  CreateNode(2, true);
+  SyncNodes();
+  StartScheduler();
+  CreatePods("aff", 0, 2, "2", 8,
+             RequiredAffinity({{{"key", "gpu"}, {"operator", "NotIn"}, {"values", {"t4"}}}}));
+  EXPECT_EQ(BoundNodes("aff", 2), (std::set<std::string>{NodeName(1), NodeName(2)}));
+}
+
+TEST_F(PodGroupSchedulerTest, TaintedNodeIsAvoidedUnlessTolerated) {
+  for (int i = 0; i < 3; ++i) CreateNode(i);
+  PatchNode(
+      0, {{"spec",
+           {{"taints", {{{"key", "dedicated"}, {"value", "infer"}, {"effect", "NoSchedule"}}}}}}});
+  SyncNodes();
+  StartScheduler();
+  CreatePods("plain", 0, 2, "2");
+  EXPECT_EQ(BoundNodes("plain", 2), (std::set<std::string>{NodeName(1), NodeName(2)}));
+  // Node 0 is the only one left: a gang tolerating the taint takes it.
+  CreatePods("tol", 0, 1, "1", 8,
+             {{"tolerations",
+               {{{"key", "dedicated"},
+                 {"operator", "Equal"},
+                 {"value", "infer"},
+                 {"effect", "NoSchedule"}}}}});
+  EXPECT_EQ(BoundNodes("tol", 1), (std::set<std::string>{NodeName(0)}));
+}
+
+TEST_F(PodGroupSchedulerTest, GangNoNodeAllowsWaitsWithAnEventUntilANodeIsRelabelled) {
+  for (int i = 0; i < 2; ++i) CreateNode(i);
+  SyncNodes();
+  StartScheduler();
+  CreatePods("h100", 0, 2, "2", 8, {{"nodeSelector", {{"pool", "h100"}}}});
+  ASSERT_TRUE(WaitUntil([&] { return Events("FailedScheduling").size() >= 2; }, seconds(20)));
+  for (const std::string& m : Events("FailedScheduling")) {
+    EXPECT_NE(m.find("gang " + ns_ + "/h100 (2 pods"), std::string::npos) << m;
+    EXPECT_NE(m.find("node feature pool=h100: 0 of 2 nodes allow its pods' nodeSelector, node "
+                     "affinity and tolerations"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("requested node configuration is not available"), std::string::npos) << m;
+  }
+  EXPECT_EQ(BoundCount("h100"), 0);
+  for (int i = 0; i < 2; ++i) PatchNode(i, {{"metadata", {{"labels", {{"pool", "h100"}}}}}});
+  EXPECT_EQ(BoundNodes("h100", 2), (std::set<std::string>{NodeName(0), NodeName(1)}));
+}
+
 TEST_F(PodGroupSchedulerTest, BadObjectsGetClearEvents) {
   for (int i = 0; i < 2; ++i) CreateNode(i);
   SyncNodes();
@@ -355,6 +443,14 @@ TEST_F(PodGroupSchedulerTest, BadObjectsGetClearEvents) {
   pg["metadata"]["labels"] = {{kPodGroupLabel, "pg"}};
   r = client_->Create(PodsPath(ns_), pg);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // Node affinity the apiserver accepts but no scheduler can read: Gt of a word.
+  r = client_->Create(PodsPath(ns_), [&] {
+    Json p = GangPod("gt-0", "gt", "1");
+    p["spec"].update(
+        RequiredAffinity({{{"key", "gpus"}, {"operator", "Gt"}, {"values", {"lots"}}}}));
+    return p;
+  }());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
   // A pod asking more GPUs than any node has.
   r = client_->Create(PodsPath(ns_), GangPod("big-0", "big", "1", 16));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -367,7 +463,15 @@ TEST_F(PodGroupSchedulerTest, BadObjectsGetClearEvents) {
   EXPECT_TRUE(WaitUntil([&] { return has("PodGroup CRD"); }, seconds(10)));
   EXPECT_TRUE(
       WaitUntil([&] { return has("requested node configuration is not available"); }, seconds(10)));
-  EXPECT_EQ(BoundCount("bad") + BoundCount("big"), 0);
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return has("pod " + ns_ +
+                   "/gt-0: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring"
+                   "Execution.nodeSelectorTerms[0].matchExpressions[0].values[0]: \"lots\" is "
+                   "not an integer");
+      },
+      seconds(10)));
+  EXPECT_EQ(BoundCount("bad") + BoundCount("big") + BoundCount("gt"), 0);
 }
 
 }  // namespace
