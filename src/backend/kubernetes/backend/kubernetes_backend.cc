@@ -129,6 +129,7 @@ Status KubernetesBackend::Start() {
 #ifdef LOCKSTEP_HAVE_KUBE_GANGS
   PodGroupSchedulerOptions gang_options;
   gang_options.terminate_grace_seconds = options_.kill_wait;
+  gang_options.node_selector = options_.settings.node_selector;  // gangs go to these nodes only
   gangs_ = std::make_unique<PodGroupSchedulerHandle>(client_, controller_, gang_options);
   gangs_->scheduler.Start();
 #endif
