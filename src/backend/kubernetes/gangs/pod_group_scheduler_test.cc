@@ -66,14 +66,33 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
     fs::create_directories(state_dir_);
     std::ofstream(state_dir_ + "/cluster.yaml")
         << "backend: kubernetes\npartitions:\n  - {name: gpu, nodes: ALL, default: true}\n";
+    StartController();
+  }
+
+  // A Controller over the test's store (again, after RestartLockstepd()).
+  void StartController() {
     controller::ControllerOptions o;
     o.state_dir = state_dir_;
     o.cluster_config = state_dir_ + "/cluster.yaml";
     o.periodic_pass = milliseconds(200);
+    o.check_snapshot = true;
     auto c = controller::Controller::Start(o);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     controller_ = std::move(*c);
     controller_->AttachBackend(&backend_);
+  }
+
+  // As lockstepd restarting: the scheduler and the controller stop, and start again over the
+  // same store, with the Nodes reported again.
+  void RestartLockstepd() {
+    scheduler_->Stop();
+    controller_->AttachBackend(nullptr);
+    backend_.set(nullptr);
+    scheduler_.reset();
+    controller_.reset();
+    StartController();
+    SyncNodes();
+    StartScheduler();
   }
 
   void TearDown() override {
@@ -427,6 +446,28 @@ TEST_F(PodGroupSchedulerTest, GangNoNodeAllowsWaitsWithAnEventUntilANodeIsRelabe
   EXPECT_EQ(BoundCount("h100"), 0);
   for (int i = 0; i < 2; ++i) PatchNode(i, {{"metadata", {{"labels", {{"pool", "h100"}}}}}});
   EXPECT_EQ(BoundNodes("h100", 2), (std::set<std::string>{NodeName(0), NodeName(1)}));
+}
+
+TEST_F(PodGroupSchedulerTest, PendingGangKeepsItsNodeSelectorAcrossARestart) {
+  CreateNode(0, true, {{"pool", "a100"}});
+  CreateNode(1, /*ready=*/false, {{"pool", "a100"}});
+  CreateNode(2, true);
+  SyncNodes();
+  StartScheduler();
+  CreatePods("again", 0, 2, "2", 8, {{"nodeSelector", {{"pool", "a100"}}}});
+  ASSERT_TRUE(
+      WaitUntil([&] { return scheduler_->JobOfGangForTest(ns_ + "/again") != 0; }, seconds(10)));
+  const JobId job = scheduler_->JobOfGangForTest(ns_ + "/again");
+  EXPECT_EQ(JobState(job), "PENDING") << "one of its two nodes is not Ready";
+  // The recovered job asks pool=a100 before the new scheduler has given it to any node: it
+  // must neither run elsewhere (nodes 0 and 2 are free) nor wait forever.
+  RestartLockstepd();
+  std::this_thread::sleep_for(seconds(1));
+  EXPECT_EQ(BoundCount("again"), 0);
+  SetNodeReady(1, true);
+  SyncNodes();
+  EXPECT_EQ(BoundNodes("again", 2), (std::set<std::string>{NodeName(0), NodeName(1)}));
+  EXPECT_EQ(scheduler_->JobOfGangForTest(ns_ + "/again"), job) << "the same job, recovered";
 }
 
 TEST_F(PodGroupSchedulerTest, BadObjectsGetClearEvents) {
