@@ -184,9 +184,10 @@ class Controller {
   Backend* backend_ = nullptr;    // guarded by mu_; null: lockstep's agents
   bool cluster_changed_ = false;  // guarded by mu_: nodes added or resized since the last replay
   std::vector<NodeInfo> nodes_;   // guarded by mu_, indexed like cluster_.base.nodes
-  // guarded by mu_: BackendPlacementFeatures, feature -> node names.
+  // guarded by mu_: BackendPlacementFeatures, feature -> node names, and the bits of each
+  // node's (by name, for the reports to keep them).
   std::map<std::string, std::set<std::string>> placement_features_;
-  // The bits of the placement features `node` has; mu_ held.
+  std::unordered_map<std::string, std::uint64_t> placement_masks_;
   std::uint64_t PlacementFeatureMaskLocked(const std::string& node) const;
   std::map<std::string, std::unique_ptr<AgentInfo>> agents_;                   // guarded by mu_
   std::map<std::pair<JobId, std::int32_t>, std::unique_ptr<StepInfo>> steps_;  // guarded by mu_

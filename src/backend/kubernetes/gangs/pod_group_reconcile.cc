@@ -179,8 +179,9 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang) {
   // The pods' nodeSelector, required affinity and tolerations become a node feature on the
   // nodes that allow them, known to the controller before the job that asks for it.
   Result<GangPlacement> placement = GangPlacement::Of(gang.pods);
-  Result<std::string> feature =
-      placement.ok() ? features_->Register(key, *placement) : placement.status();
+  Result<std::string> feature = !placement.ok() ? Result<std::string>(placement.status())
+                                : req.ok()      ? features_->Register(key, *placement)
+                                                : Result<std::string>(std::string());
   auto submit = [&]() -> Result<JobId> {
     if (!req.ok()) return req.status();
     if (!feature.ok()) return feature.status();
