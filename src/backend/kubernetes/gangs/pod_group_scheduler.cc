@@ -72,17 +72,20 @@ void PodGroupScheduler::Start() {
     groups_informer_ = std::make_unique<Informer>(client_, std::move(go), std::move(h));
     groups_informer_->Start();
   }
-  // Nodes: what their labels and taints allow (placement features of gangs).
+  // Nodes: what their labels and taints allow (placement features of gangs), from an informer
+  // of its own unless they are forwarded.
   features_ = std::make_unique<PlacementFeatures>(controller_);
-  InformerHandlers nh;
-  nh.on_add = [this](const Json& n) { OnNode(n, true); };
-  nh.on_update = [this](const Json&, const Json& n) { OnNode(n, true); };
-  nh.on_delete = [this](const Json& n) { OnNode(n, false); };
-  InformerOptions no;
-  no.path = NodesPath();
-  no.label_selector = options_.node_selector;
-  nodes_informer_ = std::make_unique<Informer>(client_, std::move(no), std::move(nh));
-  nodes_informer_->Start();
+  if (!options_.nodes_synced) {
+    InformerHandlers nh;
+    nh.on_add = [this](const Json& n) { NodeChanged(n, true); };
+    nh.on_update = [this](const Json&, const Json& n) { NodeChanged(n, true); };
+    nh.on_delete = [this](const Json& n) { NodeChanged(n, false); };
+    InformerOptions no;
+    no.path = NodesPath();
+    no.label_selector = options_.node_selector;
+    nodes_informer_ = std::make_unique<Informer>(client_, std::move(no), std::move(nh));
+    nodes_informer_->Start();
+  }
   InformerHandlers h;
   h.on_add = [this](const Json& p) { OnPod(p, true); };
   h.on_update = [this](const Json&, const Json& p) { OnPod(p, true); };
@@ -194,7 +197,7 @@ void PodGroupScheduler::OnPodGroup(const Json& group, bool present) {
   wake_.notify_all();
 }
 
-void PodGroupScheduler::OnNode(const Json& node, bool present) {
+void PodGroupScheduler::NodeChanged(const Json& node, bool present) {
   if (!features_->OnNode(node, present)) return;  // labels and taints as they were
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -259,8 +262,13 @@ std::map<std::string, Json> PodGroupScheduler::PodGroupsFor(const std::vector<Js
 }
 
 void PodGroupScheduler::Run() {
-  while (!pods_informer_->WaitForSync(std::chrono::milliseconds(100)) ||
-         !nodes_informer_->WaitForSync(std::chrono::milliseconds(100)) ||
+  auto nodes_synced = [&] {
+    if (nodes_informer_) return nodes_informer_->WaitForSync(std::chrono::milliseconds(100));
+    if (options_.nodes_synced()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return false;
+  };
+  while (!pods_informer_->WaitForSync(std::chrono::milliseconds(100)) || !nodes_synced() ||
          (groups_informer_ && !groups_informer_->WaitForSync(std::chrono::milliseconds(100)))) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return;

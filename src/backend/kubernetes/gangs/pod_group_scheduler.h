@@ -58,6 +58,10 @@ struct PodGroupSchedulerOptions {
   // Label selector of the Nodes lockstep places on (the core backend's node_selector): gangs'
   // placement constraints are evaluated against these.
   std::string node_selector;
+  // When set, the scheduler has no Node informer of its own (a second cache of every Node):
+  // whoever has one (the core backend) forwards its Node events to NodeChanged() and says here
+  // when it has listed them all.
+  std::function<bool()> nodes_synced;
   ResourceNames names;
   // The pod informer's list page size: large pages make the first list of many pods faster.
   int list_page_size = 5000;
@@ -116,6 +120,8 @@ class PodGroupScheduler {
   void Bind(const controller::LaunchOrder& order);
   // The controller ends the job (cancel, time limit): delete its pods. Only queues the work.
   void Terminate(JobId job, std::int32_t run);
+  // A Node added or changed (`present`), or deleted, when options.nodes_synced is set.
+  void NodeChanged(const Json& node, bool present);
 
   // True once the informers have synced and the mapping is recovered.
   bool WaitForReady(std::chrono::milliseconds timeout);
@@ -161,7 +167,6 @@ class PodGroupScheduler {
 
   void OnPod(const Json& pod, bool present);
   void OnPodGroup(const Json& group, bool present);
-  void OnNode(const Json& node, bool present);
   // Placement features moved: gangs that failed are tried again now.
   void RetryFailedGangs();
   // Whether the gang still needs its placement feature: its job waits, or it will be submitted
