@@ -49,7 +49,9 @@ engine::JobRequest RequestOf(const spec::JobSpec& s, const spec::ClusterConfig& 
   r.gpus_per_task = s.gpus_per_task;
   r.gpu_type = s.gpu_type.empty() ? engine::kNone : c.GpuTypeIndex(s.gpu_type);
   // A feature that no longer exists (a backend's placement feature, dropped, or not given yet
-  // after a restart) must not let the job run anywhere: all 64 bits, which no node has.
+  // after a restart) must not let the job run anywhere: all 64 bits, which no node has while a
+  // bit is free (and only a node with every one of 64 features when none is). The engine then
+  // says BadConstraints.
   if (!FeatureMask(s.constraint, c, &r.features)) r.features = ~std::uint64_t{0};
   r.exclusive = s.exclusive;
   r.max_switches = s.max_switches;
