@@ -144,7 +144,9 @@ class KubernetesBackendTest : public kube::testing::ApiServerTest {
         << extra << "partitions:\n  - name: gpu\n    nodes: ALL\n    default: true\n"
         << "    max_time: UNLIMITED\n";
     c->Start(/*with_agent=*/false);
-    if (nodes >= 0) EXPECT_TRUE(c->WaitNodes("idle", nodes, 30)) << c->Get("/api/v1/nodes").dump();
+    if (nodes >= 0) {
+      EXPECT_TRUE(c->WaitNodes("idle", nodes, 30)) << c->Get("/api/v1/nodes").dump();
+    }
     return c;
   }
 };
@@ -306,6 +308,51 @@ TEST_F(KubernetesBackendTest, ForeignPodsCordonAndNotReady) {
   // Back: it runs again, as run 1.
   SetReady("kbe-b-1", true);
   ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, b).size() == 1 || JobPods(ns, d).size() == 1; }));
+}
+
+TEST_F(KubernetesBackendTest, PodsOfOthersGoWhereTheirNodeSelectorAllows) {
+  const std::string ns = "kbe-g";
+  CreateNode(ns, "kbe-g-1", 8);
+  CreateNode(ns, "kbe-g-2", 8, {{"pool", "a100"}});
+  CreateNode(ns, "kbe-g-3", 8);
+  std::unique_ptr<Cluster> c = StartLockstepd(ns, 3);
+  // A one-pod gang of another creator (a plain Job's pod, say) naming lockstep.
+  auto create = [&](const std::string& name, const std::string& pool) {
+    Json res = {{"cpu", "4"}, {"memory", "16Gi"}, {"nvidia.com/gpu", "8"}};
+    Json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata",
+                 {{"name", name},
+                  {"namespace", ns},
+                  {"annotations", {{"lockstep.dev/gang", name}, {"lockstep.dev/gang-size", "1"}}}}},
+                {"spec",
+                 {{"schedulerName", "lockstep"},
+                  {"nodeSelector", {{"pool", pool}}},
+                  {"containers",
+                   {{{"name", "main"},
+                     {"image", "busybox"},
+                     {"resources", {{"requests", res}, {"limits", res}}}}}}}}};
+    Result<Json> r = kc().Create(kube::PodsPath(ns), pod);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  };
+  auto node_of = [&](const std::string& name) {
+    Result<Json> p = kc().Get(kube::PodPath(ns, name));
+    return p.ok() ? (*p)["spec"].value("nodeName", "") : "<gone>";
+  };
+  create("on-a100", "a100");
+  EXPECT_TRUE(WaitUntil([&] { return node_of("on-a100") == "kbe-g-2"; })) << node_of("on-a100");
+  // No node has pool=h100: it waits, and goes to a node once relabelled (lockstepd's own Node
+  // informer tells the pod-group scheduler).
+  create("on-h100", "h100");
+  std::this_thread::sleep_for(milliseconds(1500));
+  EXPECT_EQ(node_of("on-h100"), "");
+  ASSERT_TRUE(kc().Patch(kube::NodePath("kbe-g-3"), kube::PatchType::kMerge,
+                         {{"metadata", {{"labels", {{"pool", "h100"}}}}}})
+                  .ok());
+  EXPECT_TRUE(WaitUntil([&] { return node_of("on-h100") == "kbe-g-3"; })) << node_of("on-h100");
+  kube::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  for (const char* name : {"on-a100", "on-h100"}) (void)kc().Delete(kube::PodPath(ns, name), now);
 }
 
 TEST_F(KubernetesBackendTest, LaunchIsAllOrNothing) {

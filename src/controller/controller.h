@@ -101,6 +101,15 @@ class Controller {
   // Every node the backend knows, as it is now: new ones join the cluster, known ones take the
   // reported resources and state, and nodes it no longer reports go DOWN ("node deleted").
   void BackendNodes(const std::vector<NodeReport>& nodes);
+  // Node features a backend gives for placement constraints it evaluates itself (the Kubernetes
+  // pod-group scheduler: pods' node selectors, affinities and tolerations), beside the features
+  // the nodes' reports carry: each feature of `features` is on exactly the nodes named (a node
+  // not reported yet gets it when it is). Replaces what an earlier call gave: features left out
+  // are dropped and their bits reused. Pending jobs see the change at the next pass; a job whose
+  // constraint names a feature that no longer exists waits (BadConstraints). FailedPrecondition,
+  // and nothing changed, when a node would need more than 64 features, or when a name is one of
+  // the nodes' own features.
+  Status BackendPlacementFeatures(const std::map<std::string, std::set<std::string>>& features);
   // The end of a job's run (of its batch step, or of every pod of it).
   void BackendTaskExited(JobId job, std::int32_t run, int exit_code, int signal, bool oom);
   // A launch that could not be made whole: its job goes back to the queue (or fails when it may
@@ -175,6 +184,11 @@ class Controller {
   Backend* backend_ = nullptr;    // guarded by mu_; null: lockstep's agents
   bool cluster_changed_ = false;  // guarded by mu_: nodes added or resized since the last replay
   std::vector<NodeInfo> nodes_;   // guarded by mu_, indexed like cluster_.base.nodes
+  // guarded by mu_: BackendPlacementFeatures, feature -> node names, and the bits of each
+  // node's (by name, for the reports to keep them).
+  std::map<std::string, std::set<std::string>> placement_features_;
+  std::unordered_map<std::string, std::uint64_t> placement_masks_;
+  std::uint64_t PlacementFeatureMaskLocked(const std::string& node) const;
   std::map<std::string, std::unique_ptr<AgentInfo>> agents_;                   // guarded by mu_
   std::map<std::pair<JobId, std::int32_t>, std::unique_ptr<StepInfo>> steps_;  // guarded by mu_
   // From the last pass: the pending jobs that hold a reservation or wait for named jobs.

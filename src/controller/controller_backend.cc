@@ -59,6 +59,7 @@ void Controller::BackendNodes(const std::vector<NodeReport>& reports) {
   std::set<std::uint32_t> seen;
   for (const NodeReport& r : reports) {
     engine::Node node = EngineNodeOf(r, cluster_);
+    node.features |= PlacementFeatureMaskLocked(r.name);
     std::uint32_t n = NodeIndexLocked(r.name);
     if (n == engine::kNone) {
       n = cluster_.AddNode(std::move(node));
@@ -89,6 +90,89 @@ void Controller::BackendNodes(const std::vector<NodeReport>& reports) {
     NodeLostLocked(n, now);
   }
   RequestPassLocked();
+}
+
+std::uint64_t Controller::PlacementFeatureMaskLocked(const std::string& node) const {
+  auto it = placement_masks_.find(node);
+  return it == placement_masks_.end() ? 0 : it->second;
+}
+
+namespace {
+
+using FeatureNodes = std::map<std::string, std::set<std::string>>;
+
+// The bits of the features of `of`.
+std::uint64_t BitsOf(const FeatureNodes& of, const spec::ClusterConfig& c) {
+  std::uint64_t mask = 0;
+  for (const auto& [f, nodes] : of)
+    if (std::uint32_t bit = c.FeatureIndex(f); bit < 64) mask |= std::uint64_t{1} << bit;
+  return mask;
+}
+
+struct FeatureChange {
+  std::vector<std::string> added, dropped;
+};
+
+// What going from placement features `now` to `want` adds and drops, if it fits in 64 bits.
+Result<FeatureChange> FeatureChangeOf(const FeatureNodes& now, const FeatureNodes& want,
+                                      const spec::ClusterConfig& c) {
+  FeatureChange change;
+  for (const auto& [f, nodes] : now)
+    if (!want.count(f)) change.dropped.push_back(f);
+  for (const auto& [f, nodes] : want) {
+    if (now.count(f)) continue;
+    if (f.empty() || c.FeatureIndex(f) != engine::kNone)
+      return FailedPrecondition("placement feature \"" + f + "\" is a node feature already");
+    change.added.push_back(f);
+  }
+  const std::vector<std::string>& names = c.base.features;
+  const std::size_t in_use =
+      std::count_if(names.begin(), names.end(), [](const std::string& n) { return !n.empty(); });
+  const std::size_t kept = in_use - change.dropped.size();
+  if (kept + change.added.size() > 64)
+    return FailedPrecondition("a node carries at most 64 features and " + std::to_string(kept) +
+                              " are in use (" + std::to_string(now.size() - change.dropped.size()) +
+                              " of them for placement constraints): no room for " +
+                              change.added.front());
+  return change;
+}
+
+}  // namespace
+
+Status Controller::BackendPlacementFeatures(const FeatureNodes& features) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<FeatureChange> change = FeatureChangeOf(placement_features_, features, cluster_);
+  if (!change.ok()) return change.status();
+  const std::uint64_t before = BitsOf(placement_features_, cluster_);
+  for (const std::string& f : change->dropped)
+    cluster_.base.features[cluster_.FeatureIndex(f)].clear();  // its bit is free
+  for (const std::string& f : change->added)                   // FeatureChangeOf checked the room
+    LOCKSTEP_CHECK(cluster_.InternFeature(f) != engine::kNone);
+  placement_features_ = features;
+  placement_masks_.clear();
+  for (const auto& [f, nodes] : placement_features_)
+    for (const std::string& node : nodes)
+      placement_masks_[node] |= std::uint64_t{1} << cluster_.FeatureIndex(f);
+  const std::uint64_t placement_bits = before | BitsOf(placement_features_, cluster_);
+  const bool renamed = !change->added.empty() || !change->dropped.empty();
+  bool changed = renamed;
+  for (engine::Node& node : cluster_.base.nodes) {
+    std::uint64_t f = (node.features & ~placement_bits) | PlacementFeatureMaskLocked(node.name);
+    changed = changed || f != node.features;
+    node.features = f;
+  }
+  if (!changed) return Status::Ok();
+  cluster_changed_ = true;
+  // Jobs hold their features as bits in the scheduler's snapshot: a bit that now means another
+  // feature (or none) must be read again from the job's constraint.
+  if (renamed)
+    for (const auto& [id, e] : jobs_)
+      if ((e.state == JobState::kPending || e.state == JobState::kRunning ||
+           e.state == JobState::kCompleting) &&
+          !e.spec->constraint.empty())
+        dirty_.insert(id);
+  RequestPassLocked();
+  return Status::Ok();
 }
 
 void Controller::BackendTaskExited(JobId job, std::int32_t run, int exit_code, int signal,

@@ -48,7 +48,11 @@ engine::JobRequest RequestOf(const spec::JobSpec& s, const spec::ClusterConfig& 
   r.gpus_per_node = s.gpus_per_node;
   r.gpus_per_task = s.gpus_per_task;
   r.gpu_type = s.gpu_type.empty() ? engine::kNone : c.GpuTypeIndex(s.gpu_type);
-  FeatureMask(s.constraint, c, &r.features);
+  // A feature that no longer exists (a backend's placement feature, dropped, or not given yet
+  // after a restart) must not let the job run anywhere: all 64 bits, which no node has while a
+  // bit is free (and only a node with every one of 64 features when none is). The engine then
+  // says BadConstraints.
+  if (!FeatureMask(s.constraint, c, &r.features)) r.features = ~std::uint64_t{0};
   r.exclusive = s.exclusive;
   r.max_switches = s.max_switches;
   r.switches_wait = s.switches_wait;

@@ -223,8 +223,15 @@ std::uint32_t ClusterConfig::InternGpuType(const std::string& name) {
 }
 
 std::uint32_t ClusterConfig::InternFeature(const std::string& name) {
+  if (name.empty()) return engine::kNone;
   std::uint32_t i = FeatureIndex(name);
   if (i != engine::kNone) return i;
+  // A feature dropped by the controller (a backend's placement feature) leaves its slot empty.
+  i = FeatureIndex("");
+  if (i != engine::kNone) {
+    base.features[i] = name;
+    return i;
+  }
   if (base.features.size() >= 64) return engine::kNone;  // Node::features is a 64-bit mask
   base.features.push_back(name);
   return static_cast<std::uint32_t>(base.features.size() - 1);

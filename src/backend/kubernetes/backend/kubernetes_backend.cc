@@ -114,10 +114,20 @@ Status KubernetesBackend::Start() {
   InformerOptions node_options;
   node_options.path = NodesPath();
   node_options.label_selector = options_.settings.node_selector;
+  // The pod-group scheduler places gangs by the Nodes' labels and taints: it gets this
+  // informer's events rather than keeping a second cache of every Node.
+  auto on_node = [this](const Json& node, bool present) {
+    OnNode();
+#ifdef LOCKSTEP_HAVE_KUBE_GANGS
+    if (gangs_) gangs_->scheduler.NodeChanged(node, present);
+#else
+    (void)node, (void)present;
+#endif
+  };
   InformerHandlers node_handlers;
-  node_handlers.on_add = [this](const Json&) { OnNode(); };
-  node_handlers.on_update = [this](const Json&, const Json&) { OnNode(); };
-  node_handlers.on_delete = [this](const Json&) { OnNode(); };
+  node_handlers.on_add = [on_node](const Json& n) { on_node(n, true); };
+  node_handlers.on_update = [on_node](const Json&, const Json& n) { on_node(n, true); };
+  node_handlers.on_delete = [on_node](const Json& n) { on_node(n, false); };
   nodes_ = std::make_unique<Informer>(client_, node_options, node_handlers);
   InformerOptions pod_options;
   pod_options.path = PodsPath("");  // every namespace: others' pods take room too
@@ -132,6 +142,7 @@ Status KubernetesBackend::Start() {
   ClientOptions bind_options = client_->options();
   bind_options.qps = options_.settings.bind_qps;
   gang_options.bind_client_options = bind_options;
+  gang_options.nodes_synced = [this] { return nodes_->HasSynced(); };  // NodeChanged() from it
   gangs_ = std::make_unique<PodGroupSchedulerHandle>(client_, controller_, gang_options);
   gangs_->scheduler.Start();
 #endif

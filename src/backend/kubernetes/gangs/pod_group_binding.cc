@@ -83,6 +83,16 @@ void PodGroupScheduler::HandleBind(const Order& order) {
   }
   Result<std::vector<PodBinding>> bindings = BindingsFor(pods, request, alloc, nodes);
   if (!bindings.ok()) return fail(bindings.status().message());
+  // The engine placed the job by the placement feature as the nodes were at its pass; a node
+  // relabelled or tainted since must not get the pods (the job waits again, and the feature
+  // follows the node).
+  Result<GangPlacement> placement = GangPlacement::Of(pods);
+  if (!placement.ok()) return fail(placement.status().message());
+  if (!placement->Unconstrained())
+    for (const PodBinding& b : *bindings)
+      if (!features_->NodeAllows(b.node, *placement))
+        return fail("node " + b.node + " no longer allows the pods of gang " + order.external +
+                    " (nodeSelector, node affinity, taints): none is bound");
 
   auto batch = std::make_shared<BindBatch>();
   batch->key = order.external;

@@ -95,6 +95,16 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
       members[Str(p, "metadata", "name")] = Str(p, "metadata", "uid");
 
   if (g.phase == Phase::kPending) {
+    // A job recovered from an earlier lockstepd asks for the placement feature its gang had:
+    // give it to the nodes again (until then the job waits, with BadConstraints).
+    if (gang && !g.feature.empty() && !features_->Holds(key, g.feature)) {
+      Result<GangPlacement> placement = GangPlacement::Of(gang->pods);
+      Result<std::string> f =
+          placement.ok() ? features_->Register(key, *placement, g.feature) : placement.status();
+      if (!f.ok())
+        std::fprintf(stderr, "lockstepd: pod groups: gang %s: placement feature %s: %s\n",
+                     key.c_str(), g.feature.c_str(), f.status().ToString().c_str());
+    }
     // Pods went away (or were replaced) while the job waited: cancel it; a complete gang of the
     // pods that are there now is submitted afresh.
     if (gang && gang->Ready() && members == g.pods) return;
@@ -174,8 +184,15 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std
   go.pods_per_node = options_.pods_per_node;
   go.names = options_.names;
   Result<GangRequest> req = GangToRequest(gang.pods, go);
+  // The pods' nodeSelector, required affinity and tolerations become a node feature on the
+  // nodes that allow them, known to the controller before the job that asks for it.
+  Result<GangPlacement> placement = GangPlacement::Of(gang.pods);
+  Result<std::string> feature = !placement.ok() ? Result<std::string>(placement.status())
+                                : req.ok()      ? features_->Register(key, *placement)
+                                                : Result<std::string>(std::string());
   auto submit = [&]() -> Result<JobId> {
     if (!req.ok()) return req.status();
+    if (!feature.ok()) return feature.status();
     spec::JobSpec s;
     s.name = key;
     s.partition = gang.queue;
@@ -187,6 +204,7 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std
     s.gpu_type = req->gpu_type;
     s.time_limit = req->request.time_limit;
     s.external = key;
+    s.constraint = *feature;
     s.requeue = true;
     s.work_dir = "/";
     // Kubernetes priority orders the queue: spec.priority (the PriorityClass's value) lowers
@@ -206,10 +224,18 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std
     return controller_->Submit(controller::Caller{0, 0, "k8s:" + ns}, std::move(s));
   };
   Result<JobId> id = submit();
+  // For the message: how many nodes its pods' constraints leave (taken before mu_, which is
+  // never held while calling into features_).
+  std::size_t allow = 0, all = 0;
+  if (!id.ok() && feature.ok() && !feature->empty()) {
+    allow = features_->NodesWith(*feature);
+    all = features_->node_count();
+  }
   std::unique_lock<std::mutex> lock(mu_);
   Group& g = groups_[key];
   g.key = key;
   g.pods = members;
+  g.feature = feature.ok() ? *feature : "";
   // Looked at again only when its pods changed meanwhile.
   if (auto c = last_change_.find(key); c != last_change_.end() && c->second != seen) {
     dirty_.insert(key);
@@ -246,6 +272,11 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std
     shape += ", " + std::to_string(req->pods_per_node) + " per node on " +
              std::to_string(req->request.min_nodes) + " nodes";
   }
+  // Where its pods' constraints rule nodes out, say how many are left.
+  if (allow < all)
+    shape += "; node feature " + *feature + ": " + std::to_string(allow) + " of " +
+             std::to_string(all) +
+             " nodes allow its pods' nodeSelector, node affinity and tolerations";
   g.failure = "gang " + key + " (" + std::to_string(gang.pods.size()) + " pods" + shape +
               ") cannot be scheduled: " + id.status().message() +
               "; none of its pods is bound (retried every " +

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/gangs/gang_json.h"
@@ -75,6 +76,20 @@ void PodGroupScheduler::Start() {
     groups_informer_ = std::make_unique<Informer>(client_, std::move(go), std::move(h));
     groups_informer_->Start();
   }
+  // Nodes: what their labels and taints allow (placement features of gangs), from an informer
+  // of its own unless they are forwarded.
+  features_ = std::make_unique<PlacementFeatures>(controller_);
+  if (!options_.nodes_synced) {
+    InformerHandlers nh;
+    nh.on_add = [this](const Json& n) { NodeChanged(n, true); };
+    nh.on_update = [this](const Json&, const Json& n) { NodeChanged(n, true); };
+    nh.on_delete = [this](const Json& n) { NodeChanged(n, false); };
+    InformerOptions no;
+    no.path = NodesPath();
+    no.label_selector = options_.node_selector;
+    nodes_informer_ = std::make_unique<Informer>(client_, std::move(no), std::move(nh));
+    nodes_informer_->Start();
+  }
   InformerHandlers h;
   h.on_add = [this](const Json& p) { OnPod(p, true); };
   h.on_update = [this](const Json&, const Json& p) { OnPod(p, true); };
@@ -98,6 +113,7 @@ void PodGroupScheduler::Stop() {
   wake_.notify_all();
   if (pods_informer_) pods_informer_->Stop();
   if (groups_informer_) groups_informer_->Stop();
+  if (nodes_informer_) nodes_informer_->Stop();
   if (worker_.joinable()) worker_.join();
   if (submit_pool_) submit_pool_->Stop();
   if (pool_) pool_->Stop();
@@ -204,6 +220,42 @@ void PodGroupScheduler::ChangedLocked(const std::string& key) {
   dirty_.insert(key);
 }
 
+void PodGroupScheduler::NodeChanged(const Json& node, bool present) {
+  if (!features_->OnNode(node, present)) return;  // labels and taints as they were
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    nodes_changed_ = true;
+  }
+  wake_.notify_all();
+}
+
+bool PodGroupScheduler::WaitsLocked(const Group& g) {
+  switch (g.phase) {
+    case Phase::kSubmitting:
+    case Phase::kPending:
+    case Phase::kBinding:  // may fail, and the job wait again
+      return true;
+    case Phase::kRunning:
+      return false;
+    case Phase::kNone:  // submitted again when nodes change or its retry time comes
+      return !g.failure.empty() && g.retry_at != Clock::time_point::max();
+  }
+  return false;
+}
+
+void PodGroupScheduler::RetryFailedGangs() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = Clock::now();
+    for (auto& [key, g] : groups_)
+      if (g.phase == Phase::kNone && WaitsLocked(g)) {
+        g.retry_at = now;
+        dirty_.insert(key);
+      }
+  }
+  wake_.notify_all();
+}
+
 void PodGroupScheduler::MarkDirty(const std::string& key) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -233,7 +285,13 @@ std::map<std::string, Json> PodGroupScheduler::PodGroupsFor(const std::vector<Js
 }
 
 void PodGroupScheduler::Run() {
-  while (!pods_informer_->WaitForSync(std::chrono::milliseconds(100)) ||
+  auto nodes_synced = [&] {
+    if (nodes_informer_) return nodes_informer_->WaitForSync(std::chrono::milliseconds(100));
+    if (options_.nodes_synced()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return false;
+  };
+  while (!pods_informer_->WaitForSync(std::chrono::milliseconds(100)) || !nodes_synced() ||
          (groups_informer_ && !groups_informer_->WaitForSync(std::chrono::milliseconds(100)))) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return;
@@ -244,12 +302,16 @@ void PodGroupScheduler::Run() {
   for (;;) {
     std::deque<Order> orders;
     std::vector<std::string> keys;
+    bool tick = false, nodes_changed = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait_until(lock, next_tick,
-                       [&] { return stop_ || !orders_.empty() || !dirty_.empty(); });
+      wake_.wait_until(lock, next_tick, [&] {
+        return stop_ || !orders_.empty() || !dirty_.empty() || nodes_changed_;
+      });
       if (stop_) return;
+      nodes_changed = std::exchange(nodes_changed_, false);
       if (Clock::now() >= next_tick) {
+        tick = true;
         // Gangs whose submission failed are tried again when their time comes.
         const auto now = Clock::now();
         for (auto& [key, g] : groups_)
@@ -263,6 +325,15 @@ void PodGroupScheduler::Run() {
       for (auto it = dirty_.begin(); it != dirty_.end() && keys.size() < 64;)
         keys.push_back(*it), it = dirty_.erase(it);
     }
+    // Nodes relabelled, tainted, added: the placement features follow, and gangs that no node
+    // allowed are tried again.
+    if (nodes_changed && features_->Refresh()) RetryFailedGangs();
+    if (tick)
+      features_->Retain([this](const std::string& key) {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = groups_.find(key);
+        return it != groups_.end() && WaitsLocked(it->second);
+      });
     for (const Order& o : orders) o.bind ? HandleBind(o) : HandleTerminate(o);
     for (const std::string& key : keys) Reconcile(key);
     if (Clock::now() >= next_check) {
@@ -292,6 +363,7 @@ void PodGroupScheduler::Recover() {
     const bool running = state == "RUNNING" || state == "COMPLETING";
     if (state == "PENDING") {
       g.phase = Phase::kPending;
+      g.feature = j.value("features", "");  // Reconcile gives it to the nodes again
     } else if (running) {
       g.phase = Phase::kRunning;
     } else {

@@ -38,6 +38,7 @@
 #include "backend/kubernetes/client/informer.h"
 #include "backend/kubernetes/client/kube_client.h"
 #include "backend/kubernetes/gangs/gang_events.h"
+#include "backend/kubernetes/gangs/placement_features.h"
 #include "backend/kubernetes/gangs/work_pool.h"
 #include "backend/kubernetes/objects/pod_groups.h"
 #include "controller/backend.h"
@@ -54,6 +55,13 @@ struct PodGroupSchedulerOptions {
   std::string scheduler_name = kSchedulerName;  // pods naming this in spec.schedulerName
   std::string default_queue;       // partition of pods without lockstep.dev/queue; "": the default
   std::int32_t pods_per_node = 1;  // pods of one gang that may share a node
+  // Label selector of the Nodes lockstep places on (the core backend's node_selector): gangs'
+  // placement constraints are evaluated against these.
+  std::string node_selector;
+  // When set, the scheduler has no Node informer of its own (a second cache of every Node):
+  // whoever has one (the core backend) forwards its Node events to NodeChanged() and says here
+  // when it has listed them all.
+  std::function<bool()> nodes_synced;
   ResourceNames names;
   // The pod informer's list page size: large pages make the first list of many pods faster.
   int list_page_size = 5000;
@@ -112,6 +120,8 @@ class PodGroupScheduler {
   void Bind(const controller::LaunchOrder& order);
   // The controller ends the job (cancel, time limit): delete its pods. Only queues the work.
   void Terminate(JobId job, std::int32_t run);
+  // A Node added or changed (`present`), or deleted, when options.nodes_synced is set.
+  void NodeChanged(const Json& node, bool present);
 
   // True once the informers have synced and the mapping is recovered.
   bool WaitForReady(std::chrono::milliseconds timeout);
@@ -138,6 +148,8 @@ class PodGroupScheduler {
     std::int32_t run = 0;
     std::map<std::string, std::string> pods;  // the job's pods: name -> uid
     std::int32_t pods_per_node = 1;
+    // The placement feature its job asks for (placement_features.h); "" when none.
+    std::string feature;
     bool terminate_requested = false;
     std::string failure;  // the last submission's error, evented once
     std::chrono::steady_clock::time_point retry_at{};
@@ -155,6 +167,11 @@ class PodGroupScheduler {
 
   void OnPod(const Json& pod, bool present);
   void OnPodGroup(const Json& group, bool present);
+  // Placement features moved: gangs that failed are tried again now.
+  void RetryFailedGangs();
+  // Whether the gang still needs its placement feature: its job waits, or it will be submitted
+  // again; mu_ held.
+  static bool WaitsLocked(const Group& g);
   void Run();
   void Recover();
   void Reconcile(const std::string& key);
@@ -191,11 +208,16 @@ class PodGroupScheduler {
   std::unique_ptr<WorkPool> submit_pool_;  // Controller::Submit()s
   std::unique_ptr<Informer> pods_informer_;
   std::unique_ptr<Informer> groups_informer_;
+  std::unique_ptr<Informer> nodes_informer_;
+  std::unique_ptr<PlacementFeatures> features_;
   bool pod_groups_available_ = false;
 
+  // Lock order: features_'s mutex before mu_ (its Retain() asks WaitsLocked under both), so
+  // features_ is never called with mu_ held.
   mutable std::mutex mu_;
   std::condition_variable wake_;
   bool started_ = false, stop_ = false, ready_ = false;  // guarded by mu_
+  bool nodes_changed_ = false;  // guarded by mu_: labels or taints of Nodes changed
   // Gang key -> pod name -> pod: every lockstep-scheduled pod not created by lockstep.
   std::map<std::string, std::map<std::string, Json>> pods_;  // guarded by mu_
   std::map<std::string, std::string> pod_gang_;              // guarded by mu_: "ns/pod" -> gang key
