@@ -1,153 +1,18 @@
-// lockstepd with `backend: kubernetes`, end to end: a real kube-apiserver v1.20.2 (over etcd) on
-// free ports, Nodes made by the test, lockstepd and the CLI as real processes. There is no
-// kubelet: the test plays it, writing pods' and nodes' status. Without a built apiserver
-// (`scripts/kube-apiserver.sh build`) the tests skip, or fail when the CI variable is set.
+// lockstepd with `backend: kubernetes`, end to end (fixture: kubernetes_test_fixture.h): nodes,
+// per-node job pods and their ends, foreign pods, cordons, NotReady, all-or-nothing launches,
+// restarts, leader election, `lockstep up`. Per-task pods and finished pods' lifetime are in
+// kubernetes_pods_test.cc.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <functional>
 #include <set>
-#include <thread>
 
-#include "backend/kubernetes/client/api_error.h"
-#include "backend/kubernetes/client/kube_client.h"
-#include "backend/kubernetes/client/kubeconfig.h"
-#include "backend/kubernetes/client/test_apiserver.h"
-#include "tests/cluster_harness.h"
+#include "tests/kubernetes_test_fixture.h"
 
 namespace lockstep::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using kube::Json;
-using kube::KubeClient;
-using std::chrono::milliseconds;
-
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-bool WaitUntil(const std::function<bool()>& pred, int timeout_s = 20) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return pred();
-}
-
-class KubernetesBackendTest : public kube::testing::ApiServerTest {
- protected:
-  static KubeClient& kc() { return *client_; }
-
-  // A Node with `gpus` GPUs of GPU Feature Discovery's product label, Ready, labelled for
-  // the test's lockstepd (its node_selector).
-  static void CreateNode(const std::string& tag, const std::string& name, int gpus,
-                         Json labels = Json::object()) {
-    labels["lockstep-test"] = tag;
-    labels["nvidia.com/gpu.product"] = "NVIDIA-H100-80GB-HBM3";
-    Result<Json> n =
-        kc().Create(kube::NodesPath(), {{"apiVersion", "v1"},
-                                        {"kind", "Node"},
-                                        {"metadata", {{"name", name}, {"labels", labels}}}});
-    ASSERT_TRUE(n.ok()) << n.status().ToString();
-    Json resources = {{"cpu", "64"},
-                      {"memory", "256Gi"},
-                      {"pods", "110"},
-                      {"nvidia.com/gpu", std::to_string(gpus)}};
-    Json status = {
-        {"status",
-         {{"capacity", resources},
-          {"allocatable", resources},
-          {"addresses", {{{"type", "InternalIP"}, {"address", "10.0.0.1"}}}},
-          {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"}}}}}}};
-    Result<Json> s =
-        kc().Patch(kube::NodePath(name) + "/status", kube::PatchType::kStrategicMerge, status);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-  }
-
-  static void SetReady(const std::string& node, bool ready) {
-    Json status = {{"status",
-                    {{"conditions",
-                      {{{"type", "Ready"},
-                        {"status", ready ? "True" : "False"},
-                        {"reason", ready ? "KubeletReady" : "KubeletNotReady"},
-                        {"message", ready ? "ok" : "container runtime is down"}}}}}}};
-    Result<Json> s =
-        kc().Patch(kube::NodePath(node) + "/status", kube::PatchType::kStrategicMerge, status);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-  }
-
-  // The job's pods, by name.
-  static std::map<std::string, Json> JobPods(const std::string& ns, unsigned long long job) {
-    kube::ListOptions o;
-    o.label_selector = "lockstep.dev/job-id=" + std::to_string(job);
-    Result<Json> list = kc().List(kube::PodsPath(ns), o);
-    std::map<std::string, Json> out;
-    if (!list.ok()) return out;
-    for (const Json& p : (*list)["items"]) out[p["metadata"]["name"].get<std::string>()] = p;
-    return out;
-  }
-
-  // The kubelet's part: the pod's phase and its container's state.
-  static void SetPodPhase(const std::string& ns, const std::string& name, const std::string& phase,
-                          int exit_code = 0) {
-    Result<Json> pod = kc().Get(kube::PodPath(ns, name));
-    ASSERT_TRUE(pod.ok()) << pod.status().ToString();
-    Json state;
-    if (phase == "Running")
-      state = {{"running", {{"startedAt", "2024-01-01T00:00:00Z"}}}};
-    else
-      state = {{"terminated",
-                {{"exitCode", exit_code},
-                 {"reason", exit_code == 0 ? "Completed" : "Error"},
-                 {"startedAt", "2024-01-01T00:00:00Z"},
-                 {"finishedAt", "2024-01-01T00:00:01Z"}}}};
-    Json p = *pod;
-    p["status"]["phase"] = phase;
-    p["status"]["containerStatuses"] = Json::array({{{"name", "job"},
-                                                     {"ready", phase == "Running"},
-                                                     {"restartCount", 0},
-                                                     {"image", p["spec"]["containers"][0]["image"]},
-                                                     {"imageID", ""},
-                                                     {"state", state}}});
-    Result<Json> u = kc().Update(kube::PodPath(ns, name) + "/status", p);
-    ASSERT_TRUE(u.ok()) << u.status().ToString();
-  }
-
-  static std::string Env(const Json& pod, const std::string& name) {
-    for (const Json& e : pod["spec"]["containers"][0]["env"])
-      if (e["name"] == name) return e.value("value", "");
-    return "<unset>";
-  }
-
-  // lockstepd in kubernetes mode for the nodes labelled `tag`, its pods in namespace `tag`.
-  // nodes < 0: do not wait for it (a standby).
-  std::unique_ptr<Cluster> StartLockstepd(const std::string& tag, int nodes,
-                                          const std::string& extra = "") {
-    ClusterOptions o;
-    o.kill_wait_s = 1;
-    auto c = std::make_unique<Cluster>(o);
-    std::ofstream(c->dir() + "/cluster.yaml")
-        << "backend: kubernetes\n"
-        << "kubernetes:\n"
-        << "  kubeconfig: " << run_dir_ << "/kubeconfig\n"
-        << "  namespace: " << tag << "\n"
-        << "  node_selector: lockstep-test=" << tag << "\n"
-        << "  image: busybox:default\n"
-        << extra << "partitions:\n  - name: gpu\n    nodes: ALL\n    default: true\n"
-        << "    max_time: UNLIMITED\n";
-    c->Start(/*with_agent=*/false);
-    if (nodes >= 0) EXPECT_TRUE(c->WaitNodes("idle", nodes, 30)) << c->Get("/api/v1/nodes").dump();
-    return c;
-  }
-};
 
 TEST_F(KubernetesBackendTest, NodesJobsPodsAndTheirEnds) {
   const std::string ns = "kbe-a";

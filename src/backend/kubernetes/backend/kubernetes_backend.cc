@@ -318,23 +318,47 @@ void KubernetesBackend::OnPod(const Json* old_pod, const Json* pod, bool deleted
   if (report) report();
 }
 
+KubernetesBackend::RunExit KubernetesBackend::RunExitOf(const RunState& r) {
+  // The exit of the pod whose failure tore the run down, else of the first (by rank) that
+  // failed: the pods deleted because of it are not the cause. A pod deleted before it ended was
+  // killed.
+  RunExit out;
+  auto exit_of = [&](const PodState& p) {
+    if (p.status.ended) {
+      out.exit_code = p.status.exit_code;
+      out.signal = p.status.signal;
+    } else if (p.gone) {
+      out.signal = r.kill_signal ? r.kill_signal : SIGKILL;
+    }
+  };
+  for (const auto& [rank, p] : r.pods) out.oom = out.oom || p.status.oom;
+  if (auto cause = r.pods.find(r.cause_rank); cause != r.pods.end()) {
+    exit_of(cause->second);
+    return out;
+  }
+  for (const auto& [rank, p] : r.pods) {
+    if (out.exit_code != 0 || out.signal != 0) break;
+    exit_of(p);
+  }
+  return out;
+}
+
 std::function<void()> KubernetesBackend::CheckRunLocked(const RunKey& key) {
   auto it = runs_.find(key);
   if (it == runs_.end()) return nullptr;
   RunState& r = it->second;
   if (r.reported || r.launching || r.launch_failed || r.external || r.expected < 0) return nullptr;
   int done = 0;
-  bool failed = false;
+  std::int32_t first_failed = -1;
   for (const auto& [rank, p] : r.pods) {
     if (p.gone || p.status.ended) ++done;
-    if ((p.status.ended && (p.status.exit_code != 0 || p.status.signal != 0)) ||
-        (p.gone && !p.status.ended))
-      failed = true;
+    if (first_failed < 0 && p.failed()) first_failed = rank;
   }
   if (done < r.expected) {
     // One pod failed while others run: a distributed job cannot go on without it.
-    if (failed && !r.terminating && !stopping_) {
+    if (first_failed >= 0 && !r.terminating && !stopping_) {
       r.terminating = true;
+      r.cause_rank = first_failed;
       r.kill_signal = SIGTERM;
       r.force_at =
           Clock::now() + std::chrono::seconds(options_.kill_wait) + options_.force_delete_after;
@@ -348,28 +372,15 @@ std::function<void()> KubernetesBackend::CheckRunLocked(const RunKey& key) {
     return nullptr;
   }
   r.reported = true;
-  // The first pod (by rank) that failed gives the exit; a pod deleted before it ended was
-  // killed.
-  int exit_code = 0, signal = 0;
-  bool oom = false;
-  for (const auto& [rank, p] : r.pods) {
-    oom = oom || p.status.oom;
-    if (exit_code != 0 || signal != 0) continue;
-    if (p.status.ended) {
-      exit_code = p.status.exit_code;
-      signal = p.status.signal;
-    } else if (p.gone) {
-      signal = r.kill_signal ? r.kill_signal : SIGKILL;
-    }
-  }
+  const RunExit exit = RunExitOf(r);
   // The Service goes with the job's last run.
   Op op;
   op.kind = Op::kDeleteService;
   op.key = key;
   work_.push_back(std::move(op));
   controller::Controller* c = controller_;
-  return [c, key, exit_code, signal, oom] {
-    c->BackendTaskExited(key.first, key.second, exit_code, signal, oom);
+  return [c, key, exit] {
+    c->BackendTaskExited(key.first, key.second, exit.exit_code, exit.signal, exit.oom);
   };
 }
 
@@ -679,6 +690,11 @@ void KubernetesBackend::DoDelete(const RunKey& key, std::int64_t grace, int sign
         if (!p.gone &&
             std::none_of(pods.begin(), pods.end(), [&](const auto& x) { return x.first == rank; }))
           pods.emplace_back(rank, p.name);
+      // Pods that have ended hold nothing and keep their logs: finished_pod_ttl removes them.
+      std::erase_if(pods, [&](const auto& rank_name) {
+        auto p = r.pods.find(rank_name.first);
+        return p != r.pods.end() && p->second.status.ended;
+      });
       const auto force_at =
           Clock::now() + std::chrono::seconds(grace) + options_.force_delete_after;
       if (!r.terminating || signal == SIGKILL || force_at < r.force_at) r.force_at = force_at;

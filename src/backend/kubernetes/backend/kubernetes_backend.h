@@ -91,6 +91,11 @@ class KubernetesBackend : public controller::Backend {
     std::string name;
     bool gone = false;  // deleted from the apiserver
     PodStatusEvent status;
+    // It ended badly, or went before it ended.
+    bool failed() const {
+      return (status.ended && (status.exit_code != 0 || status.signal != 0)) ||
+             (gone && !status.ended);
+    }
   };
   struct RunState {
     std::string ns;
@@ -99,11 +104,18 @@ class KubernetesBackend : public controller::Backend {
     bool launch_failed = false;
     bool external = false;  // a pod group of others (the gangs component runs it)
     bool terminating = false;
-    int kill_signal = 0;  // what ends pods deleted without a status: SIGTERM, or SIGKILL
+    int kill_signal = 0;           // what ends pods deleted without a status: SIGTERM, or SIGKILL
+    std::int32_t cause_rank = -1;  // the failing pod that made lockstep delete the others
     std::chrono::steady_clock::time_point force_at{};  // terminating: delete at once after
     bool reported = false;                             // BackendTaskExited sent
     std::map<std::int32_t, PodState> pods;             // by rank
   };
+  // How a run ended, for BackendTaskExited.
+  struct RunExit {
+    int exit_code = 0, signal = 0;
+    bool oom = false;
+  };
+  static RunExit RunExitOf(const RunState& r);
   // One unit of the worker's work.
   struct Op {
     enum Kind { kLaunch, kDelete, kForce, kDeleteService } kind = kLaunch;
