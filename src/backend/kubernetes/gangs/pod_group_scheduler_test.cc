@@ -1,221 +1,23 @@
-// The pod group scheduler against a real kube-apiserver v1.20.2 (over etcd) that this test starts
-// with scripts/kube-apiserver.sh on free ports, and a Controller in-process that sees the test's
-// Nodes. Without a built apiserver (`scripts/kube-apiserver.sh build`) the tests skip, or fail
-// when the CI environment variable is set.
+// The pod group scheduler against a real kube-apiserver without the PodGroup CRD: gangs from
+// lockstep.dev/gang annotations (fixture: gang_test_fixture.h). PodGroups are in
+// pod_group_crd_test.cc.
 #include "backend/kubernetes/gangs/pod_group_scheduler.h"
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <set>
 #include <thread>
 
-#include "backend/kubernetes/client/api_error.h"
-#include "backend/kubernetes/client/kubeconfig.h"
-#include "backend/kubernetes/client/test_apiserver.h"
-#include "backend/kubernetes/objects/node_mapping.h"
+#include "backend/kubernetes/gangs/gang_test_fixture.h"
 
 namespace lockstep::kube {
 namespace {
 
-namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
+using testing::PodGroupSchedulerTest;
 using testing::WaitUntil;
-
-// Forwards the launches of jobs that stand for pod groups to the scheduler, as the core backend
-// does.
-class GangBackend : public controller::Backend {
- public:
-  void set(PodGroupScheduler* s) { scheduler_ = s; }
-  void Launch(controller::LaunchOrder order) override {
-    if (!order.external.empty() && scheduler_) scheduler_->Bind(order);
-  }
-  void Terminate(JobId job, std::int32_t run, Seconds) override {
-    if (scheduler_) scheduler_->Terminate(job, run);
-  }
-  void Signal(JobId, std::int32_t, int) override {}
-  Result<std::string> Logs(JobId, std::int32_t) override { return NotFound("no logs"); }
-
- private:
-  PodGroupScheduler* scheduler_ = nullptr;
-};
-
-class PodGroupSchedulerTest : public testing::ApiServerTest {
- protected:
-  void SetUp() override {
-    ApiServerTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    // Each test has its own namespace, nodes (labelled with it) and controller.
-    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    ns_.clear();
-    for (char ch : name)
-      ns_ += std::isupper(static_cast<unsigned char>(ch)) ? char(std::tolower(ch)) : ch;
-    ns_ = "t-" + ns_;
-    Result<Json> r = client_->Create(
-        NamespacesPath(),
-        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns_}}}});
-    ASSERT_TRUE(r.ok() || IsAlreadyExists(r.status())) << r.status().ToString();
-    state_dir_ = run_dir_ + "/state-" + ns_;
-    fs::create_directories(state_dir_);
-    std::ofstream(state_dir_ + "/cluster.yaml")
-        << "backend: kubernetes\npartitions:\n  - {name: gpu, nodes: ALL, default: true}\n";
-    controller::ControllerOptions o;
-    o.state_dir = state_dir_;
-    o.cluster_config = state_dir_ + "/cluster.yaml";
-    o.periodic_pass = milliseconds(200);
-    auto c = controller::Controller::Start(o);
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    controller_ = std::move(*c);
-    controller_->AttachBackend(&backend_);
-  }
-
-  void TearDown() override {
-    if (scheduler_) scheduler_->Stop();
-    if (client_ && !ns_.empty()) {  // no namespace controller runs: delete the pods ourselves
-      DeleteOptions d;
-      d.grace_period_seconds = 0;
-      (void)client_->Delete(PodsPath(ns_), d);
-    }
-    if (controller_) controller_->AttachBackend(nullptr);
-    scheduler_.reset();
-    controller_.reset();
-  }
-
-  void StartScheduler(PodGroupSchedulerOptions o = {}) {
-    o.retry_interval = milliseconds(1000);
-    o.terminate_grace_seconds = 0;
-    scheduler_ = std::make_unique<PodGroupScheduler>(client_.get(), controller_.get(), o);
-    backend_.set(scheduler_.get());
-    scheduler_->Start();
-    ASSERT_TRUE(scheduler_->WaitForReady(seconds(30)));
-  }
-
-  std::string NodeName(int i) const { return ns_.substr(2) + "-n" + std::to_string(i); }
-
-  // A node with 8 GPUs, 64 CPUs and 512 GiB, Ready or not.
-  void CreateNode(int i, bool ready = true) {
-    const std::string name = NodeName(i);
-    Json node = {{"apiVersion", "v1"},
-                 {"kind", "Node"},
-                 {"metadata", {{"name", name}, {"labels", {{"test", ns_}}}}}};
-    Result<Json> r = client_->Create(NodesPath(), node);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    SetNodeReady(i, ready);
-  }
-
-  void SetNodeReady(int i, bool ready) {
-    Json res = {{"cpu", "64"}, {"memory", "512Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}};
-    Json status = {{"status",
-                    {{"capacity", res},
-                     {"allocatable", res},
-                     {"conditions",
-                      {{{"type", "Ready"},
-                        {"status", ready ? "True" : "False"},
-                        {"reason", ready ? "KubeletReady" : "KubeletNotReady"},
-                        {"message", ready ? "ready" : "test: not ready"}}}}}}};
-    Result<Json> r =
-        client_->Patch(NodePath(NodeName(i)) + "/status", PatchType::kStrategicMerge, status);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-  }
-
-  // The test's nodes to the controller, as the core backend's node reporter does.
-  void SyncNodes() {
-    ListOptions lo;
-    lo.label_selector = "test=" + ns_;
-    Result<Json> list = client_->ListAll(NodesPath(), lo);
-    ASSERT_TRUE(list.ok()) << list.status().ToString();
-    std::vector<controller::NodeReport> reports;
-    for (const Json& n : (*list)["items"]) {
-      Result<KubeNode> k = NodeFromObject(n, {});
-      ASSERT_TRUE(k.ok()) << k.status().ToString();
-      controller::NodeReport r;
-      r.name = k->name;
-      r.cpus = k->cpus;
-      r.mem_mb = k->mem_mb;
-      for (const GpuGroup& g : k->gpus)
-        for (int d = 0; d < g.count; ++d) r.gpus.push_back(g.type);
-      r.ready = k->state != engine::NodeState::kDown;
-      r.down_reason = k->reason;
-      reports.push_back(std::move(r));
-    }
-    controller_->BackendNodes(reports);
-  }
-
-  // A pod of gang `gang` (of `size`) asking 8 GPUs, for lockstep to schedule.
-  Json GangPod(const std::string& name, const std::string& gang, const std::string& size,
-               int gpus = 8) {
-    Json res = {{"cpu", "4"}, {"memory", "16Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}};
-    return {{"apiVersion", "v1"},
-            {"kind", "Pod"},
-            {"metadata",
-             {{"name", name},
-              {"namespace", ns_},
-              {"annotations", {{kGangAnnotation, gang}, {kGangSizeAnnotation, size}}}}},
-            {"spec",
-             {{"schedulerName", "lockstep"},
-              {"containers",
-               {{{"name", "main"},
-                 {"image", "busybox"},
-                 {"resources", {{"requests", res}, {"limits", res}}}}}}}}};
-  }
-
-  void CreatePods(const std::string& gang, int from, int to, const std::string& size,
-                  int gpus = 8) {
-    for (int i = from; i < to; ++i) {
-      Result<Json> r =
-          client_->Create(PodsPath(ns_), GangPod(gang + "-" + std::to_string(i), gang, size, gpus));
-      ASSERT_TRUE(r.ok()) << r.status().ToString();
-    }
-  }
-
-  // Pod name -> node of the gang's pods ("" when unbound).
-  std::map<std::string, std::string> Placement(const std::string& gang) {
-    std::map<std::string, std::string> out;
-    Result<Json> list = client_->ListAll(PodsPath(ns_));
-    EXPECT_TRUE(list.ok()) << list.status().ToString();
-    if (!list.ok()) return out;
-    for (const Json& p : (*list)["items"]) {
-      if (p["metadata"].value("annotations", Json::object()).value(kGangAnnotation, "") != gang)
-        continue;
-      out[p["metadata"]["name"]] = p["spec"].value("nodeName", "");
-    }
-    return out;
-  }
-
-  int BoundCount(const std::string& gang) {
-    int n = 0;
-    for (const auto& [pod, node] : Placement(gang)) n += !node.empty();
-    return n;
-  }
-
-  std::string JobState(JobId id) {
-    Result<Json> j = controller_->ShowJob(id);
-    return j.ok() ? (*j)["state"].get<std::string>() : "";
-  }
-
-  // Messages of the Events with `reason` in the test's namespace.
-  std::vector<std::string> Events(const std::string& reason) {
-    std::vector<std::string> out;
-    Result<Json> list = client_->ListAll("/api/v1/namespaces/" + ns_ + "/events");
-    EXPECT_TRUE(list.ok()) << list.status().ToString();
-    if (!list.ok()) return out;
-    for (const Json& e : (*list)["items"])
-      if (e.value("reason", "") == reason) out.push_back(e.value("message", ""));
-    return out;
-  }
-
-  std::string ns_, state_dir_;
-  GangBackend backend_;
-  std::unique_ptr<controller::Controller> controller_;
-  std::unique_ptr<PodGroupScheduler> scheduler_;
-};
 
 TEST_F(PodGroupSchedulerTest, GangOfFourIsBoundWholeOnDistinctNodes) {
   for (int i = 0; i < 4; ++i) CreateNode(i);
