@@ -1,6 +1,7 @@
 // The pod group scheduler with the PodGroup CRD installed (deploy/kubernetes/podgroup-crd.yaml)
 // in a real kube-apiserver: gangs of pods labelled scheduling.x-k8s.io/pod-group, sized by their
-// PodGroup's spec.minMember, and the PodGroup's deletion. Fixture: gang_test_fixture.h.
+// PodGroup's spec.minMember, the PodGroup's deletion, and the status lockstep writes to it
+// (pod_group_status.h). Fixture: gang_test_fixture.h.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -83,6 +84,23 @@ class PodGroupCrdTest : public PodGroupSchedulerTest {
   }
 
   JobId JobOf(const std::string& group) { return scheduler_->JobOfGangForTest(ns_ + "/" + group); }
+
+  Json StatusOf(const std::string& group) {
+    Result<Json> g = client_->Get(GroupPath(group));
+    return g.ok() ? g->value("status", Json::object()) : Json::object();
+  }
+
+  // Waits until the PodGroup's status has every field of `want`.
+  bool WaitForStatus(const std::string& group, const Json& want) {
+    return WaitUntil(
+        [&] {
+          const Json have = StatusOf(group);
+          for (const auto& [key, value] : want.items())
+            if (!have.contains(key) || have[key] != value) return false;
+          return true;
+        },
+        seconds(15));
+  }
 };
 
 TEST_F(PodGroupCrdTest, GangIsBoundWholeOnlyOnceMinMemberPodsExist) {
@@ -174,6 +192,68 @@ TEST_F(PodGroupCrdTest, DeletingThePodGroupOfABoundGangLeavesItRunning) {
   for (int i = 0; i < 2; ++i) SetPodPhase("run-" + std::to_string(i), "Succeeded");
   ASSERT_TRUE(WaitUntil([&] { return JobState(job) == "COMPLETED"; }, seconds(20)))
       << JobState(job);
+}
+
+// The status through a gang's life, the test playing the kubelet: Pending while incomplete,
+// Scheduled once bound, Running, Finished; written only when it changes.
+TEST_F(PodGroupCrdTest, StatusFollowsTheGangsLife) {
+  for (int i = 0; i < 2; ++i) CreateNode(i);
+  SyncNodes();
+  StartScheduler();
+  CreatePodGroup("life", 2);
+  EXPECT_TRUE(WaitForStatus("life", {{"phase", "Pending"}})) << StatusOf("life").dump();
+  CreateGroupPods("life", 0, 1);
+  std::this_thread::sleep_for(seconds(1));
+  EXPECT_TRUE(WaitForStatus("life", {{"phase", "Pending"}, {"scheduled", 0}}))
+      << StatusOf("life").dump();
+
+  CreateGroupPods("life", 1, 2);
+  EXPECT_TRUE(WaitForStatus(
+      "life",
+      {{"phase", "Scheduled"}, {"scheduled", 2}, {"running", 0}, {"occupiedBy", ns_ + "/life"}}))
+      << StatusOf("life").dump();
+  const JobId job = JobOf("life");
+  const std::string start = StatusOf("life").value("scheduleStartTime", "");
+  EXPECT_EQ(start.size(), std::string("2026-12-01T10:00:00Z").size()) << start;
+
+  SetPodPhase("life-0", "Running");
+  SetPodPhase("life-1", "Running");
+  EXPECT_TRUE(WaitForStatus("life", {{"phase", "Running"}, {"running", 2}}))
+      << StatusOf("life").dump();
+  SetPodPhase("life-0", "Succeeded");
+  EXPECT_TRUE(WaitForStatus("life", {{"phase", "Running"}, {"running", 1}, {"succeeded", 1}}))
+      << StatusOf("life").dump();
+  SetPodPhase("life-1", "Succeeded");
+  EXPECT_TRUE(WaitForStatus("life", {{"phase", "Finished"}, {"running", 0}, {"succeeded", 2}}))
+      << StatusOf("life").dump();
+  EXPECT_EQ(StatusOf("life").value("scheduleStartTime", ""), start) << "set once";
+  ASSERT_TRUE(WaitUntil([&] { return JobState(job) == "COMPLETED"; }, seconds(10)));
+
+  // Nothing changes any more: nothing is written.
+  const std::int64_t writes = scheduler_->stats().status_writes;
+  std::this_thread::sleep_for(seconds(2));
+  EXPECT_EQ(scheduler_->stats().status_writes, writes);
+}
+
+// A burst of pod events (16 pods created, then bound) is a few writes, not one per event; a
+// failing pod makes the group Failed.
+TEST_F(PodGroupCrdTest, StatusWritesAreCoalescedAndAFailureIsFailed) {
+  for (int i = 0; i < 16; ++i) CreateNode(i);
+  SyncNodes();
+  StartScheduler();
+  CreatePodGroup("wide", 16);
+  CreateGroupPods("wide", 0, 16);
+  ASSERT_TRUE(WaitUntil([&] { return BoundCount("wide") == 16; }, seconds(20)));
+  EXPECT_TRUE(WaitForStatus("wide", {{"phase", "Scheduled"}, {"scheduled", 16}}))
+      << StatusOf("wide").dump();
+  // 32 pod events (creations and bindings): Pending, then Scheduling and Scheduled at most,
+  // one a second.
+  EXPECT_LE(scheduler_->stats().status_writes, 6);
+
+  for (int i = 0; i < 16; ++i) SetPodPhase("wide-" + std::to_string(i), "Running");
+  SetPodPhase("wide-3", "Failed", 3);
+  EXPECT_TRUE(WaitForStatus("wide", {{"phase", "Failed"}, {"failed", 1}, {"running", 15}}))
+      << StatusOf("wide").dump();
 }
 
 }  // namespace
