@@ -1,0 +1,156 @@
+// The kubernetes backend's deletions: of terminated runs (gracefully, then at once), of runs
+// whose pods vanished while lockstepd was away, of finished runs' pods after finished_pod_ttl, and
+// of jobs' Services with their last pods.
+#include <signal.h>
+
+#include <algorithm>
+
+#include "backend/kubernetes/backend/backend_internal.h"
+#include "backend/kubernetes/backend/kubernetes_backend.h"
+#include "backend/kubernetes/client/api_error.h"
+#include "backend/kubernetes/objects/pod_builder.h"
+
+namespace lockstep::kube {
+
+using backend_internal::Clock;
+using backend_internal::JobPodIdentity;
+using backend_internal::Label;
+using backend_internal::Log;
+using backend_internal::Meta;
+using backend_internal::ParseInt;
+
+void KubernetesBackend::ReconcileVanishedRuns() {
+  // lockstepd restarted: a job it recorded RUNNING whose pods were all deleted while it was
+  // down would otherwise wait forever for their end. Its run failed like a node: requeued, or
+  // ended when it may not be. Pod groups of others are the gangs component's to reconcile.
+  nlohmann::json listed = controller_->ListJobs(nlohmann::json::object());
+  std::vector<std::pair<JobId, std::int32_t>> vanished;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const nlohmann::json& j : listed.value("jobs", nlohmann::json::array())) {
+      std::string state = j.value("state", "");
+      if ((state != "RUNNING" && state != "COMPLETING") || j.contains("external")) continue;
+      RunKey key{j.value("job_id", JobId{0}), j.value("restart_count", 0)};
+      auto it = runs_.find(key);
+      // A run being launched now (this lockstepd started it) has no pods yet, rightly.
+      bool alive = it != runs_.end() &&
+                   (it->second.launching || it->second.external ||
+                    std::any_of(it->second.pods.begin(), it->second.pods.end(),
+                                [](const auto& rank_pod) { return !rank_pod.second.gone; }));
+      if (!alive) vanished.push_back(key);
+    }
+  }
+  for (const auto& [job, run] : vanished)
+    controller_->BackendLaunchFailed(job, run,
+                                     "its pods are gone (deleted while lockstepd was down)");
+}
+
+std::vector<std::pair<std::int32_t, std::string>> KubernetesBackend::RunPodsFromCache(
+    const RunKey& key, std::string* ns) const {
+  std::vector<std::pair<std::int32_t, std::string>> out;
+  for (const Json& pod : pods_->List()) {
+    JobId job = 0;
+    std::int32_t run = 0, rank = 0;
+    if (!IsOwnJobPod(pod) || !JobPodIdentity(pod, &job, &run, &rank) || job != key.first ||
+        run != key.second)
+      continue;
+    out.emplace_back(rank, Meta(pod, "name"));
+    *ns = Meta(pod, "namespace");
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void KubernetesBackend::DoDelete(const RunKey& key, std::int64_t grace, int signal) {
+  std::string ns;
+  std::vector<std::pair<std::int32_t, std::string>> pods = RunPodsFromCache(key, &ns);
+  std::function<void()> report;
+  bool external = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = runs_.find(key);
+    if (it != runs_.end() && it->second.external) {
+      external = true;
+    } else if (it == runs_.end() || (it->second.pods.empty() && pods.empty())) {
+      // Nothing of it exists (its pods went while lockstepd was away): it ended.
+      RunState& r = runs_[key];
+      if (!r.reported && !r.launch_failed) {
+        r.reported = true;
+        controller::Controller* c = controller_;
+        report = [c, key, signal] {
+          c->BackendTaskExited(key.first, key.second, 0, signal, false);
+        };
+      }
+    } else {
+      RunState& r = it->second;
+      if (ns.empty()) ns = r.ns;
+      for (const auto& [rank, p] : r.pods)
+        if (!p.gone &&
+            std::none_of(pods.begin(), pods.end(), [&](const auto& x) { return x.first == rank; }))
+          pods.emplace_back(rank, p.name);
+      // Pods that have ended hold nothing and keep their logs: finished_pod_ttl removes them.
+      std::erase_if(pods, [&](const auto& rank_name) {
+        auto p = r.pods.find(rank_name.first);
+        return p != r.pods.end() && p->second.status.ended;
+      });
+      const auto force_at =
+          Clock::now() + std::chrono::seconds(grace) + options_.force_delete_after;
+      if (!r.terminating || signal == SIGKILL || force_at < r.force_at) r.force_at = force_at;
+      if (!r.terminating || signal == SIGKILL) r.kill_signal = signal;
+      r.terminating = true;
+    }
+  }
+  if (report) return report();
+  if (external) {
+#ifdef LOCKSTEP_HAVE_KUBE_GANGS
+    gangs_->scheduler.Terminate(key.first, key.second);
+#endif
+    return;
+  }
+  for (const auto& [rank, name] : pods) {
+    DeleteOptions o;
+    o.grace_period_seconds = grace;
+    Result<Json> d = client_->Delete(PodPath(ns, name), o);
+    if (!d.ok() && !IsNotFound(d.status()))
+      Log("job " + std::to_string(key.first) + ": cannot delete pod " + ns + "/" + name + ": " +
+          d.status().message());
+  }
+  cv_.notify_all();  // the worker's next forced deletion may be sooner
+}
+
+void KubernetesBackend::DoForce() {
+  std::vector<std::pair<std::string, std::string>> victims;  // ns, name
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = Clock::now();
+    for (auto& [key, r] : runs_) {
+      if (!r.terminating || r.reported || r.force_at > now) continue;
+      r.force_at = now + std::chrono::seconds(5);  // again later if a delete does not take
+      for (const auto& [rank, p] : r.pods)
+        if (!p.gone && !p.status.ended) victims.emplace_back(r.ns, p.name);
+      // Ended pods hold nothing, but they must go for the run to count as over only when they
+      // never report; they have reported, so they are counted as done already.
+    }
+  }
+  for (const auto& [ns, name] : victims) {
+    DeleteOptions now;
+    now.grace_period_seconds = 0;
+    Result<Json> d = client_->Delete(PodPath(ns, name), now);
+    if (!d.ok() && !IsNotFound(d.status()))
+      Log("cannot delete pod " + ns + "/" + name + ": " + d.status().message());
+  }
+}
+
+void KubernetesBackend::DoDeleteService(JobId job, const std::string& ns) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, r] : runs_)
+      if (key.first == job && !r.reported) return;  // a later run uses it
+  }
+  Result<Json> d =
+      client_->Delete("/api/v1/namespaces/" + ns + "/services/" + JobServiceName("lockstep", job));
+  if (!d.ok() && !IsNotFound(d.status()))
+    Log("job " + std::to_string(job) + ": cannot delete its service: " + d.status().message());
+}
+
+}  // namespace lockstep::kube
