@@ -93,5 +93,50 @@ TEST_F(KubernetesBackendTest, PerTaskPodFailingEndsTheJobWithItsExitCode) {
   EXPECT_TRUE(Contains(r.out, "5:0")) << r.out;
 }
 
+// finished_pod_ttl: the pods of a finished run (and the job's Service) are kept that long after
+// its last pod ended, counted from the pods' finishedAt, so across a restart of lockstepd too.
+TEST_F(KubernetesBackendTest, FinishedPodsGoAfterTheirTtlEvenAcrossARestart) {
+  const std::string ns = "kbe-l";
+  CreateNode(ns, "kbe-l-1", 8);
+  CreateNode(ns, "kbe-l-2", 8);
+  std::unique_ptr<Cluster> c = StartLockstepd(ns, 2, "  finished_pod_ttl: 4\n");
+
+  unsigned long long id = RunJobToCompletion(*c, ns);
+  EXPECT_EQ(JobPods(ns, id).size(), 2u) << "kept for their TTL";
+  EXPECT_TRUE(ServiceExists(ns, id));
+  const auto ended = std::chrono::steady_clock::now();
+  EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, id).empty(); }, 15));
+  EXPECT_GE(std::chrono::steady_clock::now() - ended, std::chrono::seconds(2));
+  EXPECT_TRUE(WaitUntil([&] { return !ServiceExists(ns, id); })) << "the Service goes with them";
+
+  // lockstepd is away while the TTL passes: back, it deletes them at once (not 4 s later).
+  unsigned long long again = RunJobToCompletion(*c, ns);
+  c->KillDaemon();
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  EXPECT_EQ(JobPods(ns, again).size(), 2u);
+  c->StartDaemon();
+  const auto back = std::chrono::steady_clock::now();
+  EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, again).empty(); }, 15));
+  EXPECT_LT(std::chrono::steady_clock::now() - back, std::chrono::seconds(3));
+  EXPECT_TRUE(WaitUntil([&] { return !ServiceExists(ns, again); }));
+}
+
+// finished_pod_ttl 0: deleted as soon as the run ends; a failing run's pods too.
+TEST_F(KubernetesBackendTest, FinishedPodTtlZeroDeletesThemWhenTheRunEnds) {
+  const std::string ns = "kbe-z";
+  CreateNode(ns, "kbe-z-1", 8);
+  CreateNode(ns, "kbe-z-2", 8);
+  std::unique_ptr<Cluster> c = StartLockstepd(ns, 2, "  finished_pod_ttl: 0\n");
+  unsigned long long id = RunJobToCompletion(*c, ns);
+  EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, id).empty(); }, 5));
+  EXPECT_TRUE(WaitUntil([&] { return !ServiceExists(ns, id); }, 5));
+
+  unsigned long long bad = Submit(*c, {"-N", "1", "--gpus-per-node=8", "--wrap", "exit 3"});
+  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, bad).size() == 1; }));
+  SetPodPhase(ns, PodName(bad, 0), "Failed", 3);
+  EXPECT_EQ(c->WaitJob(bad)["exit_code"], 3);
+  EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, bad).empty(); }, 5));
+}
+
 }  // namespace
 }  // namespace lockstep::testing

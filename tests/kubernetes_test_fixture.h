@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -39,6 +40,16 @@ inline bool WaitUntil(const std::function<bool()>& pred, int timeout_s = 20) {
     std::this_thread::sleep_for(milliseconds(50));
   }
   return pred();
+}
+
+// The wall clock as the kubelet writes it: "2026-12-01T10:00:00Z".
+inline std::string NowRfc3339() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 class KubernetesBackendTest : public kube::testing::ApiServerTest {
@@ -94,20 +105,20 @@ class KubernetesBackendTest : public kube::testing::ApiServerTest {
     return out;
   }
 
-  // The kubelet's part: the pod's phase and its container's state.
+  // The kubelet's part: the pod's phase and its container's state (started and finished now).
   static void SetPodPhase(const std::string& ns, const std::string& name, const std::string& phase,
                           int exit_code = 0) {
     Result<Json> pod = kc().Get(kube::PodPath(ns, name));
     ASSERT_TRUE(pod.ok()) << pod.status().ToString();
     Json state;
     if (phase == "Running")
-      state = {{"running", {{"startedAt", "2024-01-01T00:00:00Z"}}}};
+      state = {{"running", {{"startedAt", NowRfc3339()}}}};
     else
       state = {{"terminated",
                 {{"exitCode", exit_code},
                  {"reason", exit_code == 0 ? "Completed" : "Error"},
-                 {"startedAt", "2024-01-01T00:00:00Z"},
-                 {"finishedAt", "2024-01-01T00:00:01Z"}}}};
+                 {"startedAt", NowRfc3339()},
+                 {"finishedAt", NowRfc3339()}}}};
     Json p = *pod;
     p["status"]["phase"] = phase;
     p["status"]["containerStatuses"] = Json::array({{{"name", "job"},
@@ -118,6 +129,20 @@ class KubernetesBackendTest : public kube::testing::ApiServerTest {
                                                      {"state", state}}});
     Result<Json> u = kc().Update(kube::PodPath(ns, name) + "/status", p);
     ASSERT_TRUE(u.ok()) << u.status().ToString();
+  }
+
+  static bool ServiceExists(const std::string& ns, unsigned long long job) {
+    return kc().Get("/api/v1/namespaces/" + ns + "/services/lockstep-" + std::to_string(job)).ok();
+  }
+
+  // Runs a two-node job to COMPLETED, playing the kubelet; its id.
+  static unsigned long long RunJobToCompletion(Cluster& c, const std::string& ns) {
+    unsigned long long id = Submit(c, {"-N", "2", "--gpus-per-node=8", "--wrap", "true"});
+    EXPECT_GT(id, 0u);
+    EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, id).size() == 2; }));
+    for (const auto& [name, pod] : JobPods(ns, id)) SetPodPhase(ns, name, "Succeeded");
+    EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
+    return id;
   }
 
   static std::string Env(const Json& pod, const std::string& name) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <string>
 
 #include "backend/kubernetes/backend/kubernetes_backend.h"
@@ -33,6 +34,11 @@ class PodGroupSchedulerHandle {};
 namespace lockstep::kube::backend_internal {
 
 using Clock = std::chrono::steady_clock;
+
+// The wall clock, Unix seconds (pods' times are wall-clock times).
+inline Time WallNow() {
+  return static_cast<Time>(std::time(nullptr));
+}
 
 inline void Log(const std::string& message) {
   std::fprintf(stderr, "lockstepd: kubernetes: %s\n", message.c_str());

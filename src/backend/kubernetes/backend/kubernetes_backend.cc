@@ -36,6 +36,7 @@ using backend_internal::Label;
 using backend_internal::Log;
 using backend_internal::Meta;
 using backend_internal::ParseInt;
+using backend_internal::WallNow;
 
 KubernetesBackend::KubernetesBackend(KubeClient* client, controller::Controller* controller,
                                      KubernetesBackendOptions options)
@@ -242,6 +243,7 @@ void KubernetesBackend::OnPod(const Json* old_pod, const Json* pod, bool deleted
       r.expected = static_cast<std::int32_t>(count);
     PodState& ps = r.pods[rank];
     ps.name = Meta(*pod, "name");
+    ps.uid = Meta(*pod, "uid");
     if (deleted) {
       ps.gone = true;
     } else {
@@ -253,6 +255,7 @@ void KubernetesBackend::OnPod(const Json* old_pod, const Json* pod, bool deleted
           ps.status.ended = true;
           ps.status.exit_code = 1;
         }
+        if (ps.status.ended) ps.ended_at = ev->finished_at > 0 ? ev->finished_at : WallNow();
       }
     }
     report = CheckRunLocked({job, run});
@@ -261,10 +264,16 @@ void KubernetesBackend::OnPod(const Json* old_pod, const Json* pod, bool deleted
           " phase " + PodPhaseName(ps.status.phase) + (ps.status.ended ? " ended" : "") +
           (ps.gone ? " gone" : "") + " expected " + std::to_string(r.expected) +
           (r.launching ? " launching" : "") + (report ? " -> report" : ""));
-    // A run that has ended and left nothing behind is forgotten.
+    // A run that has ended and left nothing behind is forgotten; the job's Service goes with
+    // its last pods.
     if (r.reported && !r.launching &&
-        std::all_of(r.pods.begin(), r.pods.end(), [](const auto& x) { return x.second.gone; }))
+        std::all_of(r.pods.begin(), r.pods.end(), [](const auto& x) { return x.second.gone; })) {
       runs_.erase({job, run});
+      Op op;
+      op.kind = Op::kDeleteService;
+      op.key = {job, run};
+      work_.push_back(std::move(op));
+    }
   }
   cv_.notify_all();
   if (report) report();
@@ -325,11 +334,7 @@ std::function<void()> KubernetesBackend::CheckRunLocked(const RunKey& key) {
   }
   r.reported = true;
   const RunExit exit = RunExitOf(r);
-  // The Service goes with the job's last run.
-  Op op;
-  op.kind = Op::kDeleteService;
-  op.key = key;
-  work_.push_back(std::move(op));
+  ScheduleExpiryLocked(key, r);
   controller::Controller* c = controller_;
   return [c, key, exit] {
     c->BackendTaskExited(key.first, key.second, exit.exit_code, exit.signal, exit.oom);
@@ -393,17 +398,22 @@ void KubernetesBackend::WorkLoop() {
     if (stopping_) return;
   }
   ReconcileVanishedRuns();
+  DeleteOrphanServices();
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
-    // The earliest forced deletion due.
-    auto next = Clock::time_point::max();
+    // The earliest forced deletion due, and the earliest finished run's pods due.
+    auto next_force = Clock::time_point::max();
     for (const auto& [key, r] : runs_)
-      if (r.terminating && !r.reported) next = std::min(next, r.force_at);
+      if (r.terminating && !r.reported) next_force = std::min(next_force, r.force_at);
+    const auto next_expiry = NextExpiryLocked();
+    const auto next = std::min(next_force, next_expiry);
+    expiries_changed_ = false;
+    auto woken = [&] { return stopping_ || !work_.empty() || expiries_changed_; };
     if (work_.empty()) {
       if (next == Clock::time_point::max())
-        cv_.wait(lock, [&] { return stopping_ || !work_.empty(); });
+        cv_.wait(lock, woken);
       else
-        cv_.wait_until(lock, next, [&] { return stopping_ || !work_.empty(); });
+        cv_.wait_until(lock, next, woken);
     }
     if (stopping_) break;
     if (!work_.empty()) {
@@ -412,11 +422,13 @@ void KubernetesBackend::WorkLoop() {
       lock.unlock();
       Run(std::move(op));
       lock.lock();
-    } else if (Clock::now() >= next) {
-      lock.unlock();
-      DoForce();
-      lock.lock();
+      continue;
     }
+    const auto now = Clock::now();
+    lock.unlock();
+    if (now >= next_force) DoForce();
+    if (now >= next_expiry) DoExpire();
+    lock.lock();
   }
 }
 

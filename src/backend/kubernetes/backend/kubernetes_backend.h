@@ -89,8 +89,12 @@ class KubernetesBackend : public controller::Backend {
   using RunKey = std::pair<JobId, std::int32_t>;
   struct PodState {
     std::string name;
+    std::string uid;
     bool gone = false;  // deleted from the apiserver
     PodStatusEvent status;
+    // When it ended (wall clock, Unix seconds): its containers' finishedAt, else when this
+    // lockstepd saw it end. finished_pod_ttl counts from its run's last.
+    Time ended_at = 0;
     // It ended badly, or went before it ended.
     bool failed() const {
       return (status.ended && (status.exit_code != 0 || status.signal != 0)) ||
@@ -141,6 +145,14 @@ class KubernetesBackend : public controller::Backend {
   void WorkLoop();
   // Once, when the pods are first known: running jobs whose pods vanished meanwhile.
   void ReconcileVanishedRuns();
+  // Once, after that: Services of jobs that have no pods left (deleted while lockstepd was away).
+  void DeleteOrphanServices();
+  // With mu_ held: the run has been reported; its pods go finished_pod_ttl after its last ended.
+  void ScheduleExpiryLocked(const RunKey& key, const RunState& r);
+  // With mu_ held: when the next finished run's pods are due (max() when none).
+  std::chrono::steady_clock::time_point NextExpiryLocked() const;
+  // Deletes the pods of finished runs whose finished_pod_ttl has passed.
+  void DoExpire();
   void Run(Op op);
   void DoLaunch(const controller::LaunchOrder& order);
   void DoDelete(const RunKey& key, std::int64_t grace, int signal);
@@ -169,6 +181,9 @@ class KubernetesBackend : public controller::Backend {
   bool reported_once_ = false;       // guarded by mu_
   std::deque<Op> work_;              // guarded by mu_
   std::map<RunKey, RunState> runs_;  // guarded by mu_
+  // guarded by mu_: finished runs whose pods are to be deleted, by when (wall clock, Unix s).
+  std::set<std::pair<Time, RunKey>> expiries_;
+  bool expiries_changed_ = false;  // guarded by mu_: the worker's wait is to be recomputed
   std::map<std::string, std::vector<Device>> devices_;  // guarded by mu_: by node name
   std::set<std::string> node_errors_;                   // guarded by mu_: logged once
   std::set<int> unsupported_signals_;                   // guarded by mu_: logged once

@@ -18,6 +18,7 @@ using backend_internal::Label;
 using backend_internal::Log;
 using backend_internal::Meta;
 using backend_internal::ParseInt;
+using backend_internal::WallNow;
 
 void KubernetesBackend::ReconcileVanishedRuns() {
   // lockstepd restarted: a job it recorded RUNNING whose pods were all deleted while it was
@@ -100,7 +101,10 @@ void KubernetesBackend::DoDelete(const RunKey& key, std::int64_t grace, int sign
       r.terminating = true;
     }
   }
-  if (report) return report();
+  if (report) {
+    report();
+    return DoDeleteService(key.first, options_.settings.ns);  // if it is still there
+  }
   if (external) {
 #ifdef LOCKSTEP_HAVE_KUBE_GANGS
     gangs_->scheduler.Terminate(key.first, key.second);
@@ -144,13 +148,89 @@ void KubernetesBackend::DoForce() {
 void KubernetesBackend::DoDeleteService(JobId job, const std::string& ns) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [key, r] : runs_)
-      if (key.first == job && !r.reported) return;  // a later run uses it
+    for (const auto& [key, r] : runs_) {
+      if (key.first != job) continue;
+      // A run that goes on, or pods kept (finished_pod_ttl): MASTER_ADDR still resolves.
+      if (!r.reported ||
+          std::any_of(r.pods.begin(), r.pods.end(), [](const auto& p) { return !p.second.gone; }))
+        return;
+    }
   }
   Result<Json> d =
       client_->Delete("/api/v1/namespaces/" + ns + "/services/" + JobServiceName("lockstep", job));
   if (!d.ok() && !IsNotFound(d.status()))
     Log("job " + std::to_string(job) + ": cannot delete its service: " + d.status().message());
+}
+
+void KubernetesBackend::DeleteOrphanServices() {
+  const std::string& ns = options_.settings.ns;
+  ListOptions o;
+  o.label_selector = std::string(kJobIdLabel) + ",app.kubernetes.io/managed-by=lockstep";
+  Result<Json> list = client_->ListAll("/api/v1/namespaces/" + ns + "/services", o);
+  if (!list.ok()) {
+    Log("cannot list the jobs' services: " + list.status().message());
+    return;
+  }
+  for (const Json& svc : list->value("items", Json::array())) {
+    long long job = 0;
+    if (ParseInt(Label(svc, kJobIdLabel), &job)) DoDeleteService(static_cast<JobId>(job), ns);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finished pods' lifetime (finished_pod_ttl)
+
+void KubernetesBackend::ScheduleExpiryLocked(const RunKey& key, const RunState& r) {
+  const Seconds ttl = options_.settings.finished_pod_ttl;
+  if (ttl >= kUnlimited || r.external) return;  // kept until someone deletes them
+  Time last = 0;
+  bool kept = false;
+  for (const auto& [rank, p] : r.pods) {
+    if (p.gone) continue;
+    kept = true;
+    last = std::max(last, p.ended_at);
+  }
+  if (!kept) return;
+  expiries_.insert({last + ttl, key});
+  expiries_changed_ = true;  // the callers notify cv_
+}
+
+std::chrono::steady_clock::time_point KubernetesBackend::NextExpiryLocked() const {
+  if (expiries_.empty()) return Clock::time_point::max();
+  const Time in = std::max<Time>(0, expiries_.begin()->first - WallNow());
+  return Clock::now() + std::chrono::seconds(in);
+}
+
+void KubernetesBackend::DoExpire() {
+  struct Victim {
+    RunKey key;
+    std::string ns, name, uid;
+  };
+  std::vector<Victim> victims;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Time now = WallNow();
+    while (!expiries_.empty() && expiries_.begin()->first <= now) {
+      const RunKey key = expiries_.begin()->second;
+      expiries_.erase(expiries_.begin());
+      auto it = runs_.find(key);
+      if (it == runs_.end() || !it->second.reported) continue;
+      for (const auto& [rank, p] : it->second.pods)
+        if (!p.gone) victims.push_back({key, it->second.ns, p.name, p.uid});
+    }
+  }
+  for (const Victim& v : victims) {
+    // The pods have ended: nothing to stop. The uid spares a later run's pod of the same name.
+    DeleteOptions o;
+    o.grace_period_seconds = 0;
+    o.precondition_uid = v.uid;
+    Result<Json> d = client_->Delete(PodPath(v.ns, v.name), o);
+    if (d.ok() || IsNotFound(d.status()) || IsConflict(d.status())) continue;
+    Log("job " + std::to_string(v.key.first) + ": cannot delete finished pod " + v.ns + "/" +
+        v.name + ": " + d.status().message() + " (again in a minute)");
+    std::lock_guard<std::mutex> lock(mu_);
+    expiries_.insert({WallNow() + 60, v.key});
+  }
 }
 
 }  // namespace lockstep::kube

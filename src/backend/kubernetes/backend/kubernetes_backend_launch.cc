@@ -17,6 +17,7 @@ using backend_internal::ParseInt;
 
 void KubernetesBackend::DoLaunch(const controller::LaunchOrder& order) {
   const RunKey key{order.job, order.run};
+  bool service_made = false;
   auto fail = [&](const std::string& why) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -26,6 +27,8 @@ void KubernetesBackend::DoLaunch(const controller::LaunchOrder& order) {
       r.reported = true;
     }
     Log("job " + std::to_string(order.job) + ": launch failed: " + why);
+    // Unless pods of the job are left (their deletion then takes it).
+    if (service_made) DoDeleteService(order.job, options_.settings.ns);
     controller_->BackendLaunchFailed(order.job, order.run, why);
   };
   if (!order.external.empty()) {
@@ -94,6 +97,7 @@ void KubernetesBackend::DoLaunch(const controller::LaunchOrder& order) {
   Result<Json> svc = client_->Create("/api/v1/namespaces/" + ns + "/services", built->service);
   if (!svc.ok() && !IsAlreadyExists(svc.status()))
     return fail("service " + built->service_name + ": " + svc.status().message());
+  service_made = true;
   std::vector<std::string> created;
   std::string error;
   for (const Json& pod : built->pods) {
