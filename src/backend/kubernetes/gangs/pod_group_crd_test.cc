@@ -256,5 +256,52 @@ TEST_F(PodGroupCrdTest, StatusWritesAreCoalescedAndAFailureIsFailed) {
       << StatusOf("wide").dump();
 }
 
+// scheduler-plugins' own CRD (its newer releases) has no status.scheduled, which the apiserver
+// then drops, so the PodGroup's status never shows it: the rest of the status is written, and
+// not again at each pod event (the writer compares with what it wrote last). Last of the suite:
+// it swaps the CRD, then puts ours back.
+TEST_F(PodGroupCrdTest, ACrdWithoutStatusScheduledGetsTheRestOfTheStatus) {
+  const Json ours = LoadManifest(SourceDir() + "/deploy/kubernetes/podgroup-crd.yaml").at(0);
+  Json theirs = ours;
+  theirs["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]
+      .erase("scheduled");
+  ASSERT_TRUE(Apply(*client_, theirs).ok());
+  struct PutOursBack {
+    const Json& crd;
+    ~PutOursBack() { EXPECT_TRUE(Apply(*client_, crd).ok()); }
+  } put_back{ours};
+  CreatePodGroup("probe", 1);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        Result<Json> r = client_->Patch(GroupPath("probe") + "/status", PatchType::kMerge,
+                                        {{"status", {{"scheduled", 1}}}});
+        return r.ok() && !r->value("status", Json::object()).contains("scheduled");
+      },
+      seconds(10)))
+      << "the apiserver still keeps status.scheduled";
+
+  for (int i = 0; i < 2; ++i) CreateNode(i);
+  SyncNodes();
+  StartScheduler();
+  CreatePodGroup("theirs", 2);
+  CreateGroupPods("theirs", 0, 2);
+  EXPECT_TRUE(WaitForStatus("theirs", {{"phase", "Scheduled"}, {"running", 0}}))
+      << StatusOf("theirs").dump();
+  EXPECT_FALSE(StatusOf("theirs").contains("scheduled"));
+  std::this_thread::sleep_for(milliseconds(1500));
+  const std::int64_t writes = scheduler_->stats().status_writes;
+  // A pod event that changes nothing of the status: no write.
+  ASSERT_TRUE(client_
+                  ->Patch(PodPath(ns_, "theirs-0"), PatchType::kMerge,
+                          {{"metadata", {{"labels", {{"touched", "yes"}}}}}})
+                  .ok());
+  std::this_thread::sleep_for(milliseconds(2500));
+  EXPECT_EQ(scheduler_->stats().status_writes, writes);
+  SetPodPhase("theirs-0", "Running");
+  SetPodPhase("theirs-1", "Running");
+  EXPECT_TRUE(WaitForStatus("theirs", {{"phase", "Running"}, {"running", 2}}))
+      << StatusOf("theirs").dump();
+}
+
 }  // namespace
 }  // namespace lockstep::kube::testing
