@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -86,6 +87,7 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
     o.retry_interval = std::chrono::milliseconds(1000);
     o.terminate_grace_seconds = 0;
     scheduler_ = std::make_unique<PodGroupScheduler>(client_.get(), controller_.get(), o);
+    if (status_write_hook_) scheduler_->SetBeforeStatusWriteForTest(status_write_hook_);
     backend_.set(scheduler_.get());
     scheduler_->Start();
     ASSERT_TRUE(scheduler_->WaitForReady(std::chrono::seconds(30)));
@@ -208,6 +210,7 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
   }
 
   std::string ns_, state_dir_;
+  std::function<void(const std::string&)> status_write_hook_;  // set before StartScheduler()
   GangBackend backend_;
   std::unique_ptr<controller::Controller> controller_;
   std::unique_ptr<PodGroupScheduler> scheduler_;

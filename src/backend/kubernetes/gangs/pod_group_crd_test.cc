@@ -4,6 +4,8 @@
 // (pod_group_status.h). Fixture: gang_test_fixture.h.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -254,6 +256,25 @@ TEST_F(PodGroupCrdTest, StatusWritesAreCoalescedAndAFailureIsFailed) {
   SetPodPhase("wide-3", "Failed", 3);
   EXPECT_TRUE(WaitForStatus("wide", {{"phase", "Failed"}, {"failed", 1}, {"running", 15}}))
       << StatusOf("wide").dump();
+}
+
+// Binding never waits for status writes: with every write held up 5 s, a gang is bound at once.
+TEST_F(PodGroupCrdTest, StatusWritesNeverHoldUpBinding) {
+  for (int i = 0; i < 2; ++i) CreateNode(i);
+  SyncNodes();
+  auto held = std::make_shared<std::atomic<int>>(0);  // the hook may outlive this body
+  status_write_hook_ = [held](const std::string&) {
+    ++*held;
+    std::this_thread::sleep_for(seconds(5));
+  };
+  StartScheduler();
+  CreatePodGroup("fast", 2);
+  std::this_thread::sleep_for(milliseconds(500));  // its first write (Pending) is under way
+  CreateGroupPods("fast", 0, 2);
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitUntil([&] { return BoundCount("fast") == 2; }, seconds(20)));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, seconds(3));
+  EXPECT_GE(held->load(), 1) << "a status write was under way";
 }
 
 // scheduler-plugins' own CRD (its newer releases) has no status.scheduled, which the apiserver

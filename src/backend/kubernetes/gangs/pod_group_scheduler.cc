@@ -67,6 +67,8 @@ void PodGroupScheduler::Start() {
     so.interval = options_.status_interval;
     status_ = std::make_unique<PodGroupStatusWriter>(
         client_, [this](const std::string& key) { return StatusPatchOf(key); }, so);
+    if (before_status_write_for_test_)
+      status_->SetBeforeWriteForTest(before_status_write_for_test_);
     status_->Start();
     InformerHandlers h;
     h.on_add = [this](const Json& g) { OnPodGroup(g, true); };

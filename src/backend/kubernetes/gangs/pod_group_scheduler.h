@@ -128,6 +128,10 @@ class PodGroupScheduler {
   void SetBeforeBindForTest(std::function<void(const std::string& key)> hook) {
     before_bind_for_test_ = std::move(hook);
   }
+  // Runs on the status writer before each PodGroup status patch; set before Start().
+  void SetBeforeStatusWriteForTest(std::function<void(const std::string& key)> hook) {
+    before_status_write_for_test_ = std::move(hook);
+  }
 
  private:
   enum class Phase : std::uint8_t { kNone, kSubmitting, kPending, kBinding, kRunning };
@@ -216,6 +220,7 @@ class PodGroupScheduler {
   PodGroupSchedulerStats stats_;  // guarded by mu_
   std::thread worker_;
   std::function<void(const std::string&)> before_bind_for_test_;
+  std::function<void(const std::string&)> before_status_write_for_test_;
 };
 
 // The gang key ("<namespace>/<name>") a pod belongs to, by the rules of pod_groups.h, without

@@ -90,6 +90,7 @@ void PodGroupStatusWriter::Write(const std::string& key) {
         w != written_.end() && w->second.uid == patch->uid && w->second.status == patch->status)
       return;  // the informer has not caught up with our last write yet
   }
+  if (before_write_for_test_) before_write_for_test_(key);
   Result<Json> r =
       client_->Patch(patch->path + "/status", PatchType::kMerge, {{"status", patch->status}});
   std::lock_guard<std::mutex> lock(mu_);

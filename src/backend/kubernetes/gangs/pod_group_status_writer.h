@@ -58,6 +58,10 @@ class PodGroupStatusWriter {
   void Forget(const std::string& key);
   // Status patches that the apiserver accepted.
   std::int64_t writes() const;
+  // Runs before each patch, without locks held (set before Start()).
+  void SetBeforeWriteForTest(std::function<void(const std::string& key)> hook) {
+    before_write_for_test_ = std::move(hook);
+  }
 
  private:
   void Run();
@@ -76,6 +80,7 @@ class PodGroupStatusWriter {
   std::int64_t writes_ = 0;                              // guarded by mu_
   // guarded by mu_: what was last written per key, against a lagging informer cache.
   std::map<std::string, PodGroupStatusPatch> written_;
+  std::function<void(const std::string&)> before_write_for_test_;
   std::thread thread_;
 };
 

@@ -131,6 +131,7 @@ TEST_F(DeployManifestsTest, TheConfigMapHoldsAValidKubernetesClusterConfig) {
   EXPECT_EQ(cfg->kubernetes.ns, "lockstep");
   EXPECT_TRUE(cfg->kubernetes.leader_elect);
   EXPECT_EQ(cfg->kubernetes.lease_name, "lockstepd");
+  EXPECT_EQ(cfg->kubernetes.finished_pod_ttl, 24 * 3600);
 }
 
 TEST_F(DeployManifestsTest, TheServiceAccountMayDoWhatLockstepdDoes) {
