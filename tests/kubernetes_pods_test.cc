@@ -93,6 +93,36 @@ TEST_F(KubernetesBackendTest, PerTaskPodFailingEndsTheJobWithItsExitCode) {
   EXPECT_TRUE(Contains(r.out, "5:0")) << r.out;
 }
 
+// A pod whose image cannot be used fails the job, and is deleted: it stays Pending on its node
+// (holding its GPUs in the kubelet's eyes) and nothing runs in it.
+TEST_F(KubernetesBackendTest, APodThatCannotStartFailsTheJobAndGoes) {
+  const std::string ns = "kbe-i";
+  CreateNode(ns, "kbe-i-1", 8);
+  std::unique_ptr<Cluster> c = StartLockstepd(ns, 1);
+  unsigned long long id =
+      Submit(*c, {"--gpus-per-node=8", "--container-image=no such", "--wrap", "true"});
+  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, id).size() == 1; }));
+  Result<Json> pod = kc().Get(kube::PodPath(ns, PodName(id, 0)));
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  Json p = *pod;
+  p["status"]["phase"] = "Pending";
+  p["status"]["containerStatuses"] =
+      Json::array({{{"name", "job"},
+                    {"ready", false},
+                    {"restartCount", 0},
+                    {"image", "no such"},
+                    {"imageID", ""},
+                    {"state",
+                     {{"waiting",
+                       {{"reason", "InvalidImageName"},
+                        {"message", "couldn't parse image reference \"no such\""}}}}}}});
+  ASSERT_TRUE(kc().Update(kube::PodPath(ns, PodName(id, 0)) + "/status", p).ok());
+  Json j = c->WaitJob(id);
+  EXPECT_EQ(j["state"], "FAILED");
+  EXPECT_EQ(j["exit_code"], 1);
+  EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, id).empty(); }, 10));
+}
+
 // finished_pod_ttl: the pods of a finished run (and the job's Service) are kept that long after
 // its last pod ended, counted from the pods' finishedAt, so across a restart of lockstepd too.
 TEST_F(KubernetesBackendTest, FinishedPodsGoAfterTheirTtlEvenAcrossARestart) {

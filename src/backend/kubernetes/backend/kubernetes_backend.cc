@@ -335,6 +335,17 @@ std::function<void()> KubernetesBackend::CheckRunLocked(const RunKey& key) {
   r.reported = true;
   const RunExit exit = RunExitOf(r);
   ScheduleExpiryLocked(key, r);
+  // A pod that cannot start (a bad image) is still Pending on its node, holding its resources;
+  // nothing runs in it, so it goes at once.
+  if (std::any_of(r.pods.begin(), r.pods.end(),
+                  [](const auto& p) { return !p.second.gone && !p.second.terminal(); })) {
+    Op op;
+    op.kind = Op::kDelete;
+    op.key = key;
+    op.grace = 0;
+    op.signal = SIGKILL;
+    work_.push_back(std::move(op));
+  }
   controller::Controller* c = controller_;
   return [c, key, exit] {
     c->BackendTaskExited(key.first, key.second, exit.exit_code, exit.signal, exit.oom);

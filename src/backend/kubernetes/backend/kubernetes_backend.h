@@ -95,6 +95,10 @@ class KubernetesBackend : public controller::Backend {
     // When it ended (wall clock, Unix seconds): its containers' finishedAt, else when this
     // lockstepd saw it end. finished_pod_ttl counts from its run's last.
     Time ended_at = 0;
+    // Succeeded or Failed (not merely given up on: a pod that cannot start stays Pending).
+    bool terminal() const {
+      return status.phase == PodPhase::kSucceeded || status.phase == PodPhase::kFailed;
+    }
     // It ended badly, or went before it ended.
     bool failed() const {
       return (status.ended && (status.exit_code != 0 || status.signal != 0)) ||

@@ -89,10 +89,11 @@ void KubernetesBackend::DoDelete(const RunKey& key, std::int64_t grace, int sign
         if (!p.gone &&
             std::none_of(pods.begin(), pods.end(), [&](const auto& x) { return x.first == rank; }))
           pods.emplace_back(rank, p.name);
-      // Pods that have ended hold nothing and keep their logs: finished_pod_ttl removes them.
+      // Pods that have ended hold nothing and keep their logs: finished_pod_ttl removes them. (A
+      // pod that cannot start is Pending, and holds its node's resources: it goes.)
       std::erase_if(pods, [&](const auto& rank_name) {
         auto p = r.pods.find(rank_name.first);
-        return p != r.pods.end() && p->second.status.ended;
+        return p != r.pods.end() && p->second.terminal();
       });
       const auto force_at =
           Clock::now() + std::chrono::seconds(grace) + options_.force_delete_after;
