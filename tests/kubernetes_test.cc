@@ -1,155 +1,18 @@
-// lockstepd with `backend: kubernetes`, end to end: a real kube-apiserver v1.20.2 (over etcd) on
-// free ports, Nodes made by the test, lockstepd and the CLI as real processes. There is no
-// kubelet: the test plays it, writing pods' and nodes' status. Without a built apiserver
-// (`scripts/kube-apiserver.sh build`) the tests skip, or fail when the CI variable is set.
+// lockstepd with `backend: kubernetes`, end to end (fixture: kubernetes_test_fixture.h): nodes,
+// per-node job pods and their ends, foreign pods, cordons, NotReady, all-or-nothing launches,
+// restarts, leader election, `lockstep up`. Per-task pods and finished pods' lifetime are in
+// kubernetes_pods_test.cc.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <functional>
 #include <set>
-#include <thread>
 
-#include "backend/kubernetes/client/api_error.h"
-#include "backend/kubernetes/client/kube_client.h"
-#include "backend/kubernetes/client/kubeconfig.h"
-#include "backend/kubernetes/client/test_apiserver.h"
-#include "tests/cluster_harness.h"
+#include "tests/kubernetes_test_fixture.h"
 
 namespace lockstep::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using kube::Json;
-using kube::KubeClient;
-using std::chrono::milliseconds;
-
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-bool WaitUntil(const std::function<bool()>& pred, int timeout_s = 20) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return pred();
-}
-
-class KubernetesBackendTest : public kube::testing::ApiServerTest {
- protected:
-  static KubeClient& kc() { return *client_; }
-
-  // A Node with `gpus` GPUs of GPU Feature Discovery's product label, Ready, labelled for
-  // the test's lockstepd (its node_selector).
-  static void CreateNode(const std::string& tag, const std::string& name, int gpus,
-                         Json labels = Json::object()) {
-    labels["lockstep-test"] = tag;
-    labels["nvidia.com/gpu.product"] = "NVIDIA-H100-80GB-HBM3";
-    Result<Json> n =
-        kc().Create(kube::NodesPath(), {{"apiVersion", "v1"},
-                                        {"kind", "Node"},
-                                        {"metadata", {{"name", name}, {"labels", labels}}}});
-    ASSERT_TRUE(n.ok()) << n.status().ToString();
-    Json resources = {{"cpu", "64"},
-                      {"memory", "256Gi"},
-                      {"pods", "110"},
-                      {"nvidia.com/gpu", std::to_string(gpus)}};
-    Json status = {
-        {"status",
-         {{"capacity", resources},
-          {"allocatable", resources},
-          {"addresses", {{{"type", "InternalIP"}, {"address", "10.0.0.1"}}}},
-          {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"}}}}}}};
-    Result<Json> s =
-        kc().Patch(kube::NodePath(name) + "/status", kube::PatchType::kStrategicMerge, status);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-  }
-
-  static void SetReady(const std::string& node, bool ready) {
-    Json status = {{"status",
-                    {{"conditions",
-                      {{{"type", "Ready"},
-                        {"status", ready ? "True" : "False"},
-                        {"reason", ready ? "KubeletReady" : "KubeletNotReady"},
-                        {"message", ready ? "ok" : "container runtime is down"}}}}}}};
-    Result<Json> s =
-        kc().Patch(kube::NodePath(node) + "/status", kube::PatchType::kStrategicMerge, status);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-  }
-
-  // The job's pods, by name.
-  static std::map<std::string, Json> JobPods(const std::string& ns, unsigned long long job) {
-    kube::ListOptions o;
-    o.label_selector = "lockstep.dev/job-id=" + std::to_string(job);
-    Result<Json> list = kc().List(kube::PodsPath(ns), o);
-    std::map<std::string, Json> out;
-    if (!list.ok()) return out;
-    for (const Json& p : (*list)["items"]) out[p["metadata"]["name"].get<std::string>()] = p;
-    return out;
-  }
-
-  // The kubelet's part: the pod's phase and its container's state.
-  static void SetPodPhase(const std::string& ns, const std::string& name, const std::string& phase,
-                          int exit_code = 0) {
-    Result<Json> pod = kc().Get(kube::PodPath(ns, name));
-    ASSERT_TRUE(pod.ok()) << pod.status().ToString();
-    Json state;
-    if (phase == "Running")
-      state = {{"running", {{"startedAt", "2024-01-01T00:00:00Z"}}}};
-    else
-      state = {{"terminated",
-                {{"exitCode", exit_code},
-                 {"reason", exit_code == 0 ? "Completed" : "Error"},
-                 {"startedAt", "2024-01-01T00:00:00Z"},
-                 {"finishedAt", "2024-01-01T00:00:01Z"}}}};
-    Json p = *pod;
-    p["status"]["phase"] = phase;
-    p["status"]["containerStatuses"] = Json::array({{{"name", "job"},
-                                                     {"ready", phase == "Running"},
-                                                     {"restartCount", 0},
-                                                     {"image", p["spec"]["containers"][0]["image"]},
-                                                     {"imageID", ""},
-                                                     {"state", state}}});
-    Result<Json> u = kc().Update(kube::PodPath(ns, name) + "/status", p);
-    ASSERT_TRUE(u.ok()) << u.status().ToString();
-  }
-
-  static std::string Env(const Json& pod, const std::string& name) {
-    for (const Json& e : pod["spec"]["containers"][0]["env"])
-      if (e["name"] == name) return e.value("value", "");
-    return "<unset>";
-  }
-
-  // lockstepd in kubernetes mode for the nodes labelled `tag`, its pods in namespace `tag`.
-  // nodes < 0: do not wait for it (a standby).
-  std::unique_ptr<Cluster> StartLockstepd(const std::string& tag, int nodes,
-                                          const std::string& extra = "") {
-    ClusterOptions o;
-    o.kill_wait_s = 1;
-    auto c = std::make_unique<Cluster>(o);
-    std::ofstream(c->dir() + "/cluster.yaml")
-        << "backend: kubernetes\n"
-        << "kubernetes:\n"
-        << "  kubeconfig: " << run_dir_ << "/kubeconfig\n"
-        << "  namespace: " << tag << "\n"
-        << "  node_selector: lockstep-test=" << tag << "\n"
-        << "  image: busybox:default\n"
-        << extra << "partitions:\n  - name: gpu\n    nodes: ALL\n    default: true\n"
-        << "    max_time: UNLIMITED\n";
-    c->Start(/*with_agent=*/false);
-    if (nodes >= 0) {
-      EXPECT_TRUE(c->WaitNodes("idle", nodes, 30)) << c->Get("/api/v1/nodes").dump();
-    }
-    return c;
-  }
-};
 
 TEST_F(KubernetesBackendTest, NodesJobsPodsAndTheirEnds) {
   const std::string ns = "kbe-a";
@@ -310,51 +173,6 @@ TEST_F(KubernetesBackendTest, ForeignPodsCordonAndNotReady) {
   ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, b).size() == 1 || JobPods(ns, d).size() == 1; }));
 }
 
-TEST_F(KubernetesBackendTest, PodsOfOthersGoWhereTheirNodeSelectorAllows) {
-  const std::string ns = "kbe-g";
-  CreateNode(ns, "kbe-g-1", 8);
-  CreateNode(ns, "kbe-g-2", 8, {{"pool", "a100"}});
-  CreateNode(ns, "kbe-g-3", 8);
-  std::unique_ptr<Cluster> c = StartLockstepd(ns, 3);
-  // A one-pod gang of another creator (a plain Job's pod, say) naming lockstep.
-  auto create = [&](const std::string& name, const std::string& pool) {
-    Json res = {{"cpu", "4"}, {"memory", "16Gi"}, {"nvidia.com/gpu", "8"}};
-    Json pod = {{"apiVersion", "v1"},
-                {"kind", "Pod"},
-                {"metadata",
-                 {{"name", name},
-                  {"namespace", ns},
-                  {"annotations", {{"lockstep.dev/gang", name}, {"lockstep.dev/gang-size", "1"}}}}},
-                {"spec",
-                 {{"schedulerName", "lockstep"},
-                  {"nodeSelector", {{"pool", pool}}},
-                  {"containers",
-                   {{{"name", "main"},
-                     {"image", "busybox"},
-                     {"resources", {{"requests", res}, {"limits", res}}}}}}}}};
-    Result<Json> r = kc().Create(kube::PodsPath(ns), pod);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-  };
-  auto node_of = [&](const std::string& name) {
-    Result<Json> p = kc().Get(kube::PodPath(ns, name));
-    return p.ok() ? (*p)["spec"].value("nodeName", "") : "<gone>";
-  };
-  create("on-a100", "a100");
-  EXPECT_TRUE(WaitUntil([&] { return node_of("on-a100") == "kbe-g-2"; })) << node_of("on-a100");
-  // No node has pool=h100: it waits, and goes to a node once relabelled (lockstepd's own Node
-  // informer tells the pod-group scheduler).
-  create("on-h100", "h100");
-  std::this_thread::sleep_for(milliseconds(1500));
-  EXPECT_EQ(node_of("on-h100"), "");
-  ASSERT_TRUE(kc().Patch(kube::NodePath("kbe-g-3"), kube::PatchType::kMerge,
-                         {{"metadata", {{"labels", {{"pool", "h100"}}}}}})
-                  .ok());
-  EXPECT_TRUE(WaitUntil([&] { return node_of("on-h100") == "kbe-g-3"; })) << node_of("on-h100");
-  kube::DeleteOptions now;
-  now.grace_period_seconds = 0;
-  for (const char* name : {"on-a100", "on-h100"}) (void)kc().Delete(kube::PodPath(ns, name), now);
-}
-
 TEST_F(KubernetesBackendTest, LaunchIsAllOrNothing) {
   const std::string ns = "kbe-c";
   CreateNode(ns, "kbe-c-1", 8);
@@ -469,6 +287,51 @@ TEST_F(KubernetesBackendTest, UpAndDown) {
   r = c.Run({"down", "--state-dir", state});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_TRUE(Contains(r.out, "lockstep is down")) << r.out;
+}
+
+TEST_F(KubernetesBackendTest, PodsOfOthersGoWhereTheirNodeSelectorAllows) {
+  const std::string ns = "kbe-g";
+  CreateNode(ns, "kbe-g-1", 8);
+  CreateNode(ns, "kbe-g-2", 8, {{"pool", "a100"}});
+  CreateNode(ns, "kbe-g-3", 8);
+  std::unique_ptr<Cluster> c = StartLockstepd(ns, 3);
+  // A one-pod gang of another creator (a plain Job's pod, say) naming lockstep.
+  auto create = [&](const std::string& name, const std::string& pool) {
+    Json res = {{"cpu", "4"}, {"memory", "16Gi"}, {"nvidia.com/gpu", "8"}};
+    Json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata",
+                 {{"name", name},
+                  {"namespace", ns},
+                  {"annotations", {{"lockstep.dev/gang", name}, {"lockstep.dev/gang-size", "1"}}}}},
+                {"spec",
+                 {{"schedulerName", "lockstep"},
+                  {"nodeSelector", {{"pool", pool}}},
+                  {"containers",
+                   {{{"name", "main"},
+                     {"image", "busybox"},
+                     {"resources", {{"requests", res}, {"limits", res}}}}}}}}};
+    Result<Json> r = kc().Create(kube::PodsPath(ns), pod);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  };
+  auto node_of = [&](const std::string& name) {
+    Result<Json> p = kc().Get(kube::PodPath(ns, name));
+    return p.ok() ? (*p)["spec"].value("nodeName", "") : "<gone>";
+  };
+  create("on-a100", "a100");
+  EXPECT_TRUE(WaitUntil([&] { return node_of("on-a100") == "kbe-g-2"; })) << node_of("on-a100");
+  // No node has pool=h100: it waits, and goes to a node once relabelled (lockstepd's own Node
+  // informer tells the pod-group scheduler).
+  create("on-h100", "h100");
+  std::this_thread::sleep_for(milliseconds(1500));
+  EXPECT_EQ(node_of("on-h100"), "");
+  ASSERT_TRUE(kc().Patch(kube::NodePath("kbe-g-3"), kube::PatchType::kMerge,
+                         {{"metadata", {{"labels", {{"pool", "h100"}}}}}})
+                  .ok());
+  EXPECT_TRUE(WaitUntil([&] { return node_of("on-h100") == "kbe-g-3"; })) << node_of("on-h100");
+  kube::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  for (const char* name : {"on-a100", "on-h100"}) (void)kc().Delete(kube::PodPath(ns, name), now);
 }
 
 }  // namespace

@@ -47,6 +47,10 @@ struct KubernetesSettings {
   double bind_qps = 0;
   bool leader_elect = false;  // replicas elect one active lockstepd with a Lease
   std::string lease_name = "lockstepd";
+  // How long the pods of a finished run are kept (their logs, `kubectl describe`) after its last
+  // pod ended, like a Job's ttlSecondsAfterFinished; the job's Service goes with them. 0: at
+  // once; kUnlimited: kept until someone deletes them.
+  Seconds finished_pod_ttl = 24 * 3600;
 };
 
 struct ClusterConfig {

@@ -53,6 +53,8 @@ void ClusterConfigParser::ReadKubernetes(const YAML::Node& map) {
   k.leader_elect = m.Bool("leader_elect", k.leader_elect);
   k.lease_name = m.String("lease_name", k.lease_name);
   if (k.lease_name.empty()) m.Fail("lease_name", "must not be empty");
+  // Seconds ("3600"), or a Slurm time ("1-00:00:00", "30:00"), or UNLIMITED: kept forever.
+  k.finished_pod_ttl = m.DurationSeconds("finished_pod_ttl", k.finished_pod_ttl);
   m.Finish();
 }
 

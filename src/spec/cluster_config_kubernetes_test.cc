@@ -23,6 +23,7 @@ TEST(KubernetesSettings, DefaultsWithoutTheSection) {
   EXPECT_FALSE(k.leader_elect);
   EXPECT_EQ(k.lease_name, "lockstepd");
   EXPECT_EQ(k.bind_qps, 0);  // Bindings at the apiserver's pace
+  EXPECT_EQ(k.finished_pod_ttl, 24 * 3600);
   EXPECT_EQ(c->backend, "agent");
 }
 
@@ -45,6 +46,7 @@ kubernetes:
   bind_qps: 1000
   leader_elect: true
   lease_name: lockstepd-a
+  finished_pod_ttl: 3600
 partitions:
   - name: gpu
     nodes: ALL
@@ -68,6 +70,21 @@ partitions:
   EXPECT_DOUBLE_EQ(k.bind_qps, 1000);
   EXPECT_TRUE(k.leader_elect);
   EXPECT_EQ(k.lease_name, "lockstepd-a");
+  EXPECT_EQ(k.finished_pod_ttl, 3600);
+}
+
+TEST(KubernetesSettings, FinishedPodTtlInSecondsOrSlurmTimes) {
+  auto ttl = [](const std::string& value) {
+    Result<ClusterConfig> c =
+        Parse(test::WithNodes("kubernetes:\n  finished_pod_ttl: " + value + "\n"));
+    EXPECT_TRUE(c.ok()) << value << ": " << c.status().ToString();
+    return c.ok() ? c->kubernetes.finished_pod_ttl : Seconds{-1};
+  };
+  EXPECT_EQ(ttl("0"), 0);  // deleted as soon as the run ends
+  EXPECT_EQ(ttl("90"), 90);
+  EXPECT_EQ(ttl("30:00"), 1800);
+  EXPECT_EQ(ttl("7-00:00:00"), 7 * 24 * 3600);
+  EXPECT_EQ(ttl("UNLIMITED"), kUnlimited);  // kept until someone deletes them
 }
 
 TEST(KubernetesSettings, ErrorsNameTheKey) {
@@ -80,6 +97,10 @@ TEST(KubernetesSettings, ErrorsNameTheKey) {
   EXPECT_THAT(ErrorOf(test::WithNodes("kubernetes:\n  namespce: x\n")), HasSubstr("namespce"));
   EXPECT_THAT(ErrorOf(test::WithNodes("kubernetes:\n  namespace: \"\"\n")),
               HasSubstr("kubernetes.namespace: must not be empty"));
+  EXPECT_THAT(ErrorOf(test::WithNodes("kubernetes:\n  finished_pod_ttl: -5\n")),
+              HasSubstr("cluster.yaml:6: kubernetes.finished_pod_ttl: must not be negative"));
+  EXPECT_THAT(ErrorOf(test::WithNodes("kubernetes:\n  finished_pod_ttl: a day\n")),
+              HasSubstr("kubernetes.finished_pod_ttl: 'a day' is not a Slurm duration"));
 }
 
 TEST(KubernetesSettings, BackendOverride) {

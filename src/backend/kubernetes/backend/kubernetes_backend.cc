@@ -7,69 +7,14 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "backend/kubernetes/backend/backend_internal.h"
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/objects/pod_builder.h"
 #include "backend/kubernetes/objects/pod_usage.h"
 
-#ifdef LOCKSTEP_HAVE_KUBE_GANGS
-#include "backend/kubernetes/gangs/pod_group_scheduler.h"
-#endif
-
 namespace lockstep::kube {
 
-#ifdef LOCKSTEP_HAVE_KUBE_GANGS
-class PodGroupSchedulerHandle {
- public:
-  PodGroupSchedulerHandle(KubeClient* client, controller::Controller* controller,
-                          PodGroupSchedulerOptions options)
-      : scheduler(client, controller, std::move(options)) {}
-  PodGroupScheduler scheduler;
-};
-#else
-class PodGroupSchedulerHandle {};
-#endif
-
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-void Log(const std::string& message) {
-  std::fprintf(stderr, "lockstepd: kubernetes: %s\n", message.c_str());
-}
-
-std::string Label(const Json& obj, const char* key) {
-  const Json* labels = nullptr;
-  if (obj.contains("metadata") && obj["metadata"].contains("labels"))
-    labels = &obj["metadata"]["labels"];
-  if (!labels || !labels->contains(key) || !(*labels)[key].is_string()) return "";
-  return (*labels)[key].get<std::string>();
-}
-
-std::string Meta(const Json& obj, const char* key) {
-  if (!obj.contains("metadata") || !obj["metadata"].contains(key) ||
-      !obj["metadata"][key].is_string())
-    return "";
-  return obj["metadata"][key].get<std::string>();
-}
-
-bool ParseInt(const std::string& s, long long* out) {
-  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 18)
-    return false;
-  *out = std::stoll(s);
-  return true;
-}
-
-// (job, run, rank) of a pod lockstep created; false for any other pod.
-bool JobPodIdentity(const Json& pod, JobId* job, std::int32_t* run, std::int32_t* rank) {
-  long long j = 0, r = 0, k = 0;
-  if (!ParseInt(Label(pod, kJobIdLabel), &j) || !ParseInt(Label(pod, kRankLabel), &k)) return false;
-  std::string run_label = Label(pod, kRunLabel);
-  if (!run_label.empty() && !ParseInt(run_label, &r)) return false;
-  *job = static_cast<JobId>(j);
-  *run = static_cast<std::int32_t>(r);
-  *rank = static_cast<std::int32_t>(k);
-  return true;
-}
 
 // The node's address as the cluster knows it (InternalIP first).
 std::string NodeAddress(const Json& node) {
@@ -84,6 +29,14 @@ std::string NodeAddress(const Json& node) {
 }
 
 }  // namespace
+
+using backend_internal::Clock;
+using backend_internal::JobPodIdentity;
+using backend_internal::Label;
+using backend_internal::Log;
+using backend_internal::Meta;
+using backend_internal::ParseInt;
+using backend_internal::WallNow;
 
 KubernetesBackend::KubernetesBackend(KubeClient* client, controller::Controller* controller,
                                      KubernetesBackendOptions options)
@@ -304,6 +257,7 @@ void KubernetesBackend::OnPod(const Json* old_pod, const Json* pod, bool deleted
       r.expected = static_cast<std::int32_t>(count);
     PodState& ps = r.pods[rank];
     ps.name = Meta(*pod, "name");
+    ps.uid = Meta(*pod, "uid");
     if (deleted) {
       ps.gone = true;
     } else {
@@ -315,6 +269,7 @@ void KubernetesBackend::OnPod(const Json* old_pod, const Json* pod, bool deleted
           ps.status.ended = true;
           ps.status.exit_code = 1;
         }
+        if (ps.status.ended) ps.ended_at = ev->finished_at > 0 ? ev->finished_at : WallNow();
       }
     }
     report = CheckRunLocked({job, run});
@@ -323,13 +278,44 @@ void KubernetesBackend::OnPod(const Json* old_pod, const Json* pod, bool deleted
           " phase " + PodPhaseName(ps.status.phase) + (ps.status.ended ? " ended" : "") +
           (ps.gone ? " gone" : "") + " expected " + std::to_string(r.expected) +
           (r.launching ? " launching" : "") + (report ? " -> report" : ""));
-    // A run that has ended and left nothing behind is forgotten.
+    // A run that has ended and left nothing behind is forgotten; the job's Service goes with
+    // its last pods.
     if (r.reported && !r.launching &&
-        std::all_of(r.pods.begin(), r.pods.end(), [](const auto& x) { return x.second.gone; }))
+        std::all_of(r.pods.begin(), r.pods.end(), [](const auto& x) { return x.second.gone; })) {
       runs_.erase({job, run});
+      Op op;
+      op.kind = Op::kDeleteService;
+      op.key = {job, run};
+      work_.push_back(std::move(op));
+    }
   }
   cv_.notify_all();
   if (report) report();
+}
+
+KubernetesBackend::RunExit KubernetesBackend::RunExitOf(const RunState& r) {
+  // The exit of the pod whose failure tore the run down, else of the first (by rank) that
+  // failed: the pods deleted because of it are not the cause. A pod deleted before it ended was
+  // killed.
+  RunExit out;
+  auto exit_of = [&](const PodState& p) {
+    if (p.status.ended) {
+      out.exit_code = p.status.exit_code;
+      out.signal = p.status.signal;
+    } else if (p.gone) {
+      out.signal = r.kill_signal ? r.kill_signal : SIGKILL;
+    }
+  };
+  for (const auto& [rank, p] : r.pods) out.oom = out.oom || p.status.oom;
+  if (auto cause = r.pods.find(r.cause_rank); cause != r.pods.end()) {
+    exit_of(cause->second);
+    return out;
+  }
+  for (const auto& [rank, p] : r.pods) {
+    if (out.exit_code != 0 || out.signal != 0) break;
+    exit_of(p);
+  }
+  return out;
 }
 
 std::function<void()> KubernetesBackend::CheckRunLocked(const RunKey& key) {
@@ -338,17 +324,16 @@ std::function<void()> KubernetesBackend::CheckRunLocked(const RunKey& key) {
   RunState& r = it->second;
   if (r.reported || r.launching || r.launch_failed || r.external || r.expected < 0) return nullptr;
   int done = 0;
-  bool failed = false;
+  std::int32_t first_failed = -1;
   for (const auto& [rank, p] : r.pods) {
     if (p.gone || p.status.ended) ++done;
-    if ((p.status.ended && (p.status.exit_code != 0 || p.status.signal != 0)) ||
-        (p.gone && !p.status.ended))
-      failed = true;
+    if (first_failed < 0 && p.failed()) first_failed = rank;
   }
   if (done < r.expected) {
     // One pod failed while others run: a distributed job cannot go on without it.
-    if (failed && !r.terminating && !stopping_) {
+    if (first_failed >= 0 && !r.terminating && !stopping_) {
       r.terminating = true;
+      r.cause_rank = first_failed;
       r.kill_signal = SIGTERM;
       r.force_at =
           Clock::now() + std::chrono::seconds(options_.kill_wait) + options_.force_delete_after;
@@ -362,28 +347,22 @@ std::function<void()> KubernetesBackend::CheckRunLocked(const RunKey& key) {
     return nullptr;
   }
   r.reported = true;
-  // The first pod (by rank) that failed gives the exit; a pod deleted before it ended was
-  // killed.
-  int exit_code = 0, signal = 0;
-  bool oom = false;
-  for (const auto& [rank, p] : r.pods) {
-    oom = oom || p.status.oom;
-    if (exit_code != 0 || signal != 0) continue;
-    if (p.status.ended) {
-      exit_code = p.status.exit_code;
-      signal = p.status.signal;
-    } else if (p.gone) {
-      signal = r.kill_signal ? r.kill_signal : SIGKILL;
-    }
+  const RunExit exit = RunExitOf(r);
+  ScheduleExpiryLocked(key, r);
+  // A pod that cannot start (a bad image) is still Pending on its node, holding its resources;
+  // nothing runs in it, so it goes at once.
+  if (std::any_of(r.pods.begin(), r.pods.end(),
+                  [](const auto& p) { return !p.second.gone && !p.second.terminal(); })) {
+    Op op;
+    op.kind = Op::kDelete;
+    op.key = key;
+    op.grace = 0;
+    op.signal = SIGKILL;
+    work_.push_back(std::move(op));
   }
-  // The Service goes with the job's last run.
-  Op op;
-  op.kind = Op::kDeleteService;
-  op.key = key;
-  work_.push_back(std::move(op));
   controller::Controller* c = controller_;
-  return [c, key, exit_code, signal, oom] {
-    c->BackendTaskExited(key.first, key.second, exit_code, signal, oom);
+  return [c, key, exit] {
+    c->BackendTaskExited(key.first, key.second, exit.exit_code, exit.signal, exit.oom);
   };
 }
 
@@ -444,17 +423,22 @@ void KubernetesBackend::WorkLoop() {
     if (stopping_) return;
   }
   ReconcileVanishedRuns();
+  DeleteOrphanServices();
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
-    // The earliest forced deletion due.
-    auto next = Clock::time_point::max();
+    // The earliest forced deletion due, and the earliest finished run's pods due.
+    auto next_force = Clock::time_point::max();
     for (const auto& [key, r] : runs_)
-      if (r.terminating && !r.reported) next = std::min(next, r.force_at);
+      if (r.terminating && !r.reported) next_force = std::min(next_force, r.force_at);
+    const auto next_expiry = NextExpiryLocked();
+    const auto next = std::min(next_force, next_expiry);
+    expiries_changed_ = false;
+    auto woken = [&] { return stopping_ || !work_.empty() || expiries_changed_; };
     if (work_.empty()) {
       if (next == Clock::time_point::max())
-        cv_.wait(lock, [&] { return stopping_ || !work_.empty(); });
+        cv_.wait(lock, woken);
       else
-        cv_.wait_until(lock, next, [&] { return stopping_ || !work_.empty(); });
+        cv_.wait_until(lock, next, woken);
     }
     if (stopping_) break;
     if (!work_.empty()) {
@@ -463,38 +447,14 @@ void KubernetesBackend::WorkLoop() {
       lock.unlock();
       Run(std::move(op));
       lock.lock();
-    } else if (Clock::now() >= next) {
-      lock.unlock();
-      DoForce();
-      lock.lock();
+      continue;
     }
+    const auto now = Clock::now();
+    lock.unlock();
+    if (now >= next_force) DoForce();
+    if (now >= next_expiry) DoExpire();
+    lock.lock();
   }
-}
-
-void KubernetesBackend::ReconcileVanishedRuns() {
-  // lockstepd restarted: a job it recorded RUNNING whose pods were all deleted while it was
-  // down would otherwise wait forever for their end. Its run failed like a node: requeued, or
-  // ended when it may not be. Pod groups of others are the gangs component's to reconcile.
-  nlohmann::json listed = controller_->ListJobs(nlohmann::json::object());
-  std::vector<std::pair<JobId, std::int32_t>> vanished;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const nlohmann::json& j : listed.value("jobs", nlohmann::json::array())) {
-      std::string state = j.value("state", "");
-      if ((state != "RUNNING" && state != "COMPLETING") || j.contains("external")) continue;
-      RunKey key{j.value("job_id", JobId{0}), j.value("restart_count", 0)};
-      auto it = runs_.find(key);
-      // A run being launched now (this lockstepd started it) has no pods yet, rightly.
-      bool alive = it != runs_.end() &&
-                   (it->second.launching || it->second.external ||
-                    std::any_of(it->second.pods.begin(), it->second.pods.end(),
-                                [](const auto& rank_pod) { return !rank_pod.second.gone; }));
-      if (!alive) vanished.push_back(key);
-    }
-  }
-  for (const auto& [job, run] : vanished)
-    controller_->BackendLaunchFailed(job, run,
-                                     "its pods are gone (deleted while lockstepd was down)");
 }
 
 void KubernetesBackend::Run(Op op) {
@@ -519,238 +479,6 @@ void KubernetesBackend::Run(Op op) {
       break;
     }
   }
-}
-
-void KubernetesBackend::DoLaunch(const controller::LaunchOrder& order) {
-  const RunKey key{order.job, order.run};
-  auto fail = [&](const std::string& why) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      RunState& r = runs_[key];
-      r.launching = false;
-      r.launch_failed = true;
-      r.reported = true;
-    }
-    Log("job " + std::to_string(order.job) + ": launch failed: " + why);
-    controller_->BackendLaunchFailed(order.job, order.run, why);
-  };
-  if (!order.external.empty()) {
-#ifdef LOCKSTEP_HAVE_KUBE_GANGS
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      runs_[key].launching = false;
-    }
-    gangs_->scheduler.Bind(order);
-#else
-    // TODO(kubernetes-gangs): bind through PodGroupScheduler once gangs/ is built in.
-    fail("pod groups of other creators are not supported by this build");
-#endif
-    return;
-  }
-  JobPodsSpec spec;
-  spec.job_id = order.job;
-  spec.job_name = order.name;
-  spec.user = order.user;
-  spec.uid = order.uid;
-  spec.gid = order.gid;
-  spec.partition = order.partition;
-  spec.ns = options_.settings.ns;
-  spec.image = order.container_image.empty() ? options_.settings.image : order.container_image;
-  spec.script = order.script;
-  spec.args = order.script_args;
-  spec.env = order.env;
-  spec.mode = options_.settings.pods == spec::KubernetesSettings::Pods::kPerTask
-                  ? PodMode::kPerTask
-                  : PodMode::kPerNode;
-  spec.termination_grace = options_.kill_wait;
-  spec.time_limit = order.time_limit;
-  spec.master_port = options_.settings.master_port;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (std::size_t i = 0; i < order.nodes.size(); ++i) {
-      const controller::PlacedNode& p = order.nodes[i];
-      PodNodeAllocation a;
-      a.node = p.node;
-      a.cpus = p.cpus;
-      a.mem_mb = p.mem_mb;
-      a.tasks = i < order.tasks_per_node.size() ? std::max(1, order.tasks_per_node[i]) : 1;
-      const std::vector<Device>& dev = devices_[p.node];
-      for (int bit = 0; bit < 64; ++bit) {
-        if (!(p.gpus >> bit & 1)) continue;
-        if (static_cast<std::size_t>(bit) >= dev.size()) continue;  // the node shrank meanwhile
-        auto g = std::find_if(a.gpus.begin(), a.gpus.end(),
-                              [&](const GpuGroup& x) { return x.resource == dev[bit].resource; });
-        if (g == a.gpus.end())
-          a.gpus.push_back({dev[bit].type, 1, dev[bit].resource});
-        else
-          ++g->count;
-      }
-      spec.allocation.push_back(std::move(a));
-    }
-  }
-  Result<JobPods> built = BuildJobPods(spec);
-  if (!built.ok()) return fail(built.status().message());
-  const int count = static_cast<int>(built->pods.size());
-  for (Json& pod : built->pods) {
-    pod["metadata"]["labels"][kRunLabel] = std::to_string(order.run);
-    pod["metadata"]["annotations"][kPodCountAnnotation] = std::to_string(count);
-  }
-  const std::string& ns = spec.ns;
-  const std::string pods_path = PodsPath(ns);
-  Result<Json> svc = client_->Create("/api/v1/namespaces/" + ns + "/services", built->service);
-  if (!svc.ok() && !IsAlreadyExists(svc.status()))
-    return fail("service " + built->service_name + ": " + svc.status().message());
-  std::vector<std::string> created;
-  std::string error;
-  for (const Json& pod : built->pods) {
-    const std::string name = pod["metadata"]["name"].get<std::string>();
-    Result<Json> r = client_->Create(pods_path, pod);
-    if (!r.ok() && IsAlreadyExists(r.status())) {
-      // A pod of an earlier run of this job, still being deleted: remove it and try again.
-      Result<Json> old = client_->Get(PodPath(ns, name));
-      if (old.ok() && Label(*old, kJobIdLabel) == std::to_string(order.job) &&
-          Label(*old, kRunLabel) != std::to_string(order.run)) {
-        DeleteOptions now;
-        now.grace_period_seconds = 0;
-        (void)client_->Delete(PodPath(ns, name), now);
-        r = client_->Create(pods_path, pod);
-      }
-    }
-    if (!r.ok()) {
-      error = "pod " + ns + "/" + name + ": " + r.status().message();
-      break;
-    }
-    created.push_back(name);
-  }
-  if (!error.empty()) {
-    // All or none: the pods made so far go, at once.
-    for (const std::string& name : created) {
-      DeleteOptions now;
-      now.grace_period_seconds = 0;
-      Result<Json> d = client_->Delete(PodPath(ns, name), now);
-      if (!d.ok() && !IsNotFound(d.status()))
-        Log("job " + std::to_string(order.job) + ": cannot delete pod " + name + ": " +
-            d.status().message());
-    }
-    return fail(error);
-  }
-  std::function<void()> report;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    RunState& r = runs_[key];
-    r.launching = false;
-    r.expected = count;
-    r.ns = ns;
-    // Known before the informer tells: a deletion right after the launch finds them.
-    for (int rank = 0; rank < count; ++rank)
-      if (r.pods[rank].name.empty()) r.pods[rank].name = created[rank];
-    report = CheckRunLocked(key);  // pods may have ended already
-  }
-  cv_.notify_all();
-  if (report) report();
-}
-
-std::vector<std::pair<std::int32_t, std::string>> KubernetesBackend::RunPodsFromCache(
-    const RunKey& key, std::string* ns) const {
-  std::vector<std::pair<std::int32_t, std::string>> out;
-  for (const Json& pod : pods_->List()) {
-    JobId job = 0;
-    std::int32_t run = 0, rank = 0;
-    if (!IsOwnJobPod(pod) || !JobPodIdentity(pod, &job, &run, &rank) || job != key.first ||
-        run != key.second)
-      continue;
-    out.emplace_back(rank, Meta(pod, "name"));
-    *ns = Meta(pod, "namespace");
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-void KubernetesBackend::DoDelete(const RunKey& key, std::int64_t grace, int signal) {
-  std::string ns;
-  std::vector<std::pair<std::int32_t, std::string>> pods = RunPodsFromCache(key, &ns);
-  std::function<void()> report;
-  bool external = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = runs_.find(key);
-    if (it != runs_.end() && it->second.external) {
-      external = true;
-    } else if (it == runs_.end() || (it->second.pods.empty() && pods.empty())) {
-      // Nothing of it exists (its pods went while lockstepd was away): it ended.
-      RunState& r = runs_[key];
-      if (!r.reported && !r.launch_failed) {
-        r.reported = true;
-        controller::Controller* c = controller_;
-        report = [c, key, signal] {
-          c->BackendTaskExited(key.first, key.second, 0, signal, false);
-        };
-      }
-    } else {
-      RunState& r = it->second;
-      if (ns.empty()) ns = r.ns;
-      for (const auto& [rank, p] : r.pods)
-        if (!p.gone &&
-            std::none_of(pods.begin(), pods.end(), [&](const auto& x) { return x.first == rank; }))
-          pods.emplace_back(rank, p.name);
-      const auto force_at =
-          Clock::now() + std::chrono::seconds(grace) + options_.force_delete_after;
-      if (!r.terminating || signal == SIGKILL || force_at < r.force_at) r.force_at = force_at;
-      if (!r.terminating || signal == SIGKILL) r.kill_signal = signal;
-      r.terminating = true;
-    }
-  }
-  if (report) return report();
-  if (external) {
-#ifdef LOCKSTEP_HAVE_KUBE_GANGS
-    gangs_->scheduler.Terminate(key.first, key.second);
-#endif
-    return;
-  }
-  for (const auto& [rank, name] : pods) {
-    DeleteOptions o;
-    o.grace_period_seconds = grace;
-    Result<Json> d = client_->Delete(PodPath(ns, name), o);
-    if (!d.ok() && !IsNotFound(d.status()))
-      Log("job " + std::to_string(key.first) + ": cannot delete pod " + ns + "/" + name + ": " +
-          d.status().message());
-  }
-  cv_.notify_all();  // the worker's next forced deletion may be sooner
-}
-
-void KubernetesBackend::DoForce() {
-  std::vector<std::pair<std::string, std::string>> victims;  // ns, name
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    const auto now = Clock::now();
-    for (auto& [key, r] : runs_) {
-      if (!r.terminating || r.reported || r.force_at > now) continue;
-      r.force_at = now + std::chrono::seconds(5);  // again later if a delete does not take
-      for (const auto& [rank, p] : r.pods)
-        if (!p.gone && !p.status.ended) victims.emplace_back(r.ns, p.name);
-      // Ended pods hold nothing, but they must go for the run to count as over only when they
-      // never report; they have reported, so they are counted as done already.
-    }
-  }
-  for (const auto& [ns, name] : victims) {
-    DeleteOptions now;
-    now.grace_period_seconds = 0;
-    Result<Json> d = client_->Delete(PodPath(ns, name), now);
-    if (!d.ok() && !IsNotFound(d.status()))
-      Log("cannot delete pod " + ns + "/" + name + ": " + d.status().message());
-  }
-}
-
-void KubernetesBackend::DoDeleteService(JobId job, const std::string& ns) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [key, r] : runs_)
-      if (key.first == job && !r.reported) return;  // a later run uses it
-  }
-  Result<Json> d =
-      client_->Delete("/api/v1/namespaces/" + ns + "/services/" + JobServiceName("lockstep", job));
-  if (!d.ok() && !IsNotFound(d.status()))
-    Log("job " + std::to_string(job) + ": cannot delete its service: " + d.status().message());
 }
 
 // ---------------------------------------------------------------------------------------------

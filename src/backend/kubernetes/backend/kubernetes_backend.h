@@ -89,8 +89,21 @@ class KubernetesBackend : public controller::Backend {
   using RunKey = std::pair<JobId, std::int32_t>;
   struct PodState {
     std::string name;
+    std::string uid;
     bool gone = false;  // deleted from the apiserver
     PodStatusEvent status;
+    // When it ended (wall clock, Unix seconds): its containers' finishedAt, else when this
+    // lockstepd saw it end. finished_pod_ttl counts from its run's last.
+    Time ended_at = 0;
+    // Succeeded or Failed (not merely given up on: a pod that cannot start stays Pending).
+    bool terminal() const {
+      return status.phase == PodPhase::kSucceeded || status.phase == PodPhase::kFailed;
+    }
+    // It ended badly, or went before it ended.
+    bool failed() const {
+      return (status.ended && (status.exit_code != 0 || status.signal != 0)) ||
+             (gone && !status.ended);
+    }
   };
   struct RunState {
     std::string ns;
@@ -99,11 +112,18 @@ class KubernetesBackend : public controller::Backend {
     bool launch_failed = false;
     bool external = false;  // a pod group of others (the gangs component runs it)
     bool terminating = false;
-    int kill_signal = 0;  // what ends pods deleted without a status: SIGTERM, or SIGKILL
+    int kill_signal = 0;           // what ends pods deleted without a status: SIGTERM, or SIGKILL
+    std::int32_t cause_rank = -1;  // the failing pod that made lockstep delete the others
     std::chrono::steady_clock::time_point force_at{};  // terminating: delete at once after
     bool reported = false;                             // BackendTaskExited sent
     std::map<std::int32_t, PodState> pods;             // by rank
   };
+  // How a run ended, for BackendTaskExited.
+  struct RunExit {
+    int exit_code = 0, signal = 0;
+    bool oom = false;
+  };
+  static RunExit RunExitOf(const RunState& r);
   // One unit of the worker's work.
   struct Op {
     enum Kind { kLaunch, kDelete, kForce, kDeleteService } kind = kLaunch;
@@ -129,6 +149,14 @@ class KubernetesBackend : public controller::Backend {
   void WorkLoop();
   // Once, when the pods are first known: running jobs whose pods vanished meanwhile.
   void ReconcileVanishedRuns();
+  // Once, after that: Services of jobs that have no pods left (deleted while lockstepd was away).
+  void DeleteOrphanServices();
+  // With mu_ held: the run has been reported; its pods go finished_pod_ttl after its last ended.
+  void ScheduleExpiryLocked(const RunKey& key, const RunState& r);
+  // With mu_ held: when the next finished run's pods are due (max() when none).
+  std::chrono::steady_clock::time_point NextExpiryLocked() const;
+  // Deletes the pods of finished runs whose finished_pod_ttl has passed.
+  void DoExpire();
   void Run(Op op);
   void DoLaunch(const controller::LaunchOrder& order);
   void DoDelete(const RunKey& key, std::int64_t grace, int signal);
@@ -157,6 +185,9 @@ class KubernetesBackend : public controller::Backend {
   bool reported_once_ = false;       // guarded by mu_
   std::deque<Op> work_;              // guarded by mu_
   std::map<RunKey, RunState> runs_;  // guarded by mu_
+  // guarded by mu_: finished runs whose pods are to be deleted, by when (wall clock, Unix s).
+  std::set<std::pair<Time, RunKey>> expiries_;
+  bool expiries_changed_ = false;  // guarded by mu_: the worker's wait is to be recomputed
   std::map<std::string, std::vector<Device>> devices_;  // guarded by mu_: by node name
   std::set<std::string> node_errors_;                   // guarded by mu_: logged once
   std::set<int> unsupported_signals_;                   // guarded by mu_: logged once

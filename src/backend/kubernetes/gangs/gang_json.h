@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -33,6 +34,16 @@ inline const std::string& Meta(const nlohmann::json& o, const char* key, const s
 inline bool Deleting(const nlohmann::json& pod) {
   auto m = pod.find("metadata");
   return m != pod.end() && m->contains("deletionTimestamp") && !(*m)["deletionTimestamp"].is_null();
+}
+
+// The wall clock as Kubernetes writes times: "2024-05-01T10:00:00Z".
+inline std::string NowRfc3339() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 }  // namespace lockstep::kube::gangs_internal

@@ -105,6 +105,7 @@ void PodGroupScheduler::HandleBind(const Order& order) {
     Group& g = groups_[order.external];
     g.phase = Phase::kBinding;
     g.run = order.run;
+    MarkStatusDirty(order.external);  // Scheduling
   }
   if (before_bind_for_test_) before_bind_for_test_(batch->key);
   for (std::size_t i = 0; i < batch->bindings.size(); ++i) {
@@ -153,6 +154,7 @@ void PodGroupScheduler::FinishBatch(const std::shared_ptr<BindBatch>& batch) {
     g.phase = Phase::kPending;
     ++stats_.bind_failures;
     dirty_.insert(batch->key);
+    MarkStatusDirty(batch->key);
   }
   wake_.notify_all();
   std::fprintf(stderr, "lockstepd: pod groups: job %llu: %s\n",

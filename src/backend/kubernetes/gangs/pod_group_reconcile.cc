@@ -246,6 +246,8 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std
     g.job = *id;
     g.pods_per_node = req->pods_per_node;
     g.failure.clear();
+    g.schedule_start = gangs_internal::NowRfc3339();
+    MarkStatusDirty(key);
     job_keys_[*id] = key;
     ++stats_.submitted;
     // Orders for the job that arrived before its id was known.

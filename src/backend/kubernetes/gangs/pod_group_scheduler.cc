@@ -9,6 +9,7 @@
 
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/gangs/gang_json.h"
+#include "backend/kubernetes/gangs/pod_group_status.h"
 
 namespace lockstep::kube {
 
@@ -67,6 +68,13 @@ void PodGroupScheduler::Start() {
                  "lockstepd: pod groups: the PodGroup CRD (scheduling.x-k8s.io/v1alpha1) is not "
                  "installed: gangs come from lockstep.dev/gang annotations only\n");
   } else {
+    PodGroupStatusWriterOptions so;
+    so.interval = options_.status_interval;
+    status_ = std::make_unique<PodGroupStatusWriter>(
+        client_, [this](const std::string& key) { return StatusPatchOf(key); }, so);
+    if (before_status_write_for_test_)
+      status_->SetBeforeWriteForTest(before_status_write_for_test_);
+    status_->Start();
     InformerHandlers h;
     h.on_add = [this](const Json& g) { OnPodGroup(g, true); };
     h.on_update = [this](const Json&, const Json& g) { OnPodGroup(g, true); };
@@ -111,6 +119,7 @@ void PodGroupScheduler::Stop() {
     stop_ = true;
   }
   wake_.notify_all();
+  if (status_) status_->Stop();
   if (pods_informer_) pods_informer_->Stop();
   if (groups_informer_) groups_informer_->Stop();
   if (nodes_informer_) nodes_informer_->Stop();
@@ -126,7 +135,9 @@ bool PodGroupScheduler::WaitForReady(std::chrono::milliseconds timeout) {
 
 PodGroupSchedulerStats PodGroupScheduler::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  PodGroupSchedulerStats s = stats_;
+  if (status_) s.status_writes = status_->writes();
+  return s;
 }
 
 JobId PodGroupScheduler::JobOfGangForTest(const std::string& key) const {
@@ -174,6 +185,7 @@ void PodGroupScheduler::OnPod(const Json& pod, bool present) {
       it->second.erase(name);
       if (it->second.empty()) pods_.erase(it);
       ChangedLocked(from);
+      MarkStatusDirty(from);
     };
     std::string moved_from;
     if (auto it = pod_gang_.find(id); it != pod_gang_.end() && (!present || it->second != key)) {
@@ -181,6 +193,7 @@ void PodGroupScheduler::OnPod(const Json& pod, bool present) {
       erase(it->second);
       pod_gang_.erase(it);
     }
+    if (PodGroupName(pod)) MarkStatusDirty(key);
     if (present) {
       pods_[key][name] = pod;
       pod_gang_[id] = key;
@@ -213,6 +226,11 @@ void PodGroupScheduler::OnPodGroup(const Json& group, bool present) {
     ChangedLocked(key);
   }
   wake_.notify_all();
+  if (!status_) return;
+  if (present)
+    MarkStatusDirty(key);
+  else
+    status_->Forget(key);
 }
 
 void PodGroupScheduler::ChangedLocked(const std::string& key) {
@@ -254,6 +272,30 @@ void PodGroupScheduler::RetryFailedGangs() {
       }
   }
   wake_.notify_all();
+}
+
+void PodGroupScheduler::MarkStatusDirty(const std::string& key) {
+  if (status_) status_->MarkDirty(key);  // its lock is taken after ours, never before
+}
+
+std::optional<PodGroupStatusPatch> PodGroupScheduler::StatusPatchOf(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto group = pod_groups_.find(key);
+  if (group == pod_groups_.end()) return std::nullopt;
+  PodGroupStatusInput in;
+  in.pod_group = &group->second;
+  if (auto pods = pods_.find(key); pods != pods_.end())
+    for (const auto& [name, pod] : pods->second) in.pods.push_back(&pod);
+  if (auto g = groups_.find(key); g != groups_.end()) {
+    in.binding = g->second.phase == Phase::kBinding;
+    in.schedule_start = g->second.schedule_start;
+  }
+  std::optional<Json> status = PodGroupStatusUpdate(in);
+  if (!status) return std::nullopt;
+  const std::string ns = key.substr(0, key.find('/'));
+  return PodGroupStatusPatch{"/apis/scheduling.x-k8s.io/v1alpha1/namespaces/" + ns + "/podgroups/" +
+                                 key.substr(key.find('/') + 1),
+                             Str(group->second, "metadata", "uid"), std::move(*status)};
 }
 
 void PodGroupScheduler::MarkDirty(const std::string& key) {

@@ -39,6 +39,7 @@
 #include "backend/kubernetes/client/kube_client.h"
 #include "backend/kubernetes/gangs/gang_events.h"
 #include "backend/kubernetes/gangs/placement_features.h"
+#include "backend/kubernetes/gangs/pod_group_status_writer.h"
 #include "backend/kubernetes/gangs/work_pool.h"
 #include "backend/kubernetes/objects/pod_groups.h"
 #include "controller/backend.h"
@@ -82,6 +83,9 @@ struct PodGroupSchedulerOptions {
   // message.
   int max_events_per_gang = 16;
   std::string event_component = "lockstep";
+  // PodGroups' status (pod_group_status.h) is written at most this often per PodGroup; a burst
+  // of pod events within it becomes one write.
+  std::chrono::milliseconds status_interval{1000};
 };
 
 // Counters for tests, metrics and the benchmark.
@@ -94,6 +98,7 @@ struct PodGroupSchedulerStats {
   std::int64_t cancelled = 0;      // pending jobs cancelled because their pods went away
   std::int64_t ended = 0;          // jobs ended by their pods
   std::int64_t events = 0;         // Events posted
+  std::int64_t status_writes = 0;  // PodGroup status patches
 };
 
 // Owns its threads (a worker that reconciles gangs, `bind_threads` binders, two informers). The
@@ -133,6 +138,10 @@ class PodGroupScheduler {
   void SetBeforeBindForTest(std::function<void(const std::string& key)> hook) {
     before_bind_for_test_ = std::move(hook);
   }
+  // Runs on the status writer before each PodGroup status patch; set before Start().
+  void SetBeforeStatusWriteForTest(std::function<void(const std::string& key)> hook) {
+    before_status_write_for_test_ = std::move(hook);
+  }
 
  private:
   enum class Phase : std::uint8_t { kNone, kSubmitting, kPending, kBinding, kRunning };
@@ -154,6 +163,7 @@ class PodGroupScheduler {
     std::string failure;  // the last submission's error, evented once
     std::chrono::steady_clock::time_point retry_at{};
     std::set<std::string> evented;  // messages already posted for this gang
+    std::string schedule_start;     // RFC 3339: when its job was submitted (PodGroup status)
     GangExit exit;                  // Reconcile's scratch: a bound gang that ended
   };
   struct BindBatch;
@@ -194,6 +204,10 @@ class PodGroupScheduler {
   void MarkDirty(const std::string& key);
   // Records a change of gang `key`'s pods or PodGroup and marks it for a look; mu_ held.
   void ChangedLocked(const std::string& key);
+  // The PodGroup `key` ("<ns>/<name>") wants its status looked at (a no-op without the CRD).
+  void MarkStatusDirty(const std::string& key);
+  // The status to write to PodGroup `key`, nullopt when it is gone or its status says it already.
+  std::optional<PodGroupStatusPatch> StatusPatchOf(const std::string& key) const;
   // Copies of the gang's pods, by name; `lock`: take mu_ (else the caller holds it).
   std::vector<Json> PodsOf(const std::string& key, bool lock = false) const;
   std::map<std::string, Json> PodGroupsFor(const std::vector<Json>& pods) const;
@@ -210,6 +224,7 @@ class PodGroupScheduler {
   std::unique_ptr<Informer> groups_informer_;
   std::unique_ptr<Informer> nodes_informer_;
   std::unique_ptr<PlacementFeatures> features_;
+  std::unique_ptr<PodGroupStatusWriter> status_;  // when the PodGroup CRD is installed
   bool pod_groups_available_ = false;
 
   // Lock order: features_'s mutex before mu_ (its Retain() asks WaitsLocked under both), so
@@ -233,6 +248,7 @@ class PodGroupScheduler {
   PodGroupSchedulerStats stats_;  // guarded by mu_
   std::thread worker_;
   std::function<void(const std::string&)> before_bind_for_test_;
+  std::function<void(const std::string&)> before_status_write_for_test_;
 };
 
 // The gang key ("<namespace>/<name>") a pod belongs to, by the rules of pod_groups.h, without

@@ -1,8 +1,9 @@
 // The pod group scheduler's test fixture: a real kube-apiserver v1.20.2 (over etcd) that the
 // suite starts with scripts/kube-apiserver.sh on free ports, and a Controller in-process that sees
 // the test's Nodes. Without a built apiserver (`scripts/kube-apiserver.sh build`) the tests skip,
-// or fail when the CI environment variable is set. Shared by pod_group_scheduler_test.cc and
-// pod_group_placement_test.cc, one suite (one apiserver) in kube_gangs_test.
+// or fail when the CI environment variable is set. Shared by pod_group_scheduler_test.cc,
+// pod_group_placement_test.cc and pod_group_crd_test.cc, one suite (one apiserver) in
+// kube_gangs_test.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -112,6 +114,7 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
     o.terminate_grace_seconds = 0;
     o.node_selector = "test=" + ns_;  // this test's Nodes, as the core backend's selector
     scheduler_ = std::make_unique<PodGroupScheduler>(client_.get(), controller_.get(), o);
+    if (status_write_hook_) scheduler_->SetBeforeStatusWriteForTest(status_write_hook_);
     backend_.set(scheduler_.get());
     scheduler_->Start();
     ASSERT_TRUE(scheduler_->WaitForReady(seconds(30)));
@@ -228,7 +231,9 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
     EXPECT_TRUE(list.ok()) << list.status().ToString();
     if (!list.ok()) return out;
     for (const Json& p : (*list)["items"]) {
-      if (p["metadata"].value("annotations", Json::object()).value(kGangAnnotation, "") != gang)
+      const Json& meta = p["metadata"];
+      if (meta.value("annotations", Json::object()).value(kGangAnnotation, "") != gang &&
+          meta.value("labels", Json::object()).value(kPodGroupLabel, "") != gang)
         continue;
       out[p["metadata"]["name"]] = p["spec"].value("nodeName", "");
     }
@@ -258,6 +263,7 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
   }
 
   std::string ns_, state_dir_;
+  std::function<void(const std::string&)> status_write_hook_;  // set before StartScheduler()
   GangBackend backend_;
   std::unique_ptr<controller::Controller> controller_;
   std::unique_ptr<PodGroupScheduler> scheduler_;

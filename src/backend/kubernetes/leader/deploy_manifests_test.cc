@@ -11,93 +11,34 @@
 #include <vector>
 
 #include "backend/kubernetes/client/api_error.h"
-#include "backend/kubernetes/leader/leader_election.h"
 #include "backend/kubernetes/client/test_apiserver.h"
+#include "backend/kubernetes/client/test_manifests.h"
+#include "backend/kubernetes/leader/leader_election.h"
 #include "spec/cluster_config.h"
 
 namespace lockstep::kube {
 namespace {
 
 using std::chrono::milliseconds;
+using testing::Apply;
+using testing::LoadManifest;
 using testing::SourceDir;
 using testing::WaitUntil;
 
 // In the order `kubectl apply -f deploy/kubernetes/` must follow (the namespace first).
-const std::vector<std::string> kManifests = {"namespace.yaml",  "serviceaccount.yaml",
-                                             "rbac.yaml",       "configmap.yaml",
-                                             "deployment.yaml", "service.yaml"};
+const std::vector<std::string> kManifests = {
+    "namespace.yaml", "podgroup-crd.yaml", "serviceaccount.yaml", "rbac.yaml",
+    "configmap.yaml", "deployment.yaml",   "service.yaml"};
 constexpr char kServiceAccount[] = "system:serviceaccount:lockstep:lockstepd";
 
-// YAML to JSON as the apiserver reads it: plain scalars that look like numbers, booleans or null
-// become those; quoted scalars stay strings.
-Json ToJson(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: {
-      Json o = Json::object();
-      for (const auto& kv : n) o[kv.first.as<std::string>()] = ToJson(kv.second);
-      return o;
-    }
-    case YAML::NodeType::Sequence: {
-      Json a = Json::array();
-      for (const auto& v : n) a.push_back(ToJson(v));
-      return a;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string s = n.Scalar();
-      if (n.Tag() == "!") return s;  // quoted
-      if (s == "true" || s == "false") return s == "true";
-      if (s == "null" || s == "~") return nullptr;
-      if (!s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-')) {
-        size_t used = 0;
-        try {
-          const long long v = std::stoll(s, &used);
-          if (used == s.size()) return v;
-        } catch (const std::exception&) {
-        }
-      }
-      return s;
-    }
-    default:
-      return nullptr;
-  }
-}
+constexpr char kPodGroups[] = "/apis/scheduling.x-k8s.io/v1alpha1/podgroups";
+constexpr char kPodGroupsIn[] = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/";
 
-std::vector<Json> LoadManifest(const std::string& file) {
-  std::vector<Json> out;
-  for (const YAML::Node& doc : YAML::LoadAllFromFile(file)) {
-    if (doc.IsNull()) continue;
-    out.push_back(ToJson(doc));
-  }
-  return out;
-}
-
-// The collection path of an object: /api/v1 for the core group, else /apis/GROUP/VERSION; the
-// resource is the kind in lower case plus "s" (true of every kind in deploy/).
-std::string CollectionPath(const Json& obj) {
-  const std::string api_version = obj.at("apiVersion");
-  std::string kind = obj.at("kind");
-  for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  const bool cluster_scoped =
-      kind == "namespace" || kind == "clusterrole" || kind == "clusterrolebinding";
-  std::string path = api_version == "v1" ? "/api/v1" : "/apis/" + api_version;
-  if (!cluster_scoped) path += "/namespaces/" + obj["metadata"].value("namespace", "default");
-  return path + "/" + kind + "s";
-}
-
-// kubectl apply, roughly: create, or replace what exists (keeping its resourceVersion).
-Result<Json> Apply(KubeClient& client, const Json& obj) {
-  const std::string collection = CollectionPath(obj);
-  Result<Json> created = client.Create(collection, obj);
-  if (created.ok() || !IsAlreadyExists(created.status())) return created;
-  const std::string path = collection + "/" + obj["metadata"]["name"].get<std::string>();
-  Result<Json> existing = client.Get(path);
-  if (!existing.ok()) return existing.status();
-  Json replaced = obj;
-  replaced["metadata"]["resourceVersion"] = (*existing)["metadata"]["resourceVersion"];
-  if (existing->contains("spec") && (*existing)["spec"].contains("clusterIP")) {
-    replaced["spec"]["clusterIP"] = (*existing)["spec"]["clusterIP"];  // immutable
-  }
-  return client.Update(path, replaced);
+Json PodGroup(const std::string& ns, const std::string& name, int min_member) {
+  return {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", name}, {"namespace", ns}}},
+          {"spec", {{"minMember", min_member}}}};
 }
 
 bool Forbidden(const Status& st) {
@@ -160,6 +101,18 @@ TEST_F(DeployManifestsTest, EveryManifestIsAcceptedAndTheObjectsExist) {
   EXPECT_EQ((*svc)["spec"]["ports"][0]["port"], 6820);
   EXPECT_FALSE((*svc)["spec"].value("clusterIP", "").empty());
 
+  // The PodGroup CRD is served, with its status subresource.
+  ASSERT_TRUE(testing::WaitForCrdEstablished(admin(), "podgroups.scheduling.x-k8s.io", kPodGroups,
+                                             milliseconds(20'000)));
+  CreateNamespace("research");
+  Result<Json> pg = Apply(admin(), PodGroup("research", "llm", 4));
+  ASSERT_TRUE(pg.ok()) << pg.status().ToString();
+  EXPECT_EQ((*pg)["spec"]["minMember"], 4);
+  Result<Json> st = admin().Patch(std::string(kPodGroupsIn) + "research/podgroups/llm/status",
+                                  PatchType::kMerge, {{"status", {{"phase", "Pending"}}}});
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ((*st)["status"]["phase"], "Pending");
+
   EXPECT_TRUE(admin().Get("/api/v1/namespaces/lockstep/serviceaccounts/lockstepd").ok());
   EXPECT_TRUE(admin().Get("/apis/rbac.authorization.k8s.io/v1/clusterroles/lockstepd").ok());
   EXPECT_TRUE(admin()
@@ -178,6 +131,7 @@ TEST_F(DeployManifestsTest, TheConfigMapHoldsAValidKubernetesClusterConfig) {
   EXPECT_EQ(cfg->kubernetes.ns, "lockstep");
   EXPECT_TRUE(cfg->kubernetes.leader_elect);
   EXPECT_EQ(cfg->kubernetes.lease_name, "lockstepd");
+  EXPECT_EQ(cfg->kubernetes.finished_pod_ttl, 24 * 3600);
 }
 
 TEST_F(DeployManifestsTest, TheServiceAccountMayDoWhatLockstepdDoes) {
@@ -239,6 +193,18 @@ TEST_F(DeployManifestsTest, TheServiceAccountMayDoWhatLockstepdDoes) {
   Result<Json> ev = sa->Create("/api/v1/namespaces/research/events", event);
   EXPECT_TRUE(ev.ok()) << ev.status().ToString();
   EXPECT_TRUE(sa->List("/apis/scheduling.k8s.io/v1/priorityclasses").ok());
+
+  // PodGroups: read them everywhere, write their status.
+  ASSERT_TRUE(testing::WaitForCrdEstablished(admin(), "podgroups.scheduling.x-k8s.io", kPodGroups,
+                                             milliseconds(20'000)));
+  ASSERT_TRUE(Apply(admin(), PodGroup("research", "sa-probe", 2)).ok());
+  EXPECT_TRUE(sa->List(kPodGroups).ok());
+  const std::string group = std::string(kPodGroupsIn) + "research/podgroups/sa-probe";
+  EXPECT_TRUE(sa->Get(group).ok());
+  Result<Json> st = sa->Patch(group + "/status", PatchType::kMerge,
+                              {{"status", {{"phase", "Scheduled"}, {"scheduled", 2}}}});
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ((*st)["status"]["scheduled"], 2);
 
   // The Lease in its own namespace: create, read, update.
   Result<Json> lease = sa->Create("/apis/coordination.k8s.io/v1/namespaces/lockstep/leases",
@@ -308,6 +274,18 @@ TEST_F(DeployManifestsTest, TheServiceAccountMayDoNothingElse) {
   expect_forbidden(sa->Call("PUT", "/api/v1/namespaces/research/pods/x/status", nullptr),
                    "update pods/status");
   expect_forbidden(sa->Call("POST", "/api/v1/namespaces/research/pods/x/exec", nullptr), "exec");
+  // PodGroups are their owners': no creating, changing or deleting them (only their status).
+  ASSERT_TRUE(testing::WaitForCrdEstablished(admin(), "podgroups.scheduling.x-k8s.io", kPodGroups,
+                                             milliseconds(20'000)));
+  ASSERT_TRUE(Apply(admin(), PodGroup("research", "owned", 2)).ok());
+  const std::string group = std::string(kPodGroupsIn) + "research/podgroups/owned";
+  expect_forbidden(
+      sa->Create(std::string(kPodGroupsIn) + "research/podgroups", PodGroup("research", "mine", 1)),
+      "create podgroup");
+  expect_forbidden(sa->Patch(group, PatchType::kMerge, {{"spec", {{"minMember", 1}}}}),
+                   "patch podgroup");
+  expect_forbidden(sa->Delete(group), "delete podgroup");
+  expect_forbidden(sa->Call("PUT", group + "/status", nullptr), "update podgroups/status");
   // Nothing outside its rules: config maps, deployments, its own RBAC.
   expect_forbidden(sa->Get("/api/v1/namespaces/lockstep/configmaps/lockstep-config"),
                    "get configmap");

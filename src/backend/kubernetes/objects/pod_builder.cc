@@ -84,6 +84,8 @@ Json EnvList(const JobPodsSpec& spec, const PodSlot& slot, const std::string& no
   env["SLURM_LOCALID"] = std::to_string(slot.local_rank);
   env["RANK"] = std::to_string(slot.rank);
   env["LOCAL_RANK"] = std::to_string(slot.local_rank);
+  // One pod per task: the pods of its node (a pod per node starts its local ranks itself).
+  if (spec.mode == PodMode::kPerTask) env["LOCAL_WORLD_SIZE"] = std::to_string(slot.tasks_on_node);
   env["SLURMD_NODENAME"] = node;
   env["MASTER_ADDR"] = master_addr;
   if (!spec.script.empty()) env["LOCKSTEP_SCRIPT"] = spec.script;

@@ -74,7 +74,8 @@ struct JobPods {
 // The job's pods and Service. Each pod's environment is spec.env (less CUDA_VISIBLE_DEVICES:
 // inside a container the device plugin's GPUs are numbered from 0) plus, per pod,
 // SLURM_NODEID (its node's index), SLURM_PROCID and RANK (its rank), SLURM_LOCALID and
-// LOCAL_RANK (its rank on its node; 0 per node), SLURMD_NODENAME and MASTER_ADDR (replaced).
+// LOCAL_RANK (its rank on its node; 0 per node), SLURMD_NODENAME and MASTER_ADDR (replaced);
+// kPerTask adds LOCAL_WORLD_SIZE (its node's tasks).
 // Ranks: kPerNode, the node's index; kPerTask, the tasks of node 0 first, then node 1's...
 // Every `$` of user text is written `$$`, so Kubernetes' $(VAR) expansion leaves it as it is.
 // Errors (InvalidArgument): no job id, image, allocation or command; names that are not

@@ -96,6 +96,7 @@ TEST(BuildJobPods, PodPerNode) {
   EXPECT_EQ(env["RANK"], "1");
   EXPECT_EQ(env["LOCAL_RANK"], "0");
   EXPECT_EQ(env["SLURM_LOCALID"], "0");
+  EXPECT_EQ(env.count("LOCAL_WORLD_SIZE"), 0u) << "a pod per node starts its local ranks itself";
   EXPECT_EQ(env["SLURMD_NODENAME"], "gpu-a-08");
   EXPECT_EQ(env["MASTER_ADDR"], "lockstep-1234-0.lockstep-1234");
   EXPECT_EQ(env["MASTER_PORT"], "29500");
@@ -142,11 +143,13 @@ TEST(BuildJobPods, PodPerTaskSplitsEachNode) {
   EXPECT_EQ(env["RANK"], "5");
   EXPECT_EQ(env["SLURM_NODEID"], "1");
   EXPECT_EQ(env["LOCAL_RANK"], "1");
+  EXPECT_EQ(env["LOCAL_WORLD_SIZE"], "2");
   EXPECT_EQ(env.count("LOCKSTEP_SCRIPT"), 0u);
   json list = {{"cpu", "2"}, {"memory", "1024Mi"}, {"nvidia.com/mig-1g.10gb", "1"}};
   EXPECT_EQ(p5["spec"]["containers"][0]["resources"]["limits"], list);
   const json& p2 = r->pods[2];
   EXPECT_EQ(EnvOf(p2)["LOCAL_RANK"], "2");
+  EXPECT_EQ(EnvOf(p2)["LOCAL_WORLD_SIZE"], "4");
   json list0 = {{"cpu", "1500m"}, {"memory", "750Mi"}, {"nvidia.com/gpu", "1"}};
   EXPECT_EQ(p2["spec"]["containers"][0]["resources"]["requests"], list0);
   EXPECT_EQ(p2["spec"]["containers"][0]["command"], (json{"python", "train.py", "--lr=$$(LR)"}));

@@ -1,5 +1,9 @@
 #include "backend/kubernetes/objects/pod_events.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <ctime>
 #include <vector>
 
 #include "backend/kubernetes/objects/json_util.h"
@@ -58,6 +62,41 @@ const char* PodPhaseName(PodPhase p) {
   return "Unknown";
 }
 
+std::optional<Time> ParseRfc3339(const std::string& text) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, used = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &used) !=
+          6 ||
+      used != 19)
+    return std::nullopt;
+  std::size_t i = 19;
+  if (i < text.size() && text[i] == '.') {  // fractions of a second: dropped
+    ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  }
+  long offset = 0;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) {
+    int oh = 0, om = 0, n = 0;
+    if (std::sscanf(text.c_str() + i + 1, "%2d:%2d%n", &oh, &om, &n) != 2 || n != 5)
+      return std::nullopt;
+    offset = (text[i] == '+' ? 1 : -1) * (oh * 3600L + om * 60L);
+    i += 6;
+  } else if (i < text.size() && (text[i] == 'Z' || text[i] == 'z')) {
+    ++i;
+  } else {
+    return std::nullopt;
+  }
+  if (i != text.size() || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+    return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = sec;
+  return static_cast<Time>(timegm(&tm)) - offset;
+}
+
 Result<PodStatusEvent> PodStatusEventOf(const Json& pod, const std::string& container) {
   PodStatusEvent e;
   e.phase = PhaseOf(internal::StringAt(pod, "status", "phase"));
@@ -96,6 +135,8 @@ Result<PodStatusEvent> PodStatusEventOf(const Json& pod, const std::string& cont
     if (!t) continue;
     terminated_seen = true;
     e.started = true;
+    if (std::optional<Time> at = ParseRfc3339(internal::StringAt(*t, "finishedAt")))
+      e.finished_at = std::max(e.finished_at, *at);
     std::string why = internal::StringAt(*t, "reason");
     if (why == "OOMKilled") e.oom = true;
     const Exit x = ExitOf(*t);

@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
+#include "common/types.h"
 
 namespace lockstep::kube {
 
@@ -26,6 +28,9 @@ struct PodStatusEvent {
   bool oom = false;      // terminated.reason OOMKilled
   bool evicted = false;  // status.reason Evicted (node pressure, the eviction API)
   bool deadline_exceeded = false;  // status.reason DeadlineExceeded (activeDeadlineSeconds)
+  // The latest terminated.finishedAt of the containers read, as the kubelet wrote it (Unix
+  // seconds); 0 when none says.
+  Time finished_at = 0;
   std::string reason;   // status.reason, else the container's terminated or waiting reason
   std::string message;  // the message that goes with `reason`
   // Pending with a container waiting for a reason that will not clear by itself
@@ -42,5 +47,9 @@ struct PodStatusEvent {
 // status.phase is Pending. Error (NotFound): `container` named but absent from the statuses.
 Result<PodStatusEvent> PodStatusEventOf(const nlohmann::json& pod,
                                         const std::string& container = "");
+
+// An RFC 3339 time in UTC as the apiserver writes it ("2024-05-01T10:00:00Z", fractions and
+// offsets accepted) as Unix seconds; nullopt when it is not one.
+std::optional<Time> ParseRfc3339(const std::string& text);
 
 }  // namespace lockstep::kube

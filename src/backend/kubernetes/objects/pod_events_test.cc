@@ -79,6 +79,8 @@ TEST(PodEvents, SucceededAndFailedExitCodes) {
   EXPECT_TRUE(e.ended);
   EXPECT_EQ(e.exit_code, 0);
   EXPECT_EQ(e.signal, 0);
+  EXPECT_EQ(e.finished_at, 1714565402);  // 2024-05-01T12:10:02Z
+  EXPECT_EQ(Event(Pod("Running", {{"running", json::object()}})).finished_at, 0);
 
   e = Event(Pod("Failed", Terminated(3, "Error")));
   EXPECT_EQ(e.phase, PodPhase::kFailed);
@@ -174,6 +176,16 @@ TEST(PodEvents, AllContainersOrAMissingOne) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().message(),
             "pod research/lockstep-1234-0: no status of container \"nope\"");
+}
+
+TEST(PodEvents, Rfc3339Times) {
+  EXPECT_EQ(ParseRfc3339("1970-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(ParseRfc3339("2024-05-01T12:10:02Z"), 1714565402);
+  EXPECT_EQ(ParseRfc3339("2024-05-01T12:10:02.123456Z"), 1714565402);
+  EXPECT_EQ(ParseRfc3339("2024-05-01T14:10:02+02:00"), 1714565402);
+  for (const char* bad : {"", "2024-05-01", "2024-05-01T12:10:02", "2024-13-01T00:00:00Z",
+                          "2024-05-01T12:10:02Zjunk", "yesterday"})
+    EXPECT_FALSE(ParseRfc3339(bad)) << bad;
 }
 
 }  // namespace

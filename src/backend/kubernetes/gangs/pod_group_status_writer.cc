@@ -1,0 +1,110 @@
+#include "backend/kubernetes/gangs/pod_group_status_writer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "backend/kubernetes/client/api_error.h"
+
+namespace lockstep::kube {
+
+PodGroupStatusWriter::PodGroupStatusWriter(KubeClient* client, Compute compute,
+                                           PodGroupStatusWriterOptions options)
+    : client_(client), compute_(std::move(compute)), options_(options) {}
+
+PodGroupStatusWriter::~PodGroupStatusWriter() {
+  Stop();
+}
+
+void PodGroupStatusWriter::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void PodGroupStatusWriter::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::int64_t PodGroupStatusWriter::writes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return writes_;
+}
+
+void PodGroupStatusWriter::MarkDirty(const std::string& key) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_ || due_.count(key)) return;  // already due: it will see the latest state
+    Clock::time_point at = Clock::now() + options_.delay;
+    if (auto last = last_write_.find(key); last != last_write_.end())
+      at = std::max(at, last->second + options_.interval);
+    due_[key] = at;
+  }
+  wake_.notify_all();
+}
+
+void PodGroupStatusWriter::Forget(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  written_.erase(key);
+  last_write_.erase(key);
+}
+
+void PodGroupStatusWriter::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    if (due_.empty()) {
+      wake_.wait(lock, [&] { return stop_ || !due_.empty(); });
+      continue;
+    }
+    auto next = std::min_element(due_.begin(), due_.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (Clock::now() < next->second) {
+      wake_.wait_until(lock, next->second);  // or a new key, or Stop()
+      continue;
+    }
+    std::vector<std::string> keys;
+    const auto now = Clock::now();
+    for (auto it = due_.begin(); it != due_.end();) {
+      if (it->second <= now) {
+        keys.push_back(it->first);
+        it = due_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    lock.unlock();
+    for (const std::string& key : keys) Write(key);
+    lock.lock();
+  }
+}
+
+void PodGroupStatusWriter::Write(const std::string& key) {
+  std::optional<PodGroupStatusPatch> patch = compute_(key);
+  if (!patch) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto w = written_.find(key);
+        w != written_.end() && w->second.uid == patch->uid && w->second.status == patch->status)
+      return;  // the informer has not caught up with our last write yet
+  }
+  if (before_write_for_test_) before_write_for_test_(key);
+  Result<Json> r =
+      client_->Patch(patch->path + "/status", PatchType::kMerge, {{"status", patch->status}});
+  std::lock_guard<std::mutex> lock(mu_);
+  last_write_[key] = Clock::now();
+  if (r.ok()) {
+    ++writes_;
+    written_[key] = std::move(*patch);
+    return;
+  }
+  written_.erase(key);
+  if (IsNotFound(r.status())) return;  // deleted meanwhile
+  std::fprintf(stderr, "lockstepd: pod groups: status of %s: %s\n", key.c_str(),
+               r.status().ToString().c_str());
+  if (!stop_) due_.emplace(key, Clock::now() + options_.interval);  // again later
+}
+
+}  // namespace lockstep::kube

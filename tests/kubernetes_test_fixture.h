@@ -1,0 +1,178 @@
+// The fixture of the kubernetes_test binary (kubernetes_test.cc, kubernetes_pods_test.cc): a real
+// kube-apiserver v1.20.2 (over etcd) on free ports, one per binary, Nodes made by the test,
+// lockstepd and the CLI as real processes. There is no kubelet: the test plays it, writing pods'
+// and nodes' status. Without a built apiserver (`scripts/kube-apiserver.sh build`) the tests
+// skip, or fail when the CI variable is set.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "backend/kubernetes/client/api_error.h"
+#include "backend/kubernetes/client/kube_client.h"
+#include "backend/kubernetes/client/test_apiserver.h"
+#include "tests/cluster_harness.h"
+
+// Not in an anonymous namespace: the tests of both files share this one fixture class (and so one
+// apiserver).
+namespace lockstep::testing {
+
+using kube::Json;
+using kube::KubeClient;
+using std::chrono::milliseconds;
+
+inline bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+inline bool WaitUntil(const std::function<bool()>& pred, int timeout_s = 20) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return pred();
+}
+
+// The wall clock as the kubelet writes it: "2026-12-01T10:00:00Z".
+inline std::string NowRfc3339() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+class KubernetesBackendTest : public kube::testing::ApiServerTest {
+ protected:
+  static KubeClient& kc() { return *client_; }
+
+  // A Node with `gpus` GPUs of GPU Feature Discovery's product label, Ready, labelled for
+  // the test's lockstepd (its node_selector).
+  static void CreateNode(const std::string& tag, const std::string& name, int gpus,
+                         Json labels = Json::object()) {
+    labels["lockstep-test"] = tag;
+    labels["nvidia.com/gpu.product"] = "NVIDIA-H100-80GB-HBM3";
+    Result<Json> n =
+        kc().Create(kube::NodesPath(), {{"apiVersion", "v1"},
+                                        {"kind", "Node"},
+                                        {"metadata", {{"name", name}, {"labels", labels}}}});
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    Json resources = {{"cpu", "64"},
+                      {"memory", "256Gi"},
+                      {"pods", "110"},
+                      {"nvidia.com/gpu", std::to_string(gpus)}};
+    Json status = {
+        {"status",
+         {{"capacity", resources},
+          {"allocatable", resources},
+          {"addresses", {{{"type", "InternalIP"}, {"address", "10.0.0.1"}}}},
+          {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"}}}}}}};
+    Result<Json> s =
+        kc().Patch(kube::NodePath(name) + "/status", kube::PatchType::kStrategicMerge, status);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+  }
+
+  static void SetReady(const std::string& node, bool ready) {
+    Json status = {{"status",
+                    {{"conditions",
+                      {{{"type", "Ready"},
+                        {"status", ready ? "True" : "False"},
+                        {"reason", ready ? "KubeletReady" : "KubeletNotReady"},
+                        {"message", ready ? "ok" : "container runtime is down"}}}}}}};
+    Result<Json> s =
+        kc().Patch(kube::NodePath(node) + "/status", kube::PatchType::kStrategicMerge, status);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+  }
+
+  // The job's pods, by name.
+  static std::map<std::string, Json> JobPods(const std::string& ns, unsigned long long job) {
+    kube::ListOptions o;
+    o.label_selector = "lockstep.dev/job-id=" + std::to_string(job);
+    Result<Json> list = kc().List(kube::PodsPath(ns), o);
+    std::map<std::string, Json> out;
+    if (!list.ok()) return out;
+    for (const Json& p : (*list)["items"]) out[p["metadata"]["name"].get<std::string>()] = p;
+    return out;
+  }
+
+  // The kubelet's part: the pod's phase and its container's state (started and finished now).
+  static void SetPodPhase(const std::string& ns, const std::string& name, const std::string& phase,
+                          int exit_code = 0) {
+    Result<Json> pod = kc().Get(kube::PodPath(ns, name));
+    ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+    Json state;
+    if (phase == "Running")
+      state = {{"running", {{"startedAt", NowRfc3339()}}}};
+    else
+      state = {{"terminated",
+                {{"exitCode", exit_code},
+                 {"reason", exit_code == 0 ? "Completed" : "Error"},
+                 {"startedAt", NowRfc3339()},
+                 {"finishedAt", NowRfc3339()}}}};
+    Json p = *pod;
+    p["status"]["phase"] = phase;
+    p["status"]["containerStatuses"] = Json::array({{{"name", "job"},
+                                                     {"ready", phase == "Running"},
+                                                     {"restartCount", 0},
+                                                     {"image", p["spec"]["containers"][0]["image"]},
+                                                     {"imageID", ""},
+                                                     {"state", state}}});
+    Result<Json> u = kc().Update(kube::PodPath(ns, name) + "/status", p);
+    ASSERT_TRUE(u.ok()) << u.status().ToString();
+  }
+
+  static bool ServiceExists(const std::string& ns, unsigned long long job) {
+    return kc().Get("/api/v1/namespaces/" + ns + "/services/lockstep-" + std::to_string(job)).ok();
+  }
+
+  // Runs a two-node job to COMPLETED, playing the kubelet; its id.
+  static unsigned long long RunJobToCompletion(Cluster& c, const std::string& ns) {
+    unsigned long long id = Submit(c, {"-N", "2", "--gpus-per-node=8", "--wrap", "true"});
+    EXPECT_GT(id, 0u);
+    EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, id).size() == 2; }));
+    for (const auto& [name, pod] : JobPods(ns, id)) SetPodPhase(ns, name, "Succeeded");
+    EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
+    return id;
+  }
+
+  static std::string Env(const Json& pod, const std::string& name) {
+    for (const Json& e : pod["spec"]["containers"][0]["env"])
+      if (e["name"] == name) return e.value("value", "");
+    return "<unset>";
+  }
+
+  // lockstepd in kubernetes mode for the nodes labelled `tag`, its pods in namespace `tag`.
+  // nodes < 0: do not wait for it (a standby).
+  std::unique_ptr<Cluster> StartLockstepd(const std::string& tag, int nodes,
+                                          const std::string& extra = "") {
+    ClusterOptions o;
+    o.kill_wait_s = 1;
+    auto c = std::make_unique<Cluster>(o);
+    std::ofstream(c->dir() + "/cluster.yaml")
+        << "backend: kubernetes\n"
+        << "kubernetes:\n"
+        << "  kubeconfig: " << run_dir_ << "/kubeconfig\n"
+        << "  namespace: " << tag << "\n"
+        << "  node_selector: lockstep-test=" << tag << "\n"
+        << "  image: busybox:default\n"
+        << extra << "partitions:\n  - name: gpu\n    nodes: ALL\n    default: true\n"
+        << "    max_time: UNLIMITED\n";
+    c->Start(/*with_agent=*/false);
+    if (nodes >= 0) {
+      EXPECT_TRUE(c->WaitNodes("idle", nodes, 30)) << c->Get("/api/v1/nodes").dump();
+    }
+    return c;
+  }
+};
+
+}  // namespace lockstep::testing
