@@ -140,51 +140,30 @@ void Informer::Run() {
   }
 }
 
-Result<std::string> Informer::CurrentResourceVersion() {
-  // A quorum read of one object, unfiltered, so that the apiserver reads one item from etcd
-  // whatever the selectors.
-  ListOptions probe;
-  probe.limit = 1;
-  probe.max_retries = 0;
-  Result<Json> head = client_->List(options_.path, probe);
-  if (!head.ok()) return head.status();
-  std::string rv = (*head)["metadata"].value("resourceVersion", "");
-  if (rv.empty()) return Internal("list " + options_.path + ": no resourceVersion");
-  return rv;
-}
-
-ListOptions Informer::WatchCacheList(std::string resource_version) const {
-  // Everything at least as recent as `resource_version`, from the watch cache, which filters in
-  // memory. A list with a limit would bypass the cache (v1.20 serves only unpaged lists from it).
+ListOptions Informer::WatchCacheList() const {
+  // resourceVersion "0": whatever the watch cache holds, at once, filtered there in memory, as
+  // client-go's reflector lists first. (A list with a limit would bypass the cache; a quorum
+  // version could make it wait for a revision it never sees: its version moves only with its own
+  // resource's changes.) The watch from the list's version catches up on what it missed.
   ListOptions lo;
   lo.label_selector = options_.label_selector;
   lo.field_selector = options_.field_selector;
-  lo.resource_version = std::move(resource_version);
+  lo.resource_version = "0";
   lo.max_retries = 0;
   lo.drop_managed_fields = options_.drop_managed_fields;
   return lo;
 }
 
-Result<Json> Informer::ListFromWatchCache() {
-  Result<std::string> rv = CurrentResourceVersion();
-  if (!rv.ok()) return rv.status();
-  return client_->List(options_.path, WatchCacheList(*rv));
-}
-
 bool Informer::StreamFirstList() {
-  Result<std::string> rv = CurrentResourceVersion();
-  Result<Json> list = rv.status();
-  if (rv.ok()) {
-    list = client_->ListEach(options_.path, WatchCacheList(*rv), [this](Json item) {
-      std::string key = ObjectKey(item);
-      const Json* cached = nullptr;  // stays valid: only this thread writes the cache
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        cached = &cache_.insert_or_assign(std::move(key), std::move(item)).first->second;
-      }
-      if (handlers_.on_add) handlers_.on_add(*cached);
-    });
-  }
+  Result<Json> list = client_->ListEach(options_.path, WatchCacheList(), [this](Json item) {
+    std::string key = ObjectKey(item);
+    const Json* cached = nullptr;  // stays valid: only this thread writes the cache
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cached = &cache_.insert_or_assign(std::move(key), std::move(item)).first->second;
+    }
+    if (handlers_.on_add) handlers_.on_add(*cached);
+  });
   std::lock_guard<std::mutex> lock(mu_);
   if (!list.ok()) {
     ++stats_.cache_list_fallbacks;
@@ -211,15 +190,7 @@ bool Informer::Relist() {
   // it with. Should it fail midway, the list below delivers the differences from what came.
   if (options_.list_from_watch_cache && !synced_.load() && Size() == 0 && StreamFirstList())
     return true;
-  Result<Json> list = options_.list_from_watch_cache ? ListFromWatchCache() : ListFromEtcd();
-  if (!list.ok() && options_.list_from_watch_cache) {
-    // E.g. "Too large resource version" when the cache lags far behind: list from etcd.
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++stats_.cache_list_fallbacks;
-    }
-    list = ListFromEtcd();
-  }
+  Result<Json> list = ListFromEtcd();
   if (!list.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.errors;

@@ -31,10 +31,11 @@ struct InformerOptions {
   std::string path;  // a collection: "/api/v1/nodes", "/api/v1/namespaces/NS/pods", ...
   std::string label_selector;
   std::string field_selector;
-  // Lists are served from the apiserver's watch cache, filtered there in memory, and as recent
-  // as a quorum read (the list asks for at least the resourceVersion of a one-item etcd read made
-  // just before); much cheaper for the apiserver than reading every object from etcd. When the
-  // cache cannot answer, or with false, the list reads etcd in pages of `page_size`.
+  // The first list is served from the apiserver's watch cache (resourceVersion "0", as
+  // client-go's reflector asks), filtered there in memory, much cheaper for the apiserver than
+  // reading every object from etcd, and each object is handed to on_add as it arrives. When
+  // that fails, or with false, and for re-lists (410 Gone), the list is a quorum read of etcd in
+  // pages of `page_size`, and the differences are delivered.
   bool list_from_watch_cache = true;
   // Drop metadata.managedFields (server-side apply's bookkeeping, often a third of a pod's JSON,
   // read by nobody here) before caching and delivering, as client-go's transform functions do;
@@ -67,7 +68,7 @@ struct InformerStats {
   int64_t events = 0;           // ADDED/MODIFIED/DELETED received
   int64_t bookmarks = 0;
   int64_t errors = 0;                // failed lists and watches
-  int64_t cache_list_fallbacks = 0;  // lists the watch cache could not serve, read from etcd
+  int64_t cache_list_fallbacks = 0;  // first lists from the watch cache that failed
 };
 
 // Owns its thread. The KubeClient must outlive it. Cache reads are thread-safe.
@@ -105,9 +106,7 @@ class Informer {
   // The first list, from the watch cache, each object cached and handed to on_add as it is
   // parsed (ListEach); false, with what came cached and delivered, on an error.
   bool StreamFirstList();
-  Result<std::string> CurrentResourceVersion();
-  ListOptions WatchCacheList(std::string resource_version) const;
-  Result<Json> ListFromWatchCache();
+  ListOptions WatchCacheList() const;
   Result<Json> ListFromEtcd();
   // Watches from last_rv_ until the stream ends (true), or a 410 demands a re-list (false, with
   // need_relist_ set), or an error (false).

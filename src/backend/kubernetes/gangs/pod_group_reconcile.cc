@@ -24,6 +24,12 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
   std::uint64_t seen = 0;  // the gang's last change this look takes into account
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (recovering_.count(key)) return;  // FinishRecovery marks it again
+    // Pods of a new gang arrive one by one (a first list, a controller creating them): no look
+    // until there are enough of them.
+    if (auto it = groups_.find(key);
+        (it == groups_.end() || it->second.phase == Phase::kNone) && TooFewPodsLocked(key))
+      return;
     if (auto c = last_change_.find(key); c != last_change_.end()) seen = c->second;
     auto it = groups_.find(key);
     if (it != groups_.end()) {
@@ -140,6 +146,27 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
     cur.phase = Phase::kSubmitting;
   }
   submit_pool_->Post([this, key, seen, gang = std::move(*gang)] { SubmitGang(key, gang, seen); });
+}
+
+bool PodGroupScheduler::TooFewPodsLocked(const std::string& key) const {
+  auto it = pods_.find(key);
+  if (it == pods_.end() || it->second.empty()) return false;
+  const Json& first = it->second.begin()->second;
+  std::string size;
+  std::optional<std::string> group = PodGroupName(first);
+  if (group && pod_groups_available_) {
+    auto g = pod_groups_.find(Str(first, "metadata", "namespace") + "/" + *group);
+    if (g == pod_groups_.end()) return false;
+    const Json* min = nullptr;
+    if (auto spec = g->second.find("spec"); spec != g->second.end() && spec->is_object())
+      if (auto m = spec->find("minMember"); m != spec->end()) min = &*m;
+    if (min == nullptr || !min->is_number_integer()) return false;
+    return static_cast<std::int64_t>(it->second.size()) < min->get<std::int64_t>();
+  }
+  size = Meta(first, "annotations", kGangSizeAnnotation);
+  if (size.empty() || size.size() > 9 || size.find_first_not_of("0123456789") != std::string::npos)
+    return false;  // GroupPods says what is wrong with it
+  return static_cast<std::int64_t>(it->second.size()) < std::stoll(size);
 }
 
 void PodGroupScheduler::CheckPendingJobs() {

@@ -281,7 +281,7 @@ void PodGroupScheduler::MarkStatusDirty(const std::string& key) {
 std::optional<PodGroupStatusPatch> PodGroupScheduler::StatusPatchOf(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto group = pod_groups_.find(key);
-  if (group == pod_groups_.end()) return std::nullopt;
+  if (group == pod_groups_.end() || !ready_) return std::nullopt;
   PodGroupStatusInput in;
   in.pod_group = &group->second;
   if (auto pods = pods_.find(key); pods != pods_.end())
@@ -333,12 +333,16 @@ void PodGroupScheduler::Run() {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     return false;
   };
-  while (!pods_informer_->WaitForSync(std::chrono::milliseconds(100)) || !nodes_synced() ||
+  // Nodes and PodGroups first (small lists): gangs are judged by them. Pods may still be
+  // arriving: complete gangs are submitted as they come, while the gangs of recovered jobs wait
+  // for the whole list (FinishRecovery).
+  while (!nodes_synced() ||
          (groups_informer_ && !groups_informer_->WaitForSync(std::chrono::milliseconds(100)))) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return;
   }
-  Recover();
+  RecoverJobs();
+  bool recovered = false;
   auto next_tick = Clock::now();
   auto next_check = Clock::now() + std::chrono::seconds(5);
   for (;;) {
@@ -362,8 +366,19 @@ void PodGroupScheduler::Run() {
         next_tick = now + std::min<std::chrono::milliseconds>(options_.retry_interval,
                                                               std::chrono::milliseconds(1000));
       }
-      // Orders first: they are jobs the controller has started and waits on.
+      // Orders first: they are jobs the controller has started and waits on; those of recovered
+      // jobs wait until their pods are known.
       orders.swap(orders_);
+      if (!recovering_.empty())
+        for (auto it = orders.begin(); it != orders.end();) {
+          auto key = job_keys_.find(it->job);
+          if (key == job_keys_.end() || !recovering_.count(key->second)) {
+            ++it;
+            continue;
+          }
+          held_.push_back(std::move(*it));
+          it = orders.erase(it);
+        }
       for (auto it = dirty_.begin(); it != dirty_.end() && keys.size() < 64;)
         keys.push_back(*it), it = dirty_.erase(it);
     }
@@ -376,6 +391,10 @@ void PodGroupScheduler::Run() {
         auto it = groups_.find(key);
         return it != groups_.end() && WaitsLocked(it->second);
       });
+    if (!recovered && pods_informer_->HasSynced()) {
+      FinishRecovery();
+      recovered = true;
+    }
     for (const Order& o : orders) o.bind ? HandleBind(o) : HandleTerminate(o);
     for (const std::string& key : keys) Reconcile(key);
     if (Clock::now() >= next_check) {
@@ -385,7 +404,7 @@ void PodGroupScheduler::Run() {
   }
 }
 
-void PodGroupScheduler::Recover() {
+void PodGroupScheduler::RecoverJobs() {
   // Jobs submitted for gangs by an earlier lockstepd: by JobSpec::external when the job's JSON
   // has it, else by the name this scheduler gives them ("<namespace>/<gang>", user "k8s:<ns>").
   Json jobs = controller_->ListJobs(Json::object());
@@ -413,6 +432,16 @@ void PodGroupScheduler::Recover() {
       continue;
     }
     job_keys_[g.job] = key;
+    recovering_[key] = std::max(1, j.value("node_count", 1));
+  }
+  for (const auto& [key, pods] : pods_) dirty_.insert(key);  // pods listed so far
+}
+
+void PodGroupScheduler::FinishRecovery() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [key, node_count] : recovering_) {
+    Group& g = groups_[key];
+    const bool running = g.phase == Phase::kRunning;
     if (auto it = pods_.find(key); it != pods_.end()) {
       for (const auto& [name, pod] : it->second) {
         if (Str(pod, "spec", "nodeName").empty() == running || Deleting(pod)) continue;
@@ -420,13 +449,15 @@ void PodGroupScheduler::Recover() {
       }
     }
     g.pods_per_node = std::max<std::int32_t>(
-        1, (static_cast<std::int32_t>(g.pods.size()) + std::max(1, j.value("node_count", 1)) - 1) /
-               std::max(1, j.value("node_count", 1)));
+        1, (static_cast<std::int32_t>(g.pods.size()) + node_count - 1) / node_count);
     std::fprintf(stderr, "lockstepd: pod groups: job %llu is gang %s (%s, %zu pods)\n",
-                 static_cast<unsigned long long>(g.job), key.c_str(), state.c_str(), g.pods.size());
+                 static_cast<unsigned long long>(g.job), key.c_str(),
+                 running ? "RUNNING" : "PENDING", g.pods.size());
+    dirty_.insert(key);
   }
-  for (const auto& [key, pods] : pods_) dirty_.insert(key);
-  for (const auto& [key, g] : groups_) dirty_.insert(key);
+  recovering_.clear();
+  for (Order& o : held_) orders_.push_back(std::move(o));
+  held_.clear();
   ready_ = true;
   wake_.notify_all();
 }

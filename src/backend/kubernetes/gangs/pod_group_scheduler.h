@@ -69,7 +69,7 @@ struct PodGroupSchedulerOptions {
   // Concurrent Binding POSTs (and rollback deletions).
   int bind_threads = 16;
   // Concurrent Controller::Submit()s (each a durable commit; concurrent ones share one).
-  int submit_threads = 8;
+  int submit_threads = 32;
   // When set, Bindings go through a client of their own made from the given client's config with
   // these options (e.g. qps 0: no client-side rate limit); else through the given client.
   std::optional<ClientOptions> bind_client_options;
@@ -183,8 +183,15 @@ class PodGroupScheduler {
   // again; mu_ held.
   static bool WaitsLocked(const Group& g);
   void Run();
-  void Recover();
+  // Before the pods are listed: the gangs of the jobs an earlier lockstepd submitted, from
+  // Controller::ListJobs (recovering_).
+  void RecoverJobs();
+  // Once the pods are listed: the recovered gangs' pods, and the orders held for them.
+  void FinishRecovery();
   void Reconcile(const std::string& key);
+  // Gang `key` has fewer pods than its size (PodGroup minMember, or gang-size annotation), so
+  // cannot be complete; false when its size cannot be read (Reconcile reports why); mu_ held.
+  bool TooFewPodsLocked(const std::string& key) const;
   // Pending jobs of gangs that ended without being bound (scancel): their gangs wait, with an
   // Event, until their pods change.
   void CheckPendingJobs();
@@ -244,6 +251,10 @@ class PodGroupScheduler {
   std::map<std::string, std::uint64_t> last_change_;  // guarded by mu_
   std::uint64_t change_seq_ = 0;                      // guarded by mu_
   std::deque<Order> orders_;                          // guarded by mu_
+  // Gangs of recovered jobs whose pods are not all listed yet -> their job's node count; they
+  // are not looked at, and their orders are held, until then.
+  std::map<std::string, int> recovering_;  // guarded by mu_
+  std::vector<Order> held_;                // guarded by mu_
   std::vector<Order> deferred_;   // guarded by mu_: Bind()s of jobs whose Submit() is returning
   PodGroupSchedulerStats stats_;  // guarded by mu_
   std::thread worker_;
