@@ -64,7 +64,8 @@ struct PodGroupSchedulerOptions {
   // when it has listed them all.
   std::function<bool()> nodes_synced;
   ResourceNames names;
-  // The pod informer's list page size: large pages make the first list of many pods faster.
+  // The pod informer's page size when it lists from etcd (re-lists after 410 Gone; its first
+  // list is streamed from the watch cache).
   int list_page_size = 5000;
   // Concurrent Binding POSTs (and rollback deletions).
   int bind_threads = 16;
@@ -114,8 +115,10 @@ class PodGroupScheduler {
   PodGroupScheduler& operator=(const PodGroupScheduler&) = delete;
 
   // Probes the PodGroup CRD, starts the informers and the worker, which recovers group -> job
-  // from Controller::ListJobs once the informers have synced. Problems (no PodGroup CRD, a bind
-  // client that cannot be made: the given client binds) are logged to stderr.
+  // from Controller::ListJobs once Nodes and PodGroups are listed, submits complete gangs while
+  // the pods stream in, and looks at the recovered gangs once every pod is listed. Problems (no
+  // PodGroup CRD, a bind client that cannot be made: the given client binds) are logged to
+  // stderr.
   void Start();
   // Prompt; idempotent. Queued orders are dropped: the controller's recovery deals with them.
   void Stop();
