@@ -1,5 +1,5 @@
-// The pod group scheduler's informers, worker loop and recovery. Gangs are reconciled in
-// pod_group_reconcile.cc, bound in pod_group_binding.cc.
+// The pod group scheduler's informers and worker loop. Gangs are recovered after a restart in
+// pod_group_recovery.cc, reconciled in pod_group_reconcile.cc, bound in pod_group_binding.cc.
 #include "backend/kubernetes/gangs/pod_group_scheduler.h"
 
 #include <algorithm>
@@ -402,64 +402,6 @@ void PodGroupScheduler::Run() {
       next_check = Clock::now() + std::chrono::seconds(5);
     }
   }
-}
-
-void PodGroupScheduler::RecoverJobs() {
-  // Jobs submitted for gangs by an earlier lockstepd: by JobSpec::external when the job's JSON
-  // has it, else by the name this scheduler gives them ("<namespace>/<gang>", user "k8s:<ns>").
-  Json jobs = controller_->ListJobs(Json::object());
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const Json& j : jobs["jobs"]) {
-    std::string key = j.value("external", "");
-    const std::string user = j.value("user", "");
-    if (key.empty() && user.rfind("k8s:", 0) == 0 &&
-        j.value("name", "").find('/') != std::string::npos)
-      key = j.value("name", "");
-    if (key.empty()) continue;
-    const std::string state = j.value("state", "");
-    Group& g = groups_[key];
-    g.key = key;
-    g.job = j.value("job_id", JobId{0});
-    g.run = j.value("restart_count", 0);
-    const bool running = state == "RUNNING" || state == "COMPLETING";
-    if (state == "PENDING") {
-      g.phase = Phase::kPending;
-      g.feature = j.value("features", "");  // Reconcile gives it to the nodes again
-    } else if (running) {
-      g.phase = Phase::kRunning;
-    } else {
-      groups_.erase(key);
-      continue;
-    }
-    job_keys_[g.job] = key;
-    recovering_[key] = std::max(1, j.value("node_count", 1));
-  }
-  for (const auto& [key, pods] : pods_) dirty_.insert(key);  // pods listed so far
-}
-
-void PodGroupScheduler::FinishRecovery() {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [key, node_count] : recovering_) {
-    Group& g = groups_[key];
-    const bool running = g.phase == Phase::kRunning;
-    if (auto it = pods_.find(key); it != pods_.end()) {
-      for (const auto& [name, pod] : it->second) {
-        if (Str(pod, "spec", "nodeName").empty() == running || Deleting(pod)) continue;
-        g.pods[name] = Str(pod, "metadata", "uid");
-      }
-    }
-    g.pods_per_node = std::max<std::int32_t>(
-        1, (static_cast<std::int32_t>(g.pods.size()) + node_count - 1) / node_count);
-    std::fprintf(stderr, "lockstepd: pod groups: job %llu is gang %s (%s, %zu pods)\n",
-                 static_cast<unsigned long long>(g.job), key.c_str(),
-                 running ? "RUNNING" : "PENDING", g.pods.size());
-    dirty_.insert(key);
-  }
-  recovering_.clear();
-  for (Order& o : held_) orders_.push_back(std::move(o));
-  held_.clear();
-  ready_ = true;
-  wake_.notify_all();
 }
 
 }  // namespace lockstep::kube
