@@ -19,6 +19,7 @@
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/client/kube_client.h"
 #include "backend/kubernetes/client/test_apiserver.h"
+#include "backend/kubernetes/objects/pod_events.h"
 #include "tests/cluster_harness.h"
 
 // Not in an anonymous namespace: the tests of both files share this one fixture class (and so one
@@ -44,12 +45,7 @@ inline bool WaitUntil(const std::function<bool()>& pred, int timeout_s = 20) {
 
 // The wall clock as the kubelet writes it: "2026-12-01T10:00:00Z".
 inline std::string NowRfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  return kube::FormatRfc3339(static_cast<Time>(std::time(nullptr)));
 }
 
 class KubernetesBackendTest : public kube::testing::ApiServerTest {

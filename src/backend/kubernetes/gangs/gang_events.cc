@@ -2,6 +2,8 @@
 
 #include <ctime>
 
+#include "backend/kubernetes/gangs/gang_json.h"
+
 namespace lockstep::kube {
 namespace {
 
@@ -10,15 +12,6 @@ std::string Field(const nlohmann::json& o, const char* a, const char* b) {
   if (i == o.end() || !i->is_object()) return "";
   auto j = i->find(b);
   return j != i->end() && j->is_string() ? j->get<std::string>() : "";
-}
-
-std::string NowRfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace
@@ -55,7 +48,8 @@ nlohmann::json EventObject(const nlohmann::json& object, const std::string& type
 Status GangEvents::Post(const nlohmann::json& object, const std::string& type,
                         const std::string& reason, const std::string& message) {
   const std::string ns = Field(object, "metadata", "namespace");
-  nlohmann::json event = EventObject(object, type, reason, message, component_, NowRfc3339());
+  nlohmann::json event =
+      EventObject(object, type, reason, message, component_, gangs_internal::NowRfc3339());
   Result<nlohmann::json> r = client_->Create("/api/v1/namespaces/" + ns + "/events", event);
   return r.ok() ? Status::Ok() : r.status();
 }

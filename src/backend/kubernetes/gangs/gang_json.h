@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "backend/kubernetes/objects/pod_events.h"
+
 namespace lockstep::kube::gangs_internal {
 
 using Clock = std::chrono::steady_clock;
@@ -38,12 +40,7 @@ inline bool Deleting(const nlohmann::json& pod) {
 
 // The wall clock as Kubernetes writes times: "2024-05-01T10:00:00Z".
 inline std::string NowRfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  return FormatRfc3339(static_cast<Time>(std::time(nullptr)));
 }
 
 }  // namespace lockstep::kube::gangs_internal

@@ -152,21 +152,14 @@ bool PodGroupScheduler::TooFewPodsLocked(const std::string& key) const {
   auto it = pods_.find(key);
   if (it == pods_.end() || it->second.empty()) return false;
   const Json& first = it->second.begin()->second;
-  std::string size;
-  std::optional<std::string> group = PodGroupName(first);
-  if (group && pod_groups_available_) {
-    auto g = pod_groups_.find(Str(first, "metadata", "namespace") + "/" + *group);
-    if (g == pod_groups_.end()) return false;
-    const Json* min = nullptr;
-    if (auto spec = g->second.find("spec"); spec != g->second.end() && spec->is_object())
-      if (auto m = spec->find("minMember"); m != spec->end()) min = &*m;
-    if (min == nullptr || !min->is_number_integer()) return false;
-    return static_cast<std::int64_t>(it->second.size()) < min->get<std::int64_t>();
-  }
-  size = Meta(first, "annotations", kGangSizeAnnotation);
-  if (size.empty() || size.size() > 9 || size.find_first_not_of("0123456789") != std::string::npos)
-    return false;  // GroupPods says what is wrong with it
-  return static_cast<std::int64_t>(it->second.size()) < std::stoll(size);
+  const Json* group = nullptr;
+  if (std::optional<std::string> name = PodGroupName(first))
+    if (auto g = pod_groups_.find(Str(first, "metadata", "namespace") + "/" + *name);
+        g != pod_groups_.end())
+      group = &g->second;
+  Result<PodMembership> m = MembershipOf(first, group);
+  // Unreadable: Reconcile says why.
+  return m.ok() && static_cast<std::int64_t>(it->second.size()) < m->min_member;
 }
 
 void PodGroupScheduler::CheckPendingJobs() {

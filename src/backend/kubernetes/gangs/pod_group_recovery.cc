@@ -42,7 +42,6 @@ void PodGroupScheduler::RecoverJobs() {
     job_keys_[g.job] = key;
     recovering_[key] = std::max(1, j.value("node_count", 1));
   }
-  for (const auto& [key, pods] : pods_) dirty_.insert(key);  // pods listed so far
 }
 
 void PodGroupScheduler::FinishRecovery() {

@@ -62,6 +62,15 @@ const char* PodPhaseName(PodPhase p) {
   return "Unknown";
 }
 
+std::string FormatRfc3339(Time t) {
+  const std::time_t seconds = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 std::optional<Time> ParseRfc3339(const std::string& text) {
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, used = 0;
   if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &used) !=

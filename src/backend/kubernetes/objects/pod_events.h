@@ -51,5 +51,7 @@ Result<PodStatusEvent> PodStatusEventOf(const nlohmann::json& pod,
 // An RFC 3339 time in UTC as the apiserver writes it ("2024-05-01T10:00:00Z", fractions and
 // offsets accepted) as Unix seconds; nullopt when it is not one.
 std::optional<Time> ParseRfc3339(const std::string& text);
+// Unix seconds as the apiserver writes times, in UTC: "2024-05-01T10:00:00Z".
+std::string FormatRfc3339(Time t);
 
 }  // namespace lockstep::kube
