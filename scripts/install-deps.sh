@@ -7,6 +7,7 @@ packages=(
   libboost-dev libssl-dev zlib1g-dev libsqlite3-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  protobuf-compiler libprotobuf-dev
 )
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi

@@ -151,6 +151,7 @@ ListOptions Informer::WatchCacheList() const {
   lo.resource_version = "0";
   lo.max_retries = 0;
   lo.drop_managed_fields = options_.drop_managed_fields;
+  lo.protobuf = options_.protobuf;
   return lo;
 }
 
@@ -182,7 +183,21 @@ Result<Json> Informer::ListFromEtcd() {
   lo.field_selector = options_.field_selector;
   lo.limit = options_.page_size;
   lo.max_retries = 0;  // the informer backs off itself, and stays stoppable meanwhile
-  return client_->ListAll(options_.path, lo);
+  if (options_.protobuf == nullptr) return client_->ListAll(options_.path, lo);
+  // Page by page as ListAll does, each read as it arrives; the first page's version is the
+  // snapshot's.
+  lo.protobuf = options_.protobuf;
+  Json items = Json::array();
+  std::optional<Json> first;
+  do {
+    Result<Json> page =
+        client_->ListEach(options_.path, lo, [&](Json item) { items.push_back(std::move(item)); });
+    if (!page.ok()) return page.status();
+    lo.continue_token = (*page)["metadata"].value("continue", "");
+    if (!first) first = std::move(*page);
+  } while (!lo.continue_token.empty());
+  (*first)["items"] = std::move(items);
+  return std::move(*first);
 }
 
 bool Informer::Relist() {
@@ -247,6 +262,7 @@ bool Informer::WatchOnce() {
   wo.field_selector = options_.field_selector;
   wo.allow_bookmarks = true;
   wo.drop_managed_fields = options_.drop_managed_fields;
+  wo.protobuf = options_.protobuf;
   wo.timeout_seconds = options_.watch_timeout_seconds;
   Result<std::unique_ptr<Watch>> started = client_->StartWatch(options_.path, wo);
   if (!started.ok()) {

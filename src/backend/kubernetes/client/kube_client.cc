@@ -74,11 +74,11 @@ std::string NamespacesPath() {
 // ---- Watch ----
 
 Watch::Watch(std::unique_ptr<ResponseStream> stream, std::string what,
-             std::chrono::milliseconds idle_timeout, bool drop_managed_fields)
+             std::chrono::milliseconds idle_timeout, std::unique_ptr<WatchStreamParser> parser)
     : stream_(std::move(stream)),
       what_(std::move(what)),
       idle_timeout_(idle_timeout),
-      parser_(drop_managed_fields) {}
+      parser_(std::move(parser)) {}
 
 void Watch::Stop() {
   stopped_.store(true);
@@ -97,10 +97,10 @@ Result<std::optional<WatchEvent>> Watch::Next() {
     if (!bytes.ok()) return ConnectionError("watch: " + bytes.status().message(), what_);
     if (bytes->empty()) {
       ended_ = true;
-      LOCKSTEP_RETURN_IF_ERROR(parser_.Finish());
+      LOCKSTEP_RETURN_IF_ERROR(parser_->Finish());
       continue;
     }
-    Result<std::vector<WatchEvent>> events = parser_.Feed(*bytes);
+    Result<std::vector<WatchEvent>> events = parser_->Feed(*bytes);
     if (!events.ok())
       return Status(events.status().code(), events.status().message() + " (" + what_ + ")");
     ready_ = std::move(*events);
@@ -173,6 +173,7 @@ Result<Json> KubeClient::List(const std::string& path, const ListOptions& o) {
 Result<Json> KubeClient::ListEach(const std::string& path, const ListOptions& o,
                                   const ListItemHandler& on_item) {
   HttpRequest r = Request("GET", path + EncodeQuery(ListQuery(o)));
+  if (o.protobuf != nullptr) r.accept = kProtobufMediaType;
   const std::string what = "GET " + r.target;
   limiter_.Acquire();
   Result<std::unique_ptr<ResponseStream>> stream = transport_->OpenStream(r);
@@ -182,7 +183,8 @@ Result<Json> KubeClient::ListEach(const std::string& path, const ListOptions& o,
   std::istream in(&body);
   ListStreamOptions parse;
   parse.drop_managed_fields = o.drop_managed_fields;
-  Result<Json> list = ParseListStream(in, on_item, parse);
+  Result<Json> list = o.protobuf != nullptr ? ParseProtoListStream(in, o.protobuf, on_item)
+                                            : ParseListStream(in, on_item, parse);
   if (!body.error().ok())
     return Status(body.error().code(), body.error().message() + " (" + what + ")");
   if (!list.ok()) return Internal(list.status().message() + " in the response to " + what);
@@ -206,6 +208,8 @@ Status KubeClient::ErrorAnswer(ResponseStream& stream, const std::string& what) 
     if (!part.ok() || part->empty()) break;
     body += *part;
   }
+  // Asked for protobuf, the apiserver answers errors in it too.
+  if (Result<Json> st = DecodeProtoObject(body, nullptr); st.ok()) body = st->dump();
   return StatusFromResponse(stream.status(), body, what);
 }
 
@@ -292,16 +296,23 @@ Result<std::unique_ptr<Watch>> KubeClient::StartWatch(const std::string& path,
   if (o.timeout_seconds > 0) q.emplace_back("timeoutSeconds", std::to_string(o.timeout_seconds));
   AddListQuery(&q, o.label_selector, o.field_selector);
   HttpRequest r = Request("GET", path + EncodeQuery(q));
+  if (o.protobuf != nullptr) r.accept = kProtobufWatchMediaType;
   const std::string what = "GET " + r.target;
   limiter_.Acquire();
   Result<std::unique_ptr<ResponseStream>> stream = transport_->OpenStream(r);
   if (!stream.ok()) return stream.status();
   if ((*stream)->status() != 200) return ErrorAnswer(**stream, what);
+  std::unique_ptr<WatchStreamParser> parser;
+  if (o.protobuf != nullptr) {
+    parser = std::make_unique<ProtoWatchEventParser>(o.protobuf);
+  } else {
+    parser = std::make_unique<WatchEventParser>(o.drop_managed_fields);
+  }
   // The server sends nothing while nothing changes; allow its own timeout plus a margin.
   const auto idle = o.timeout_seconds > 0
                         ? std::chrono::milliseconds(o.timeout_seconds * 1000 + 30'000)
                         : std::chrono::milliseconds(3'600'000);
-  return std::make_unique<Watch>(std::move(*stream), what, idle, o.drop_managed_fields);
+  return std::make_unique<Watch>(std::move(*stream), what, idle, std::move(parser));
 }
 
 Status RetryOnConflict(const std::function<Status()>& fn, int attempts) {

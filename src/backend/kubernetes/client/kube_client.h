@@ -20,6 +20,7 @@
 
 #include "backend/kubernetes/client/api_json.h"
 #include "backend/kubernetes/client/kubeconfig.h"
+#include "backend/kubernetes/client/proto_codec.h"
 #include "backend/kubernetes/client/rate_limit.h"
 #include "backend/kubernetes/client/transport.h"
 #include "backend/kubernetes/client/watch_event.h"
@@ -50,6 +51,9 @@ struct ListOptions {
   std::string resource_version;      // "" : the latest (a quorum read)
   std::optional<int> max_retries;    // overrides ClientOptions::max_retries
   bool drop_managed_fields = false;  // ListEach only: items come without metadata.managedFields
+  // ListEach only: when set, the list is asked for in protobuf (built-in kinds only) and its
+  // items decoded with this into their JSON form (proto_codec.h).
+  ProtoObjectDecoder protobuf = nullptr;
 };
 
 enum class PatchType {
@@ -72,13 +76,16 @@ struct WatchOptions {
   bool allow_bookmarks = true;
   int timeout_seconds = 300;         // the server ends the watch after this long
   bool drop_managed_fields = false;  // events' objects come without metadata.managedFields
+  // When set, the watch is asked for in protobuf (built-in kinds only) and its objects decoded
+  // with this into their JSON form (proto_codec.h).
+  ProtoObjectDecoder protobuf = nullptr;
 };
 
 // A running watch. Next() is called by one thread; Stop() may be called by any.
 class Watch {
  public:
   Watch(std::unique_ptr<ResponseStream> stream, std::string what,
-        std::chrono::milliseconds idle_timeout, bool drop_managed_fields = false);
+        std::chrono::milliseconds idle_timeout, std::unique_ptr<WatchStreamParser> parser);
   Watch(const Watch&) = delete;
   Watch& operator=(const Watch&) = delete;
 
@@ -94,7 +101,7 @@ class Watch {
   std::unique_ptr<ResponseStream> stream_;
   std::string what_;
   std::chrono::milliseconds idle_timeout_;
-  WatchEventParser parser_;
+  std::unique_ptr<WatchStreamParser> parser_;
   std::vector<WatchEvent> ready_;
   size_t next_ = 0;
   bool ended_ = false;

@@ -45,7 +45,8 @@ void RateLimiter::Acquire() {
   if (wait > Clock::duration::zero()) std::this_thread::sleep_for(wait);
 }
 
-Backoff::Backoff(BackoffOptions options, uint64_t seed) : options_(options), rng_(seed) {}
+Backoff::Backoff(BackoffOptions options, std::optional<uint64_t> seed)
+    : options_(options), seed_(seed) {}
 
 std::chrono::milliseconds Backoff::Next() {
   const double base = static_cast<double>(options_.initial.count()) *
@@ -54,8 +55,9 @@ std::chrono::milliseconds Backoff::Next() {
   const double capped = std::min(base, static_cast<double>(options_.max.count()));
   double factor = 1.0;
   if (options_.jitter > 0) {
+    if (!rng_) rng_.emplace(seed_ ? *seed_ : std::random_device{}());
     std::uniform_real_distribution<double> dist(1.0 - options_.jitter, 1.0 + options_.jitter);
-    factor = dist(rng_);
+    factor = dist(*rng_);
   }
   return std::chrono::milliseconds(static_cast<int64_t>(std::llround(capped * factor)));
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <random>
 
 namespace lockstep::kube {
@@ -50,10 +51,11 @@ struct BackoffOptions {
 };
 
 // Exponential backoff: initial, initial*multiplier, ... capped at max, with jitter. Not
-// thread-safe: one per retry loop.
+// thread-safe: one per retry loop. Cheap to make: every request has one, and most never wait.
 class Backoff {
  public:
-  explicit Backoff(BackoffOptions options = {}, uint64_t seed = std::random_device{}());
+  // Without `seed`, the first delay seeds the jitter from std::random_device.
+  explicit Backoff(BackoffOptions options = {}, std::optional<uint64_t> seed = std::nullopt);
 
   // The delay before the next attempt; advances the exponent.
   std::chrono::milliseconds Next();
@@ -62,7 +64,8 @@ class Backoff {
 
  private:
   BackoffOptions options_;
-  std::mt19937_64 rng_;
+  std::optional<uint64_t> seed_;
+  std::optional<std::mt19937_64> rng_;  // made at the first delay
   int attempts_ = 0;
 };
 

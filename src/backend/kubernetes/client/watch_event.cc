@@ -28,6 +28,15 @@ std::string WatchEvent::ResourceVersion() const {
   return rv != md->end() && rv->is_string() ? rv->get<std::string>() : std::string();
 }
 
+Result<WatchEventType> WatchEventTypeOf(const std::string& t) {
+  if (t == "ADDED") return WatchEventType::kAdded;
+  if (t == "MODIFIED") return WatchEventType::kModified;
+  if (t == "DELETED") return WatchEventType::kDeleted;
+  if (t == "BOOKMARK") return WatchEventType::kBookmark;
+  if (t == "ERROR") return WatchEventType::kError;
+  return InvalidArgument("watch stream: unknown event type '" + t + "'");
+}
+
 Result<WatchEvent> ParseWatchEvent(std::string_view line, bool drop_managed_fields) {
   auto preview = [&] { return std::string(line.substr(0, 80)); };
   Result<nlohmann::json> parsed = ParseApiJson(line, 2, drop_managed_fields);
@@ -39,21 +48,10 @@ Result<WatchEvent> ParseWatchEvent(std::string_view line, bool drop_managed_fiel
   if (type == j.end() || !type->is_string() || object == j.end()) {
     return InvalidArgument("watch stream: event without type or object: " + preview());
   }
+  Result<WatchEventType> kind = WatchEventTypeOf(type->get_ref<const std::string&>());
+  if (!kind.ok()) return kind.status();
   WatchEvent ev;
-  const std::string& t = type->get_ref<const std::string&>();
-  if (t == "ADDED") {
-    ev.type = WatchEventType::kAdded;
-  } else if (t == "MODIFIED") {
-    ev.type = WatchEventType::kModified;
-  } else if (t == "DELETED") {
-    ev.type = WatchEventType::kDeleted;
-  } else if (t == "BOOKMARK") {
-    ev.type = WatchEventType::kBookmark;
-  } else if (t == "ERROR") {
-    ev.type = WatchEventType::kError;
-  } else {
-    return InvalidArgument("watch stream: unknown event type '" + t + "'");
-  }
+  ev.type = *kind;
   ev.object = std::move(*object);
   return ev;
 }

@@ -10,6 +10,7 @@
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/gangs/gang_json.h"
 #include "backend/kubernetes/gangs/pod_group_status.h"
+#include "backend/kubernetes/objects/pod_proto.h"
 
 namespace lockstep::kube {
 
@@ -107,6 +108,7 @@ void PodGroupScheduler::Start() {
   io.page_size = options_.list_page_size;
   io.field_selector = "spec.schedulerName=" + options_.scheduler_name;
   io.label_selector = std::string("!") + kJobIdLabel;  // lockstep's own pods: the core backend's
+  if (options_.protobuf_pods) io.protobuf = &PodJsonFromProto;
   pods_informer_ = std::make_unique<Informer>(client_, std::move(io), std::move(h));
   pods_informer_->Start();
   worker_ = std::thread([this] { Run(); });

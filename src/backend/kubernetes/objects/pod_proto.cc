@@ -1,0 +1,260 @@
+#include "backend/kubernetes/objects/pod_proto.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "backend/kubernetes/objects/pod_events.h"
+#include "k8s_pod.pb.h"
+
+namespace lockstep::kube {
+namespace {
+
+using Json = nlohmann::json;
+template <class T>
+using Repeated = google::protobuf::RepeatedPtrField<T>;
+template <class V>
+using ProtoMap = google::protobuf::Map<std::string, V>;
+
+// metav1.Time writes Go's zero time as JSON null, and in protobuf as an empty message, which
+// reads as 1970-01-01T00:00:00Z (as Kubernetes' own decoder reads it, the zero time).
+bool IsZeroTime(const pb::Time& t) {
+  return t.seconds() == 0 && t.nanos() == 0;
+}
+
+// Most of the API's JSON fields are `omitempty`: set only when not empty.
+void Put(Json& j, const char* key, const std::string& value) {
+  if (!value.empty()) j[key] = value;
+}
+void PutInt(Json& j, const char* key, std::int64_t value) {
+  if (value != 0) j[key] = value;
+}
+void PutTrue(Json& j, const char* key, bool value) {
+  if (value) j[key] = true;
+}
+void PutTime(Json& j, const char* key, bool present, const pb::Time& t) {
+  if (present && !IsZeroTime(t)) j[key] = FormatRfc3339(t.seconds());
+}
+void PutStrings(Json& j, const char* key, const Repeated<std::string>& values) {
+  if (!values.empty()) j[key] = Json(std::vector<std::string>(values.begin(), values.end()));
+}
+void PutStringMap(Json& j, const char* key, const ProtoMap<std::string>& values) {
+  if (values.empty()) return;
+  Json& m = j[key] = Json::object();
+  for (const auto& [k, v] : values) m[k] = v;
+}
+void PutQuantities(Json& j, const char* key, const ProtoMap<pb::Quantity>& values) {
+  if (values.empty()) return;
+  Json& m = j[key] = Json::object();
+  for (const auto& [k, v] : values) m[k] = v.string();
+}
+template <class T, class ToJson>
+void PutArray(Json& j, const char* key, const Repeated<T>& items, ToJson to_json) {
+  if (items.empty()) return;
+  Json& a = j[key] = Json::array();
+  for (const T& item : items) a.push_back(to_json(item));
+}
+
+Json OwnerReferenceJson(const pb::OwnerReference& o) {
+  Json j = {{"apiVersion", o.apiversion()}, {"kind", o.kind()}, {"name", o.name()},
+            {"uid", o.uid()}};
+  if (o.has_controller()) j["controller"] = o.controller();
+  if (o.has_blockownerdeletion()) j["blockOwnerDeletion"] = o.blockownerdeletion();
+  return j;
+}
+
+Json MetadataJson(const pb::ObjectMeta& m) {
+  Json j = Json::object();
+  Put(j, "name", m.name());
+  Put(j, "generateName", m.generatename());
+  Put(j, "namespace", m.namespace_());
+  Put(j, "selfLink", m.selflink());
+  Put(j, "uid", m.uid());
+  Put(j, "resourceVersion", m.resourceversion());
+  PutInt(j, "generation", m.generation());
+  PutTime(j, "creationTimestamp", m.has_creationtimestamp(), m.creationtimestamp());
+  PutTime(j, "deletionTimestamp", m.has_deletiontimestamp(), m.deletiontimestamp());
+  if (m.has_deletiongraceperiodseconds())
+    j["deletionGracePeriodSeconds"] = m.deletiongraceperiodseconds();
+  PutStringMap(j, "labels", m.labels());
+  PutStringMap(j, "annotations", m.annotations());
+  PutArray(j, "ownerReferences", m.ownerreferences(), OwnerReferenceJson);
+  PutStrings(j, "finalizers", m.finalizers());
+  Put(j, "clusterName", m.clustername());
+  return j;
+}
+
+Json ContainerJson(const pb::Container& c) {
+  Json j = {{"name", c.name()}};
+  Put(j, "image", c.image());
+  PutStrings(j, "command", c.command());
+  PutStrings(j, "args", c.args());
+  Put(j, "workingDir", c.workingdir());
+  PutArray(j, "ports", c.ports(), [](const pb::ContainerPort& p) {
+    Json port = {{"containerPort", p.containerport()}};
+    Put(port, "name", p.name());
+    PutInt(port, "hostPort", p.hostport());
+    Put(port, "protocol", p.protocol());
+    Put(port, "hostIP", p.hostip());
+    return port;
+  });
+  PutArray(j, "env", c.env(), [](const pb::EnvVar& e) {
+    Json var = {{"name", e.name()}};
+    Put(var, "value", e.value());
+    return var;
+  });
+  Json resources = Json::object();
+  PutQuantities(resources, "limits", c.resources().limits());
+  PutQuantities(resources, "requests", c.resources().requests());
+  j["resources"] = std::move(resources);
+  Put(j, "terminationMessagePath", c.terminationmessagepath());
+  Put(j, "terminationMessagePolicy", c.terminationmessagepolicy());
+  Put(j, "imagePullPolicy", c.imagepullpolicy());
+  return j;
+}
+
+Json RequirementJson(const pb::NodeSelectorRequirement& r) {
+  Json j = {{"key", r.key()}, {"operator", r.operator_()}};
+  PutStrings(j, "values", r.values());
+  return j;
+}
+
+Json TermJson(const pb::NodeSelectorTerm& t) {
+  Json j = Json::object();
+  PutArray(j, "matchExpressions", t.matchexpressions(), RequirementJson);
+  PutArray(j, "matchFields", t.matchfields(), RequirementJson);
+  return j;
+}
+
+Json NodeAffinityJson(const pb::NodeAffinity& a) {
+  Json j = Json::object();
+  if (a.has_requiredduringschedulingignoredduringexecution()) {
+    Json required = {{"nodeSelectorTerms", Json::array()}};
+    for (const pb::NodeSelectorTerm& t :
+         a.requiredduringschedulingignoredduringexecution().nodeselectorterms())
+      required["nodeSelectorTerms"].push_back(TermJson(t));
+    j["requiredDuringSchedulingIgnoredDuringExecution"] = std::move(required);
+  }
+  PutArray(j, "preferredDuringSchedulingIgnoredDuringExecution",
+           a.preferredduringschedulingignoredduringexecution(),
+           [](const pb::PreferredSchedulingTerm& p) {
+             return Json{{"weight", p.weight()}, {"preference", TermJson(p.preference())}};
+           });
+  return j;
+}
+
+Json TolerationJson(const pb::Toleration& t) {
+  Json j = Json::object();
+  Put(j, "key", t.key());
+  Put(j, "operator", t.operator_());
+  Put(j, "value", t.value());
+  Put(j, "effect", t.effect());
+  if (t.has_tolerationseconds()) j["tolerationSeconds"] = t.tolerationseconds();
+  return j;
+}
+
+Json SpecJson(const pb::PodSpec& s) {
+  Json j = {{"containers", Json::array()}};
+  for (const pb::Container& c : s.containers()) j["containers"].push_back(ContainerJson(c));
+  PutArray(j, "initContainers", s.initcontainers(), ContainerJson);
+  Put(j, "restartPolicy", s.restartpolicy());
+  if (s.has_terminationgraceperiodseconds())
+    j["terminationGracePeriodSeconds"] = s.terminationgraceperiodseconds();
+  if (s.has_activedeadlineseconds()) j["activeDeadlineSeconds"] = s.activedeadlineseconds();
+  Put(j, "dnsPolicy", s.dnspolicy());
+  PutStringMap(j, "nodeSelector", s.nodeselector());
+  Put(j, "serviceAccountName", s.serviceaccountname());
+  Put(j, "serviceAccount", s.serviceaccount());
+  Put(j, "nodeName", s.nodename());
+  PutTrue(j, "hostNetwork", s.hostnetwork());
+  Put(j, "hostname", s.hostname());
+  Put(j, "subdomain", s.subdomain());
+  if (s.has_affinity() && s.affinity().has_nodeaffinity())
+    j["affinity"] = {{"nodeAffinity", NodeAffinityJson(s.affinity().nodeaffinity())}};
+  Put(j, "schedulerName", s.schedulername());
+  PutArray(j, "tolerations", s.tolerations(), TolerationJson);
+  Put(j, "priorityClassName", s.priorityclassname());
+  if (s.has_priority()) j["priority"] = s.priority();
+  Put(j, "runtimeClassName", s.runtimeclassname());
+  if (s.has_enableservicelinks()) j["enableServiceLinks"] = s.enableservicelinks();
+  Put(j, "preemptionPolicy", s.preemptionpolicy());
+  PutQuantities(j, "overhead", s.overhead());
+  return j;
+}
+
+Json ContainerStateJson(const pb::ContainerState& s) {
+  Json j = Json::object();
+  if (s.has_waiting()) {
+    Json w = Json::object();
+    Put(w, "reason", s.waiting().reason());
+    Put(w, "message", s.waiting().message());
+    j["waiting"] = std::move(w);
+  }
+  if (s.has_running()) {
+    Json r = Json::object();
+    PutTime(r, "startedAt", s.running().has_startedat(), s.running().startedat());
+    j["running"] = std::move(r);
+  }
+  if (s.has_terminated()) {
+    const pb::ContainerStateTerminated& t = s.terminated();
+    Json r = {{"exitCode", t.exitcode()}};
+    PutInt(r, "signal", t.signal());
+    Put(r, "reason", t.reason());
+    Put(r, "message", t.message());
+    PutTime(r, "startedAt", t.has_startedat(), t.startedat());
+    PutTime(r, "finishedAt", t.has_finishedat(), t.finishedat());
+    Put(r, "containerID", t.containerid());
+    j["terminated"] = std::move(r);
+  }
+  return j;
+}
+
+Json ContainerStatusJson(const pb::ContainerStatus& c) {
+  Json j = {{"name", c.name()},
+            {"state", ContainerStateJson(c.state())},
+            {"lastState", ContainerStateJson(c.laststate())},
+            {"ready", c.ready()},
+            {"restartCount", c.restartcount()},
+            {"image", c.image()},
+            {"imageID", c.imageid()}};
+  Put(j, "containerID", c.containerid());
+  if (c.has_started()) j["started"] = c.started();
+  return j;
+}
+
+Json StatusJson(const pb::PodStatus& s) {
+  Json j = Json::object();
+  Put(j, "phase", s.phase());
+  PutArray(j, "conditions", s.conditions(), [](const pb::PodCondition& c) {
+    Json cond = {{"type", c.type()}, {"status", c.status()}};
+    PutTime(cond, "lastProbeTime", c.has_lastprobetime(), c.lastprobetime());
+    PutTime(cond, "lastTransitionTime", c.has_lasttransitiontime(), c.lasttransitiontime());
+    Put(cond, "reason", c.reason());
+    Put(cond, "message", c.message());
+    return cond;
+  });
+  Put(j, "message", s.message());
+  Put(j, "reason", s.reason());
+  Put(j, "nominatedNodeName", s.nominatednodename());
+  Put(j, "hostIP", s.hostip());
+  Put(j, "podIP", s.podip());
+  PutArray(j, "podIPs", s.podips(), [](const pb::PodIP& ip) { return Json{{"ip", ip.ip()}}; });
+  PutTime(j, "startTime", s.has_starttime(), s.starttime());
+  PutArray(j, "initContainerStatuses", s.initcontainerstatuses(), ContainerStatusJson);
+  PutArray(j, "containerStatuses", s.containerstatuses(), ContainerStatusJson);
+  Put(j, "qosClass", s.qosclass());
+  return j;
+}
+
+}  // namespace
+
+Result<Json> PodJsonFromProto(std::string_view message) {
+  pb::Pod pod;
+  if (!pod.ParseFromArray(message.data(), static_cast<int>(message.size())))
+    return InvalidArgument("protobuf: malformed Pod");
+  return Json{{"metadata", MetadataJson(pod.metadata())},
+              {"spec", SpecJson(pod.spec())},
+              {"status", StatusJson(pod.status())}};
+}
+
+}  // namespace lockstep::kube

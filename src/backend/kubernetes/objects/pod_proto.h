@@ -1,0 +1,33 @@
+// Pods from Kubernetes' protobuf encoding (client/proto_codec.h) in their JSON form, for the
+// informers that watch many pods (the gang scheduler's): the apiserver encodes protobuf about
+// twice as fast as JSON, in less than half the bytes, and lockstep decodes it faster too.
+//
+// The JSON holds the fields k8s_pod.proto declares, as the apiserver's JSON has them, except
+// that empty values ("", 0, false, empty lists and maps) are left out where the JSON would
+// carry them:
+//   metadata: all but managedFields;
+//   spec: containers and initContainers (name, image, command, args, workingDir, ports, env
+//     without valueFrom, resources, imagePullPolicy, terminationMessage*), nodeName,
+//     schedulerName, nodeSelector, affinity.nodeAffinity, tolerations, priority,
+//     priorityClassName, preemptionPolicy, overhead, restartPolicy, the grace and deadline
+//     seconds, dnsPolicy, serviceAccount(Name), hostNetwork, hostname, subdomain,
+//     runtimeClassName, enableServiceLinks;
+//   status: all but ephemeralContainerStatuses.
+// Readers of other fields (volumes, probes, podAffinity...) must watch in JSON.
+//
+//   InformerOptions io;
+//   io.protobuf = &PodJsonFromProto;
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace lockstep::kube {
+
+// A core/v1 Pod message (the raw bytes of its envelope) in JSON form, without apiVersion and
+// kind. InvalidArgument when it does not parse.
+Result<nlohmann::json> PodJsonFromProto(std::string_view message);
+
+}  // namespace lockstep::kube
