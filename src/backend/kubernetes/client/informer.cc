@@ -148,7 +148,7 @@ ListOptions Informer::WatchCacheList() const {
   ListOptions lo;
   lo.label_selector = options_.label_selector;
   lo.field_selector = options_.field_selector;
-  lo.resource_version = "0";
+  lo.resource_version = std::string(1, '0');  // not = "0": GCC 12 warns falsely (-Wrestrict)
   lo.max_retries = 0;
   lo.drop_managed_fields = options_.drop_managed_fields;
   lo.protobuf = options_.protobuf;
@@ -156,8 +156,17 @@ ListOptions Informer::WatchCacheList() const {
 }
 
 bool Informer::StreamFirstList() {
-  Result<Json> list = client_->ListEach(options_.path, WatchCacheList(), [this](Json item) {
+  const bool handlers_share_cache = options_.keep_objects && !handlers_.on_upsert;
+  Result<Json> list = client_->ListEach(options_.path, WatchCacheList(), [&](Json item) {
     std::string key = ObjectKey(item);
+    if (!handlers_share_cache) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        cache_.insert_or_assign(std::move(key), CacheEntryOf(item));
+      }
+      DeliverUpsert(std::move(item), nullptr);
+      return;
+    }
     const Json* cached = nullptr;  // stays valid: only this thread writes the cache
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -242,10 +251,18 @@ bool Informer::Relist() {
     ++stats_.lists;
   }
   for (const Delivery& d : deliveries) {
+    if (d.kind != Delivery::kDelete && handlers_.on_upsert) {
+      handlers_.on_upsert(*d.new_object);
+      continue;
+    }
     if (d.kind == Delivery::kAdd && handlers_.on_add) handlers_.on_add(*d.new_object);
     if (d.kind == Delivery::kUpdate && handlers_.on_update)
       handlers_.on_update(*d.old_object, *d.new_object);
     if (d.kind == Delivery::kDelete && handlers_.on_delete) handlers_.on_delete(*d.old_object);
+  }
+  if (!options_.keep_objects) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [key, obj] : cache_) obj = CacheEntryOf(obj);
   }
   if (!synced_.load()) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -315,6 +332,7 @@ void Informer::Apply(WatchEvent& event) {
   // Only this thread writes the cache, so the entry it has just written stays valid, unlocked,
   // while the handlers read it: one copy of each object, not three.
   const Json* cached = nullptr;
+  const bool handlers_share_cache = options_.keep_objects && !handlers_.on_upsert;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!rv.empty()) last_rv_ = rv;
@@ -329,6 +347,15 @@ void Informer::Apply(WatchEvent& event) {
       kind = Delivery::kDelete;
       old_object = std::move(event.object);
       if (it != cache_.end()) cache_.erase(it);
+    } else if (!handlers_share_cache) {
+      // The handlers get the event's object; the cache keeps its own entry of it.
+      Json entry = CacheEntryOf(event.object);
+      if (it != cache_.end()) {
+        kind = Delivery::kUpdate;
+        old_object = std::exchange(it->second, std::move(entry));
+      } else {
+        cache_.emplace(std::move(key), std::move(entry));
+      }
     } else if (it != cache_.end()) {
       kind = Delivery::kUpdate;
       old_object = std::exchange(it->second, std::move(event.object));
@@ -337,9 +364,33 @@ void Informer::Apply(WatchEvent& event) {
       cached = &cache_.emplace(std::move(key), std::move(event.object)).first->second;
     }
   }
-  if (kind == Delivery::kAdd && handlers_.on_add) handlers_.on_add(*cached);
-  if (kind == Delivery::kUpdate && handlers_.on_update) handlers_.on_update(old_object, *cached);
-  if (kind == Delivery::kDelete && handlers_.on_delete) handlers_.on_delete(old_object);
+  if (kind == Delivery::kDelete) {
+    if (handlers_.on_delete) handlers_.on_delete(old_object);
+  } else if (!handlers_share_cache) {
+    DeliverUpsert(std::move(event.object), kind == Delivery::kUpdate ? &old_object : nullptr);
+  } else if (kind == Delivery::kAdd) {
+    if (handlers_.on_add) handlers_.on_add(*cached);
+  } else if (handlers_.on_update) {
+    handlers_.on_update(old_object, *cached);
+  }
+}
+
+Json Informer::CacheEntryOf(const Json& object) const {
+  if (options_.keep_objects) return object;
+  Json entry = Json::object();
+  for (const char* k : {"apiVersion", "kind", "metadata"})
+    if (auto it = object.find(k); it != object.end()) entry[k] = *it;
+  return entry;
+}
+
+void Informer::DeliverUpsert(Json object, const Json* old_object) {
+  if (handlers_.on_upsert) {
+    handlers_.on_upsert(std::move(object));
+  } else if (old_object == nullptr) {
+    if (handlers_.on_add) handlers_.on_add(object);
+  } else if (handlers_.on_update) {
+    handlers_.on_update(*old_object, object);
+  }
 }
 
 void Informer::Trim(Json& object) const {

@@ -45,6 +45,10 @@ struct InformerOptions {
   // apiserver encodes about twice as fast, and objects are decoded with this into their JSON
   // form (proto_codec.h): handlers see only the fields the decoder knows.
   ProtoObjectDecoder protobuf = nullptr;
+  // False: the cache keeps only each object's apiVersion, kind and metadata, which is what
+  // Get(), List() and a re-list's on_delete then give, for consumers that keep the objects
+  // themselves (InformerHandlers::on_upsert), so there is no second copy of every object.
+  bool keep_objects = true;
   int page_size = 500;  // list in pages of this many (limit/continue), when reading etcd
   int watch_timeout_seconds = 300;  // each watch ends after this; the informer resumes from its RV
   BackoffOptions backoff{std::chrono::milliseconds(200), std::chrono::milliseconds(10'000), 2.0,
@@ -59,6 +63,9 @@ struct InformerHandlers {
   // The last state known; after a re-list it is the cached object, as client-go's
   // DeletedFinalStateUnknown.
   std::function<void(const Json& object)> on_delete;
+  // When set, called instead of on_add and on_update with the added or changed object itself,
+  // for the handler to keep (move from) without a copy.
+  std::function<void(Json object)> on_upsert;
 };
 
 // "namespace/name", or "name" for cluster-scoped objects.
@@ -116,6 +123,11 @@ class Informer {
   // need_relist_ set), or an error (false).
   bool WatchOnce();
   void Apply(WatchEvent& event);  // takes the event's object
+  // What the cache keeps of `object` (all of it, or its metadata: keep_objects).
+  Json CacheEntryOf(const Json& object) const;
+  // Hands an added or changed object to the handlers: on_upsert takes it, else on_add or
+  // on_update see it.
+  void DeliverUpsert(Json object, const Json* old_object);
   // What options_ drop from an object of a (non-streamed) list before it is cached.
   void Trim(Json& object) const;
   // Sleeps `d` unless stopped or paused first.

@@ -100,10 +100,11 @@ void PodGroupScheduler::Start() {
     nodes_informer_->Start();
   }
   InformerHandlers h;
-  h.on_add = [this](const Json& p) { OnPod(p, true); };
-  h.on_update = [this](const Json&, const Json& p) { OnPod(p, true); };
+  // The pods are kept here (pods_), not in the informer too.
+  h.on_upsert = [this](Json p) { OnPod(std::move(p), true); };
   h.on_delete = [this](const Json& p) { OnPod(p, false); };
   InformerOptions io;
+  io.keep_objects = false;
   io.path = PodsPath("");
   io.page_size = options_.list_page_size;
   io.field_selector = "spec.schedulerName=" + options_.scheduler_name;
@@ -174,10 +175,16 @@ void PodGroupScheduler::Terminate(JobId job, std::int32_t run) {
   wake_.notify_all();
 }
 
-void PodGroupScheduler::OnPod(const Json& pod, bool present) {
+void PodGroupScheduler::OnPod(Json pod, bool present) {
   const std::string key = GangKeyOf(pod, pod_groups_available_);
-  const std::string& name = Str(pod, "metadata", "name");
+  const std::string name = Str(pod, "metadata", "name");
   const std::string id = Str(pod, "metadata", "namespace") + "/" + name;
+  const std::string& phase = Str(pod, "status", "phase");
+  // A bound gang ends only when one of its pods ends, goes or is replaced; its other updates
+  // (the Bindings, Running), one per pod per change, need no look.
+  const bool may_end = !present || phase == "Succeeded" || phase == "Failed";
+  const std::string uid = Str(pod, "metadata", "uid");
+  const bool in_pod_group = PodGroupName(pod).has_value();
   {
     std::lock_guard<std::mutex> lock(mu_);
     // A pod whose labels moved it to another gang leaves its old one.
@@ -195,21 +202,17 @@ void PodGroupScheduler::OnPod(const Json& pod, bool present) {
       erase(it->second);
       pod_gang_.erase(it);
     }
-    if (PodGroupName(pod)) MarkStatusDirty(key);
+    if (in_pod_group) MarkStatusDirty(key);
     if (present) {
-      pods_[key][name] = pod;
+      pods_[key][name] = std::move(pod);
       pod_gang_[id] = key;
     }
     last_change_[key] = ++change_seq_;
-    // A bound gang ends only when one of its pods ends, goes or is replaced; its other updates
-    // (the Bindings, Running), one per pod per change, need no look.
-    if (present && moved_from.empty()) {
+    if (!may_end && moved_from.empty()) {
       auto g = groups_.find(key);
-      const std::string& phase = Str(pod, "status", "phase");
-      if (g != groups_.end() && g->second.phase == Phase::kRunning && phase != "Succeeded" &&
-          phase != "Failed") {
+      if (g != groups_.end() && g->second.phase == Phase::kRunning) {
         auto member = g->second.pods.find(name);
-        if (member != g->second.pods.end() && member->second == Str(pod, "metadata", "uid")) return;
+        if (member != g->second.pods.end() && member->second == uid) return;
       }
     }
     dirty_.insert(key);

@@ -181,7 +181,8 @@ class PodGroupScheduler {
     std::vector<std::string> nodes;
   };
 
-  void OnPod(const Json& pod, bool present);
+  // Files a pod added, changed (`present`) or deleted; keeps `pod`.
+  void OnPod(Json pod, bool present);
   void OnPodGroup(const Json& group, bool present);
   // Placement features moved: gangs that failed are tried again now.
   void RetryFailedGangs();
