@@ -128,7 +128,7 @@ Result<HttpResponse> KubeClient::Send(const HttpRequest& request, int max_retrie
   for (int attempt = 0;; ++attempt) {
     limiter_.Acquire();
     Exchange ex = transport_->RoundTrip(request);
-    std::chrono::milliseconds wait = backoff.Next();
+    std::optional<std::chrono::milliseconds> wait;  // the server's Retry-After, else backoff's
     bool retry = false;
     if (!ex.error.ok()) {
       retry = !ex.sent || Idempotent(request.method);
@@ -144,7 +144,7 @@ Result<HttpResponse> KubeClient::Send(const HttpRequest& request, int max_retrie
       if (retry_after) wait = std::min(*retry_after, options_.max_retry_after);
     }
     retries_.fetch_add(1);
-    std::this_thread::sleep_for(wait);
+    std::this_thread::sleep_for(wait ? *wait : backoff.Next());
   }
 }
 

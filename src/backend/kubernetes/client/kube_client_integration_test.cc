@@ -434,6 +434,77 @@ TEST_F(KubeApiTest, CompactionForcesRelistThatConverges) {
   }
 }
 
+TEST_F(KubeApiTest, AnInformerCanLeaveTheObjectsToItsHandler) {
+  for (const char* n : {"own-a", "own-b"}) {
+    ASSERT_TRUE(client().Create(NodesPath(), NodeObject(n, {{"suite", "own"}})).ok());
+  }
+  // The handler keeps the objects; the informer only their metadata.
+  std::mutex mu;
+  std::map<std::string, Json> kept;
+  InformerHandlers h;
+  h.on_upsert = [&](Json o) {
+    const std::string key = ObjectKey(o);
+    std::lock_guard<std::mutex> lock(mu);
+    kept[key] = std::move(o);
+  };
+  h.on_delete = [&](const Json& o) {
+    std::lock_guard<std::mutex> lock(mu);
+    kept.erase(ObjectKey(o));
+  };
+  auto kept_state = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    std::map<std::string, std::string> out;
+    for (const auto& [key, o] : kept) {
+      if (!o.contains("status")) return std::map<std::string, std::string>{};  // not whole
+      out[key] = o["metadata"]["resourceVersion"];
+    }
+    return out;
+  };
+  auto server = [&] { return ServerState(NodesPath(), "suite=own"); };
+  InformerOptions o = FastInformer(NodesPath());
+  o.label_selector = "suite=own";
+  o.keep_objects = false;
+  Informer inf(&client(), o, h);
+  inf.Start();
+  ASSERT_TRUE(inf.WaitForSync(seconds(20)));
+  EXPECT_EQ(kept_state(), server());
+  ASSERT_TRUE(inf.Get("own-a").has_value());
+  EXPECT_FALSE(inf.Get("own-a")->contains("status"));
+  EXPECT_EQ((*inf.Get("own-a"))["metadata"]["name"], "own-a");
+
+  ASSERT_TRUE(client().Create(NodesPath(), NodeObject("own-c", {{"suite", "own"}})).ok());
+  ASSERT_TRUE(client()
+                  .Patch(NodePath("own-a"), PatchType::kMerge,
+                         {{"metadata", {{"labels", {{"changed", "yes"}}}}}})
+                  .ok());
+  ASSERT_TRUE(client().Delete(NodePath("own-b")).ok());
+  EXPECT_TRUE(WaitUntil([&] { return kept_state() == server(); }, seconds(10)));
+  EXPECT_EQ(CacheState(inf), server());
+
+  // A re-list after 410 (this suite's apiserver has no watch cache of nodes) hands the changes
+  // over the same way.
+  inf.PauseForTest();
+  ASSERT_TRUE(client().Delete(NodePath("own-c")).ok());
+  ASSERT_TRUE(client().Create(NodesPath(), NodeObject("own-d", {{"suite", "own"}})).ok());
+  ASSERT_TRUE(client()
+                  .Patch(NodePath("own-a"), PatchType::kMerge,
+                         {{"metadata", {{"labels", {{"changed", "again"}}}}}})
+                  .ok());
+  ASSERT_EQ(Script("compact"), 0);
+  const int64_t gone_before = inf.stats().relists_on_gone;
+  inf.ResumeForTest();
+  EXPECT_TRUE(WaitUntil(
+      [&] { return kept_state() == server() && CacheState(inf) == server(); }, seconds(30)));
+  EXPECT_GT(inf.stats().relists_on_gone, gone_before);
+  EXPECT_FALSE(inf.Get("own-d")->contains("status"));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(kept["own-a"]["metadata"]["labels"]["changed"], "again");
+  }
+  inf.Stop();
+  for (const char* n : {"own-a", "own-d"}) ASSERT_TRUE(client().Delete(NodePath(n)).ok());
+}
+
 TEST_F(KubeApiTest, ClientCertificateContextAndConcurrentRequestsDuringWatch) {
   Result<KubeConfig> cert_cfg = LoadKubeConfigFile(run_dir_ + "/kubeconfig", "local-cert");
   ASSERT_TRUE(cert_cfg.ok()) << cert_cfg.status().ToString();

@@ -12,8 +12,8 @@ namespace lockstep::kube {
 namespace {
 
 using Json = nlohmann::json;
-using google::protobuf::io::CodedInputStream;
 using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedInputStream;
 
 constexpr std::string_view kMagic("k8s\0", 4);
 

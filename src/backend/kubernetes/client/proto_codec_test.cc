@@ -90,9 +90,8 @@ TEST(ProtoCodecTest, RefusesWhatIsNotAnEnvelope) {
 TEST(ProtoCodecTest, StreamsAListItemByItem) {
   std::istringstream in(ThingList(3));
   std::vector<std::string> names;
-  Result<Json> list = ParseProtoListStream(in, &DecodeThing, [&](Json item) {
-    names.push_back(item["metadata"]["name"]);
-  });
+  Result<Json> list = ParseProtoListStream(
+      in, &DecodeThing, [&](Json item) { names.push_back(item["metadata"]["name"]); });
   ASSERT_TRUE(list.ok()) << list.status().ToString();
   EXPECT_EQ(names, (std::vector<std::string>{"t0", "t1", "t2"}));
   EXPECT_EQ((*list)["kind"], "ThingList");

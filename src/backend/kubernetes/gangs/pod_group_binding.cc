@@ -28,8 +28,19 @@ void PodGroupScheduler::HandleBind(const Order& order) {
                  static_cast<unsigned long long>(order.job), why.c_str());
     controller_->BackendLaunchFailed(order.job, order.run, why);
   };
-  std::vector<Json> pods;
-  std::int32_t per_node = 1;
+  // The order's nodes, in order: BindingsFor's view of the allocation.
+  engine::Allocation alloc;
+  std::vector<engine::Node> nodes;
+  for (std::size_t i = 0; i < order.nodes.size(); ++i) {
+    engine::NodeAllocation a;
+    a.node = static_cast<std::uint32_t>(i);
+    alloc.nodes.push_back(a);
+    engine::Node n;
+    n.name = order.nodes[i];
+    nodes.push_back(std::move(n));
+  }
+  Result<std::vector<PodBinding>> bindings = Internal("no bindings");
+  Result<GangPlacement> placement = Internal("no placement");
   std::string error;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -49,6 +60,7 @@ void PodGroupScheduler::HandleBind(const Order& order) {
     // is bound and the job goes back to the queue (Reconcile then cancels or resubmits it).
     auto gang = g ? pods_.find(g->key) : pods_.end();
     std::string missing;
+    std::vector<const Json*> pods;  // read under the lock, not copied
     for (const auto& [name, uid] :
          g&& error.empty() ? g->pods : std::map<std::string, std::string>{}) {
       const Json* pod = nullptr;
@@ -59,35 +71,26 @@ void PodGroupScheduler::HandleBind(const Order& order) {
         missing = name;
         break;
       }
-      pods.push_back(*pod);
+      pods.push_back(pod);
     }
     if (!missing.empty()) {
       dirty_.insert(g->key);
       error = "pod " + order.external.substr(0, order.external.find('/')) + "/" + missing +
               " of gang " + order.external + " is gone or was bound by another scheduler";
     }
-    if (error.empty()) per_node = g->pods_per_node;
+    if (error.empty()) {
+      GangRequest request;
+      request.pods_per_node = g->pods_per_node;
+      bindings = BindingsForPods(pods, request, alloc, nodes);
+      placement = GangPlacement::OfPods(pods);
+    }
   }
   if (!error.empty()) return fail(error);
-  GangRequest request;
-  request.pods_per_node = per_node;
-  engine::Allocation alloc;
-  std::vector<engine::Node> nodes;
-  for (std::size_t i = 0; i < order.nodes.size(); ++i) {
-    engine::NodeAllocation a;
-    a.node = static_cast<std::uint32_t>(i);
-    alloc.nodes.push_back(a);
-    engine::Node n;
-    n.name = order.nodes[i];
-    nodes.push_back(std::move(n));
-  }
-  Result<std::vector<PodBinding>> bindings = BindingsFor(pods, request, alloc, nodes);
   if (!bindings.ok()) return fail(bindings.status().message());
+  if (!placement.ok()) return fail(placement.status().message());
   // The engine placed the job by the placement feature as the nodes were at its pass; a node
   // relabelled or tainted since must not get the pods (the job waits again, and the feature
   // follows the node).
-  Result<GangPlacement> placement = GangPlacement::Of(pods);
-  if (!placement.ok()) return fail(placement.status().message());
   if (!placement->Unconstrained())
     for (const PodBinding& b : *bindings)
       if (!features_->NodeAllows(b.node, *placement))

@@ -350,9 +350,15 @@ GangPlacement::GangPlacement(std::vector<PodPlacement> distinct) {
 }
 
 Result<GangPlacement> GangPlacement::Of(const std::vector<Json>& pods) {
+  std::vector<const Json*> each;
+  for (const Json& pod : pods) each.push_back(&pod);
+  return OfPods(each);
+}
+
+Result<GangPlacement> GangPlacement::OfPods(const std::vector<const Json*>& pods) {
   std::vector<PodPlacement> placements;
-  for (const Json& pod : pods) {
-    Result<PodPlacement> p = PodPlacementOf(pod);
+  for (const Json* pod : pods) {
+    Result<PodPlacement> p = PodPlacementOf(*pod);
     if (!p.ok()) return p.status();
     placements.push_back(std::move(*p));
   }

@@ -85,6 +85,8 @@ bool PlacementAllows(const PodPlacement& placement, const NodeView& node);
 class GangPlacement {
  public:
   static Result<GangPlacement> Of(const std::vector<nlohmann::json>& pods);
+  // The same over pods kept elsewhere, read in place.
+  static Result<GangPlacement> OfPods(const std::vector<const nlohmann::json*>& pods);
   explicit GangPlacement(std::vector<PodPlacement> distinct = {});
 
   bool Allows(const NodeView& node) const;

@@ -195,6 +195,15 @@ Result<std::vector<PodBinding>> BindingsFor(const std::vector<Json>& pods,
                                             const GangRequest& request,
                                             const engine::Allocation& allocation,
                                             const std::vector<engine::Node>& nodes) {
+  std::vector<const Json*> each;
+  for (const Json& pod : pods) each.push_back(&pod);
+  return BindingsForPods(each, request, allocation, nodes);
+}
+
+Result<std::vector<PodBinding>> BindingsForPods(const std::vector<const Json*>& pods,
+                                                const GangRequest& request,
+                                                const engine::Allocation& allocation,
+                                                const std::vector<engine::Node>& nodes) {
   std::vector<PodBinding> out;
   const std::size_t per_node = static_cast<std::size_t>(std::max(1, request.pods_per_node));
   if (allocation.nodes.size() * per_node < pods.size()) {
@@ -207,8 +216,8 @@ Result<std::vector<PodBinding>> BindingsFor(const std::vector<Json>& pods,
     if (node >= nodes.size())
       return InvalidArgument("allocation names node " + std::to_string(node) + " of " +
                              std::to_string(nodes.size()));
-    out.push_back({internal::StringAt(pods[i], "metadata", "namespace"),
-                   internal::StringAt(pods[i], "metadata", "name"), nodes[node].name});
+    out.push_back({internal::StringAt(*pods[i], "metadata", "namespace"),
+                   internal::StringAt(*pods[i], "metadata", "name"), nodes[node].name});
   }
   return out;
 }

@@ -118,6 +118,11 @@ Result<std::vector<PodBinding>> BindingsFor(const std::vector<nlohmann::json>& p
                                             const GangRequest& request,
                                             const engine::Allocation& allocation,
                                             const std::vector<engine::Node>& nodes);
+// The same over pods kept elsewhere, read in place.
+Result<std::vector<PodBinding>> BindingsForPods(const std::vector<const nlohmann::json*>& pods,
+                                                const GangRequest& request,
+                                                const engine::Allocation& allocation,
+                                                const std::vector<engine::Node>& nodes);
 
 // The Binding object to POST to /api/v1/namespaces/<ns>/pods/<pod>/binding.
 nlohmann::json BindingObject(const PodBinding& b);

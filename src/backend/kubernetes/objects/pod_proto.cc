@@ -57,8 +57,8 @@ void PutArray(Json& j, const char* key, const Repeated<T>& items, ToJson to_json
 }
 
 Json OwnerReferenceJson(const pb::OwnerReference& o) {
-  Json j = {{"apiVersion", o.apiversion()}, {"kind", o.kind()}, {"name", o.name()},
-            {"uid", o.uid()}};
+  Json j = {
+      {"apiVersion", o.apiversion()}, {"kind", o.kind()}, {"name", o.name()}, {"uid", o.uid()}};
   if (o.has_controller()) j["controller"] = o.controller();
   if (o.has_blockownerdeletion()) j["blockOwnerDeletion"] = o.blockownerdeletion();
   return j;

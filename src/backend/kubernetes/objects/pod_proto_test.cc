@@ -23,7 +23,8 @@ Json DropEmpty(const Json& j) {
     Json out = Json::object();
     for (auto it = j.begin(); it != j.end(); ++it) {
       Json v = DropEmpty(it.value());
-      const bool empty = v.is_null() || (v.is_string() && v.get_ref<const std::string&>().empty()) ||
+      const bool empty = v.is_null() ||
+                         (v.is_string() && v.get_ref<const std::string&>().empty()) ||
                          (v.is_number() && v == 0) || (v.is_boolean() && !v.get<bool>()) ||
                          (v.is_structured() && v.empty());
       if (!empty) out[it.key()] = std::move(v);
@@ -42,9 +43,9 @@ Json DropEmpty(const Json& j) {
 Json Decodable(Json pod) {
   pod["metadata"].erase("managedFields");
   Json& spec = pod["spec"];
-  for (const char* k : {"volumes", "securityContext", "imagePullSecrets", "hostAliases", "dnsConfig",
-                        "readinessGates", "topologySpreadConstraints", "ephemeralContainers",
-                        "automountServiceAccountToken", "hostPID", "hostIPC",
+  for (const char* k : {"volumes", "securityContext", "imagePullSecrets", "hostAliases",
+                        "dnsConfig", "readinessGates", "topologySpreadConstraints",
+                        "ephemeralContainers", "automountServiceAccountToken", "hostPID", "hostIPC",
                         "shareProcessNamespace", "setHostnameAsFQDN"})
     spec.erase(k);
   if (spec.contains("affinity")) {
@@ -54,9 +55,9 @@ Json Decodable(Json pod) {
   for (const char* list : {"containers", "initContainers"}) {
     if (!spec.contains(list)) continue;
     for (Json& c : spec[list]) {
-      for (const char* k : {"volumeMounts", "volumeDevices", "securityContext", "livenessProbe",
-                            "readinessProbe", "startupProbe", "lifecycle", "envFrom", "stdin",
-                            "stdinOnce", "tty"})
+      for (const char* k :
+           {"volumeMounts", "volumeDevices", "securityContext", "livenessProbe", "readinessProbe",
+            "startupProbe", "lifecycle", "envFrom", "stdin", "stdinOnce", "tty"})
         c.erase(k);
       if (c.contains("env"))
         for (Json& e : c["env"]) e.erase("valueFrom");
@@ -123,9 +124,14 @@ class PodProtoTest : public testing::ApiServerTest {
                {{{"weight", 10},
                  {"preference",
                   {{"matchFields",
-                    {{{"key", "metadata.name"}, {"operator", "NotIn"}, {"values", {"n9"}}}}}}}}}}}}}},
+                    {{{"key", "metadata.name"},
+                      {"operator", "NotIn"},
+                      {"values", {"n9"}}}}}}}}}}}}}},
           {"tolerations",
-           {{{"key", "dedicated"}, {"operator", "Equal"}, {"value", "ml"}, {"effect", "NoSchedule"}},
+           {{{"key", "dedicated"},
+             {"operator", "Equal"},
+             {"value", "ml"},
+             {"effect", "NoSchedule"}},
             {{"operator", "Exists"}, {"effect", "NoExecute"}, {"tolerationSeconds", 0}}}},
           {"initContainers",
            {{{"name", "fetch"},
@@ -141,7 +147,8 @@ class PodProtoTest : public testing::ApiServerTest {
              {"env",
               {{{"name", "A"}, {"value", "1"}},
                {{"name", "EMPTY"}},
-               {{"name", "NODE"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}}}},
+               {{"name", "NODE"},
+                {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}}}},
              {"resources", {{"requests", res}, {"limits", res}}}},
             {{"name", "side"}, {"image", "busybox"}}}}}},
     };
@@ -157,11 +164,11 @@ TEST_F(PodProtoTest, PodsReadInProtobufEqualTheirJson) {
                            {"metadata", {{"name", "proto-high"}}},
                            {"value", 1000}})
                   .ok());
-  ASSERT_TRUE(admin()
-                  .Create(NodesPath(), {{"apiVersion", "v1"},
-                                        {"kind", "Node"},
-                                        {"metadata", {{"name", "proto-node"}}}})
-                  .ok());
+  ASSERT_TRUE(
+      admin()
+          .Create(NodesPath(),
+                  {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "proto-node"}}}})
+          .ok());
   ASSERT_TRUE(admin().Create(PodsPath(kNs), RichPod()).ok());
   Json plain = {{"apiVersion", "v1"},
                 {"kind", "Pod"},
@@ -213,10 +220,10 @@ TEST_F(PodProtoTest, PodsReadInProtobufEqualTheirJson) {
          {"image", "busybox"},
          {"imageID", ""},
          {"state", {{"waiting", {{"reason", "ErrImagePull"}, {"message", "no"}}}}}}}}};
-  ASSERT_TRUE(admin()
-                  .Patch(PodPath(kNs, "rich") + "/status", PatchType::kStrategicMerge,
-                         {{"status", status}})
-                  .ok());
+  ASSERT_TRUE(
+      admin()
+          .Patch(PodPath(kNs, "rich") + "/status", PatchType::kStrategicMerge, {{"status", status}})
+          .ok());
   // Deleted, held by its finalizer: deletionTimestamp and deletionGracePeriodSeconds.
   ASSERT_TRUE(admin().Delete(PodPath(kNs, "rich")).ok());
 
@@ -241,10 +248,10 @@ TEST_F(PodProtoTest, PodsReadInProtobufEqualTheirJson) {
   EXPECT_EQ(rich["status"]["initContainerStatuses"][0]["state"]["terminated"]["exitCode"], 0);
 
   // Clean up for the watch below: the finalizer goes, the pod with it.
-  ASSERT_TRUE(admin()
-                  .Patch(PodPath(kNs, "rich"), PatchType::kMerge,
-                         {{"metadata", {{"finalizers", nullptr}}}})
-                  .ok());
+  ASSERT_TRUE(
+      admin()
+          .Patch(PodPath(kNs, "rich"), PatchType::kMerge, {{"metadata", {{"finalizers", nullptr}}}})
+          .ok());
 }
 
 TEST_F(PodProtoTest, AnInformerInProtobufSeesWhatOneInJsonSees) {
@@ -284,10 +291,10 @@ TEST_F(PodProtoTest, AnInformerInProtobufSeesWhatOneInJsonSees) {
     std::lock_guard<std::mutex> lock(mu);
     return phases.count(name) ? phases[name] : "";
   };
-  EXPECT_TRUE(testing::WaitUntil([&] { return phase("after") == "Succeeded"; },
-                                 std::chrono::seconds(30)));
-  EXPECT_TRUE(testing::WaitUntil([&] { return phase("before") == "gone"; },
-                                 std::chrono::seconds(30)));
+  EXPECT_TRUE(
+      testing::WaitUntil([&] { return phase("after") == "Succeeded"; }, std::chrono::seconds(30)));
+  EXPECT_TRUE(
+      testing::WaitUntil([&] { return phase("before") == "gone"; }, std::chrono::seconds(30)));
   std::optional<Json> cached = informer.Get("proto-watch/after");
   ASSERT_TRUE(cached.has_value());
   EXPECT_EQ((*cached)["kind"], "Pod");
