@@ -493,8 +493,8 @@ TEST_F(KubeApiTest, AnInformerCanLeaveTheObjectsToItsHandler) {
   ASSERT_EQ(Script("compact"), 0);
   const int64_t gone_before = inf.stats().relists_on_gone;
   inf.ResumeForTest();
-  EXPECT_TRUE(WaitUntil(
-      [&] { return kept_state() == server() && CacheState(inf) == server(); }, seconds(30)));
+  EXPECT_TRUE(WaitUntil([&] { return kept_state() == server() && CacheState(inf) == server(); },
+                        seconds(30)));
   EXPECT_GT(inf.stats().relists_on_gone, gone_before);
   EXPECT_FALSE(inf.Get("own-d")->contains("status"));
   {
