@@ -46,8 +46,9 @@ struct InformerOptions {
   // form (proto_codec.h): handlers see only the fields the decoder knows.
   ProtoObjectDecoder protobuf = nullptr;
   // False: the cache keeps only each object's apiVersion, kind and metadata, which is what
-  // Get(), List() and a re-list's on_delete then give, for consumers that keep the objects
-  // themselves (InformerHandlers::on_upsert), so there is no second copy of every object.
+  // Get(), List(), a re-list's on_delete and on_update's old object then give, for consumers
+  // that keep the objects themselves (InformerHandlers::on_upsert), so that there is no second
+  // copy of every object.
   bool keep_objects = true;
   int page_size = 500;  // list in pages of this many (limit/continue), when reading etcd
   int watch_timeout_seconds = 300;  // each watch ends after this; the informer resumes from its RV
