@@ -84,9 +84,9 @@ TEST(Preemption, QosPreemptListDecides) {
   SnapshotBuilder b;
   b.Now(1000).Partition("gpu").Nodes(1, 64, 1 << 20, 8);
   Snapshot& s = b.snapshot();
-  s.qos.push_back({"scavenger"});
+  s.qos.emplace_back().name = "scavenger";
   s.qos[1].preempt_mode = PreemptMode::kCancel;
-  s.qos.push_back({"high"});
+  s.qos.emplace_back().name = "high";
   s.qos[2].preempts = {1};
   b.Running(10, {0}, 8, 7200, 100).qos = 1;
   b.Pending(1, 1, 8, 600).qos = 2;

@@ -213,9 +213,9 @@ TEST(Plan, QosAndAccountLimitsHoldJobsBack) {
   SnapshotBuilder b;
   b.Partition("gpu").Nodes(4, 64, 1 << 20, 8);
   Snapshot& s = b.snapshot();
-  s.qos.push_back({"capped"});
+  s.qos.emplace_back().name = "capped";
   s.qos[1].max_tres_per_user.gpus = 8;
-  s.qos.push_back({"team"});
+  s.qos.emplace_back().name = "team";
   s.qos[2].grp_tres.gpus = 4;
   s.accounts.push_back({"small", 0, 1, {}});
   s.accounts[1].grp_tres.gpus = 2;

@@ -15,7 +15,7 @@ class SnapshotBuilder {
  public:
   SnapshotBuilder() {
     s_.accounts.push_back({"root", kNone, 1, {}});
-    s_.qos.push_back({"normal"});
+    s_.qos.emplace_back().name = "normal";
     s_.gpu_types.push_back("gpu");
   }
 
