@@ -8,12 +8,8 @@
 
 namespace lockstep::kube {
 
-using backend_internal::Clock;
-using backend_internal::JobPodIdentity;
 using backend_internal::Label;
 using backend_internal::Log;
-using backend_internal::Meta;
-using backend_internal::ParseInt;
 
 void KubernetesBackend::DoLaunch(const controller::LaunchOrder& order) {
   const RunKey key{order.job, order.run};

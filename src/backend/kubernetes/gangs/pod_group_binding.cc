@@ -81,7 +81,7 @@ void PodGroupScheduler::HandleBind(const Order& order) {
     if (error.empty()) {
       GangRequest request;
       request.pods_per_node = g->pods_per_node;
-      bindings = BindingsForPods(pods, request, alloc, nodes);
+      bindings = BindingsFor(pods, request, alloc, nodes);
       placement = GangPlacement::OfPods(pods);
     }
   }

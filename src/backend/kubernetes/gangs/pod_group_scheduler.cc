@@ -179,10 +179,10 @@ void PodGroupScheduler::OnPod(Json pod, bool present) {
   const std::string key = GangKeyOf(pod, pod_groups_available_);
   const std::string name = Str(pod, "metadata", "name");
   const std::string id = Str(pod, "metadata", "namespace") + "/" + name;
-  const std::string& phase = Str(pod, "status", "phase");
   // A bound gang ends only when one of its pods ends, goes or is replaced; its other updates
   // (the Bindings, Running), one per pod per change, need no look.
-  const bool may_end = !present || phase == "Succeeded" || phase == "Failed";
+  const bool may_end = !present || Str(pod, "status", "phase") == "Succeeded" ||
+                       Str(pod, "status", "phase") == "Failed";
   const std::string uid = Str(pod, "metadata", "uid");
   const bool in_pod_group = PodGroupName(pod).has_value();
   {

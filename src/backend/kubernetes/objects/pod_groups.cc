@@ -191,19 +191,10 @@ Result<GangRequest> GangToRequest(const std::vector<Json>& pods, const GangOptio
   return g;
 }
 
-Result<std::vector<PodBinding>> BindingsFor(const std::vector<Json>& pods,
+Result<std::vector<PodBinding>> BindingsFor(const std::vector<const Json*>& pods,
                                             const GangRequest& request,
                                             const engine::Allocation& allocation,
                                             const std::vector<engine::Node>& nodes) {
-  std::vector<const Json*> each;
-  for (const Json& pod : pods) each.push_back(&pod);
-  return BindingsForPods(each, request, allocation, nodes);
-}
-
-Result<std::vector<PodBinding>> BindingsForPods(const std::vector<const Json*>& pods,
-                                                const GangRequest& request,
-                                                const engine::Allocation& allocation,
-                                                const std::vector<engine::Node>& nodes) {
   std::vector<PodBinding> out;
   const std::size_t per_node = static_cast<std::size_t>(std::max(1, request.pods_per_node));
   if (allocation.nodes.size() * per_node < pods.size()) {

@@ -114,15 +114,11 @@ struct PodBinding {
 
 // The engine's allocation of a GangRequest back to pods: the allocation's nodes in order, each
 // taking the next `pods_per_node` pods. Errors: too few nodes, a node index outside `nodes`.
-Result<std::vector<PodBinding>> BindingsFor(const std::vector<nlohmann::json>& pods,
+// The pods are read in place (the gang scheduler's table holds them).
+Result<std::vector<PodBinding>> BindingsFor(const std::vector<const nlohmann::json*>& pods,
                                             const GangRequest& request,
                                             const engine::Allocation& allocation,
                                             const std::vector<engine::Node>& nodes);
-// The same over pods kept elsewhere, read in place.
-Result<std::vector<PodBinding>> BindingsForPods(const std::vector<const nlohmann::json*>& pods,
-                                                const GangRequest& request,
-                                                const engine::Allocation& allocation,
-                                                const std::vector<engine::Node>& nodes);
 
 // The Binding object to POST to /api/v1/namespaces/<ns>/pods/<pod>/binding.
 nlohmann::json BindingObject(const PodBinding& b);

@@ -180,7 +180,9 @@ TEST(GangToRequest, PodsShareNodesAndMig) {
   nodes[0].name = "gpu-a-01", nodes[1].name = "gpu-a-02", nodes[2].name = "gpu-a-03";
   engine::Allocation alloc;
   alloc.nodes = {{2, 6, 4500, 0, 3}, {0, 6, 4500, 0, 3}};
-  Result<std::vector<PodBinding>> b = BindingsFor(pods, *g, alloc, nodes);
+  std::vector<const json*> each;
+  for (const json& p : pods) each.push_back(&p);
+  Result<std::vector<PodBinding>> b = BindingsFor(each, *g, alloc, nodes);
   ASSERT_TRUE(b.ok()) << b.status().ToString();
   ASSERT_EQ(b->size(), 5u);
   EXPECT_EQ((*b)[0], (PodBinding{"research", "w-0", "gpu-a-03"}));
@@ -189,9 +191,9 @@ TEST(GangToRequest, PodsShareNodesAndMig) {
   EXPECT_EQ((*b)[4], (PodBinding{"research", "w-4", "gpu-a-01"}));
 
   alloc.nodes.pop_back();
-  EXPECT_FALSE(BindingsFor(pods, *g, alloc, nodes).ok());
+  EXPECT_FALSE(BindingsFor(each, *g, alloc, nodes).ok());
   alloc.nodes = {{7, 6, 4500, 0, 3}, {0, 6, 4500, 0, 3}};
-  EXPECT_FALSE(BindingsFor(pods, *g, alloc, nodes).ok());
+  EXPECT_FALSE(BindingsFor(each, *g, alloc, nodes).ok());
 }
 
 TEST(GangToRequest, MixedGpuResourcesAreAnError) {
