@@ -156,10 +156,9 @@ ListOptions Informer::WatchCacheList() const {
 }
 
 bool Informer::StreamFirstList() {
-  const bool handlers_share_cache = options_.keep_objects && !handlers_.on_upsert;
   Result<Json> list = client_->ListEach(options_.path, WatchCacheList(), [&](Json item) {
     std::string key = ObjectKey(item);
-    if (!handlers_share_cache) {
+    if (!HandlersShareCache()) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         cache_.insert_or_assign(std::move(key), CacheEntryOf(item));
@@ -332,7 +331,6 @@ void Informer::Apply(WatchEvent& event) {
   // Only this thread writes the cache, so the entry it has just written stays valid, unlocked,
   // while the handlers read it: one copy of each object, not three.
   const Json* cached = nullptr;
-  const bool handlers_share_cache = options_.keep_objects && !handlers_.on_upsert;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!rv.empty()) last_rv_ = rv;
@@ -347,7 +345,7 @@ void Informer::Apply(WatchEvent& event) {
       kind = Delivery::kDelete;
       old_object = std::move(event.object);
       if (it != cache_.end()) cache_.erase(it);
-    } else if (!handlers_share_cache) {
+    } else if (!HandlersShareCache()) {
       // The handlers get the event's object; the cache keeps its own entry of it.
       Json entry = CacheEntryOf(event.object);
       if (it != cache_.end()) {
@@ -366,13 +364,17 @@ void Informer::Apply(WatchEvent& event) {
   }
   if (kind == Delivery::kDelete) {
     if (handlers_.on_delete) handlers_.on_delete(old_object);
-  } else if (!handlers_share_cache) {
+  } else if (!HandlersShareCache()) {
     DeliverUpsert(std::move(event.object), kind == Delivery::kUpdate ? &old_object : nullptr);
   } else if (kind == Delivery::kAdd) {
     if (handlers_.on_add) handlers_.on_add(*cached);
   } else if (handlers_.on_update) {
     handlers_.on_update(old_object, *cached);
   }
+}
+
+bool Informer::HandlersShareCache() const {
+  return options_.keep_objects && !handlers_.on_upsert;
 }
 
 Json Informer::CacheEntryOf(const Json& object) const {

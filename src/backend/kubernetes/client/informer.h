@@ -124,6 +124,9 @@ class Informer {
   // need_relist_ set), or an error (false).
   bool WatchOnce();
   void Apply(WatchEvent& event);  // takes the event's object
+  // Whether on_add and on_update get the cached object itself (no on_upsert, whole objects
+  // kept), rather than the object the informer hands over.
+  bool HandlersShareCache() const;
   // What the cache keeps of `object` (all of it, or its metadata: keep_objects).
   Json CacheEntryOf(const Json& object) const;
   // Hands an added or changed object to the handlers: on_upsert takes it, else on_add or
