@@ -109,7 +109,7 @@ void PodGroupScheduler::Start() {
   io.page_size = options_.list_page_size;
   io.field_selector = "spec.schedulerName=" + options_.scheduler_name;
   io.label_selector = std::string("!") + kJobIdLabel;  // lockstep's own pods: the core backend's
-  if (options_.protobuf_pods) io.protobuf = &PodJsonFromProto;
+  if (options_.protobuf_pods) io.protobuf = &SchedulingPodJsonFromProto;
   pods_informer_ = std::make_unique<Informer>(client_, std::move(io), std::move(h));
   pods_informer_->Start();
   worker_ = std::thread([this] { Run(); });

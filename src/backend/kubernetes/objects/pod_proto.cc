@@ -154,32 +154,37 @@ Json TolerationJson(const pb::Toleration& t) {
   return j;
 }
 
-Json SpecJson(const pb::PodSpec& s) {
-  Json j = {{"containers", Json::array()}};
-  for (const pb::Container& c : s.containers()) j["containers"].push_back(ContainerJson(c));
-  PutArray(j, "initContainers", s.initcontainers(), ContainerJson);
+// `placement`: with what placing the pod reads (its containers, nodeSelector, affinity,
+// tolerations, overhead), or without.
+Json SpecJson(const pb::PodSpec& s, bool placement) {
+  Json j = Json::object();
+  if (placement) {
+    j["containers"] = Json::array();
+    for (const pb::Container& c : s.containers()) j["containers"].push_back(ContainerJson(c));
+    PutArray(j, "initContainers", s.initcontainers(), ContainerJson);
+    PutStringMap(j, "nodeSelector", s.nodeselector());
+    if (s.has_affinity() && s.affinity().has_nodeaffinity())
+      j["affinity"] = {{"nodeAffinity", NodeAffinityJson(s.affinity().nodeaffinity())}};
+    PutArray(j, "tolerations", s.tolerations(), TolerationJson);
+    PutQuantities(j, "overhead", s.overhead());
+  }
   Put(j, "restartPolicy", s.restartpolicy());
   if (s.has_terminationgraceperiodseconds())
     j["terminationGracePeriodSeconds"] = s.terminationgraceperiodseconds();
   if (s.has_activedeadlineseconds()) j["activeDeadlineSeconds"] = s.activedeadlineseconds();
   Put(j, "dnsPolicy", s.dnspolicy());
-  PutStringMap(j, "nodeSelector", s.nodeselector());
   Put(j, "serviceAccountName", s.serviceaccountname());
   Put(j, "serviceAccount", s.serviceaccount());
   Put(j, "nodeName", s.nodename());
   PutTrue(j, "hostNetwork", s.hostnetwork());
   Put(j, "hostname", s.hostname());
   Put(j, "subdomain", s.subdomain());
-  if (s.has_affinity() && s.affinity().has_nodeaffinity())
-    j["affinity"] = {{"nodeAffinity", NodeAffinityJson(s.affinity().nodeaffinity())}};
   Put(j, "schedulerName", s.schedulername());
-  PutArray(j, "tolerations", s.tolerations(), TolerationJson);
   Put(j, "priorityClassName", s.priorityclassname());
   if (s.has_priority()) j["priority"] = s.priority();
   Put(j, "runtimeClassName", s.runtimeclassname());
   if (s.has_enableservicelinks()) j["enableServiceLinks"] = s.enableservicelinks();
   Put(j, "preemptionPolicy", s.preemptionpolicy());
-  PutQuantities(j, "overhead", s.overhead());
   return j;
 }
 
@@ -258,9 +263,8 @@ google::protobuf::ArenaOptions FirstBlock() {
   return o;
 }
 
-}  // namespace
-
-Result<Json> PodJsonFromProto(std::string_view message) {
+// bound_placement: whether a pod bound to a node comes with what placing it read.
+Result<Json> DecodePod(std::string_view message, bool bound_placement) {
   // A pod is some hundred small strings and maps: parsed into an arena whose first block each
   // call on this thread reuses, they cost no malloc and free each.
   thread_local Arena arena(FirstBlock());
@@ -268,9 +272,20 @@ Result<Json> PodJsonFromProto(std::string_view message) {
   pb::Pod* pod = Arena::CreateMessage<pb::Pod>(&arena);
   if (!pod->ParseFromArray(message.data(), static_cast<int>(message.size())))
     return InvalidArgument("protobuf: malformed Pod");
+  const bool placement = bound_placement || pod->spec().nodename().empty();
   return Json{{"metadata", MetadataJson(pod->metadata())},
-              {"spec", SpecJson(pod->spec())},
+              {"spec", SpecJson(pod->spec(), placement)},
               {"status", StatusJson(pod->status())}};
+}
+
+}  // namespace
+
+Result<Json> PodJsonFromProto(std::string_view message) {
+  return DecodePod(message, /*bound_placement=*/true);
+}
+
+Result<Json> SchedulingPodJsonFromProto(std::string_view message) {
+  return DecodePod(message, /*bound_placement=*/false);
 }
 
 }  // namespace lockstep::kube

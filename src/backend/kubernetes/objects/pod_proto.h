@@ -16,7 +16,7 @@
 // Readers of other fields (volumes, probes, podAffinity...) must watch in JSON.
 //
 //   InformerOptions io;
-//   io.protobuf = &PodJsonFromProto;
+//   io.protobuf = &PodJsonFromProto;  // or &SchedulingPodJsonFromProto
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -29,5 +29,12 @@ namespace lockstep::kube {
 // A core/v1 Pod message (the raw bytes of its envelope) in JSON form, without apiVersion and
 // kind. InvalidArgument when it does not parse.
 Result<nlohmann::json> PodJsonFromProto(std::string_view message);
+
+// The same for a scheduler's table of pods: a pod bound to a node (spec.nodeName set, which is
+// for good) comes without what only placing it read: spec.containers, initContainers,
+// nodeSelector, affinity, tolerations and overhead. Every Binding brings an update of its pod,
+// and a bound pod is then some tens of JSON values instead of a hundred or more; its life
+// (status, deletion, labels) is all there. Unbound pods come whole, as PodJsonFromProto gives.
+Result<nlohmann::json> SchedulingPodJsonFromProto(std::string_view message);
 
 }  // namespace lockstep::kube

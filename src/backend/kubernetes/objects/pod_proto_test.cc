@@ -71,11 +71,11 @@ class PodProtoTest : public testing::ApiServerTest {
  protected:
   static constexpr const char* kNs = "proto";
 
-  // The namespace's pods by name, listed in JSON or protobuf.
-  static std::map<std::string, Json> ListPods(bool protobuf) {
+  // The namespace's pods by name, listed in JSON (decoder null) or protobuf.
+  static std::map<std::string, Json> ListPods(ProtoObjectDecoder decoder) {
     ListOptions lo;
-    lo.drop_managed_fields = !protobuf;
-    if (protobuf) lo.protobuf = &PodJsonFromProto;
+    lo.drop_managed_fields = decoder == nullptr;
+    lo.protobuf = decoder;
     std::map<std::string, Json> pods;
     Result<Json> list = admin().ListEach(PodsPath(kNs), lo, [&](Json p) {
       const std::string name = p["metadata"]["name"];
@@ -227,8 +227,8 @@ TEST_F(PodProtoTest, PodsReadInProtobufEqualTheirJson) {
   // Deleted, held by its finalizer: deletionTimestamp and deletionGracePeriodSeconds.
   ASSERT_TRUE(admin().Delete(PodPath(kNs, "rich")).ok());
 
-  std::map<std::string, Json> json = ListPods(false);
-  std::map<std::string, Json> proto = ListPods(true);
+  std::map<std::string, Json> json = ListPods(nullptr);
+  std::map<std::string, Json> proto = ListPods(&PodJsonFromProto);
   ASSERT_EQ(json.size(), 2u);
   ASSERT_EQ(proto.size(), 2u);
   for (auto& [name, pod] : json) {
@@ -246,6 +246,22 @@ TEST_F(PodProtoTest, PodsReadInProtobufEqualTheirJson) {
   EXPECT_TRUE(rich["metadata"].contains("deletionTimestamp"));
   // An exit code of 0 is kept: "terminated" without it would read as unknown.
   EXPECT_EQ(rich["status"]["initContainerStatuses"][0]["state"]["terminated"]["exitCode"], 0);
+
+  // A scheduler's view: the bound pod without what placing it read, the unbound one whole.
+  std::map<std::string, Json> scheduling = ListPods(&SchedulingPodJsonFromProto);
+  ASSERT_EQ(scheduling.size(), 2u);
+  Json bound = proto["rich"];
+  for (const char* k :
+       {"containers", "initContainers", "nodeSelector", "affinity", "tolerations", "overhead"}) {
+    EXPECT_TRUE(k == std::string("overhead") || bound["spec"].contains(k)) << k;
+    bound["spec"].erase(k);
+  }
+  EXPECT_EQ(scheduling["rich"], bound);
+  EXPECT_EQ(scheduling["rich"]["spec"]["nodeName"], "proto-node");
+  EXPECT_EQ(scheduling["rich"]["status"]["containerStatuses"].size(), 2u);
+  const std::string plain_name = (*made)["metadata"]["name"];
+  EXPECT_EQ(scheduling[plain_name], proto[plain_name]);
+  EXPECT_TRUE(scheduling[plain_name]["spec"].contains("containers"));
 
   // Clean up for the watch below: the finalizer goes, the pod with it.
   ASSERT_TRUE(
