@@ -149,9 +149,25 @@ double CeilingRound(KubeClient* k, const Args& a, const std::string& run, const 
                     const char* label) {
   const auto t0 = Clock::now();
   const CpuReading cpu0 = CpuReading::Now(run);
-  const bool ok = Parallel(a.pods, a.threads, [&](int i) {
-    return k->Bind(ns, "p-" + std::to_string(i), "node-" + std::to_string(i / a.gang));
+  std::atomic<int> bound{0};
+  std::atomic<bool> done{false};
+  // With GANG_BENCH_PROGRESS, the Bindings done each second, as lockstep's round prints them:
+  // the two rates can then be compared second by second.
+  std::thread progress([&] {
+    if (std::getenv("GANG_BENCH_PROGRESS") == nullptr) return;
+    for (double next = 1; !done.load(); std::this_thread::sleep_for(std::chrono::milliseconds(5)))
+      if (Since(t0) >= next) {
+        std::printf("    %.0f s: %d pods bound\n", Since(t0), bound.load());
+        next += 1;
+      }
   });
+  const bool ok = Parallel(a.pods, a.threads, [&](int i) {
+    Status st = k->Bind(ns, "p-" + std::to_string(i), "node-" + std::to_string(i / a.gang));
+    if (st.ok()) ++bound;
+    return st;
+  });
+  done = true;
+  progress.join();
   const double secs = Since(t0);
   std::printf("%s: %d Bindings from %d threads, plain KubeClient, no client limit: %.2f s, "
               "%.0f pods/s\n",
