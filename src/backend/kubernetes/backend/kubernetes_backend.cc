@@ -9,6 +9,7 @@
 
 #include "backend/kubernetes/backend/backend_internal.h"
 #include "backend/kubernetes/client/api_error.h"
+#include "backend/kubernetes/objects/node_proto.h"
 #include "backend/kubernetes/objects/pod_builder.h"
 #include "backend/kubernetes/objects/pod_usage.h"
 
@@ -67,6 +68,7 @@ Status KubernetesBackend::Start() {
   InformerOptions node_options;
   node_options.path = NodesPath();
   node_options.label_selector = options_.settings.node_selector;
+  if (options_.protobuf_nodes) node_options.protobuf = &NodeJsonFromProto;
   // The pod-group scheduler places gangs by the Nodes' labels and taints: it gets this
   // informer's events rather than keeping a second cache of every Node.
   auto on_node = [this](const Json& node, bool present) {

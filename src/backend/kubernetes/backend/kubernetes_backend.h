@@ -63,6 +63,9 @@ struct KubernetesBackendOptions {
   // Pods still there this long after their grace period are deleted at once (gracePeriod 0),
   // as SIGKILL follows SIGTERM: a node without a kubelet never confirms a graceful delete.
   std::chrono::milliseconds force_delete_after{3000};
+  // Nodes are listed and watched in protobuf (objects/node_proto.h), without the status.images
+  // and other parts nothing here reads; false: in JSON.
+  bool protobuf_nodes = true;
 };
 
 class KubernetesBackend : public controller::Backend {

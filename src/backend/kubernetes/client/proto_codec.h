@@ -9,7 +9,7 @@
 // WatchEvent {type, object: {raw: an object in its envelope}}. Built-in kinds only: custom
 // resources have no protobuf encoding.
 //
-// Only the kind's decoder knows its fields; objects/pod_proto.h has Pods':
+// Only the kind's decoder knows its fields; objects/pod_proto.h has Pods', node_proto.h Nodes':
 //   lo.protobuf = &PodJsonFromProto;
 //   client.ListEach(PodsPath(""), lo, on_item);   // items in JSON form
 #pragma once

@@ -10,6 +10,7 @@
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/gangs/gang_json.h"
 #include "backend/kubernetes/gangs/pod_group_status.h"
+#include "backend/kubernetes/objects/node_proto.h"
 #include "backend/kubernetes/objects/pod_proto.h"
 
 namespace lockstep::kube {
@@ -96,6 +97,7 @@ void PodGroupScheduler::Start() {
     InformerOptions no;
     no.path = NodesPath();
     no.label_selector = options_.node_selector;
+    if (options_.protobuf_nodes) no.protobuf = &NodeJsonFromProto;
     nodes_informer_ = std::make_unique<Informer>(client_, std::move(no), std::move(nh));
     nodes_informer_->Start();
   }

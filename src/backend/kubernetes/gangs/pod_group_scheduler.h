@@ -71,6 +71,8 @@ struct PodGroupSchedulerOptions {
   // and lockstep about half what JSON does, and bound pods are kept without what placing them
   // read (SchedulingPodJsonFromProto); false: in JSON, whole.
   bool protobuf_pods = true;
+  // The same for its own Node informer (objects/node_proto.h), when the nodes are not forwarded.
+  bool protobuf_nodes = true;
   // Concurrent Binding POSTs (and rollback deletions).
   int bind_threads = 16;
   // Concurrent Controller::Submit()s (each a durable commit; concurrent ones share one).

@@ -1,89 +1,21 @@
 #include "backend/kubernetes/objects/pod_proto.h"
 
-#include <cstdint>
-#include <memory>
-#include <string>
 #include <utility>
 
-#include "backend/kubernetes/objects/pod_events.h"
-#include "k8s_pod.pb.h"
+#include "backend/kubernetes/objects/proto_json.h"
 
 namespace lockstep::kube {
 namespace {
 
-using Json = nlohmann::json;
-template <class T>
-using Repeated = google::protobuf::RepeatedPtrField<T>;
-template <class V>
-using ProtoMap = google::protobuf::Map<std::string, V>;
-
-// metav1.Time writes Go's zero time as JSON null, and in protobuf as an empty message, which
-// reads as 1970-01-01T00:00:00Z (as Kubernetes' own decoder reads it, the zero time).
-bool IsZeroTime(const pb::Time& t) {
-  return t.seconds() == 0 && t.nanos() == 0;
-}
-
-// Most of the API's JSON fields are `omitempty`: set only when not empty.
-void Put(Json& j, const char* key, const std::string& value) {
-  if (!value.empty()) j[key] = value;
-}
-void PutInt(Json& j, const char* key, std::int64_t value) {
-  if (value != 0) j[key] = value;
-}
-void PutTrue(Json& j, const char* key, bool value) {
-  if (value) j[key] = true;
-}
-void PutTime(Json& j, const char* key, bool present, const pb::Time& t) {
-  if (present && !IsZeroTime(t)) j[key] = FormatRfc3339(t.seconds());
-}
-void PutStrings(Json& j, const char* key, const Repeated<std::string>& values) {
-  if (!values.empty()) j[key] = Json(std::vector<std::string>(values.begin(), values.end()));
-}
-void PutStringMap(Json& j, const char* key, const ProtoMap<std::string>& values) {
-  if (values.empty()) return;
-  Json& m = j[key] = Json::object();
-  for (const auto& [k, v] : values) m[k] = v;
-}
-void PutQuantities(Json& j, const char* key, const ProtoMap<pb::Quantity>& values) {
-  if (values.empty()) return;
-  Json& m = j[key] = Json::object();
-  for (const auto& [k, v] : values) m[k] = v.string();
-}
-template <class T, class ToJson>
-void PutArray(Json& j, const char* key, const Repeated<T>& items, ToJson to_json) {
-  if (items.empty()) return;
-  Json& a = j[key] = Json::array();
-  for (const T& item : items) a.push_back(to_json(item));
-}
-
-Json OwnerReferenceJson(const pb::OwnerReference& o) {
-  Json j = {
-      {"apiVersion", o.apiversion()}, {"kind", o.kind()}, {"name", o.name()}, {"uid", o.uid()}};
-  if (o.has_controller()) j["controller"] = o.controller();
-  if (o.has_blockownerdeletion()) j["blockOwnerDeletion"] = o.blockownerdeletion();
-  return j;
-}
-
-Json MetadataJson(const pb::ObjectMeta& m) {
-  Json j = Json::object();
-  Put(j, "name", m.name());
-  Put(j, "generateName", m.generatename());
-  Put(j, "namespace", m.namespace_());
-  Put(j, "selfLink", m.selflink());
-  Put(j, "uid", m.uid());
-  Put(j, "resourceVersion", m.resourceversion());
-  PutInt(j, "generation", m.generation());
-  PutTime(j, "creationTimestamp", m.has_creationtimestamp(), m.creationtimestamp());
-  PutTime(j, "deletionTimestamp", m.has_deletiontimestamp(), m.deletiontimestamp());
-  if (m.has_deletiongraceperiodseconds())
-    j["deletionGracePeriodSeconds"] = m.deletiongraceperiodseconds();
-  PutStringMap(j, "labels", m.labels());
-  PutStringMap(j, "annotations", m.annotations());
-  PutArray(j, "ownerReferences", m.ownerreferences(), OwnerReferenceJson);
-  PutStrings(j, "finalizers", m.finalizers());
-  Put(j, "clusterName", m.clustername());
-  return j;
-}
+using proto_json::Json;
+using proto_json::Put;
+using proto_json::PutArray;
+using proto_json::PutInt;
+using proto_json::PutQuantities;
+using proto_json::PutStringMap;
+using proto_json::PutStrings;
+using proto_json::PutTime;
+using proto_json::PutTrue;
 
 Json ContainerJson(const pb::Container& c) {
   Json j = {{"name", c.name()}};
@@ -252,28 +184,13 @@ Json StatusJson(const pb::PodStatus& s) {
   return j;
 }
 
-using google::protobuf::Arena;
-
-google::protobuf::ArenaOptions FirstBlock() {
-  constexpr std::size_t kBytes = 64 << 10;  // a large pod's messages; more come from malloc
-  thread_local std::unique_ptr<char[]> block(new char[kBytes]);
-  google::protobuf::ArenaOptions o;
-  o.initial_block = block.get();
-  o.initial_block_size = kBytes;
-  return o;
-}
-
 // bound_placement: whether a pod bound to a node comes with what placing it read.
 Result<Json> DecodePod(std::string_view message, bool bound_placement) {
-  // A pod is some hundred small strings and maps: parsed into an arena whose first block each
-  // call on this thread reuses, they cost no malloc and free each.
-  thread_local Arena arena(FirstBlock());
-  arena.Reset();
-  pb::Pod* pod = Arena::CreateMessage<pb::Pod>(&arena);
+  pb::Pod* pod = google::protobuf::Arena::CreateMessage<pb::Pod>(&proto_json::ReusedArena());
   if (!pod->ParseFromArray(message.data(), static_cast<int>(message.size())))
     return InvalidArgument("protobuf: malformed Pod");
   const bool placement = bound_placement || pod->spec().nodename().empty();
-  return Json{{"metadata", MetadataJson(pod->metadata())},
+  return Json{{"metadata", proto_json::MetadataJson(pod->metadata())},
               {"spec", SpecJson(pod->spec(), placement)},
               {"status", StatusJson(pod->status())}};
 }

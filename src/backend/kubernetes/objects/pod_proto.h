@@ -2,7 +2,7 @@
 // informers that watch many pods (the gang scheduler's): the apiserver encodes protobuf about
 // twice as fast as JSON, in less than half the bytes, and lockstep decodes it faster too.
 //
-// The JSON holds the fields k8s_pod.proto declares, as the apiserver's JSON has them, except
+// The JSON holds the fields k8s_core.proto declares, as the apiserver's JSON has them, except
 // that empty values ("", 0, false, empty lists and maps) are left out where the JSON would
 // carry them:
 //   metadata: all but managedFields;

@@ -1,15 +1,18 @@
-// Pods read in protobuf (pod_proto.h) against the same pods in JSON, from a real kube-apiserver
-// (client/test_apiserver.h): every field pod_proto.h promises must come out as the JSON has it.
+// Pods and Nodes read in protobuf (pod_proto.h, node_proto.h) against the same objects in JSON,
+// from a real kube-apiserver (client/test_apiserver.h): every field the decoders promise must
+// come out as the JSON has it.
 #include "backend/kubernetes/objects/pod_proto.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "backend/kubernetes/client/informer.h"
 #include "backend/kubernetes/client/proto_codec.h"
 #include "backend/kubernetes/client/test_apiserver.h"
+#include "backend/kubernetes/objects/node_proto.h"
 
 namespace lockstep::kube {
 namespace {
@@ -317,6 +320,87 @@ TEST_F(PodProtoTest, AnInformerInProtobufSeesWhatOneInJsonSees) {
   EXPECT_EQ((*cached)["spec"]["containers"][0]["image"], "busybox");
   EXPECT_EQ(informer.stats().errors, 0);
   informer.Stop();
+}
+
+// A Node as a kubelet reports it, with what node_proto.h leaves out (nodeInfo, images,
+// daemonEndpoints, volumesInUse) present in the JSON.
+TEST_F(PodProtoTest, NodesReadInProtobufEqualTheirJson) {
+  Json node = {{"apiVersion", "v1"},
+               {"kind", "Node"},
+               {"metadata",
+                {{"name", "proto-rich-node"},
+                 {"labels", {{"proto-test", "yes"}, {"nvidia.com/gpu.product", "H100"}}},
+                 {"annotations", {{"note", "n"}}}}},
+               {"spec",
+                {{"podCIDR", "10.244.1.0/24"},
+                 {"podCIDRs", {"10.244.1.0/24"}},
+                 {"providerID", "test://proto-rich-node"},
+                 {"unschedulable", true},
+                 {"taints",
+                  {{{"key", "dedicated"}, {"value", "ml"}, {"effect", "NoSchedule"}},
+                   {{"key", "node.kubernetes.io/unreachable"},
+                    {"effect", "NoExecute"},
+                    {"timeAdded", "2026-12-01T10:00:00Z"}}}}}}};
+  ASSERT_TRUE(admin().Create(NodesPath(), node).ok());
+  Json res = {{"cpu", "128"}, {"memory", "1Ti"}, {"nvidia.com/gpu", "8"}, {"pods", "110"}};
+  Json status = {{"capacity", res},
+                 {"allocatable", res},
+                 {"conditions",
+                  {{{"type", "Ready"},
+                    {"status", "True"},
+                    {"lastHeartbeatTime", "2026-12-01T10:00:05Z"},
+                    {"lastTransitionTime", "2026-12-01T09:00:00Z"},
+                    {"reason", "KubeletReady"},
+                    {"message", "kubelet is posting ready status"}},
+                   {{"type", "MemoryPressure"}, {"status", "False"}}}},
+                 {"addresses",
+                  {{{"type", "InternalIP"}, {"address", "10.0.0.7"}},
+                   {{"type", "Hostname"}, {"address", "proto-rich-node"}}}},
+                 {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", 10250}}}}},
+                 {"nodeInfo",
+                  {{"machineID", "m"},
+                   {"systemUUID", "s"},
+                   {"bootID", "b"},
+                   {"kernelVersion", "6.1"},
+                   {"osImage", "Debian"},
+                   {"containerRuntimeVersion", "containerd://1.7"},
+                   {"kubeletVersion", "v1.20.2"},
+                   {"kubeProxyVersion", "v1.20.2"},
+                   {"operatingSystem", "linux"},
+                   {"architecture", "amd64"}}},
+                 {"images", {{{"names", {"busybox:1"}}, {"sizeBytes", 4000000}}}},
+                 {"volumesInUse", {"kubernetes.io/csi/x"}}};
+  ASSERT_TRUE(admin()
+                  .Patch(NodePath("proto-rich-node") + "/status", PatchType::kStrategicMerge,
+                         {{"status", status}})
+                  .ok());
+  auto list = [](ProtoObjectDecoder decoder) {
+    ListOptions lo;
+    lo.label_selector = "proto-test=yes";
+    lo.drop_managed_fields = decoder == nullptr;
+    lo.protobuf = decoder;
+    std::vector<Json> nodes;
+    Result<Json> r =
+        admin().ListEach(NodesPath(), lo, [&](Json n) { nodes.push_back(std::move(n)); });
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return nodes;
+  };
+  std::vector<Json> json = list(nullptr);
+  std::vector<Json> proto = list(&NodeJsonFromProto);
+  ASSERT_EQ(json.size(), 1u);
+  ASSERT_EQ(proto.size(), 1u);
+  Json expected = json[0];
+  expected.erase("apiVersion");
+  expected.erase("kind");
+  expected["metadata"].erase("managedFields");
+  for (const char* k :
+       {"daemonEndpoints", "nodeInfo", "images", "volumesInUse", "volumesAttached", "config"})
+    expected["status"].erase(k);
+  EXPECT_EQ(DropEmpty(proto[0]), DropEmpty(expected));
+  EXPECT_EQ(proto[0]["spec"]["taints"][1]["timeAdded"], "2026-12-01T10:00:00Z");
+  EXPECT_EQ(proto[0]["status"]["allocatable"]["nvidia.com/gpu"], "8");
+  EXPECT_EQ(proto[0]["spec"]["unschedulable"], true);
+  EXPECT_FALSE(proto[0]["status"].contains("images"));
 }
 
 }  // namespace

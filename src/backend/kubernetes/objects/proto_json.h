@@ -1,0 +1,47 @@
+// What the decoders of core/v1 objects in protobuf (pod_proto.h, node_proto.h) share: the
+// API's JSON conventions for the values of k8s_core.proto, its ObjectMeta, and the arena a
+// message is parsed into. Internal to objects/: it includes the generated k8s_core.pb.h.
+#pragma once
+
+#include <google/protobuf/arena.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "k8s_core.pb.h"
+
+namespace lockstep::kube::proto_json {
+
+using Json = nlohmann::json;
+template <class T>
+using Repeated = google::protobuf::RepeatedPtrField<T>;
+template <class V>
+using ProtoMap = google::protobuf::Map<std::string, V>;
+
+// Most of the API's JSON fields are `omitempty`: set only when not empty.
+void Put(Json& j, const char* key, const std::string& value);
+void PutInt(Json& j, const char* key, std::int64_t value);
+void PutTrue(Json& j, const char* key, bool value);
+// metav1.Time as RFC 3339 seconds; Go's zero time (an empty message) is left out, as its JSON
+// null would be.
+void PutTime(Json& j, const char* key, bool present, const pb::Time& t);
+void PutStrings(Json& j, const char* key, const Repeated<std::string>& values);
+void PutStringMap(Json& j, const char* key, const ProtoMap<std::string>& values);
+void PutQuantities(Json& j, const char* key, const ProtoMap<pb::Quantity>& values);
+template <class T, class ToJson>
+void PutArray(Json& j, const char* key, const Repeated<T>& items, ToJson to_json) {
+  if (items.empty()) return;
+  Json& a = j[key] = Json::array();
+  for (const T& item : items) a.push_back(to_json(item));
+}
+
+// All of ObjectMeta but managedFields.
+Json MetadataJson(const pb::ObjectMeta& m);
+
+// This thread's arena, emptied: an object is some hundred small strings and maps, parsed into
+// a first block that each call on the thread reuses, so that they cost no malloc and free each.
+// What was parsed into it before is gone.
+google::protobuf::Arena& ReusedArena();
+
+}  // namespace lockstep::kube::proto_json
