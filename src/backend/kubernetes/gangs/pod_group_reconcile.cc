@@ -73,11 +73,12 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
         continue;
       }
       if (Meta(p, "annotations", kGangAnnotation).empty()) {
-        notes.push_back("pod " + key.substr(0, key.find('/') + 1) + Str(p, "metadata", "name") +
-                        " names PodGroup " + *group +
-                        " but the PodGroup CRD (scheduling.x-k8s.io/v1alpha1) is not installed: "
-                        "install it, or give the pods annotations lockstep.dev/gang and "
-                        "lockstep.dev/gang-size");
+        notes.push_back(
+            "pod " + key.substr(0, key.find('/') + 1) + Str(p, "metadata", "name") +
+            " names PodGroup " + *group +
+            " but the PodGroup CRD (scheduling.x-k8s.io/v1alpha1) is not installed: "
+            "install it and restart lockstepd, or give the pods annotations lockstep.dev/gang and "
+            "lockstep.dev/gang-size");
         continue;
       }
       notes.push_back("the PodGroup CRD (scheduling.x-k8s.io/v1alpha1) is not installed: label " +
