@@ -191,21 +191,8 @@ Result<Json> Informer::ListFromEtcd() {
   lo.field_selector = options_.field_selector;
   lo.limit = options_.page_size;
   lo.max_retries = 0;  // the informer backs off itself, and stays stoppable meanwhile
-  if (options_.protobuf == nullptr) return client_->ListAll(options_.path, lo);
-  // Page by page as ListAll does, each read as it arrives; the first page's version is the
-  // snapshot's.
   lo.protobuf = options_.protobuf;
-  Json items = Json::array();
-  std::optional<Json> first;
-  do {
-    Result<Json> page =
-        client_->ListEach(options_.path, lo, [&](Json item) { items.push_back(std::move(item)); });
-    if (!page.ok()) return page.status();
-    lo.continue_token = (*page)["metadata"].value("continue", "");
-    if (!first) first = std::move(*page);
-  } while (!lo.continue_token.empty());
-  (*first)["items"] = std::move(items);
-  return std::move(*first);
+  return client_->ListAll(options_.path, lo);
 }
 
 bool Informer::Relist() {

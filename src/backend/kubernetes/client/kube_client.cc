@@ -213,8 +213,16 @@ Status KubeClient::ErrorAnswer(ResponseStream& stream, const std::string& what) 
   return StatusFromResponse(stream.status(), body, what);
 }
 
+Result<Json> KubeClient::ListPage(const std::string& path, const ListOptions& options) {
+  if (options.protobuf == nullptr) return List(path, options);
+  Json items = Json::array();
+  Result<Json> page = ListEach(path, options, [&](Json item) { items.push_back(std::move(item)); });
+  if (page.ok()) (*page)["items"] = std::move(items);
+  return page;
+}
+
 Result<Json> KubeClient::ListAll(const std::string& path, ListOptions options) {
-  Result<Json> first = List(path, options);
+  Result<Json> first = ListPage(path, options);
   if (!first.ok()) return first;
   Json all = std::move(*first);
   if (!all.contains("items") || all["items"].is_null()) all["items"] = Json::array();
@@ -222,7 +230,7 @@ Result<Json> KubeClient::ListAll(const std::string& path, ListOptions options) {
   options.resource_version.clear();  // the continue token carries the snapshot
   while (!cont.empty()) {
     options.continue_token = cont;
-    Result<Json> page = List(path, options);
+    Result<Json> page = ListPage(path, options);
     if (!page.ok()) return page;
     if (page->contains("items") && (*page)["items"].is_array()) {
       for (auto& item : (*page)["items"]) all["items"].push_back(std::move(item));

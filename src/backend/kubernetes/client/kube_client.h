@@ -51,8 +51,8 @@ struct ListOptions {
   std::string resource_version;      // "" : the latest (a quorum read)
   std::optional<int> max_retries;    // overrides ClientOptions::max_retries
   bool drop_managed_fields = false;  // ListEach only: items come without metadata.managedFields
-  // ListEach only: when set, the list is asked for in protobuf (built-in kinds only) and its
-  // items decoded with this into their JSON form (proto_codec.h).
+  // ListEach and ListAll only: when set, the list is asked for in protobuf (built-in kinds
+  // only) and its items decoded with this into their JSON form (proto_codec.h).
   ProtoObjectDecoder protobuf = nullptr;
 };
 
@@ -121,7 +121,8 @@ class KubeClient {
   // One page; the result is the List object (items, metadata.resourceVersion, metadata.continue).
   Result<Json> List(const std::string& path, const ListOptions& options = {});
   // Every page (following continue tokens) in one List object whose resourceVersion is the first
-  // page's, which is the snapshot all pages share.
+  // page's, which is the snapshot all pages share. In protobuf (ListOptions::protobuf) each page
+  // is read as ListEach reads it, without retries.
   Result<Json> ListAll(const std::string& path, ListOptions options = {});
   // One page, read as it arrives: each item goes to `on_item` (on this thread) as soon as it is
   // parsed (api_json.h), and the result is the List without them. On an error some items may
@@ -159,6 +160,8 @@ class KubeClient {
   Result<HttpResponse> Send(const HttpRequest& request, int max_retries);
   Result<Json> SendJson(HttpRequest request, std::optional<int> max_retries = std::nullopt);
   static Query ListQuery(const ListOptions& options);
+  // One page of ListAll: List's, or in protobuf ListEach's items gathered.
+  Result<Json> ListPage(const std::string& path, const ListOptions& options);
   // The Status of a non-200 answer to a streamed request (a watch, a streamed list).
   Status ErrorAnswer(ResponseStream& stream, const std::string& what);
 

@@ -250,6 +250,16 @@ TEST_F(PodProtoTest, PodsReadInProtobufEqualTheirJson) {
   // An exit code of 0 is kept: "terminated" without it would read as unknown.
   EXPECT_EQ(rich["status"]["initContainerStatuses"][0]["state"]["terminated"]["exitCode"], 0);
 
+  // Paged (a page per pod), as an informer re-lists from etcd: the same pods.
+  ListOptions paged;
+  paged.limit = 1;
+  paged.protobuf = &PodJsonFromProto;
+  Result<Json> all = admin().ListAll(PodsPath(kNs), paged);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ((*all)["items"].size(), 2u);
+  for (const Json& p : (*all)["items"]) EXPECT_EQ(p, proto[p["metadata"]["name"]]);
+  EXPECT_FALSE((*all)["metadata"].value("resourceVersion", "").empty());
+
   // A scheduler's view: the bound pod without what placing it read, the unbound one whole.
   std::map<std::string, Json> scheduling = ListPods(&SchedulingPodJsonFromProto);
   ASSERT_EQ(scheduling.size(), 2u);
