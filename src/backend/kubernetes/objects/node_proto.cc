@@ -55,9 +55,8 @@ Json StatusJson(const pb::NodeStatus& s) {
 }  // namespace
 
 Result<Json> NodeJsonFromProto(std::string_view message) {
-  pb::Node* node = google::protobuf::Arena::CreateMessage<pb::Node>(&proto_json::ReusedArena());
-  if (!node->ParseFromArray(message.data(), static_cast<int>(message.size())))
-    return InvalidArgument("protobuf: malformed Node");
+  const pb::Node* node = proto_json::ParseInReusedArena<pb::Node>(message);
+  if (node == nullptr) return InvalidArgument("protobuf: malformed Node");
   return Json{{"metadata", proto_json::MetadataJson(node->metadata())},
               {"spec", SpecJson(node->spec())},
               {"status", StatusJson(node->status())}};

@@ -186,9 +186,8 @@ Json StatusJson(const pb::PodStatus& s) {
 
 // bound_placement: whether a pod bound to a node comes with what placing it read.
 Result<Json> DecodePod(std::string_view message, bool bound_placement) {
-  pb::Pod* pod = google::protobuf::Arena::CreateMessage<pb::Pod>(&proto_json::ReusedArena());
-  if (!pod->ParseFromArray(message.data(), static_cast<int>(message.size())))
-    return InvalidArgument("protobuf: malformed Pod");
+  const pb::Pod* pod = proto_json::ParseInReusedArena<pb::Pod>(message);
+  if (pod == nullptr) return InvalidArgument("protobuf: malformed Pod");
   const bool placement = bound_placement || pod->spec().nodename().empty();
   return Json{{"metadata", proto_json::MetadataJson(pod->metadata())},
               {"spec", SpecJson(pod->spec(), placement)},

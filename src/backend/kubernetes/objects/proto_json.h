@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "k8s_core.pb.h"
 
@@ -43,5 +44,13 @@ Json MetadataJson(const pb::ObjectMeta& m);
 // a first block that each call on the thread reuses, so that they cost no malloc and free each.
 // What was parsed into it before is gone.
 google::protobuf::Arena& ReusedArena();
+
+// `message` parsed as an M into ReusedArena(): valid until this thread's next parse; null when
+// it does not parse.
+template <class M>
+const M* ParseInReusedArena(std::string_view message) {
+  M* m = google::protobuf::Arena::CreateMessage<M>(&ReusedArena());
+  return m->ParseFromArray(message.data(), static_cast<int>(message.size())) ? m : nullptr;
+}
 
 }  // namespace lockstep::kube::proto_json
