@@ -270,8 +270,9 @@ std::optional<double> Measure(const Args& a, const std::string& run) {
   // A kept-alive connection per thread, as the scheduler's bind client has.
   unlimited.transport.max_idle_connections = static_cast<std::size_t>(a.threads);
   auto cfg = LoadKubeConfigFile(run + "/kubeconfig");
+  if (!cfg.ok()) return std::nullopt;
   auto client = KubeClient::Create(*cfg, unlimited);
-  if (!cfg.ok() || !client.ok()) return std::nullopt;
+  if (!client.ok()) return std::nullopt;
   KubeClient* k = client->get();
   auto t0 = Clock::now();
   bool ok = Parallel(a.nodes, a.threads, [&](int i) {
