@@ -93,6 +93,15 @@ double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// GANG_BENCH_PROGRESS: print progress every this many seconds ("1" or any non-number: each
+// second); 0 when unset.
+double ProgressInterval() {
+  const char* env = std::getenv("GANG_BENCH_PROGRESS");
+  if (env == nullptr) return 0;
+  const double every = std::atof(env);
+  return every >= 0.05 ? every : 1;
+}
+
 // Runs fn(i) for i in [0, n) on `threads` threads; false when any call failed.
 bool Parallel(int n, int threads, const std::function<Status(int)>& fn) {
   std::atomic<int> next{0};
@@ -157,14 +166,16 @@ double CeilingRound(KubeClient* k, const Args& a, const std::string& run, const 
   const CpuReading cpu0 = CpuReading::Now(run);
   std::atomic<int> bound{0};
   std::atomic<bool> done{false};
-  // With GANG_BENCH_PROGRESS, the Bindings done each second, as lockstep's round prints them:
-  // the two rates can then be compared second by second.
+  // With GANG_BENCH_PROGRESS, the Bindings done each interval, as lockstep's round prints them:
+  // the two rates can then be compared interval by interval.
   std::thread progress([&] {
-    if (std::getenv("GANG_BENCH_PROGRESS") == nullptr) return;
-    for (double next = 1; !done.load(); std::this_thread::sleep_for(std::chrono::milliseconds(5)))
+    const double every = ProgressInterval();
+    if (every == 0) return;
+    for (double next = every; !done.load();
+         std::this_thread::sleep_for(std::chrono::milliseconds(5)))
       if (Since(t0) >= next) {
-        std::printf("    %.0f s: %d pods bound\n", Since(t0), bound.load());
-        next += 1;
+        std::printf("    %.1f s: %d pods bound\n", Since(t0), bound.load());
+        next += every;
       }
   });
   const bool ok = Parallel(a.pods, a.threads, [&](int i) {
@@ -217,7 +228,8 @@ double LockstepRound(KubeClient* client, const Args& a, const std::string& run,
   fwd.scheduler = &s;
   (*c)->AttachBackend(&fwd);
   const auto t0 = Clock::now();
-  const bool verbose = std::getenv("GANG_BENCH_PROGRESS") != nullptr;
+  const double every = ProgressInterval();
+  const bool verbose = every > 0;
   // steady_clock is CLOCK_MONOTONIC: `perf record -k CLOCK_MONOTONIC` then `perf report --time`.
   auto monotonic = [] {
     return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
@@ -225,7 +237,7 @@ double LockstepRound(KubeClient* client, const Args& a, const std::string& run,
   if (verbose) std::printf("    round starts at %.6f (CLOCK_MONOTONIC)\n", monotonic());
   const CpuReading cpu0 = CpuReading::Now(run);
   s.Start();
-  double ready = 0, submitted = 0, first_bound = 0, next_report = 1;
+  double ready = 0, submitted = 0, first_bound = 0, next_report = every;
   while (s.stats().bound_pods < a.pods) {
     if (Since(t0) > 600) {
       std::fprintf(stderr, "lockstep: only %lld pods bound after 600 s\n",
@@ -237,10 +249,11 @@ double LockstepRound(KubeClient* client, const Args& a, const std::string& run,
     if (submitted == 0 && now.submitted * a.gang >= a.pods) submitted = Since(t0);
     if (first_bound == 0 && now.bound_pods > 0) first_bound = Since(t0);
     if (verbose && Since(t0) >= next_report) {
-      std::printf("    %.0f s: %lld submitted, %lld started, %lld pods bound\n", Since(t0),
+      std::printf("    %.1f s: %lld pods known, %lld submitted, %lld started, %lld pods bound\n",
+                  Since(t0), static_cast<long long>(now.pods),
                   static_cast<long long>(now.submitted), static_cast<long long>(now.bind_orders),
                   static_cast<long long>(now.bound_pods));
-      next_report += 1;
+      next_report += every;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

@@ -109,7 +109,7 @@ Status Controller::PersistLocked(const std::vector<const JobEntry*>& jobs) {
   for (const JobEntry* e : jobs) {
     char key[24];
     std::snprintf(key, sizeof key, "%020llu", static_cast<unsigned long long>(e->id));
-    records.push_back({"jobs", key, EntryToJson(*e)});
+    records.push_back({"jobs", key, EntryToJson(*e, *specs_.JsonOf(e->spec))});
   }
   return store_->Put(std::move(records));
 }

@@ -61,6 +61,7 @@ Result<JobId> Controller::Submit(const Caller& caller, spec::JobSpec spec) {
   std::vector<JobEntry> entries;
   spec.warnings.clear();
   std::shared_ptr<const spec::JobSpec> shared = specs_.Intern(std::move(spec));
+  const std::shared_ptr<const std::string> spec_json = specs_.JsonOf(shared);
   for (std::uint64_t k = 0; k < count; ++k) {
     JobEntry e;
     e.id = first + k;
@@ -74,7 +75,7 @@ Result<JobId> Controller::Submit(const Caller& caller, spec::JobSpec spec) {
       e.array_job_id = first;
       e.array_task_id = tasks[k];
     }
-    records.push_back({"jobs", "", EntryToJson(e)});
+    records.push_back({"jobs", "", EntryToJson(e, *spec_json)});
     char key[24];
     std::snprintf(key, sizeof key, "%020llu", static_cast<unsigned long long>(e.id));
     records.back().key = key;

@@ -52,9 +52,12 @@ std::string JobEntry::DisplayId() const {
 }
 
 std::string EntryToJson(const JobEntry& e) {
+  return EntryToJson(e, spec::JobSpecToJson(*e.spec));
+}
+
+std::string EntryToJson(const JobEntry& e, std::string_view spec_json) {
   nlohmann::json j;
   j["id"] = e.id;
-  j["spec"] = nlohmann::json::parse(spec::JobSpecToJson(*e.spec));
   j["uid"] = e.uid;
   j["gid"] = e.gid;
   j["user"] = e.user;
@@ -79,7 +82,10 @@ std::string EntryToJson(const JobEntry& e) {
     placement.push_back(
         {{"node", p.node}, {"cpus", p.cpus}, {"mem_mb", p.mem_mb}, {"gpus", p.gpus}});
   j["placement"] = std::move(placement);
-  return j.dump();
+  // The spec is spliced in as it was serialized, rather than parsed back into `j`.
+  std::string out = j.dump();
+  out.insert(1, std::string("\"spec\":").append(spec_json).append(","));
+  return out;
 }
 
 Result<JobEntry> EntryFromJson(std::string_view text) {

@@ -67,8 +67,10 @@ struct JobEntry {
   std::string DisplayId() const;
 };
 
-// Persistence: the whole entry as JSON (the store's value) and back.
+// Persistence: the whole entry as JSON (the store's value) and back. `spec_json` is
+// spec::JobSpecToJson(*e.spec), when the caller has it already (SpecInterner::JsonOf).
 std::string EntryToJson(const JobEntry& e);
+std::string EntryToJson(const JobEntry& e, std::string_view spec_json);
 Result<JobEntry> EntryFromJson(std::string_view json);
 
 }  // namespace lockstep::controller

@@ -31,12 +31,33 @@ std::shared_ptr<const spec::JobSpec> SpecInterner::Intern(spec::JobSpec spec) {
   std::lock_guard<std::mutex> lock(mu_);
   auto [first, last] = specs_.equal_range(h);
   for (auto it = first; it != last; ++it)
-    if (std::shared_ptr<const spec::JobSpec> shared = it->second.lock(); shared && *shared == spec)
+    if (std::shared_ptr<const spec::JobSpec> shared = it->second.spec.lock();
+        shared && *shared == spec)
       return shared;
   auto made = std::make_shared<const spec::JobSpec>(std::move(spec));
-  specs_.emplace(h, made);
+  specs_.emplace(h, Entry{made, nullptr});
   if (specs_.size() >= sweep_at_) SweepLocked();
   return made;
+}
+
+std::shared_ptr<const std::string> SpecInterner::JsonOf(
+    const std::shared_ptr<const spec::JobSpec>& spec) {
+  const std::size_t h = HashOf(*spec);
+  auto find = [&]() -> Entry* {
+    auto [first, last] = specs_.equal_range(h);
+    for (auto it = first; it != last; ++it)
+      if (it->second.spec.lock() == spec) return &it->second;
+    return nullptr;
+  };
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Entry* e = find(); e && e->json) return e->json;
+  }
+  // Serialized unlocked; a concurrent caller may do the same, and either result is the same.
+  auto json = std::make_shared<const std::string>(spec::JobSpecToJson(*spec));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (Entry* e = find()) e->json = json;
+  return json;
 }
 
 std::size_t SpecInterner::size() {
@@ -47,7 +68,7 @@ std::size_t SpecInterner::size() {
 
 void SpecInterner::SweepLocked() {
   for (auto it = specs_.begin(); it != specs_.end();)
-    it = it->second.expired() ? specs_.erase(it) : std::next(it);
+    it = it->second.spec.expired() ? specs_.erase(it) : std::next(it);
   sweep_at_ = std::max<std::size_t>(1024, specs_.size() * 2);
 }
 

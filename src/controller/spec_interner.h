@@ -17,14 +17,24 @@ class SpecInterner {
   // The shared copy equal to `spec`, made if there is none. Thread-safe.
   std::shared_ptr<const spec::JobSpec> Intern(spec::JobSpec spec);
 
+  // spec::JobSpecToJson(*spec), made once per interned spec and kept while it lives: every
+  // change of a job's state persists its whole entry, spec included (EntryToJson), and
+  // serializing the spec was most of that. A spec not made by Intern() is serialized each time.
+  // Thread-safe.
+  std::shared_ptr<const std::string> JsonOf(const std::shared_ptr<const spec::JobSpec>& spec);
+
   // Distinct specs alive (for tests).
   std::size_t size();
 
  private:
+  struct Entry {
+    std::weak_ptr<const spec::JobSpec> spec;
+    std::shared_ptr<const std::string> json;  // null until JsonOf() asks
+  };
   void SweepLocked();
 
   std::mutex mu_;
-  std::unordered_multimap<std::size_t, std::weak_ptr<const spec::JobSpec>> specs_;
+  std::unordered_multimap<std::size_t, Entry> specs_;
   std::size_t sweep_at_ = 1024;  // drop expired entries when the table grows past this
 };
 

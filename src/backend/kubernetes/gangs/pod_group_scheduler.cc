@@ -141,6 +141,7 @@ bool PodGroupScheduler::WaitForReady(std::chrono::milliseconds timeout) {
 PodGroupSchedulerStats PodGroupScheduler::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   PodGroupSchedulerStats s = stats_;
+  s.pods = static_cast<std::int64_t>(pod_gang_.size());
   if (status_) s.status_writes = status_->writes();
   return s;
 }
@@ -189,6 +190,10 @@ void PodGroupScheduler::OnPod(Json pod, bool present) {
   const bool in_pod_group = PodGroupName(pod).has_value();
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // The worker drains dirty_ before it waits again: it needs waking only when dirty_ was
+    // empty. (A first list files thousands of pods a second; a wakeup for each would take the
+    // worker off the CPU as often, and the CPU it waits for is the apiserver's too.)
+    const bool worker_idle = dirty_.empty();
     // A pod whose labels moved it to another gang leaves its old one.
     auto erase = [&](const std::string& from) {
       auto it = pods_.find(from);
@@ -210,14 +215,18 @@ void PodGroupScheduler::OnPod(Json pod, bool present) {
       pod_gang_[id] = key;
     }
     last_change_[key] = ++change_seq_;
-    if (!may_end && moved_from.empty()) {
-      auto g = groups_.find(key);
-      if (g != groups_.end() && g->second.phase == Phase::kRunning) {
-        auto member = g->second.pods.find(name);
-        if (member != g->second.pods.end() && member->second == uid) return;
-      }
+    auto g = groups_.find(key);
+    if (!may_end && moved_from.empty() && g != groups_.end() &&
+        g->second.phase == Phase::kRunning) {
+      auto member = g->second.pods.find(name);
+      if (member != g->second.pods.end() && member->second == uid) return;
     }
-    dirty_.insert(key);
+    // A new gang's pods arrive one by one (a first list, a controller creating them): it needs
+    // no look until there are enough of them (Reconcile's first test).
+    const bool waits_for_pods =
+        (g == groups_.end() || g->second.phase == Phase::kNone) && TooFewPodsLocked(key);
+    if (!waits_for_pods) dirty_.insert(key);
+    if (!worker_idle || dirty_.empty()) return;
   }
   wake_.notify_all();
 }

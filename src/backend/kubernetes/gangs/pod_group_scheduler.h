@@ -97,6 +97,7 @@ struct PodGroupSchedulerOptions {
 
 // Counters for tests, metrics and the benchmark.
 struct PodGroupSchedulerStats {
+  std::int64_t pods = 0;           // lockstep-scheduled pods known now (listed and watched)
   std::int64_t submitted = 0;      // jobs submitted for gangs
   std::int64_t rejected = 0;       // submissions refused (gangs that cannot fit)
   std::int64_t bind_orders = 0;    // Bind() calls (jobs the controller started)

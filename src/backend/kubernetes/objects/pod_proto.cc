@@ -1,5 +1,6 @@
 #include "backend/kubernetes/objects/pod_proto.h"
 
+#include <cstdint>
 #include <utility>
 
 #include "backend/kubernetes/objects/proto_json.h"
@@ -17,8 +18,26 @@ using proto_json::PutStrings;
 using proto_json::PutTime;
 using proto_json::PutTrue;
 
-Json ContainerJson(const pb::Container& c) {
+// What a pod's JSON holds of its spec (DecodePod).
+enum class View : std::uint8_t {
+  kWhole,      // all that k8s_core.proto declares
+  kPlacement,  // containers as what placing reads: name, resources, restartPolicy
+  kLife,       // no containers, nodeSelector, affinity, tolerations, overhead
+};
+
+// What placing a pod reads of a container: its requests and whether it is a sidecar.
+Json ContainerPlacementJson(const pb::Container& c) {
   Json j = {{"name", c.name()}};
+  Json resources = Json::object();
+  PutQuantities(resources, "limits", c.resources().limits());
+  PutQuantities(resources, "requests", c.resources().requests());
+  j["resources"] = std::move(resources);
+  Put(j, "restartPolicy", c.restartpolicy());
+  return j;
+}
+
+Json ContainerJson(const pb::Container& c) {
+  Json j = ContainerPlacementJson(c);
   Put(j, "image", c.image());
   PutStrings(j, "command", c.command());
   PutStrings(j, "args", c.args());
@@ -36,10 +55,6 @@ Json ContainerJson(const pb::Container& c) {
     Put(var, "value", e.value());
     return var;
   });
-  Json resources = Json::object();
-  PutQuantities(resources, "limits", c.resources().limits());
-  PutQuantities(resources, "requests", c.resources().requests());
-  j["resources"] = std::move(resources);
   Put(j, "terminationMessagePath", c.terminationmessagepath());
   Put(j, "terminationMessagePolicy", c.terminationmessagepolicy());
   Put(j, "imagePullPolicy", c.imagepullpolicy());
@@ -86,14 +101,14 @@ Json TolerationJson(const pb::Toleration& t) {
   return j;
 }
 
-// `placement`: with what placing the pod reads (its containers, nodeSelector, affinity,
-// tolerations, overhead), or without.
-Json SpecJson(const pb::PodSpec& s, bool placement) {
+Json SpecJson(const pb::PodSpec& s, View view) {
   Json j = Json::object();
-  if (placement) {
+  if (view != View::kLife) {
+    Json (*container)(const pb::Container&) =
+        view == View::kWhole ? ContainerJson : ContainerPlacementJson;
     j["containers"] = Json::array();
-    for (const pb::Container& c : s.containers()) j["containers"].push_back(ContainerJson(c));
-    PutArray(j, "initContainers", s.initcontainers(), ContainerJson);
+    for (const pb::Container& c : s.containers()) j["containers"].push_back(container(c));
+    PutArray(j, "initContainers", s.initcontainers(), container);
     PutStringMap(j, "nodeSelector", s.nodeselector());
     if (s.has_affinity() && s.affinity().has_nodeaffinity())
       j["affinity"] = {{"nodeAffinity", NodeAffinityJson(s.affinity().nodeaffinity())}};
@@ -184,24 +199,28 @@ Json StatusJson(const pb::PodStatus& s) {
   return j;
 }
 
-// bound_placement: whether a pod bound to a node comes with what placing it read.
-Result<Json> DecodePod(std::string_view message, bool bound_placement) {
+// `scheduling`: the scheduler's view (SchedulingPodJsonFromProto), else the whole pod.
+Result<Json> DecodePod(std::string_view message, bool scheduling) {
   const pb::Pod* pod = proto_json::ParseInReusedArena<pb::Pod>(message);
   if (pod == nullptr) return InvalidArgument("protobuf: malformed Pod");
-  const bool placement = bound_placement || pod->spec().nodename().empty();
-  return Json{{"metadata", proto_json::MetadataJson(pod->metadata())},
-              {"spec", SpecJson(pod->spec(), placement)},
-              {"status", StatusJson(pod->status())}};
+  const View view = !scheduling                     ? View::kWhole
+                    : pod->spec().nodename().empty() ? View::kPlacement
+                                                     : View::kLife;
+  Json j = Json::object();
+  j["metadata"] = proto_json::MetadataJson(pod->metadata());
+  j["spec"] = SpecJson(pod->spec(), view);
+  j["status"] = StatusJson(pod->status());
+  return j;
 }
 
 }  // namespace
 
 Result<Json> PodJsonFromProto(std::string_view message) {
-  return DecodePod(message, /*bound_placement=*/true);
+  return DecodePod(message, /*scheduling=*/false);
 }
 
 Result<Json> SchedulingPodJsonFromProto(std::string_view message) {
-  return DecodePod(message, /*bound_placement=*/false);
+  return DecodePod(message, /*scheduling=*/true);
 }
 
 }  // namespace lockstep::kube

@@ -7,7 +7,7 @@
 // carry them:
 //   metadata: all but managedFields;
 //   spec: containers and initContainers (name, image, command, args, workingDir, ports, env
-//     without valueFrom, resources, imagePullPolicy, terminationMessage*), nodeName,
+//     without valueFrom, resources, restartPolicy, imagePullPolicy, terminationMessage*), nodeName,
 //     schedulerName, nodeSelector, affinity.nodeAffinity, tolerations, priority,
 //     priorityClassName, preemptionPolicy, overhead, restartPolicy, the grace and deadline
 //     seconds, dnsPolicy, serviceAccount(Name), hostNetwork, hostname, subdomain,
@@ -30,11 +30,13 @@ namespace lockstep::kube {
 // kind. InvalidArgument when it does not parse.
 Result<nlohmann::json> PodJsonFromProto(std::string_view message);
 
-// The same for a scheduler's table of pods: a pod bound to a node (spec.nodeName set, which is
-// for good) comes without what only placing it read: spec.containers, initContainers,
-// nodeSelector, affinity, tolerations and overhead. Every Binding brings an update of its pod,
-// and a bound pod is then some tens of JSON values instead of a hundred or more; its life
-// (status, deletion, labels) is all there. Unbound pods come whole, as PodJsonFromProto gives.
+// The same for a scheduler's table of pods, which keeps what placing and following pods read:
+// an unbound pod's containers and initContainers hold only their name, resources and
+// restartPolicy (a first list decodes every pending pod, and its image, command and env are
+// most of it); a pod bound to a node (spec.nodeName set, which is for good) comes without
+// containers, initContainers, nodeSelector, affinity, tolerations and overhead. Every Binding
+// brings an update of its pod, and a bound pod is then some tens of JSON values instead of a
+// hundred or more; its life (status, deletion, labels) is all there.
 Result<nlohmann::json> SchedulingPodJsonFromProto(std::string_view message);
 
 }  // namespace lockstep::kube

@@ -176,7 +176,11 @@ TEST_F(PodProtoTest, PodsReadInProtobufEqualTheirJson) {
   Json plain = {{"apiVersion", "v1"},
                 {"kind", "Pod"},
                 {"metadata", {{"generateName", "plain-"}, {"namespace", kNs}}},
-                {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+                {"spec",
+                 {{"containers",
+                   {{{"name", "c"},
+                     {"image", "busybox"},
+                     {"resources", {{"requests", {{"cpu", "250m"}}}}}}}}}}};
   Result<Json> made = admin().Create(PodsPath(kNs), plain);
   ASSERT_TRUE(made.ok()) << made.status().ToString();
   // Bound and run, as a kubelet reports it: conditions, container states of every kind.
@@ -260,7 +264,8 @@ TEST_F(PodProtoTest, PodsReadInProtobufEqualTheirJson) {
   for (const Json& p : (*all)["items"]) EXPECT_EQ(p, proto[p["metadata"]["name"]]);
   EXPECT_FALSE((*all)["metadata"].value("resourceVersion", "").empty());
 
-  // A scheduler's view: the bound pod without what placing it read, the unbound one whole.
+  // A scheduler's view: the bound pod without what placing it read, the unbound one with
+  // only what placing reads of its containers.
   std::map<std::string, Json> scheduling = ListPods(&SchedulingPodJsonFromProto);
   ASSERT_EQ(scheduling.size(), 2u);
   Json bound = proto["rich"];
@@ -273,8 +278,15 @@ TEST_F(PodProtoTest, PodsReadInProtobufEqualTheirJson) {
   EXPECT_EQ(scheduling["rich"]["spec"]["nodeName"], "proto-node");
   EXPECT_EQ(scheduling["rich"]["status"]["containerStatuses"].size(), 2u);
   const std::string plain_name = (*made)["metadata"]["name"];
-  EXPECT_EQ(scheduling[plain_name], proto[plain_name]);
-  EXPECT_TRUE(scheduling[plain_name]["spec"].contains("containers"));
+  Json unbound = proto[plain_name];
+  for (Json& c : unbound["spec"]["containers"]) {
+    Json placement = {{"name", c["name"]}, {"resources", c["resources"]}};
+    c = std::move(placement);
+  }
+  EXPECT_EQ(scheduling[plain_name], unbound);
+  EXPECT_EQ(scheduling[plain_name]["spec"]["containers"][0]["resources"]["requests"]["cpu"],
+            "250m");
+  EXPECT_FALSE(scheduling[plain_name]["spec"]["containers"][0].contains("image"));
 
   // Clean up for the watch below: the finalizer goes, the pod with it.
   ASSERT_TRUE(
