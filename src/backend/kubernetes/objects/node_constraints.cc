@@ -335,18 +335,25 @@ bool PlacementAllows(const PodPlacement& p, const NodeView& node) {
                      [&](const Taint& t) { return Tolerates(p.tolerations, t); });
 }
 
-GangPlacement::GangPlacement(std::vector<PodPlacement> distinct) {
+GangPlacement::GangPlacement(std::vector<PodPlacement> placements) {
+  // The pods of a gang mostly ask alike: equal placements are dropped before serializing.
   std::vector<std::pair<std::string, PodPlacement>> keyed;
-  for (PodPlacement& p : distinct) keyed.emplace_back(PlacementJson(p).dump(), std::move(p));
+  for (PodPlacement& p : placements) {
+    if (std::any_of(keyed.begin(), keyed.end(), [&](const auto& k) { return k.second == p; }))
+      continue;
+    keyed.emplace_back(PlacementJson(p).dump(), std::move(p));
+  }
   std::sort(keyed.begin(), keyed.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-  Json all = Json::array();
+  // The JSON array of the distinct placements' dumps, as Json::dump() would write it.
+  canonical_ = "[";
   for (std::size_t i = 0; i < keyed.size(); ++i) {
-    if (i > 0 && keyed[i].first == keyed[i - 1].first) continue;
-    all.push_back(Json::parse(keyed[i].first));
+    if (i > 0 && keyed[i].first == keyed[i - 1].first) continue;  // equal once normalised
+    if (canonical_.size() > 1) canonical_ += ',';
+    canonical_ += keyed[i].first;
     pods_.push_back(std::move(keyed[i].second));
   }
-  canonical_ = all.dump();
+  canonical_ += ']';
 }
 
 Result<GangPlacement> GangPlacement::Of(const std::vector<Json>& pods) {

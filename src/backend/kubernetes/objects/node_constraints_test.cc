@@ -179,6 +179,10 @@ TEST(GangPlacement, IntersectionOfItsPodsAndNames) {
   EXPECT_EQ(both->FeatureName().substr(0, 4), "k8s-");
   EXPECT_EQ(both->FeatureName().size(), 12u);
   EXPECT_EQ(both->LongFeatureName().size(), 20u);
+  // Recovered jobs ask for their feature by name: the canonical form, and the names made from
+  // it, never change between versions.
+  EXPECT_EQ(both->canonical(), R"([[{"pool":"a100"},[],[]],[{"zone":"a"},[],[]]])");
+  EXPECT_EQ(both->FeatureName(), "k8s-99888de4");
   // The order of the pods, of the terms and of the values does not change the name.
   EXPECT_EQ(GangPlacement::Of({b, a})->FeatureName(), both->FeatureName());
   json t1 = PodWithTerms({{{"matchExpressions", {Expr("g", "In", {"x", "y"})}}},
