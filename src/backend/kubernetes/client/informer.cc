@@ -367,8 +367,13 @@ bool Informer::HandlersShareCache() const {
 Json Informer::CacheEntryOf(const Json& object) const {
   if (options_.keep_objects) return object;
   Json entry = Json::object();
-  for (const char* k : {"apiVersion", "kind", "metadata"})
+  for (const char* k : {"apiVersion", "kind"})
     if (auto it = object.find(k); it != object.end()) entry[k] = *it;
+  Json identity = Json::object();
+  if (auto md = object.find("metadata"); md != object.end() && md->is_object())
+    for (const char* k : {"name", "namespace", "uid", "resourceVersion"})
+      if (auto it = md->find(k); it != md->end()) identity[k] = *it;
+  entry["metadata"] = std::move(identity);
   return entry;
 }
 

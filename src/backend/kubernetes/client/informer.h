@@ -45,10 +45,11 @@ struct InformerOptions {
   // apiserver encodes about twice as fast, and objects are decoded with this into their JSON
   // form (proto_codec.h): handlers see only the fields the decoder knows.
   ProtoObjectDecoder protobuf = nullptr;
-  // False: the cache keeps only each object's apiVersion, kind and metadata, which is what
-  // Get(), List(), a re-list's on_delete and on_update's old object then give, for consumers
-  // that keep the objects themselves (InformerHandlers::on_upsert), so that there is no second
-  // copy of every object.
+  // False: the cache keeps only what identifies each object and its version (apiVersion, kind,
+  // metadata.name, namespace, uid and resourceVersion), which is what Get(), List(), a
+  // re-list's on_delete and on_update's old object then give, for consumers that keep the
+  // objects themselves (InformerHandlers::on_upsert) and find them by key: there is no second
+  // copy of every object, and a watch event does not copy its object's metadata.
   bool keep_objects = true;
   int page_size = 500;  // list in pages of this many (limit/continue), when reading etcd
   int watch_timeout_seconds = 300;  // each watch ends after this; the informer resumes from its RV
@@ -127,7 +128,7 @@ class Informer {
   // Whether on_add and on_update get the cached object itself (no on_upsert, whole objects
   // kept), rather than the object the informer hands over.
   bool HandlersShareCache() const;
-  // What the cache keeps of `object` (all of it, or its metadata: keep_objects).
+  // What the cache keeps of `object` (all of it, or what identifies it: keep_objects).
   Json CacheEntryOf(const Json& object) const;
   // Hands an added or changed object to the handlers: on_upsert takes it, else on_add or
   // on_update see it.

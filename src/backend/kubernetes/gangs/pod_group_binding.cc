@@ -65,7 +65,7 @@ void PodGroupScheduler::HandleBind(const Order& order) {
          g&& error.empty() ? g->pods : std::map<std::string, std::string>{}) {
       const Json* pod = nullptr;
       if (gang != pods_.end())
-        if (auto p = gang->second.find(name); p != gang->second.end()) pod = &p->second;
+        if (auto p = gang->second.find(name); p != gang->second.end()) pod = p->second.get();
       if (!pod || Str(*pod, "metadata", "uid") != uid || !Str(*pod, "spec", "nodeName").empty() ||
           pod->at("metadata").contains("deletionTimestamp")) {
         missing = name;

@@ -18,7 +18,7 @@ using gangs_internal::Str;
 }  // namespace
 
 void PodGroupScheduler::Reconcile(const std::string& key) {
-  std::vector<Json> pods;
+  std::vector<SharedPod> pods;
   std::map<std::string, Json> pod_groups;
   Group g;
   std::uint64_t seen = 0;  // the gang's last change this look takes into account
@@ -65,11 +65,12 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
   // annotations, and the pod waits (with an Event) when it does not.
   std::vector<std::string> notes;
   if (!pod_groups_available_) {
-    std::vector<Json> kept;
-    for (Json& p : pods) {
+    std::vector<SharedPod> kept;
+    for (SharedPod& shared : pods) {
+      const Json& p = *shared;
       std::optional<std::string> group = PodGroupName(p);
       if (!group) {
-        kept.push_back(std::move(p));
+        kept.push_back(std::move(shared));
         continue;
       }
       if (Meta(p, "annotations", kGangAnnotation).empty()) {
@@ -83,29 +84,30 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
       }
       notes.push_back("the PodGroup CRD (scheduling.x-k8s.io/v1alpha1) is not installed: label " +
                       std::string(kPodGroupLabel) + " ignored, gang from annotations");
-      p["metadata"]["labels"].erase(kPodGroupLabel);
-      kept.push_back(std::move(p));
+      auto without_label = std::make_shared<Json>(p);  // the table's pod stays as it is
+      (*without_label)["metadata"]["labels"].erase(kPodGroupLabel);
+      kept.push_back(std::move(without_label));
     }
     pods = std::move(kept);
   }
   PodGroupOptions po;
   po.default_queue = options_.default_queue;
   po.scheduler_name = options_.scheduler_name;
-  Gangs gangs = GroupPods(std::move(pods), pod_groups, po);
+  Gangs gangs = GroupPods(pods, pod_groups, po);
   for (const Status& e : gangs.errors) notes.push_back(e.message());
   Gang* gang = nullptr;
   for (Gang& candidate : gangs.gangs)
     if (candidate.key == key) gang = &candidate;
   std::map<std::string, std::string> members;  // the gang's unbound pods, name -> uid
   if (gang)
-    for (const Json& p : gang->pods)
-      members[Str(p, "metadata", "name")] = Str(p, "metadata", "uid");
+    for (const SharedPod& p : gang->pods)
+      members[Str(*p, "metadata", "name")] = Str(*p, "metadata", "uid");
 
   if (g.phase == Phase::kPending) {
     // A job recovered from an earlier lockstepd asks for the placement feature its gang had:
     // give it to the nodes again (until then the job waits, with BadConstraints).
     if (gang && !g.feature.empty() && !features_->Holds(key, g.feature)) {
-      Result<GangPlacement> placement = GangPlacement::Of(gang->pods);
+      Result<GangPlacement> placement = GangPlacement::OfPods(PodPointers(gang->pods));
       Result<std::string> f =
           placement.ok() ? features_->Register(key, *placement, g.feature) : placement.status();
       if (!f.ok())
@@ -132,7 +134,7 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
   }
   // kNone. Events go on every pod of the gang.
   if (!notes.empty()) {
-    const std::vector<Json> all_pods = PodsOf(key, /*lock=*/true);
+    const std::vector<SharedPod> all_pods = PodsOf(key, /*lock=*/true);
     for (const std::string& n : notes) EventGang(key, all_pods, "FailedScheduling", n);
   }
   if (!gang || !gang->Ready()) return;
@@ -152,7 +154,7 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
 bool PodGroupScheduler::TooFewPodsLocked(const std::string& key) const {
   auto it = pods_.find(key);
   if (it == pods_.end() || it->second.empty()) return false;
-  const Json& first = it->second.begin()->second;
+  const Json& first = *it->second.begin()->second;
   const Json* group = nullptr;
   if (std::optional<std::string> name = PodGroupName(first))
     if (auto g = pod_groups_.find(Str(first, "metadata", "namespace") + "/" + *name);
@@ -199,7 +201,8 @@ void PodGroupScheduler::CheckPendingJobs() {
 
 void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std::uint64_t seen) {
   std::map<std::string, std::string> members;
-  for (const Json& p : gang.pods) members[Str(p, "metadata", "name")] = Str(p, "metadata", "uid");
+  for (const SharedPod& p : gang.pods)
+    members[Str(*p, "metadata", "name")] = Str(*p, "metadata", "uid");
   const std::string ns = key.substr(0, key.find('/'));
   GangOptions go;
   go.pods_per_node = options_.pods_per_node;
@@ -207,7 +210,7 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std
   Result<GangRequest> req = GangToRequest(gang.pods, go);
   // The pods' nodeSelector, required affinity and tolerations become a node feature on the
   // nodes that allow them, known to the controller before the job that asks for it.
-  Result<GangPlacement> placement = GangPlacement::Of(gang.pods);
+  Result<GangPlacement> placement = GangPlacement::OfPods(PodPointers(gang.pods));
   Result<std::string> feature = !placement.ok() ? Result<std::string>(placement.status())
                                 : req.ok()      ? features_->Register(key, *placement)
                                                 : Result<std::string>(std::string());
@@ -233,7 +236,8 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std
     constexpr std::int64_t kMaxNice = 2147483645;
     s.nice =
         static_cast<std::int32_t>(-std::clamp<std::int64_t>(gang.priority, -kMaxNice, kMaxNice));
-    for (const Json& p : gang.pods) {
+    for (const SharedPod& shared : gang.pods) {
+      const Json& p = *shared;
       const std::string& t = Meta(p, "annotations", kTimeLimitAnnotation);
       if (t.empty()) continue;
       Result<Seconds> limit = spec::sbatch_internal::ParseTimeLimit(t);
@@ -309,7 +313,7 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std
   EventGang(key, gang.pods, "FailedScheduling", failure);
 }
 
-void PodGroupScheduler::EventGang(const std::string& key, const std::vector<Json>& pods,
+void PodGroupScheduler::EventGang(const std::string& key, const std::vector<SharedPod>& pods,
                                   const std::string& reason, const std::string& message) {
   Json group;
   {
@@ -318,8 +322,8 @@ void PodGroupScheduler::EventGang(const std::string& key, const std::vector<Json
     g.key = key;
     if (!g.evented.insert(message).second) return;
     if (!pods.empty())
-      if (std::optional<std::string> name = PodGroupName(pods.front()))
-        if (auto it = pod_groups_.find(Str(pods.front(), "metadata", "namespace") + "/" + *name);
+      if (std::optional<std::string> name = PodGroupName(*pods.front()))
+        if (auto it = pod_groups_.find(Str(*pods.front(), "metadata", "namespace") + "/" + *name);
             it != pod_groups_.end())
           group = it->second;
   }
@@ -336,7 +340,7 @@ void PodGroupScheduler::EventGang(const std::string& key, const std::vector<Json
   if (!group.is_null()) post(group);
   for (std::size_t i = 0; i < pods.size() && static_cast<int>(i) < options_.max_events_per_gang;
        ++i)
-    post(pods[i]);
+    post(*pods[i]);
   std::lock_guard<std::mutex> lock(mu_);
   stats_.events += posted;
 }
@@ -349,7 +353,7 @@ std::optional<PodGroupScheduler::GangExit> PodGroupScheduler::RunningGangEndedLo
   for (const auto& [name, uid] : g.pods) {
     const Json* pod = nullptr;
     if (gang != pods_.end())
-      if (auto p = gang->second.find(name); p != gang->second.end()) pod = &p->second;
+      if (auto p = gang->second.find(name); p != gang->second.end()) pod = p->second.get();
     if (!pod || Str(*pod, "metadata", "uid") != uid) {
       // Gone (deleted, or replaced by a new pod of that name): killed.
       if (exit->exit_code == 0 && exit->signal == 0) exit->signal = 9;

@@ -50,7 +50,8 @@ void PodGroupScheduler::FinishRecovery() {
     Group& g = groups_[key];
     const bool running = g.phase == Phase::kRunning;
     if (auto it = pods_.find(key); it != pods_.end()) {
-      for (const auto& [name, pod] : it->second) {
+      for (const auto& [name, shared] : it->second) {
+        const Json& pod = *shared;
         if (Str(pod, "spec", "nodeName").empty() == running || Deleting(pod)) continue;
         g.pods[name] = Str(pod, "metadata", "uid");
       }

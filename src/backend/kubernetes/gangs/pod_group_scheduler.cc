@@ -179,7 +179,7 @@ void PodGroupScheduler::Terminate(JobId job, std::int32_t run) {
 }
 
 void PodGroupScheduler::OnPod(Json pod, bool present) {
-  const std::string key = GangKeyOf(pod, pod_groups_available_);
+  std::string key = GangKeyOf(pod, pod_groups_available_);
   const std::string name = Str(pod, "metadata", "name");
   const std::string id = Str(pod, "metadata", "namespace") + "/" + name;
   // A bound gang ends only when one of its pods ends, goes or is replaced; its other updates
@@ -194,6 +194,10 @@ void PodGroupScheduler::OnPod(Json pod, bool present) {
     // empty. (A first list files thousands of pods a second; a wakeup for each would take the
     // worker off the CPU as often, and the CPU it waits for is the apiserver's too.)
     const bool worker_idle = dirty_.empty();
+    // A pod gone leaves the gang it was filed in: after a re-list its last state is only what
+    // identifies it (the informer keeps no copy of the pods), without the labels of its gang.
+    if (!present)
+      if (auto filed = pod_gang_.find(id); filed != pod_gang_.end()) key = filed->second;
     // A pod whose labels moved it to another gang leaves its old one.
     auto erase = [&](const std::string& from) {
       auto it = pods_.find(from);
@@ -211,7 +215,7 @@ void PodGroupScheduler::OnPod(Json pod, bool present) {
     }
     if (in_pod_group) MarkStatusDirty(key);
     if (present) {
-      pods_[key][name] = std::move(pod);
+      pods_[key][name] = std::make_shared<const Json>(std::move(pod));
       pod_gang_[id] = key;
     }
     last_change_[key] = ++change_seq_;
@@ -301,7 +305,7 @@ std::optional<PodGroupStatusPatch> PodGroupScheduler::StatusPatchOf(const std::s
   PodGroupStatusInput in;
   in.pod_group = &group->second;
   if (auto pods = pods_.find(key); pods != pods_.end())
-    for (const auto& [name, pod] : pods->second) in.pods.push_back(&pod);
+    for (const auto& [name, pod] : pods->second) in.pods.push_back(pod.get());
   if (auto g = groups_.find(key); g != groups_.end()) {
     in.binding = g->second.phase == Phase::kBinding;
     in.schedule_start = g->second.schedule_start;
@@ -322,18 +326,20 @@ void PodGroupScheduler::MarkDirty(const std::string& key) {
   wake_.notify_all();
 }
 
-std::vector<Json> PodGroupScheduler::PodsOf(const std::string& key, bool lock) const {
+std::vector<SharedPod> PodGroupScheduler::PodsOf(const std::string& key, bool lock) const {
   std::unique_lock<std::mutex> guard(mu_, std::defer_lock);
   if (lock) guard.lock();
-  std::vector<Json> out;
+  std::vector<SharedPod> out;
   if (auto it = pods_.find(key); it != pods_.end())
     for (const auto& [name, pod] : it->second) out.push_back(pod);
   return out;
 }
 
-std::map<std::string, Json> PodGroupScheduler::PodGroupsFor(const std::vector<Json>& pods) const {
+std::map<std::string, Json> PodGroupScheduler::PodGroupsFor(
+    const std::vector<SharedPod>& pods) const {
   std::map<std::string, Json> out;
-  for (const Json& p : pods) {
+  for (const SharedPod& shared : pods) {
+    const Json& p = *shared;
     std::optional<std::string> g = PodGroupName(p);
     if (!g) continue;
     std::string key = Str(p, "metadata", "namespace") + "/" + *g;

@@ -217,7 +217,8 @@ class PodGroupScheduler {
   void DeletePods(const std::string& ns, const std::vector<std::string>& names,
                   std::optional<std::int64_t> grace);
   // Posts `message` once per gang on its pods (and PodGroup).
-  void EventGang(const std::string& key, const std::vector<Json>& pods, const std::string& reason,
+  void EventGang(const std::string& key, const std::vector<SharedPod>& pods,
+                 const std::string& reason,
                  const std::string& message);
   void MarkDirty(const std::string& key);
   // Records a change of gang `key`'s pods or PodGroup and marks it for a look; mu_ held.
@@ -226,9 +227,9 @@ class PodGroupScheduler {
   void MarkStatusDirty(const std::string& key);
   // The status to write to PodGroup `key`, nullopt when it is gone or its status says it already.
   std::optional<PodGroupStatusPatch> StatusPatchOf(const std::string& key) const;
-  // Copies of the gang's pods, by name; `lock`: take mu_ (else the caller holds it).
-  std::vector<Json> PodsOf(const std::string& key, bool lock = false) const;
-  std::map<std::string, Json> PodGroupsFor(const std::vector<Json>& pods) const;
+  // The gang's pods, by name; `lock`: take mu_ (else the caller holds it).
+  std::vector<SharedPod> PodsOf(const std::string& key, bool lock = false) const;
+  std::map<std::string, Json> PodGroupsFor(const std::vector<SharedPod>& pods) const;
 
   KubeClient* const client_;
   controller::Controller* const controller_;
@@ -252,7 +253,7 @@ class PodGroupScheduler {
   bool started_ = false, stop_ = false, ready_ = false;  // guarded by mu_
   bool nodes_changed_ = false;  // guarded by mu_: labels or taints of Nodes changed
   // Gang key -> pod name -> pod: every lockstep-scheduled pod not created by lockstep.
-  std::map<std::string, std::map<std::string, Json>> pods_;  // guarded by mu_
+  std::map<std::string, std::map<std::string, SharedPod>> pods_;  // guarded by mu_
   std::map<std::string, std::string> pod_gang_;              // guarded by mu_: "ns/pod" -> gang key
   std::map<std::string, Json> pod_groups_;                   // guarded by mu_; "ns/name"
   std::map<std::string, Group> groups_;                      // guarded by mu_

@@ -91,20 +91,23 @@ Result<PodMembership> MembershipOf(const Json& pod, const Json* pod_group,
   return m;
 }
 
-Gangs GroupPods(std::vector<Json> pods, const std::map<std::string, Json>& pod_groups,
+Gangs GroupPods(const std::vector<SharedPod>& pods, const std::map<std::string, Json>& pod_groups,
                 const PodGroupOptions& options) {
-  std::vector<Json*> mine;  // the gangs' pods are moved from `pods`
-  for (Json& pod : pods) {
+  std::vector<const SharedPod*> mine;
+  for (const SharedPod& p : pods) {
+    const Json& pod = *p;
     if (internal::StringAt(pod, "spec", "schedulerName") != options.scheduler_name) continue;
     if (internal::Label(pod, kJobIdLabel) || BeingDeleted(pod) || Ended(pod)) continue;
-    mine.push_back(&pod);
+    mine.push_back(&p);
   }
-  std::sort(mine.begin(), mine.end(), [](const Json* a, const Json* b) {
-    return internal::StringAt(*a, "metadata", "name") < internal::StringAt(*b, "metadata", "name");
+  std::sort(mine.begin(), mine.end(), [](const SharedPod* a, const SharedPod* b) {
+    return internal::StringAt(**a, "metadata", "name") <
+           internal::StringAt(**b, "metadata", "name");
   });
   Gangs out;
   std::map<std::string, Gang> by_key;
-  for (Json* pod : mine) {
+  for (const SharedPod* shared : mine) {
+    const Json* pod = shared->get();
     const Json* group = nullptr;
     if (std::optional<std::string> name = PodGroupName(*pod)) {
       auto it = pod_groups.find(internal::StringAt(*pod, "metadata", "namespace") + "/" + *name);
@@ -132,7 +135,7 @@ Gangs GroupPods(std::vector<Json> pods, const std::map<std::string, Json>& pod_g
     }
     g.priority = std::max(g.priority, m->priority);
     if (internal::StringAt(*pod, "spec", "nodeName").empty())
-      g.pods.push_back(std::move(*pod));
+      g.pods.push_back(*shared);
     else
       ++g.bound;
   }
@@ -141,12 +144,39 @@ Gangs GroupPods(std::vector<Json> pods, const std::map<std::string, Json>& pod_g
   return out;
 }
 
+Gangs GroupPods(std::vector<Json> pods, const std::map<std::string, Json>& pod_groups,
+                const PodGroupOptions& options) {
+  std::vector<SharedPod> shared;
+  shared.reserve(pods.size());
+  for (Json& p : pods) shared.push_back(std::make_shared<const Json>(std::move(p)));
+  return GroupPods(shared, pod_groups, options);
+}
+
+std::vector<const Json*> PodPointers(const std::vector<SharedPod>& pods) {
+  std::vector<const Json*> out;
+  out.reserve(pods.size());
+  for (const SharedPod& p : pods) out.push_back(p.get());
+  return out;
+}
+
+Result<GangRequest> GangToRequest(const std::vector<SharedPod>& pods, const GangOptions& options) {
+  return GangToRequest(PodPointers(pods), options);
+}
+
 Result<GangRequest> GangToRequest(const std::vector<Json>& pods, const GangOptions& options) {
+  std::vector<const Json*> each;
+  for (const Json& p : pods) each.push_back(&p);
+  return GangToRequest(each, options);
+}
+
+Result<GangRequest> GangToRequest(const std::vector<const Json*>& pods,
+                                  const GangOptions& options) {
   if (pods.empty()) return InvalidArgument("gang without pods");
   GangRequest g;
   bool every_deadline = true;  // every pod has an activeDeadlineSeconds
   Seconds deadline = 0;
-  for (const Json& pod : pods) {
+  for (const Json* each : pods) {
+    const Json& pod = *each;
     const std::string who = internal::Describe(pod, "pod");
     Result<PodResources> r = PodRequests(pod, options.names);
     if (!r.ok()) return r.status();

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -27,6 +28,10 @@ inline constexpr const char* kPodGroupLabel = "scheduling.x-k8s.io/pod-group";
 inline constexpr const char* kGangAnnotation = "lockstep.dev/gang";
 inline constexpr const char* kGangSizeAnnotation = "lockstep.dev/gang-size";
 inline constexpr const char* kQueueLabel = "lockstep.dev/queue";
+
+// A pod as a gang scheduler's table holds it: shared, never changed, so that gangs and their
+// submissions read the table's pods without copying them.
+using SharedPod = std::shared_ptr<const nlohmann::json>;
 
 struct PodGroupOptions {
   std::string default_queue;  // the queue (partition) of pods without kQueueLabel
@@ -62,7 +67,7 @@ struct Gang {
   std::int32_t min_member = 1;
   std::int32_t priority = 0;         // the highest of its pods
   std::string queue;                 // its first pod's
-  std::vector<nlohmann::json> pods;  // unbound members, by name
+  std::vector<SharedPod> pods;       // unbound members, by name
   std::int32_t bound = 0;            // members already on a node
   // Enough members exist to place it (coscheduling's minMember counts bound members too).
   bool Ready() const { return static_cast<std::int32_t>(pods.size()) + bound >= min_member; }
@@ -78,6 +83,9 @@ struct Gangs {
 // `pods`; bound ones count in `bound`. `pod_groups` maps "<namespace>/<name>" to PodGroup
 // objects. A pod whose gang size or queue disagrees with its gang's first pod is left out with
 // an error.
+Gangs GroupPods(const std::vector<SharedPod>& pods,
+                const std::map<std::string, nlohmann::json>& pod_groups,
+                const PodGroupOptions& options = {});
 Gangs GroupPods(std::vector<nlohmann::json> pods,
                 const std::map<std::string, nlohmann::json>& pod_groups,
                 const PodGroupOptions& options = {});
@@ -104,8 +112,15 @@ struct GangRequest {
 // gpus_per_task = the largest GPU count, time_limit = the largest activeDeadlineSeconds when
 // every pod has one. Errors: no pods, a pod asking two GPU resources, or pods asking different
 // ones (the engine places one GPU type per job), a bad quantity.
+Result<GangRequest> GangToRequest(const std::vector<const nlohmann::json*>& pods,
+                                  const GangOptions& options = {});
+Result<GangRequest> GangToRequest(const std::vector<SharedPod>& pods,
+                                  const GangOptions& options = {});
 Result<GangRequest> GangToRequest(const std::vector<nlohmann::json>& pods,
                                   const GangOptions& options = {});
+
+// The pods read in place.
+std::vector<const nlohmann::json*> PodPointers(const std::vector<SharedPod>& pods);
 
 struct PodBinding {
   std::string ns, pod, node;

@@ -106,7 +106,7 @@ TEST(GroupPods, GangsAndErrors) {
   const Gang& bert = g.gangs[0];
   EXPECT_EQ(bert.key, "research/bert-large");
   ASSERT_EQ(bert.pods.size(), 2u);
-  EXPECT_EQ(bert.pods[0]["metadata"]["name"], "bert-large-worker-0");  // by name
+  EXPECT_EQ((*bert.pods[0])["metadata"]["name"], "bert-large-worker-0");  // by name
   EXPECT_EQ(bert.bound, 1);
   EXPECT_EQ(bert.min_member, 4);
   EXPECT_FALSE(bert.Ready());  // 2 waiting + 1 bound < 4
@@ -206,7 +206,7 @@ TEST(GangToRequest, MixedGpuResourcesAreAnError) {
   EXPECT_EQ(g.status().message(),
             "pod research/w-1: asks for nvidia.com/mig-3g.40gb, another pod of its gang for "
             "nvidia.com/gpu; a job has one GPU type");
-  EXPECT_FALSE(GangToRequest({}).ok());
+  EXPECT_FALSE(GangToRequest(std::vector<json>{}).ok());
 }
 
 TEST(BindingObject, AsTheApiWantsIt) {
