@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "controller/spec_interner.h"
 
@@ -78,6 +79,23 @@ TEST(SpecInterner, ForgetsTheJsonOfSpecsNoJobHolds) {
   a.reset();
   EXPECT_EQ(specs.size(), 0u);  // swept
   EXPECT_TRUE(json.expired());
+}
+
+TEST(SpecInterner, KeepsJsonOnlyWithinItsBudget) {
+  const std::size_t one = spec::JobSpecToJson(TrainingSpec()).size();
+  SpecInterner specs(3 * one + one / 2);  // room for three
+  std::vector<std::shared_ptr<const spec::JobSpec>> held;
+  for (int i = 0; i < 6; ++i) {
+    spec::JobSpec s = TrainingSpec();
+    s.nice = i;  // six specs that ask alike but for their nice value
+    held.push_back(specs.Intern(s));
+    EXPECT_EQ(*specs.JsonOf(held.back()), spec::JobSpecToJson(s));  // kept or not: right
+  }
+  EXPECT_LE(specs.json_bytes(), 3 * one + one / 2);
+  EXPECT_GE(specs.json_bytes(), 2 * one);
+  held.clear();
+  EXPECT_EQ(specs.size(), 0u);  // the sweep gives their JSON back
+  EXPECT_EQ(specs.json_bytes(), 0u);
 }
 
 }  // namespace

@@ -56,7 +56,10 @@ std::shared_ptr<const std::string> SpecInterner::JsonOf(
   // Serialized unlocked; a concurrent caller may do the same, and either result is the same.
   auto json = std::make_shared<const std::string>(spec::JobSpecToJson(*spec));
   std::lock_guard<std::mutex> lock(mu_);
-  if (Entry* e = find()) e->json = json;
+  if (Entry* e = find(); e && !e->json && json_bytes_ + json->size() <= max_json_bytes_) {
+    e->json = json;
+    json_bytes_ += json->size();
+  }
   return json;
 }
 
@@ -66,9 +69,20 @@ std::size_t SpecInterner::size() {
   return specs_.size();
 }
 
+std::size_t SpecInterner::json_bytes() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return json_bytes_;
+}
+
 void SpecInterner::SweepLocked() {
-  for (auto it = specs_.begin(); it != specs_.end();)
-    it = it->second.spec.expired() ? specs_.erase(it) : std::next(it);
+  for (auto it = specs_.begin(); it != specs_.end();) {
+    if (!it->second.spec.expired()) {
+      ++it;
+      continue;
+    }
+    if (it->second.json) json_bytes_ -= it->second.json->size();
+    it = specs_.erase(it);
+  }
   sweep_at_ = std::max<std::size_t>(1024, specs_.size() * 2);
 }
 

@@ -14,17 +14,23 @@ namespace lockstep::controller {
 
 class SpecInterner {
  public:
+  explicit SpecInterner(std::size_t max_json_bytes = kMaxJsonBytes)
+      : max_json_bytes_(max_json_bytes) {}
+
   // The shared copy equal to `spec`, made if there is none. Thread-safe.
   std::shared_ptr<const spec::JobSpec> Intern(spec::JobSpec spec);
 
   // spec::JobSpecToJson(*spec), made once per interned spec and kept while it lives: every
   // change of a job's state persists its whole entry, spec included (EntryToJson), and
-  // serializing the spec was most of that. A spec not made by Intern() is serialized each time.
-  // Thread-safe.
+  // serializing the spec was most of that. A spec not made by Intern() is serialized each time,
+  // and so is every spec once the kept JSON reaches `max_json_bytes` (a million pending jobs
+  // that each ask differently must not double their specs' memory). Thread-safe.
   std::shared_ptr<const std::string> JsonOf(const std::shared_ptr<const spec::JobSpec>& spec);
+  static constexpr std::size_t kMaxJsonBytes = std::size_t{64} << 20;
 
-  // Distinct specs alive (for tests).
+  // Distinct specs alive, and the bytes of JSON kept for them (for tests).
   std::size_t size();
+  std::size_t json_bytes();
 
  private:
   struct Entry {
@@ -35,6 +41,8 @@ class SpecInterner {
 
   std::mutex mu_;
   std::unordered_multimap<std::size_t, Entry> specs_;
+  const std::size_t max_json_bytes_;
+  std::size_t json_bytes_ = 0;  // kept in specs_' json
   std::size_t sweep_at_ = 1024;  // drop expired entries when the table grows past this
 };
 
