@@ -334,6 +334,7 @@ std::optional<double> Measure(const Args& a, const std::string& run) {
   if (before <= 0 || after <= 0) return std::nullopt;
   if (a.default_qps) {
     auto limited = KubeClient::Create(*cfg);  // qps 200, burst 400
+    if (!limited.ok()) return std::nullopt;
     std::printf("(b') lockstep, one client with the defaults (qps 200, burst 400):\n");
     const double slow =
         LockstepRound(limited->get(), a, run, run + "/state-b", "lockstep-default", std::nullopt);
