@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <system_error>
+#include <vector>
 
 #include "backend/sim/svg_chart.h"
 
@@ -54,6 +56,22 @@ SimResult ThreeJobs() {
   return result;
 }
 
+std::vector<fs::path>& MadeTestDirs() {
+  static std::vector<fs::path> dirs;
+  return dirs;
+}
+
+// Removes every directory TestDir() made once all the tests have run.
+class RemoveTestDirs : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ignored;
+    for (const fs::path& dir : MadeTestDirs()) fs::remove_all(dir, ignored);
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kRemoveTestDirs =
+    ::testing::AddGlobalTestEnvironment(new RemoveTestDirs);
+
 // A fresh directory for one test, removed first in case an earlier run left it behind.
 fs::path TestDir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -61,6 +79,7 @@ fs::path TestDir() {
                  (std::string("sim_report_") + info->name() + "_" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
+  MadeTestDirs().push_back(dir);
   return dir;
 }
 
