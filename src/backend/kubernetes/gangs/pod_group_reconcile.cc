@@ -207,10 +207,11 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std
   GangOptions go;
   go.pods_per_node = options_.pods_per_node;
   go.names = options_.names;
-  Result<GangRequest> req = GangToRequest(gang.pods, go);
+  const std::vector<const Json*> pods = PodPointers(gang.pods);
+  Result<GangRequest> req = GangToRequest(pods, go);
   // The pods' nodeSelector, required affinity and tolerations become a node feature on the
   // nodes that allow them, known to the controller before the job that asks for it.
-  Result<GangPlacement> placement = GangPlacement::OfPods(PodPointers(gang.pods));
+  Result<GangPlacement> placement = GangPlacement::OfPods(pods);
   Result<std::string> feature = !placement.ok() ? Result<std::string>(placement.status())
                                 : req.ok()      ? features_->Register(key, *placement)
                                                 : Result<std::string>(std::string());

@@ -5,7 +5,7 @@
 // the apiserver's JSON; errors name the pod and the field (docs/kubernetes.md, "Pods of other
 // creators").
 //
-//   Result<GangPlacement> p = GangPlacement::Of(gang.pods);
+//   Result<GangPlacement> p = GangPlacement::OfPods(PodPointers(gang.pods));
 //   if (p->Allows(NodeViewOf(node_json))) ...;
 //   p->FeatureName();  // "pool=a100", "k8s-untainted", "k8s-1f0c9a2e"; "" when unconstrained
 #pragma once

@@ -159,10 +159,6 @@ std::vector<const Json*> PodPointers(const std::vector<SharedPod>& pods) {
   return out;
 }
 
-Result<GangRequest> GangToRequest(const std::vector<SharedPod>& pods, const GangOptions& options) {
-  return GangToRequest(PodPointers(pods), options);
-}
-
 Result<GangRequest> GangToRequest(const std::vector<Json>& pods, const GangOptions& options) {
   std::vector<const Json*> each;
   for (const Json& p : pods) each.push_back(&p);

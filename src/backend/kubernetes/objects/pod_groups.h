@@ -114,8 +114,6 @@ struct GangRequest {
 // ones (the engine places one GPU type per job), a bad quantity.
 Result<GangRequest> GangToRequest(const std::vector<const nlohmann::json*>& pods,
                                   const GangOptions& options = {});
-Result<GangRequest> GangToRequest(const std::vector<SharedPod>& pods,
-                                  const GangOptions& options = {});
 Result<GangRequest> GangToRequest(const std::vector<nlohmann::json>& pods,
                                   const GangOptions& options = {});
 
