@@ -9,9 +9,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "backend/sim/simulator.h"
-#include "spec/cluster_config.h"
-#include "spec/trace.h"
+#include "sim/simulator.h"
+#include "config/cluster_config.h"
+#include "trace/trace.h"
 
 namespace lockstep {
 namespace {
@@ -26,9 +26,9 @@ std::string ReadAll(const fs::path& p) {
 }
 
 std::string RunScenario(const fs::path& dir) {
-  Result<spec::ClusterConfig> cluster = spec::LoadClusterConfig((dir / "cluster.yaml").string());
+  Result<config::ClusterConfig> cluster = config::LoadClusterConfig((dir / "cluster.yaml").string());
   EXPECT_TRUE(cluster.ok()) << cluster.status().ToString();
-  Result<spec::Trace> trace = spec::ReadLockstepCsv((dir / "jobs.csv").string());
+  Result<trace::Trace> trace = trace::ReadLockstepCsv((dir / "jobs.csv").string());
   EXPECT_TRUE(trace.ok()) << trace.status().ToString();
   if (!cluster.ok() || !trace.ok()) return "";
   std::ostringstream log;

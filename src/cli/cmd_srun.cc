@@ -23,7 +23,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "common/base64.h"
-#include "spec/sbatch.h"
+#include "jobspec/sbatch.h"
 
 namespace lockstep::cli {
 namespace {
@@ -148,7 +148,7 @@ int FollowStep(client::ApiClient& api, unsigned long long job, int step, int nta
 
 // Starts one step of job `job`: lockstepd's answer ({"step_id", "ntasks", ...}).
 Result<nlohmann::json> StartStep(client::ApiClient& api, unsigned long long job,
-                                 const spec::SrunParse& p) {
+                                 const jobspec::SrunParse& p) {
   nlohmann::json req = {{"argv", p.command},
                         {"ntasks", p.spec.ntasks},
                         {"nodes", p.spec.min_nodes},
@@ -167,12 +167,12 @@ int FollowStarted(client::ApiClient& api, unsigned long long job, const nlohmann
 
 // Outside an allocation: a job that holds the nodes until the step is done, then exits with its
 // code (kAwaitStepFlag), so the job's accounting shows the step's outcome.
-int AllocateAndRun(client::ApiClient& api, spec::SrunParse p, bool label) {
+int AllocateAndRun(client::ApiClient& api, jobspec::SrunParse p, bool label) {
   p.spec.script = std::string("#!/bin/sh\nexec srun ") + kAwaitStepFlag + "\n";
   if (p.spec.name.empty()) p.spec.name = p.command.front();
   p.spec.output = "/dev/null";  // srun prints the step's output itself
   Result<nlohmann::json> r =
-      api.Post("/api/v1/jobs", nlohmann::json::parse(spec::JobSpecToJson(p.spec)));
+      api.Post("/api/v1/jobs", nlohmann::json::parse(jobspec::JobSpecToJson(p.spec)));
   if (!r.ok()) return Fail("srun", "Unable to allocate resources: " + r.status().message());
   unsigned long long job = (*r)["job_id"].get<unsigned long long>();
   const std::string where = "/api/v1/jobs/" + std::to_string(job);
@@ -237,7 +237,7 @@ bool TakeLabel(std::vector<std::string>& args, const std::map<std::string, std::
       stripped.push_back(args[i]);
     }
   if (stripped.size() == args.size()) return false;
-  Result<spec::SrunParse> p = spec::ParseSrunArgs(stripped, env, CurrentDir(), now);
+  Result<jobspec::SrunParse> p = jobspec::ParseSrunArgs(stripped, env, CurrentDir(), now);
   if (!p.ok() || p->command.empty()) return false;
   const std::size_t command_at = kept[stripped.size() - p->command.size()];
   bool label = false;
@@ -274,7 +274,7 @@ int RunSrun(int argc, char** argv) {
     args.insert(args.begin(), "--ntasks=" + env["SLURM_NTASKS"]);
   const Time now = std::time(nullptr);
   const bool label = TakeLabel(args, env, now);
-  Result<spec::SrunParse> p = spec::ParseSrunArgs(args, env, CurrentDir(), now);
+  Result<jobspec::SrunParse> p = jobspec::ParseSrunArgs(args, env, CurrentDir(), now);
   if (!p.ok()) return Fail("srun", p.status());
   if (p->command.empty()) return Fail("srun", "no command to run");
   CatchInterrupts();

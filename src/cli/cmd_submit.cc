@@ -12,12 +12,12 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "spec/sbatch.h"
+#include "jobspec/sbatch.h"
 
 namespace lockstep::cli {
 
 int RunSbatch(int argc, char** argv) {
-  spec::SbatchInput in;
+  jobspec::SbatchInput in;
   in.args = Args(argc, argv);
   in.env = Environment();
   in.cwd = CurrentDir();
@@ -32,11 +32,11 @@ int RunSbatch(int argc, char** argv) {
       !has_script)
     in.stdin_script.assign(std::istreambuf_iterator<char>(std::cin),
                            std::istreambuf_iterator<char>());
-  Result<spec::JobSpec> job = spec::ParseSbatch(in);
+  Result<jobspec::JobSpec> job = jobspec::ParseSbatch(in);
   if (!job.ok()) return Fail("sbatch", job.status());
   client::ApiClient api;
   Result<nlohmann::json> r =
-      api.Post("/api/v1/jobs", nlohmann::json::parse(spec::JobSpecToJson(*job)));
+      api.Post("/api/v1/jobs", nlohmann::json::parse(jobspec::JobSpecToJson(*job)));
   if (!r.ok()) return Fail("sbatch", "Batch job submission failed: " + r.status().message());
   if (job->parsable)
     std::printf("%llu\n", (*r)["job_id"].get<unsigned long long>());

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <iostream>
 
-#include "backend/sim/simulator.h"
+#include "sim/simulator.h"
 #include "cli/commands.h"
-#include "spec/cluster_config.h"
-#include "spec/trace.h"
+#include "config/cluster_config.h"
+#include "trace/trace.h"
 
 namespace lockstep::cli {
 namespace {
@@ -34,15 +34,15 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 
 std::string GuessFormat(const std::string& path) {
   if (EndsWith(path, ".swf") || EndsWith(path, ".swf.gz")) return "swf";
-  auto text = spec::ReadFileMaybeGzip(path);
+  auto text = trace::ReadFileMaybeGzip(path);
   if (text.ok() && text->rfind("name,cpu_milli", 0) == 0) return "alibaba";
   return "lockstep";
 }
 
-Result<spec::Trace> LoadTrace(SimArgs& a) {
+Result<trace::Trace> LoadTrace(SimArgs& a) {
   if (a.format.empty()) a.format = GuessFormat(a.trace);
-  if (a.format == "swf") return spec::ReadSwf(a.trace);
-  if (a.format == "lockstep") return spec::ReadLockstepCsv(a.trace);
+  if (a.format == "swf") return trace::ReadSwf(a.trace);
+  if (a.format == "lockstep") return trace::ReadLockstepCsv(a.trace);
   if (a.format == "alibaba") {
     std::string nodes = a.nodes;
     if (nodes.empty()) {
@@ -54,12 +54,12 @@ Result<spec::Trace> LoadTrace(SimArgs& a) {
             "an Alibaba trace needs its node list: give --nodes FILE or --cluster FILE");
       if (access(nodes.c_str(), R_OK) != 0) nodes.clear();
     }
-    return spec::ReadAlibaba(a.trace, nodes);
+    return trace::ReadAlibaba(a.trace, nodes);
   }
   return InvalidArgument("--format: '" + a.format + "' is not one of swf, alibaba, lockstep");
 }
 
-Status ApplyPolicy(const SimArgs& a, spec::ClusterConfig& cluster, sim::SimOptions& o) {
+Status ApplyPolicy(const SimArgs& a, config::ClusterConfig& cluster, sim::SimOptions& o) {
   o.policy = cluster.policy;
   o.policy.estimate_starts = false;  // the replay needs decisions, not forecasts
   o.fairshare_half_life = cluster.fairshare_half_life;
@@ -107,10 +107,10 @@ int RunSim(int argc, char** argv) {
     return app.exit(e);
   }
 
-  Result<spec::Trace> trace = LoadTrace(a);
+  Result<trace::Trace> trace = LoadTrace(a);
   if (!trace.ok()) return Fail(trace.status());
-  Result<spec::ClusterConfig> cluster =
-      a.cluster.empty() ? sim::ClusterFromTrace(*trace) : spec::LoadClusterConfig(a.cluster);
+  Result<config::ClusterConfig> cluster =
+      a.cluster.empty() ? sim::ClusterFromTrace(*trace) : config::LoadClusterConfig(a.cluster);
   if (!cluster.ok()) return Fail(cluster.status());
   sim::SimOptions o;
   if (Status s = ApplyPolicy(a, *cluster, o); !s.ok()) return Fail(s);

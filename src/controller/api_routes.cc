@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "spec/job_spec.h"
+#include "jobspec/job_spec.h"
 
 namespace lockstep::controller {
 namespace {
@@ -109,7 +109,7 @@ Response Jobs(Controller& c, const Caller& caller, http::verb verb,
   if (p.size() == 3) {
     if (verb == http::verb::get) return Ok(c.ListJobs(query));
     if (verb == http::verb::post) {
-      Result<spec::JobSpec> spec = spec::JobSpecFromJson(req.body());
+      Result<jobspec::JobSpec> spec = jobspec::JobSpecFromJson(req.body());
       if (!spec.ok()) return Error(spec.status());
       Result<JobId> id = c.Submit(caller, std::move(*spec));
       if (!id.ok()) return Error(id.status());

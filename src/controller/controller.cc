@@ -37,8 +37,8 @@ Controller::Controller(const ControllerOptions& options) : options_(options) {}
 
 Result<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& options) {
   std::unique_ptr<Controller> c(new Controller(options));
-  Result<spec::ClusterConfig> cluster =
-      spec::LoadClusterConfig(options.cluster_config, options.backend);
+  Result<config::ClusterConfig> cluster =
+      config::LoadClusterConfig(options.cluster_config, options.backend);
   if (!cluster.ok()) return cluster.status();
   c->cluster_ = std::move(*cluster);
   c->nodes_.resize(c->cluster_.base.nodes.size());

@@ -26,7 +26,7 @@
 #include "controller/spec_interner.h"
 #include "controller/step_output.h"
 #include "engine/model.h"
-#include "spec/cluster_config.h"
+#include "config/cluster_config.h"
 #include "store/store.h"
 
 namespace lockstep::controller {
@@ -60,7 +60,7 @@ class Controller {
 
   // --- Users' API. Results are the JSON objects of docs/api.md. ---
   // Durable when it returns; an array answers its first id.
-  Result<JobId> Submit(const Caller& caller, spec::JobSpec spec);
+  Result<JobId> Submit(const Caller& caller, jobspec::JobSpec spec);
   nlohmann::json ListJobs(const nlohmann::json& filter) const;
   Result<nlohmann::json> ShowJob(JobId id) const;
   // signal 0 cancels; another signal is delivered to the job's processes.
@@ -166,7 +166,7 @@ class Controller {
   std::uint32_t NodeIndexLocked(const std::string& name) const;
 
   ControllerOptions options_;
-  spec::ClusterConfig cluster_;
+  config::ClusterConfig cluster_;
   std::unique_ptr<store::Store> store_;
 
   mutable std::mutex mu_;

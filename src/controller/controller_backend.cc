@@ -11,7 +11,7 @@
 
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
-#include "spec/output_pattern.h"
+#include "jobspec/output_pattern.h"
 
 namespace lockstep::controller {
 
@@ -23,7 +23,7 @@ void Controller::AttachBackend(Backend* backend) {
 namespace {
 
 // The engine's node for a report, with what others use taken away (their pods hold it).
-engine::Node EngineNodeOf(const NodeReport& r, spec::ClusterConfig& cluster) {
+engine::Node EngineNodeOf(const NodeReport& r, config::ClusterConfig& cluster) {
   engine::Node n;
   n.name = r.name;
   n.cpus = std::max(0, r.cpus - r.used_cpus);
@@ -102,7 +102,7 @@ namespace {
 using FeatureNodes = std::map<std::string, std::set<std::string>>;
 
 // The bits of the features of `of`.
-std::uint64_t BitsOf(const FeatureNodes& of, const spec::ClusterConfig& c) {
+std::uint64_t BitsOf(const FeatureNodes& of, const config::ClusterConfig& c) {
   std::uint64_t mask = 0;
   for (const auto& [f, nodes] : of)
     if (std::uint32_t bit = c.FeatureIndex(f); bit < 64) mask |= std::uint64_t{1} << bit;
@@ -115,7 +115,7 @@ struct FeatureChange {
 
 // What going from placement features `now` to `want` adds and drops, if it fits in 64 bits.
 Result<FeatureChange> FeatureChangeOf(const FeatureNodes& now, const FeatureNodes& want,
-                                      const spec::ClusterConfig& c) {
+                                      const config::ClusterConfig& c) {
   FeatureChange change;
   for (const auto& [f, nodes] : now)
     if (!want.count(f)) change.dropped.push_back(f);
@@ -250,7 +250,7 @@ Result<std::string> Controller::JobLogs(const Caller& caller, JobId id) {
     // A requeued job waiting again: its last run's output.
     if (job.state == JobState::kPending) run -= 1;
     uid = job.uid;
-    spec::OutputPatternVars vars;
+    jobspec::OutputPatternVars vars;
     vars.job_id = job.id;
     vars.array_job_id = job.array_job_id;
     vars.array_task_id = job.array_task_id;
@@ -260,8 +260,8 @@ Result<std::string> Controller::JobLogs(const Caller& caller, JobId id) {
     node = job.placement.empty() ? "" : job.placement.front().node;
     vars.node = node;
     vars.restart_count = static_cast<std::uint32_t>(run);
-    path = spec::ExpandOutputPattern(job.spec->output.empty()
-                                         ? spec::DefaultOutputPattern(job.is_array_task())
+    path = jobspec::ExpandOutputPattern(job.spec->output.empty()
+                                         ? jobspec::DefaultOutputPattern(job.is_array_task())
                                          : job.spec->output,
                                      vars);
     if (path.empty() || path[0] != '/') path = job.spec->work_dir + "/" + path;

@@ -73,7 +73,7 @@ class BackendFeaturesTest : public ::testing::Test {
 
   // A one-node job of all 8 CPUs asking `constraint`.
   Result<JobId> Submit(const std::string& constraint, bool hold = false) {
-    spec::JobSpec s;
+    jobspec::JobSpec s;
     s.name = "j";
     s.script = "#!/bin/sh\ntrue\n";
     s.work_dir = "/tmp";

@@ -16,7 +16,7 @@ std::string ScriptKey(JobId id) {
 
 }  // namespace
 
-Result<JobId> Controller::Submit(const Caller& caller, spec::JobSpec spec) {
+Result<JobId> Controller::Submit(const Caller& caller, jobspec::JobSpec spec) {
   std::vector<std::uint32_t> tasks;
   if (spec.array) tasks = spec.array->indices;
   if (spec.array && tasks.empty()) return InvalidArgument("invalid job array specification");
@@ -28,8 +28,8 @@ Result<JobId> Controller::Submit(const Caller& caller, spec::JobSpec spec) {
     std::lock_guard<std::mutex> lock(mu_);
     LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));
     // Dependencies on array tasks ("after:40_2") name that task's own job id.
-    for (spec::DependencySpec& d : spec.dependencies) {
-      if (d.type == spec::DependencyType::kSingleton) continue;
+    for (jobspec::DependencySpec& d : spec.dependencies) {
+      if (d.type == jobspec::DependencyType::kSingleton) continue;
       auto it = jobs_.find(d.job);
       if (!d.has_task && it == jobs_.end())
         return InvalidArgument("job dependency problem: job " + std::to_string(d.job) +
@@ -60,7 +60,7 @@ Result<JobId> Controller::Submit(const Caller& caller, spec::JobSpec spec) {
   Time now = WallNow();
   std::vector<JobEntry> entries;
   spec.warnings.clear();
-  std::shared_ptr<const spec::JobSpec> shared = specs_.Intern(std::move(spec));
+  std::shared_ptr<const jobspec::JobSpec> shared = specs_.Intern(std::move(spec));
   const std::shared_ptr<const std::string> spec_json = specs_.JsonOf(shared);
   for (std::uint64_t k = 0; k < count; ++k) {
     JobEntry e;
@@ -187,7 +187,7 @@ Status Controller::Update(const Caller& caller, JobId id, const nlohmann::json& 
   LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
   if (!changes.is_object()) return InvalidArgument("update: the body must be an object");
   JobEntry updated = e;
-  spec::JobSpec spec = *e.spec;
+  jobspec::JobSpec spec = *e.spec;
   for (const auto& [key, value] : changes.items()) {
     if (key == "time_limit") {
       if (!value.is_number_integer() || value.get<std::int64_t>() <= 0)

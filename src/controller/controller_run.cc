@@ -10,7 +10,7 @@
 #include "controller/controller_internal.h"
 #include "controller/job_convert.h"
 #include "controller/job_env.h"
-#include "spec/output_pattern.h"
+#include "jobspec/output_pattern.h"
 
 namespace lockstep::controller {
 
@@ -94,7 +94,7 @@ nlohmann::json Controller::LaunchCommandLocked(
     const std::map<std::string, std::string>& submit_env) const {
   JobEnvInput in = EnvInputLocked(job);
   std::map<std::string, std::string> env = BatchEnvironment(in, submit_env);
-  spec::OutputPatternVars vars;
+  jobspec::OutputPatternVars vars;
   vars.job_id = job.id;
   vars.array_job_id = job.array_job_id;
   vars.array_task_id = job.array_task_id;
@@ -104,10 +104,10 @@ nlohmann::json Controller::LaunchCommandLocked(
   vars.node = job.placement.front().node;
   vars.restart_count = static_cast<std::uint32_t>(job.restart_count);
   auto path = [&](const std::string& pattern) {
-    std::string p = spec::ExpandOutputPattern(pattern, vars);
+    std::string p = jobspec::ExpandOutputPattern(pattern, vars);
     return !p.empty() && p[0] == '/' ? p : job.spec->work_dir + "/" + p;
   };
-  std::string out = path(job.spec->output.empty() ? spec::DefaultOutputPattern(job.is_array_task())
+  std::string out = path(job.spec->output.empty() ? jobspec::DefaultOutputPattern(job.is_array_task())
                                                   : job.spec->output);
   std::string err = job.spec->error.empty() ? out : path(job.spec->error);
   // The agent writes the script to its spool and puts that path in place of @SCRIPT@.

@@ -15,13 +15,13 @@ nlohmann::json SecondsOrNull(Seconds s) {
   return s >= kUnlimited ? nlohmann::json(nullptr) : nlohmann::json(s);
 }
 
-std::string DependencyText(const spec::JobSpec& s) {
+std::string DependencyText(const jobspec::JobSpec& s) {
   static const char* kNames[] = {"after", "afterany", "afterok", "afternotok", "singleton"};
   std::string out;
-  for (const spec::DependencySpec& d : s.dependencies) {
+  for (const jobspec::DependencySpec& d : s.dependencies) {
     if (!out.empty()) out += s.dependencies_any ? "?" : ",";
     out += kNames[static_cast<int>(d.type)];
-    if (d.type != spec::DependencyType::kSingleton) out += ":" + std::to_string(d.job);
+    if (d.type != jobspec::DependencyType::kSingleton) out += ":" + std::to_string(d.job);
   }
   return out;
 }
@@ -42,7 +42,7 @@ bool Matches(const nlohmann::json& filter, const char* key, const std::string& v
 }  // namespace
 
 nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
-  engine::Job j = ToEngineJob(e, const_cast<spec::ClusterConfig&>(cluster_));
+  engine::Job j = ToEngineJob(e, const_cast<config::ClusterConfig&>(cluster_));
   const engine::Partition& part = cluster_.base.partitions[j.partition];
   engine::JobShape shape = engine::ShapeOf(j, part);
   std::vector<std::string> nodes;

@@ -8,16 +8,16 @@
 namespace lockstep::controller {
 namespace {
 
-std::uint32_t PartitionOf(const spec::JobSpec& s, const spec::ClusterConfig& c) {
+std::uint32_t PartitionOf(const jobspec::JobSpec& s, const config::ClusterConfig& c) {
   return s.partition.empty() ? c.default_partition : c.PartitionIndex(s.partition);
 }
 
-std::uint32_t QosOf(const spec::JobSpec& s, const spec::ClusterConfig& c) {
+std::uint32_t QosOf(const jobspec::JobSpec& s, const config::ClusterConfig& c) {
   return s.qos.empty() ? c.default_qos : c.QosIndex(s.qos);
 }
 
 // "a&b" (or "a,b") -> feature bits; kNone-valued bit set on an unknown feature.
-bool FeatureMask(const std::string& constraint, const spec::ClusterConfig& c, std::uint64_t* mask) {
+bool FeatureMask(const std::string& constraint, const config::ClusterConfig& c, std::uint64_t* mask) {
   *mask = 0;
   std::string token;
   std::stringstream in(constraint);
@@ -34,7 +34,7 @@ bool FeatureMask(const std::string& constraint, const spec::ClusterConfig& c, st
   return true;
 }
 
-engine::JobRequest RequestOf(const spec::JobSpec& s, const spec::ClusterConfig& c) {
+engine::JobRequest RequestOf(const jobspec::JobSpec& s, const config::ClusterConfig& c) {
   engine::JobRequest r;
   r.min_nodes = std::max(1, s.min_nodes);
   r.max_nodes = s.max_nodes > 0 ? s.max_nodes : r.min_nodes;
@@ -62,7 +62,7 @@ engine::JobRequest RequestOf(const spec::JobSpec& s, const spec::ClusterConfig& 
 
 }  // namespace
 
-Status ValidateSpec(const spec::JobSpec& s, spec::ClusterConfig& c) {
+Status ValidateSpec(const jobspec::JobSpec& s, config::ClusterConfig& c) {
   std::uint32_t p = PartitionOf(s, c);
   if (p == engine::kNone)
     return InvalidArgument("invalid partition name specified: " + s.partition);
@@ -99,8 +99,8 @@ Status ValidateSpec(const spec::JobSpec& s, spec::ClusterConfig& c) {
   return Status::Ok();
 }
 
-engine::Job ToEngineJob(const JobEntry& e, spec::ClusterConfig& c) {
-  const spec::JobSpec& s = *e.spec;
+engine::Job ToEngineJob(const JobEntry& e, config::ClusterConfig& c) {
+  const jobspec::JobSpec& s = *e.spec;
   engine::Job j;
   j.id = e.id;
   j.name = s.name;
@@ -116,7 +116,7 @@ engine::Job ToEngineJob(const JobEntry& e, spec::ClusterConfig& c) {
   j.held_by_admin = e.held_by_admin;
   j.requeue = s.requeue.value_or(true);
   j.admin_priority = e.admin_priority;
-  for (const spec::DependencySpec& d : s.dependencies)
+  for (const jobspec::DependencySpec& d : s.dependencies)
     j.dependencies.push_back({static_cast<engine::DependencyKind>(d.type), d.job});
   j.dependencies_any = s.dependencies_any;
   if (e.is_array_task()) {

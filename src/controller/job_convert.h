@@ -6,14 +6,14 @@
 #include "common/status.h"
 #include "controller/job_entry.h"
 #include "engine/model.h"
-#include "spec/cluster_config.h"
+#include "config/cluster_config.h"
 
 namespace lockstep::controller {
 
 // Checks a submission; the error is what sbatch prints ("Invalid partition name specified").
-Status ValidateSpec(const spec::JobSpec& spec, spec::ClusterConfig& cluster);
+Status ValidateSpec(const jobspec::JobSpec& spec, config::ClusterConfig& cluster);
 
 // The engine's view of a job entry. Dependencies name job ids already resolved.
-engine::Job ToEngineJob(const JobEntry& e, spec::ClusterConfig& cluster);
+engine::Job ToEngineJob(const JobEntry& e, config::ClusterConfig& cluster);
 
 }  // namespace lockstep::controller

@@ -52,7 +52,7 @@ std::string JobEntry::DisplayId() const {
 }
 
 std::string EntryToJson(const JobEntry& e) {
-  return EntryToJson(e, spec::JobSpecToJson(*e.spec));
+  return EntryToJson(e, jobspec::JobSpecToJson(*e.spec));
 }
 
 std::string EntryToJson(const JobEntry& e, std::string_view spec_json) {
@@ -92,9 +92,9 @@ Result<JobEntry> EntryFromJson(std::string_view text) {
   try {
     nlohmann::json j = nlohmann::json::parse(text);
     JobEntry e;
-    Result<spec::JobSpec> spec = spec::JobSpecFromJson(j.at("spec").dump());
+    Result<jobspec::JobSpec> spec = jobspec::JobSpecFromJson(j.at("spec").dump());
     if (!spec.ok()) return spec.status();
-    e.spec = std::make_shared<const spec::JobSpec>(std::move(*spec));
+    e.spec = std::make_shared<const jobspec::JobSpec>(std::move(*spec));
     e.id = j.at("id").get<JobId>();
     e.uid = j.at("uid").get<std::uint32_t>();
     e.gid = j.at("gid").get<std::uint32_t>();

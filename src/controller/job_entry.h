@@ -9,7 +9,7 @@
 
 #include "common/types.h"
 #include "engine/model.h"
-#include "spec/job_spec.h"
+#include "jobspec/job_spec.h"
 
 namespace lockstep::controller {
 
@@ -44,7 +44,7 @@ struct JobEntry {
   JobId id = 0;
   // What was asked, shared with the jobs that asked alike (SpecInterner); its script and
   // environment are cleared once stored. Changed by replacing, never in place.
-  std::shared_ptr<const spec::JobSpec> spec;
+  std::shared_ptr<const jobspec::JobSpec> spec;
   std::uint32_t uid = 0, gid = 0;
   std::string user;
   JobState state = JobState::kPending;
@@ -68,7 +68,7 @@ struct JobEntry {
 };
 
 // Persistence: the whole entry as JSON (the store's value) and back. `spec_json` is
-// spec::JobSpecToJson(*e.spec), when the caller has it already (SpecInterner::JsonOf).
+// jobspec::JobSpecToJson(*e.spec), when the caller has it already (SpecInterner::JsonOf).
 std::string EntryToJson(const JobEntry& e);
 std::string EntryToJson(const JobEntry& e, std::string_view spec_json);
 Result<JobEntry> EntryFromJson(std::string_view json);

@@ -12,8 +12,8 @@
 namespace lockstep::controller {
 namespace {
 
-spec::JobSpec TrainingSpec() {
-  spec::JobSpec s;
+jobspec::JobSpec TrainingSpec() {
+  jobspec::JobSpec s;
   s.name = "train";
   s.partition = "gpu";
   s.min_nodes = s.max_nodes = 4;
@@ -24,7 +24,7 @@ spec::JobSpec TrainingSpec() {
   return s;
 }
 
-JobEntry RunningEntry(std::shared_ptr<const spec::JobSpec> spec) {
+JobEntry RunningEntry(std::shared_ptr<const jobspec::JobSpec> spec) {
   JobEntry e;
   e.id = 42;
   e.spec = std::move(spec);
@@ -56,25 +56,25 @@ TEST(EntryJson, RoundTripsWithTheSpecSplicedIn) {
 
 TEST(SpecInterner, SerializesEachSpecOnceAndEachChangeAnew) {
   SpecInterner specs;
-  std::shared_ptr<const spec::JobSpec> a = specs.Intern(TrainingSpec());
+  std::shared_ptr<const jobspec::JobSpec> a = specs.Intern(TrainingSpec());
   std::shared_ptr<const std::string> first = specs.JsonOf(a);
-  EXPECT_EQ(*first, spec::JobSpecToJson(*a));
+  EXPECT_EQ(*first, jobspec::JobSpecToJson(*a));
   EXPECT_EQ(specs.JsonOf(specs.Intern(TrainingSpec())), first);  // the same spec: kept
 
-  spec::JobSpec longer = TrainingSpec();  // scontrol update replaces the spec
+  jobspec::JobSpec longer = TrainingSpec();  // scontrol update replaces the spec
   longer.time_limit = 7200;
-  std::shared_ptr<const spec::JobSpec> b = specs.Intern(longer);
+  std::shared_ptr<const jobspec::JobSpec> b = specs.Intern(longer);
   EXPECT_NE(*specs.JsonOf(b), *first);
   EXPECT_EQ(nlohmann::json::parse(*specs.JsonOf(b))["time_limit"], 7200);
 
   // A spec the interner never made is serialized as it is, not confused with its equal.
-  auto outsider = std::make_shared<const spec::JobSpec>(longer);
-  EXPECT_EQ(*specs.JsonOf(outsider), spec::JobSpecToJson(longer));
+  auto outsider = std::make_shared<const jobspec::JobSpec>(longer);
+  EXPECT_EQ(*specs.JsonOf(outsider), jobspec::JobSpecToJson(longer));
 }
 
 TEST(SpecInterner, ForgetsTheJsonOfSpecsNoJobHolds) {
   SpecInterner specs;
-  std::shared_ptr<const spec::JobSpec> a = specs.Intern(TrainingSpec());
+  std::shared_ptr<const jobspec::JobSpec> a = specs.Intern(TrainingSpec());
   std::weak_ptr<const std::string> json = specs.JsonOf(a);
   a.reset();
   EXPECT_EQ(specs.size(), 0u);  // swept
@@ -82,14 +82,14 @@ TEST(SpecInterner, ForgetsTheJsonOfSpecsNoJobHolds) {
 }
 
 TEST(SpecInterner, KeepsJsonOnlyWithinItsBudget) {
-  const std::size_t one = spec::JobSpecToJson(TrainingSpec()).size();
+  const std::size_t one = jobspec::JobSpecToJson(TrainingSpec()).size();
   SpecInterner specs(3 * one + one / 2);  // room for three
-  std::vector<std::shared_ptr<const spec::JobSpec>> held;
+  std::vector<std::shared_ptr<const jobspec::JobSpec>> held;
   for (int i = 0; i < 6; ++i) {
-    spec::JobSpec s = TrainingSpec();
+    jobspec::JobSpec s = TrainingSpec();
     s.nice = i;  // six specs that ask alike but for their nice value
     held.push_back(specs.Intern(s));
-    EXPECT_EQ(*specs.JsonOf(held.back()), spec::JobSpecToJson(s));  // kept or not: right
+    EXPECT_EQ(*specs.JsonOf(held.back()), jobspec::JobSpecToJson(s));  // kept or not: right
   }
   EXPECT_LE(specs.json_bytes(), 3 * one + one / 2);
   EXPECT_GE(specs.json_bytes(), 2 * one);

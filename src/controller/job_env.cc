@@ -25,11 +25,11 @@ std::string HostName() {
 
 }  // namespace
 
-JobEnvInput MakeJobEnvInput(const JobEntry& job, const spec::ClusterConfig& cluster,
+JobEnvInput MakeJobEnvInput(const JobEntry& job, const config::ClusterConfig& cluster,
                             const std::function<std::string(const std::string&)>& address_of) {
   JobEnvInput in;
   in.job = &job;
-  const spec::JobSpec& s = *job.spec;
+  const jobspec::JobSpec& s = *job.spec;
   std::uint32_t p =
       s.partition.empty() ? cluster.default_partition : cluster.PartitionIndex(s.partition);
   in.partition = cluster.base.partitions[p].name;

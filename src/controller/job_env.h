@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "controller/job_entry.h"
-#include "spec/cluster_config.h"
+#include "config/cluster_config.h"
 
 namespace lockstep::controller {
 
@@ -27,7 +27,7 @@ struct JobEnvInput {
   std::uint32_t array_min = 0, array_max = 0, array_count = 0;
 };
 
-JobEnvInput MakeJobEnvInput(const JobEntry& job, const spec::ClusterConfig& cluster,
+JobEnvInput MakeJobEnvInput(const JobEntry& job, const config::ClusterConfig& cluster,
                             const std::function<std::string(const std::string&)>& address_of);
 
 // The batch script's environment (it runs on the first node as task 0).

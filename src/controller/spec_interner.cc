@@ -7,7 +7,7 @@ namespace lockstep::controller {
 namespace {
 
 // Cheap and good enough: equal specs hash alike, and a collision only costs a comparison.
-std::size_t HashOf(const spec::JobSpec& s) {
+std::size_t HashOf(const jobspec::JobSpec& s) {
   std::size_t h = 0;
   auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   std::hash<std::string_view> str;
@@ -26,22 +26,22 @@ std::size_t HashOf(const spec::JobSpec& s) {
 
 }  // namespace
 
-std::shared_ptr<const spec::JobSpec> SpecInterner::Intern(spec::JobSpec spec) {
+std::shared_ptr<const jobspec::JobSpec> SpecInterner::Intern(jobspec::JobSpec spec) {
   std::size_t h = HashOf(spec);
   std::lock_guard<std::mutex> lock(mu_);
   auto [first, last] = specs_.equal_range(h);
   for (auto it = first; it != last; ++it)
-    if (std::shared_ptr<const spec::JobSpec> shared = it->second.spec.lock();
+    if (std::shared_ptr<const jobspec::JobSpec> shared = it->second.spec.lock();
         shared && *shared == spec)
       return shared;
-  auto made = std::make_shared<const spec::JobSpec>(std::move(spec));
+  auto made = std::make_shared<const jobspec::JobSpec>(std::move(spec));
   specs_.emplace(h, Entry{made, nullptr});
   if (specs_.size() >= sweep_at_) SweepLocked();
   return made;
 }
 
 std::shared_ptr<const std::string> SpecInterner::JsonOf(
-    const std::shared_ptr<const spec::JobSpec>& spec) {
+    const std::shared_ptr<const jobspec::JobSpec>& spec) {
   const std::size_t h = HashOf(*spec);
   auto find = [&]() -> Entry* {
     auto [first, last] = specs_.equal_range(h);
@@ -54,7 +54,7 @@ std::shared_ptr<const std::string> SpecInterner::JsonOf(
     if (Entry* e = find(); e && e->json) return e->json;
   }
   // Serialized unlocked; a concurrent caller may do the same, and either result is the same.
-  auto json = std::make_shared<const std::string>(spec::JobSpecToJson(*spec));
+  auto json = std::make_shared<const std::string>(jobspec::JobSpecToJson(*spec));
   std::lock_guard<std::mutex> lock(mu_);
   if (Entry* e = find(); e && !e->json && json_bytes_ + json->size() <= max_json_bytes_) {
     e->json = json;

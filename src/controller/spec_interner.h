@@ -8,7 +8,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "spec/job_spec.h"
+#include "jobspec/job_spec.h"
 
 namespace lockstep::controller {
 
@@ -18,14 +18,14 @@ class SpecInterner {
       : max_json_bytes_(max_json_bytes) {}
 
   // The shared copy equal to `spec`, made if there is none. Thread-safe.
-  std::shared_ptr<const spec::JobSpec> Intern(spec::JobSpec spec);
+  std::shared_ptr<const jobspec::JobSpec> Intern(jobspec::JobSpec spec);
 
-  // spec::JobSpecToJson(*spec), made once per interned spec and kept while it lives: every
+  // jobspec::JobSpecToJson(*spec), made once per interned spec and kept while it lives: every
   // change of a job's state persists its whole entry, spec included (EntryToJson), and
   // serializing the spec was most of that. A spec not made by Intern() is serialized each time,
   // and so is every spec once the kept JSON reaches `max_json_bytes` (a million pending jobs
   // that each ask differently must not double their specs' memory). Thread-safe.
-  std::shared_ptr<const std::string> JsonOf(const std::shared_ptr<const spec::JobSpec>& spec);
+  std::shared_ptr<const std::string> JsonOf(const std::shared_ptr<const jobspec::JobSpec>& spec);
   static constexpr std::size_t kMaxJsonBytes = std::size_t{64} << 20;
 
   // Distinct specs alive, and the bytes of JSON kept for them (for tests).
@@ -34,7 +34,7 @@ class SpecInterner {
 
  private:
   struct Entry {
-    std::weak_ptr<const spec::JobSpec> spec;
+    std::weak_ptr<const jobspec::JobSpec> spec;
     std::shared_ptr<const std::string> json;  // null until JsonOf() asks
   };
   void SweepLocked();

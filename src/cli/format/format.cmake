@@ -1,6 +1,6 @@
 # The CLI's report formatters: squeue, sinfo, sacct, sprio and scontrol show, as Slurm prints
 # them, from the REST API's JSON (docs/api.md). Pure functions; see docs/commands.md.
-lockstep_cc_library(NAME lockstep_cli_format
+lockstep_cc_library(NAME lockstep_cli_format FOLDER cli/format
   SRCS
     ${CMAKE_CURRENT_LIST_DIR}/field_format.cc
     ${CMAKE_CURRENT_LIST_DIR}/job_view.cc

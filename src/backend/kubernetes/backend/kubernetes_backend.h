@@ -39,7 +39,7 @@
 #include "backend/kubernetes/objects/pod_events.h"
 #include "controller/backend.h"
 #include "controller/controller.h"
-#include "spec/cluster_config.h"
+#include "config/cluster_config.h"
 
 namespace lockstep::kube {
 
@@ -54,7 +54,7 @@ Status EnsureNamespace(KubeClient& client, const std::string& ns);
 class PodGroupSchedulerHandle;  // the gangs component, when built in (kubernetes_backend.cc)
 
 struct KubernetesBackendOptions {
-  spec::KubernetesSettings settings;
+  config::KubernetesSettings settings;
   // terminationGracePeriodSeconds of job pods, and the grace of the pods a failing pod's run
   // still has (lockstepd's --kill-wait).
   Seconds kill_wait = 30;

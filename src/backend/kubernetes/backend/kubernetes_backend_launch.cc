@@ -52,7 +52,7 @@ void KubernetesBackend::DoLaunch(const controller::LaunchOrder& order) {
   spec.script = order.script;
   spec.args = order.script_args;
   spec.env = order.env;
-  spec.mode = options_.settings.pods == spec::KubernetesSettings::Pods::kPerTask
+  spec.mode = options_.settings.pods == config::KubernetesSettings::Pods::kPerTask
                   ? PodMode::kPerTask
                   : PodMode::kPerNode;
   spec.termination_grace = options_.kill_wait;

@@ -6,7 +6,7 @@
 #include "backend/kubernetes/gangs/gang_json.h"
 #include "backend/kubernetes/gangs/pod_group_scheduler.h"
 #include "backend/kubernetes/objects/pod_events.h"
-#include "spec/sbatch_internal.h"
+#include "jobspec/sbatch_internal.h"
 
 namespace lockstep::kube {
 namespace {
@@ -218,7 +218,7 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std
   auto submit = [&]() -> Result<JobId> {
     if (!req.ok()) return req.status();
     if (!feature.ok()) return feature.status();
-    spec::JobSpec s;
+    jobspec::JobSpec s;
     s.name = key;
     s.partition = gang.queue;
     s.min_nodes = s.max_nodes = req->request.min_nodes;
@@ -241,7 +241,7 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std
       const Json& p = *shared;
       const std::string& t = Meta(p, "annotations", kTimeLimitAnnotation);
       if (t.empty()) continue;
-      Result<Seconds> limit = spec::sbatch_internal::ParseTimeLimit(t);
+      Result<Seconds> limit = jobspec::sbatch_internal::ParseTimeLimit(t);
       if (!limit.ok())
         return InvalidArgument("pod " + ns + "/" + Str(p, "metadata", "name") + ": annotation " +
                                kTimeLimitAnnotation + ": " + limit.status().message());

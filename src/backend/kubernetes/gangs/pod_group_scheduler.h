@@ -50,7 +50,7 @@ namespace lockstep::kube {
 inline constexpr const char* kTimeLimitAnnotation = "lockstep.dev/time-limit";
 inline constexpr const char* kPodGroupApi = "/apis/scheduling.x-k8s.io/v1alpha1/podgroups";
 
-// Documented defaults. (When spec::KubernetesSettings lands in cluster_config.h, the core backend
+// Documented defaults. (When config::KubernetesSettings lands in cluster_config.h, the core backend
 // maps it onto these.)
 struct PodGroupSchedulerOptions {
   std::string scheduler_name = kSchedulerName;  // pods naming this in spec.schedulerName

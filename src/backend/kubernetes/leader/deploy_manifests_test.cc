@@ -14,7 +14,7 @@
 #include "backend/kubernetes/client/test_apiserver.h"
 #include "backend/kubernetes/client/test_manifests.h"
 #include "backend/kubernetes/leader/leader_election.h"
-#include "spec/cluster_config.h"
+#include "config/cluster_config.h"
 
 namespace lockstep::kube {
 namespace {
@@ -125,7 +125,7 @@ TEST_F(DeployManifestsTest, TheConfigMapHoldsAValidKubernetesClusterConfig) {
   std::vector<Json> objs = LoadManifest(DeployDir() + "/configmap.yaml");
   ASSERT_EQ(objs.size(), 1u);
   const std::string text = objs[0]["data"]["cluster.yaml"];
-  Result<spec::ClusterConfig> cfg = spec::ParseClusterConfig(text, "configmap.yaml:cluster.yaml");
+  Result<config::ClusterConfig> cfg = config::ParseClusterConfig(text, "configmap.yaml:cluster.yaml");
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
   EXPECT_EQ(cfg->backend, "kubernetes");
   EXPECT_EQ(cfg->kubernetes.ns, "lockstep");

@@ -1,0 +1,96 @@
+// What a user submits: sbatch's options and script, as one value that the CLI builds, the REST
+// API carries as JSON, the store keeps and the controller turns into an engine Job.
+//
+// Unset numeric options are 0 (or -1 where 0 is meaningful); unset strings are empty. Slurm's
+// precedence: command line over SBATCH_* environment over #SBATCH lines.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "common/types.h"
+
+namespace lockstep::jobspec {
+
+struct ArraySpec {
+  std::vector<std::uint32_t> indices;  // expanded, ascending, unique
+  std::uint32_t max_running = 0;       // "%N"; 0: no throttle
+  std::string text;                    // as written: "0-15:4%2"
+  bool operator==(const ArraySpec&) const = default;
+};
+
+enum class DependencyType : std::uint8_t { kAfter, kAfterAny, kAfterOk, kAfterNotOk, kSingleton };
+
+struct DependencySpec {
+  DependencyType type = DependencyType::kAfterAny;
+  JobId job = 0;                 // 0 for singleton
+  std::uint32_t array_task = 0;  // with has_task: "after:123_4"
+  bool has_task = false;
+  bool operator==(const DependencySpec&) const = default;
+};
+
+struct JobSpec {
+  // Identity and placement.
+  std::string name;       // -J; default: the script's file name, or "wrap"
+  std::string partition;  // -p
+  std::string account;    // -A
+  std::string qos;        // -q
+  // Size.
+  std::int32_t min_nodes = 0;  // -N a[-b]; 0: not given
+  std::int32_t max_nodes = 0;
+  std::int32_t ntasks = 0;  // -n
+  std::int32_t ntasks_per_node = 0;
+  std::int32_t cpus_per_task = 0;  // -c
+  std::int64_t mem_mb = 0;         // --mem (per node)
+  std::int64_t mem_per_cpu_mb = 0;
+  std::int64_t mem_per_gpu_mb = 0;
+  std::int32_t gpus = 0;           // -G/--gpus [type:]N
+  std::int32_t gpus_per_node = 0;  // --gpus-per-node, --gres=gpu[:type]:N
+  std::int32_t gpus_per_task = 0;
+  std::string gpu_type;  // from any of the GPU options
+  bool exclusive = false;
+  std::string constraint;         // -C: features joined by '&'
+  std::int32_t max_switches = 0;  // --switches=N[@time]
+  Seconds switches_wait = 0;
+  // Time.
+  Seconds time_limit = 0;  // -t; 0: partition default
+  Time begin_time = 0;     // --begin, as a Unix time; 0: now
+  // Control.
+  std::optional<ArraySpec> array;            // -a/--array
+  std::vector<DependencySpec> dependencies;  // -d
+  bool dependencies_any = false;             // joined by '?'
+  std::optional<bool> requeue;  // --requeue / --no-requeue; unset: the cluster's default
+  bool hold = false;            // -H
+  std::int32_t nice = 0;
+  // Running.
+  std::string work_dir;             // -D; default: the submit directory
+  std::string output;               // -o pattern; default slurm-%j.out (slurm-%A_%a.out for arrays)
+  std::string error;                // -e pattern; default: with output
+  std::string export_mode = "ALL";  // --export: ALL, NONE, or a list "ALL,VAR=x,OTHER"
+  std::map<std::string, std::string> environment;  // what the job starts with (after --export)
+  std::string script;                              // the batch script's text (--wrap makes one)
+  std::vector<std::string> script_args;
+  std::string container_image;  // --container-image (Kubernetes backend)
+  // Set by the Kubernetes backend only: the job stands for a group of pods that others created
+  // ("namespace/group"), which are bound to its allocation rather than launched.
+  std::string external;
+  // Output of the CLI only.
+  bool parsable = false;  // --parsable
+  // Slurm options accepted without effect in lockstep ("--mail-type"), one line each with its
+  // place, for the CLI to print as warnings. Added by the sbatch parser.
+  std::vector<std::string> warnings;
+
+  bool operator==(const JobSpec&) const = default;
+};
+
+// The request as JSON (the REST API's body) and back. FromJson rejects unknown keys and wrong
+// types with a message naming the key.
+std::string JobSpecToJson(const JobSpec& spec);
+Result<JobSpec> JobSpecFromJson(std::string_view json);
+
+}  // namespace lockstep::jobspec

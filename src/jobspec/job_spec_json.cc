@@ -1,0 +1,316 @@
+// JobSpec as JSON: the REST API's submit body. Keys are the field names of job_spec.h, in
+// declaration order; enum values are Slurm's words ("afterok"). See docs/api.md.
+#include <fmt/format.h>
+
+#include <functional>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <type_traits>
+
+#include "jobspec/job_spec.h"
+
+namespace lockstep::jobspec {
+namespace {
+
+using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;
+
+struct DependencyName {
+  DependencyType type;
+  std::string_view name;
+};
+constexpr DependencyName kDependencyNames[] = {
+    {DependencyType::kAfter, "after"},         {DependencyType::kAfterAny, "afterany"},
+    {DependencyType::kAfterOk, "afterok"},     {DependencyType::kAfterNotOk, "afternotok"},
+    {DependencyType::kSingleton, "singleton"},
+};
+
+std::string_view DependencyTypeName(DependencyType t) {
+  for (const DependencyName& d : kDependencyNames) {
+    if (d.type == t) return d.name;
+  }
+  return "afterany";
+}
+
+Status TypeError(const std::string& path, std::string_view what) {
+  return InvalidArgument(fmt::format("job spec: '{}' must be {}", path, what));
+}
+
+template <typename T>
+Status ReadInt(const Json& v, const std::string& path, T& out) {
+  if (!v.is_number_integer()) return TypeError(path, "an integer");
+  constexpr auto kMin = std::numeric_limits<T>::min();
+  constexpr auto kMax = std::numeric_limits<T>::max();
+  bool fits = false;
+  if (v.is_number_unsigned()) {
+    fits = v.get<std::uint64_t>() <= static_cast<std::uint64_t>(kMax);
+  } else {
+    const std::int64_t i = v.get<std::int64_t>();
+    fits = i >= 0 ? static_cast<std::uint64_t>(i) <= static_cast<std::uint64_t>(kMax)
+                  : std::is_signed_v<T> && i >= static_cast<std::int64_t>(kMin);
+  }
+  if (!fits) return TypeError(path, fmt::format("an integer from {} to {}", kMin, kMax));
+  out = v.get<T>();
+  return Status::Ok();
+}
+
+Status ReadBool(const Json& v, const std::string& path, bool& out) {
+  if (!v.is_boolean()) return TypeError(path, "true or false");
+  out = v.get<bool>();
+  return Status::Ok();
+}
+
+Status ReadString(const Json& v, const std::string& path, std::string& out) {
+  if (!v.is_string()) return TypeError(path, "a string");
+  out = v.get<std::string>();
+  return Status::Ok();
+}
+
+Status ReadStringList(const Json& v, const std::string& path, std::vector<std::string>& out) {
+  if (!v.is_array()) return TypeError(path, "an array of strings");
+  out.clear();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    LOCKSTEP_RETURN_IF_ERROR(ReadString(v[i], fmt::format("{}[{}]", path, i), out.emplace_back()));
+  }
+  return Status::Ok();
+}
+
+Status ReadStringMap(const Json& v, const std::string& path,
+                     std::map<std::string, std::string>& out) {
+  if (!v.is_object()) return TypeError(path, "an object of strings");
+  out.clear();
+  for (const auto& [k, val] : v.items()) {
+    LOCKSTEP_RETURN_IF_ERROR(ReadString(val, path + "." + k, out[k]));
+  }
+  return Status::Ok();
+}
+
+using FieldReader = std::function<Status(const Json&, const std::string&)>;
+
+// Reads an object whose keys must all be in fields.
+Status ReadObject(const Json& v, const std::string& path,
+                  const std::map<std::string_view, FieldReader>& fields) {
+  if (!v.is_object()) return TypeError(path.empty() ? "job spec" : path, "an object");
+  for (const auto& [key, val] : v.items()) {
+    const std::string p = path.empty() ? key : path + "." + key;
+    auto it = fields.find(key);
+    if (it == fields.end()) return InvalidArgument(fmt::format("job spec: unknown key '{}'", p));
+    LOCKSTEP_RETURN_IF_ERROR(it->second(val, p));
+  }
+  return Status::Ok();
+}
+
+Status ReadArraySpec(const Json& v, const std::string& path, std::optional<ArraySpec>& out) {
+  if (v.is_null()) {
+    out.reset();
+    return Status::Ok();
+  }
+  ArraySpec a;
+  LOCKSTEP_RETURN_IF_ERROR(ReadObject(
+      v, path,
+      {
+          {"indices",
+           [&](const Json& x, const std::string& p) -> Status {
+             if (!x.is_array()) return TypeError(p, "an array of integers");
+             for (std::size_t i = 0; i < x.size(); ++i) {
+               LOCKSTEP_RETURN_IF_ERROR(
+                   ReadInt(x[i], fmt::format("{}[{}]", p, i), a.indices.emplace_back()));
+             }
+             return Status::Ok();
+           }},
+          {"max_running",
+           [&](const Json& x, const std::string& p) { return ReadInt(x, p, a.max_running); }},
+          {"text", [&](const Json& x, const std::string& p) { return ReadString(x, p, a.text); }},
+      }));
+  out = std::move(a);
+  return Status::Ok();
+}
+
+Status ReadDependency(const Json& v, const std::string& path, DependencySpec& d) {
+  return ReadObject(
+      v, path,
+      {
+          {"type",
+           [&](const Json& x, const std::string& p) -> Status {
+             if (x.is_string()) {
+               for (const DependencyName& n : kDependencyNames) {
+                 if (x.get<std::string>() == n.name) {
+                   d.type = n.type;
+                   return Status::Ok();
+                 }
+               }
+             }
+             return TypeError(p, "one of after, afterany, afterok, afternotok, singleton");
+           }},
+          {"job", [&](const Json& x, const std::string& p) { return ReadInt(x, p, d.job); }},
+          {"array_task",
+           [&](const Json& x, const std::string& p) { return ReadInt(x, p, d.array_task); }},
+          {"has_task",
+           [&](const Json& x, const std::string& p) { return ReadBool(x, p, d.has_task); }},
+      });
+}
+
+Status ReadDependencies(const Json& v, const std::string& path, std::vector<DependencySpec>& out) {
+  if (!v.is_array()) return TypeError(path, "an array of dependencies");
+  out.clear();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    LOCKSTEP_RETURN_IF_ERROR(
+        ReadDependency(v[i], fmt::format("{}[{}]", path, i), out.emplace_back()));
+  }
+  return Status::Ok();
+}
+
+Status ReadOptionalBool(const Json& v, const std::string& path, std::optional<bool>& out) {
+  if (v.is_null()) {
+    out.reset();
+    return Status::Ok();
+  }
+  if (!v.is_boolean()) return TypeError(path, "true, false or null");
+  out = v.get<bool>();
+  return Status::Ok();
+}
+
+// The readers of every JobSpec field, by key.
+std::map<std::string_view, FieldReader> SpecFields(JobSpec& s) {
+  auto str = [](std::string& f) {
+    return [&f](const Json& x, const std::string& p) { return ReadString(x, p, f); };
+  };
+  auto num = [](auto& f) {
+    return [&f](const Json& x, const std::string& p) { return ReadInt(x, p, f); };
+  };
+  auto flag = [](bool& f) {
+    return [&f](const Json& x, const std::string& p) { return ReadBool(x, p, f); };
+  };
+  return {
+      {"name", str(s.name)},
+      {"partition", str(s.partition)},
+      {"account", str(s.account)},
+      {"qos", str(s.qos)},
+      {"min_nodes", num(s.min_nodes)},
+      {"max_nodes", num(s.max_nodes)},
+      {"ntasks", num(s.ntasks)},
+      {"ntasks_per_node", num(s.ntasks_per_node)},
+      {"cpus_per_task", num(s.cpus_per_task)},
+      {"mem_mb", num(s.mem_mb)},
+      {"mem_per_cpu_mb", num(s.mem_per_cpu_mb)},
+      {"mem_per_gpu_mb", num(s.mem_per_gpu_mb)},
+      {"gpus", num(s.gpus)},
+      {"gpus_per_node", num(s.gpus_per_node)},
+      {"gpus_per_task", num(s.gpus_per_task)},
+      {"gpu_type", str(s.gpu_type)},
+      {"exclusive", flag(s.exclusive)},
+      {"constraint", str(s.constraint)},
+      {"max_switches", num(s.max_switches)},
+      {"switches_wait", num(s.switches_wait)},
+      {"time_limit", num(s.time_limit)},
+      {"begin_time", num(s.begin_time)},
+      {"array", [&s](const Json& x, const std::string& p) { return ReadArraySpec(x, p, s.array); }},
+      {"dependencies",
+       [&s](const Json& x, const std::string& p) {
+         return ReadDependencies(x, p, s.dependencies);
+       }},
+      {"dependencies_any", flag(s.dependencies_any)},
+      {"requeue",
+       [&s](const Json& x, const std::string& p) { return ReadOptionalBool(x, p, s.requeue); }},
+      {"hold", flag(s.hold)},
+      {"nice", num(s.nice)},
+      {"work_dir", str(s.work_dir)},
+      {"output", str(s.output)},
+      {"error", str(s.error)},
+      {"export_mode", str(s.export_mode)},
+      {"environment",
+       [&s](const Json& x, const std::string& p) { return ReadStringMap(x, p, s.environment); }},
+      {"script", str(s.script)},
+      {"script_args",
+       [&s](const Json& x, const std::string& p) { return ReadStringList(x, p, s.script_args); }},
+      {"container_image", str(s.container_image)},
+      {"external", str(s.external)},
+      {"parsable", flag(s.parsable)},
+      {"warnings",
+       [&s](const Json& x, const std::string& p) { return ReadStringList(x, p, s.warnings); }},
+  };
+}
+
+}  // namespace
+
+std::string JobSpecToJson(const JobSpec& s) {
+  OrderedJson j;
+  j["name"] = s.name;
+  j["partition"] = s.partition;
+  j["account"] = s.account;
+  j["qos"] = s.qos;
+  j["min_nodes"] = s.min_nodes;
+  j["max_nodes"] = s.max_nodes;
+  j["ntasks"] = s.ntasks;
+  j["ntasks_per_node"] = s.ntasks_per_node;
+  j["cpus_per_task"] = s.cpus_per_task;
+  j["mem_mb"] = s.mem_mb;
+  j["mem_per_cpu_mb"] = s.mem_per_cpu_mb;
+  j["mem_per_gpu_mb"] = s.mem_per_gpu_mb;
+  j["gpus"] = s.gpus;
+  j["gpus_per_node"] = s.gpus_per_node;
+  j["gpus_per_task"] = s.gpus_per_task;
+  j["gpu_type"] = s.gpu_type;
+  j["exclusive"] = s.exclusive;
+  j["constraint"] = s.constraint;
+  j["max_switches"] = s.max_switches;
+  j["switches_wait"] = s.switches_wait;
+  j["time_limit"] = s.time_limit;
+  j["begin_time"] = s.begin_time;
+  if (s.array) {
+    j["array"] = {{"indices", s.array->indices},
+                  {"max_running", s.array->max_running},
+                  {"text", s.array->text}};
+  } else {
+    j["array"] = nullptr;
+  }
+  j["dependencies"] = OrderedJson::array();
+  for (const DependencySpec& d : s.dependencies) {
+    j["dependencies"].push_back({{"type", DependencyTypeName(d.type)},
+                                 {"job", d.job},
+                                 {"array_task", d.array_task},
+                                 {"has_task", d.has_task}});
+  }
+  j["dependencies_any"] = s.dependencies_any;
+  j["requeue"] = s.requeue ? OrderedJson(*s.requeue) : OrderedJson(nullptr);
+  j["hold"] = s.hold;
+  j["nice"] = s.nice;
+  j["work_dir"] = s.work_dir;
+  j["output"] = s.output;
+  j["error"] = s.error;
+  j["export_mode"] = s.export_mode;
+  j["environment"] = s.environment;
+  j["script"] = s.script;
+  j["script_args"] = s.script_args;
+  j["container_image"] = s.container_image;
+  if (!s.external.empty()) j["external"] = s.external;
+  j["parsable"] = s.parsable;
+  j["warnings"] = s.warnings;
+  // Bytes that are not UTF-8 (a Latin-1 script) become U+FFFD rather than an exception.
+  return j.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+}
+
+Result<JobSpec> JobSpecFromJson(std::string_view text) {
+  try {
+    Json j;
+    try {
+      j = Json::parse(text);
+    } catch (const Json::parse_error& e) {
+      std::string what = e.what();
+      if (const std::size_t close = what.find("] "); close != std::string::npos) {
+        what = what.substr(close + 2);
+      }
+      return InvalidArgument("job spec: invalid JSON: " + what);
+    }
+    if (!j.is_object()) return InvalidArgument("job spec: must be a JSON object");
+    JobSpec spec;
+    LOCKSTEP_RETURN_IF_ERROR(ReadObject(j, "", SpecFields(spec)));
+    return spec;
+  } catch (const Json::exception& e) {  // a bug above; never let it cross the boundary
+    return Internal(fmt::format("job spec: {}", e.what()));
+  }
+}
+
+}  // namespace lockstep::jobspec

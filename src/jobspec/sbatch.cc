@@ -1,0 +1,193 @@
+// ParseSbatch and ParseSrunArgs: the command line, the script and the environment, read and
+// applied in precedence order, then defaults. The pieces live in sbatch_tokens.cc (reading
+// options), sbatch_values.cc and sbatch_begin_export.cc (values) and sbatch_apply.cc (building).
+#include "jobspec/sbatch.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <utility>
+
+#include "jobspec/sbatch_internal.h"
+
+namespace lockstep::jobspec {
+namespace {
+
+using sbatch_internal::Mode;
+using sbatch_internal::Occurrence;
+using sbatch_internal::Opt;
+using sbatch_internal::Place;
+using sbatch_internal::Source;
+using sbatch_internal::SpecBuilder;
+
+constexpr std::string_view kNotAScript =
+    "This does not look like a batch script. The first line must start with #! followed by the "
+    "path to an interpreter. For instance: #!/bin/sh";
+
+std::string Basename(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  const std::size_t slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// path if absolute, else base/path; lexically normalized, without a trailing '/'.
+std::string ResolvePath(const std::string& base, const std::string& path) {
+  std::filesystem::path p(path);
+  if (!p.is_absolute()) p = std::filesystem::path(base) / p;
+  std::string s = p.lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+const Occurrence* LastOf(const std::vector<Occurrence>& options, Opt id) {
+  const Occurrence* found = nullptr;
+  for (const Occurrence& o : options) {
+    if (o.def->id == id) found = &o;
+  }
+  return found;
+}
+
+// The 1-based line of a byte offset.
+std::int64_t LineOf(std::string_view text, std::size_t pos) {
+  return 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n');
+}
+
+// Slurm's checks of a batch script before it reads #SBATCH lines (src/sbatch/sbatch.c).
+Status CheckScript(std::string_view script, std::string_view file) {
+  if (script.empty()) {
+    return InvalidArgument(fmt::format("sbatch: {}: the batch script is empty", file));
+  }
+  if (script.find_first_not_of(" \t\n\r\v\f") == std::string_view::npos) {
+    return InvalidArgument(
+        fmt::format("sbatch: {}: the batch script contains only whitespace", file));
+  }
+  if (const std::size_t nul = script.find('\0'); nul != std::string_view::npos) {
+    return InvalidArgument(fmt::format(
+        "sbatch: {} line {}: the batch script contains a NUL character; is it a binary file?", file,
+        LineOf(script, nul)));
+  }
+  if (const std::size_t cr = script.find("\r\n"); cr != std::string_view::npos) {
+    return InvalidArgument(fmt::format(
+        "sbatch: {} line {}: the batch script contains DOS line breaks (\\r\\n) instead of UNIX "
+        "line breaks (\\n)",
+        file, LineOf(script, cr)));
+  }
+  if (script.substr(0, 2) != "#!") {
+    return InvalidArgument(fmt::format("sbatch: {} line 1: {}", file, kNotAScript));
+  }
+  return Status::Ok();
+}
+
+Status ApplyAll(SpecBuilder& builder, const std::vector<Occurrence>& options) {
+  for (const Occurrence& o : options) LOCKSTEP_RETURN_IF_ERROR(builder.Apply(o));
+  return Status::Ok();
+}
+
+// Defaults that do not depend on the script: work_dir and the environment.
+void FinishSpec(SpecBuilder& builder, const std::string& cwd,
+                const std::map<std::string, std::string>& env) {
+  JobSpec& spec = builder.spec();
+  spec.work_dir = spec.work_dir.empty() ? cwd : ResolvePath(cwd, spec.work_dir);
+  if (!builder.export_given()) spec.environment = env;  // --export=ALL
+}
+
+struct ScriptSource {
+  std::string text;
+  std::string file;  // for messages and the default name; "stdin" when read from stdin
+  std::vector<std::string> args;
+  bool from_stdin = false;
+};
+
+Result<ScriptSource> LoadScript(const SbatchInput& in, const sbatch_internal::Tokens& tokens) {
+  ScriptSource src;
+  if (tokens.rest.empty()) {
+    src.text = in.stdin_script;
+    src.file = "stdin";
+    src.from_stdin = true;
+    return src;
+  }
+  src.file = tokens.rest.front();
+  src.args.assign(tokens.rest.begin() + 1, tokens.rest.end());
+  // Like sbatch, a relative script path is found from the command line's --chdir if given.
+  std::string base = in.cwd;
+  if (const Occurrence* chdir = LastOf(tokens.options, Opt::kChdir); chdir && chdir->value) {
+    base = ResolvePath(in.cwd, *chdir->value);
+  }
+  if (!in.read_file) {
+    return FailedPrecondition(fmt::format("sbatch: cannot read '{}': no file reader", src.file));
+  }
+  Result<std::string> text = in.read_file(ResolvePath(base, src.file));
+  if (!text.ok()) {
+    return Status(text.status().code(),
+                  fmt::format("sbatch: unable to read the batch script '{}': {}", src.file,
+                              text.status().message()));
+  }
+  src.text = std::move(*text);
+  return src;
+}
+
+}  // namespace
+
+Result<JobSpec> ParseSbatch(const SbatchInput& in) {
+  Result<sbatch_internal::Tokens> tokens =
+      sbatch_internal::ReadOptions(in.args, Mode::kSbatch, "sbatch", Place{});
+  if (!tokens.ok()) return tokens.status();
+  const bool wrap = LastOf(tokens->options, Opt::kWrap) != nullptr;
+  std::vector<Occurrence> directives;
+  ScriptSource src;
+  if (wrap) {
+    if (!tokens->rest.empty()) {
+      return InvalidArgument(
+          fmt::format("sbatch: a script ('{}') and its arguments are not allowed with --wrap",
+                      tokens->rest.front()));
+    }
+  } else {
+    Result<ScriptSource> loaded = LoadScript(in, *tokens);
+    if (!loaded.ok()) return loaded.status();
+    src = std::move(*loaded);
+    LOCKSTEP_RETURN_IF_ERROR(CheckScript(src.text, src.file));
+    Result<std::vector<Occurrence>> d =
+        sbatch_internal::ReadDirectives(src.text, src.file, "sbatch");
+    if (!d.ok()) return d.status();
+    directives = std::move(*d);
+  }
+
+  SpecBuilder builder("sbatch", in.env, in.now);
+  LOCKSTEP_RETURN_IF_ERROR(ApplyAll(builder, directives));
+  LOCKSTEP_RETURN_IF_ERROR(
+      ApplyAll(builder, sbatch_internal::ReadEnvOptions(in.env, Mode::kSbatch)));
+  LOCKSTEP_RETURN_IF_ERROR(ApplyAll(builder, tokens->options));
+  LOCKSTEP_RETURN_IF_ERROR(builder.Check());
+  FinishSpec(builder, in.cwd, in.env);
+
+  JobSpec spec = std::move(builder.spec());
+  if (!wrap) {
+    spec.script = std::move(src.text);
+    spec.script_args = std::move(src.args);
+  }
+  if (spec.name.empty()) {
+    spec.name = wrap ? "wrap" : (src.from_stdin ? "sbatch" : Basename(src.file));
+  }
+  return spec;
+}
+
+Result<SrunParse> ParseSrunArgs(const std::vector<std::string>& args,
+                                const std::map<std::string, std::string>& env,
+                                const std::string& cwd, Time now) {
+  Result<sbatch_internal::Tokens> tokens =
+      sbatch_internal::ReadOptions(args, Mode::kSrun, "srun", Place{});
+  if (!tokens.ok()) return tokens.status();
+  SpecBuilder builder("srun", env, now);
+  LOCKSTEP_RETURN_IF_ERROR(ApplyAll(builder, sbatch_internal::ReadEnvOptions(env, Mode::kSrun)));
+  LOCKSTEP_RETURN_IF_ERROR(ApplyAll(builder, tokens->options));
+  LOCKSTEP_RETURN_IF_ERROR(builder.Check());
+  FinishSpec(builder, cwd, env);
+  SrunParse out{std::move(builder.spec()), std::move(tokens->rest)};
+  if (out.spec.name.empty()) {
+    out.spec.name = out.command.empty() ? "interactive" : Basename(out.command.front());
+  }
+  return out;
+}
+
+}  // namespace lockstep::jobspec

@@ -1,0 +1,58 @@
+// sbatch's options and #SBATCH scripts into a JobSpec, as Slurm reads them; and the same option
+// set for srun/salloc-style use. Pure functions (no clock, no environment, no file system: time,
+// environment and file reading come in SbatchInput); safe to call from any thread as long as
+// read_file is. docs/sbatch.md lists the options and where lockstep differs from Slurm.
+//
+// Precedence (sbatch(1)): the command line over SBATCH_* environment variables over #SBATCH lines.
+// Every error is one line that names the place: "sbatch: --gpus: 'x' is not a GPU count",
+// "sbatch: train.sbatch line 4: #SBATCH --time: '1:99' is not a time: ...",
+// "sbatch: SBATCH_TIMELIMIT: ...".
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/types.h"
+#include "jobspec/job_spec.h"
+
+namespace lockstep::jobspec {
+
+struct SbatchInput {
+  // What follows "sbatch" on the command line: options, then the script path and its arguments.
+  std::vector<std::string> args;
+  // The submitter's environment: SBATCH_* variables are read from it, and it becomes
+  // JobSpec.environment as --export says.
+  std::map<std::string, std::string> env;
+  // The submit directory (absolute); relative -D and script paths are resolved against it.
+  std::string cwd;
+  // Now, as a Unix time, for --begin=now+1hour and --begin=16:00.
+  Time now = 0;
+  // Reads the script; called with the path resolved against cwd (or the command line's -D).
+  std::function<Result<std::string>(const std::string& path)> read_file;
+  // The script when there is neither a script path nor --wrap (sbatch reads it from stdin).
+  std::string stdin_script;
+};
+
+// Parses a whole sbatch submission: options from the three places, the script (checked to start
+// with "#!"), defaults (name: the script's file name, "wrap" or "sbatch" for stdin; work_dir:
+// cwd), and the job's environment after --export. Output and error patterns stay empty unless
+// given (DefaultOutputPattern in output_pattern.h gives Slurm's default).
+Result<JobSpec> ParseSbatch(const SbatchInput& in);
+
+// The same option set for srun/salloc-style use: parses options only and stops at the first
+// non-option (the command, returned with its arguments). sbatch-only options (--wrap, --array,
+// --parsable) are unrecognized; SLURM_ACCOUNT, SLURM_PARTITION, SLURM_QOS, SLURM_TIMELIMIT and
+// SLURM_EXPORT_ENV play the part of the SBATCH_* variables. The name defaults to the command's
+// file name. Errors begin with "srun: ".
+struct SrunParse {
+  JobSpec spec;
+  std::vector<std::string> command;
+};
+Result<SrunParse> ParseSrunArgs(const std::vector<std::string>& args,
+                                const std::map<std::string, std::string>& env,
+                                const std::string& cwd, Time now);
+
+}  // namespace lockstep::jobspec

@@ -1,0 +1,194 @@
+// Internal to the sbatch parser (sbatch.h): the option table, where an option was found, the
+// tokenizer for command lines and #SBATCH lines, the value parsers and the builder that applies
+// options to a JobSpec in precedence order. Not part of the spec API.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "common/types.h"
+#include "jobspec/job_spec.h"
+
+namespace lockstep::jobspec::sbatch_internal {
+
+// The three places an option can come from, in increasing precedence.
+enum class Source : std::uint8_t { kScript = 0, kEnv = 1, kCommandLine = 2 };
+
+struct Place {
+  Source source = Source::kCommandLine;
+  std::string file;  // kScript: the script as named on the command line, or "stdin"
+  int line = 0;      // kScript: 1-based line number
+};
+
+enum class Opt : std::uint8_t {
+  kJobName,
+  kPartition,
+  kNodes,
+  kNtasks,
+  kNtasksPerNode,
+  kCpusPerTask,
+  kMem,
+  kMemPerCpu,
+  kMemPerGpu,
+  kGpus,
+  kGpusPerNode,
+  kGpusPerTask,
+  kGres,
+  kTime,
+  kOutput,
+  kError,
+  kArray,
+  kDependency,
+  kRequeue,
+  kNoRequeue,
+  kQos,
+  kAccount,
+  kExclusive,
+  kHold,
+  kBegin,
+  kWrap,
+  kParsable,
+  kChdir,
+  kExport,
+  kSwitches,
+  kSwitchesWait,
+  kConstraint,
+  kNice,
+  kContainerImage,
+  kIgnored,      // a Slurm option accepted without effect: a warning
+  kUnsupported,  // a Slurm option lockstep does not offer: an error that says so
+};
+
+enum class ArgKind : std::uint8_t { kNone, kRequired, kOptional };
+
+struct OptionDef {
+  std::string_view long_name;  // empty for the environment-only kSwitchesWait
+  char short_name = 0;         // 0: none
+  ArgKind arg = ArgKind::kRequired;
+  Opt id = Opt::kIgnored;
+  bool sbatch_only = false;  // not an srun/salloc option
+};
+
+// Every option lockstep knows, Slurm's spelling.
+const std::vector<OptionDef>& OptionTable();
+const OptionDef& DefFor(Opt id);  // the first entry with this id
+
+enum class Mode : std::uint8_t { kSbatch, kSrun };
+
+// One option as found.
+struct Occurrence {
+  const OptionDef* def = nullptr;
+  std::string spelled;  // "--time" (long options canonical), "-t", "SBATCH_TIMELIMIT"
+  std::optional<std::string> value;
+  Place place;
+};
+
+// --- Messages. prog is "sbatch" or "srun".
+// "sbatch: " or "sbatch: train.sbatch line 4: ".
+std::string Prefix(std::string_view prog, const Place& place);
+// "--time", "#SBATCH --time", "SBATCH_TIMELIMIT".
+std::string Label(const Occurrence& occ);
+// For messages about two options: "--mem=4G", "#SBATCH --mem=4G (train.sbatch line 3)".
+std::string Describe(const Occurrence& occ);
+// "<prefix><label>: <message>".
+Status OptionError(std::string_view prog, const Occurrence& occ, std::string_view message);
+// "<prefix><label>: '<value>' <detail>".
+Status ValueError(std::string_view prog, const Occurrence& occ, std::string_view detail);
+
+// --- Tokenizing (sbatch_tokens.cc).
+struct Tokens {
+  std::vector<Occurrence> options;
+  std::vector<std::string> rest;  // from the first non-option on ("--" itself dropped)
+};
+// Reads options from words as getopt_long does (with "+": stops at the first non-option):
+// --opt=value, --opt value, unique prefixes of long names, -J name, -Jname, grouped flags (-Hv).
+Result<Tokens> ReadOptions(const std::vector<std::string>& words, Mode mode, std::string_view prog,
+                           const Place& place);
+// Splits the text after "#SBATCH" into words like a shell without expansion: blanks separate,
+// '...' and "..." group, a backslash escapes, and '#' at the start of a word begins a comment.
+Result<std::vector<std::string>> SplitDirectiveWords(std::string_view text);
+// The #SBATCH options of a script: read until the first line that is neither blank nor a
+// comment. file names the script in messages.
+Result<std::vector<Occurrence>> ReadDirectives(std::string_view script, std::string_view file,
+                                               std::string_view prog);
+// The options set by environment variables (SBATCH_* for sbatch, a few SLURM_* for srun), in a
+// fixed order. Empty values are skipped, except for flags, which any value sets.
+std::vector<Occurrence> ReadEnvOptions(const std::map<std::string, std::string>& env, Mode mode);
+
+// --- Values (sbatch_values.cc). Error messages are fragments that follow "'<value>' ", such as
+// "is not a GPU count".
+struct GpuRequest {
+  std::int32_t count = 0;
+  std::string type;  // empty: any type
+};
+struct NodeRange {
+  std::int32_t min = 0;
+  std::int32_t max = 0;
+};
+struct Dependencies {
+  std::vector<DependencySpec> list;
+  bool any = false;  // joined by '?'
+};
+struct Switches {
+  std::int32_t count = 0;
+  Seconds wait = 0;
+};
+inline constexpr std::uint32_t kMaxArrayIndex = 4'000'000;  // MaxArraySize's ceiling, 4,000,001
+
+Result<std::int32_t> ParsePositiveCount(std::string_view text);
+Result<NodeRange> ParseNodeRange(std::string_view text);
+Result<std::int64_t> ParseMemorySize(std::string_view text);
+Result<GpuRequest> ParseGpuCount(std::string_view text);  // [type:]N
+Result<GpuRequest> ParseGres(std::string_view text);      // gpu[:type][:N][,gpu...]
+Result<Seconds> ParseTimeLimit(std::string_view text);    // 0 -> kUnlimited, as in Slurm
+Result<ArraySpec> ParseArray(std::string_view text);
+Result<Dependencies> ParseDependencies(std::string_view text);
+Result<Time> ParseBeginTime(std::string_view text, Time now);  // local time
+Result<Switches> ParseSwitches(std::string_view text);
+Result<std::int32_t> ParseNice(std::string_view text);
+// The job's environment for an --export value, from the submitter's environment.
+Result<std::map<std::string, std::string>> ExportEnvironment(
+    std::string_view text, const std::map<std::string, std::string>& env);
+
+// --- Applying options (sbatch_apply.cc).
+// Builds a JobSpec from occurrences applied in precedence order (script, environment, command
+// line); a later value replaces an earlier one. --mem, --mem-per-cpu and --mem-per-gpu are one
+// group, as are --gpus-per-node and --gres=gpu: a higher place replaces the whole group, and two
+// members from one place are an error. Not thread-safe; env must outlive the builder.
+class SpecBuilder {
+ public:
+  SpecBuilder(std::string_view prog, const std::map<std::string, std::string>& env, Time now);
+
+  Status Apply(const Occurrence& occ);
+  // Checks across options (GPU types, --gpus-per-task needs tasks, ...); call after the last
+  // Apply. Sets gpu_type.
+  Status Check();
+
+  JobSpec& spec() { return spec_; }
+  // The occurrence that last set an option, if any.
+  const Occurrence* Last(Opt id) const;
+  bool export_given() const { return last_.count(Opt::kExport) > 0; }
+
+ private:
+  Status ApplyValue(const Occurrence& occ, const std::string& v);
+  Status ApplyGpu(const Occurrence& occ, const std::string& v);
+  Status ApplyMemory(const Occurrence& occ, const std::string& v);
+  Status ApplyFlag(const Occurrence& occ);
+  Status EnterGroup(std::initializer_list<Opt> group, const Occurrence& occ);
+  void Clear(Opt id);
+  Status CheckGpuTypes();
+
+  std::string prog_;
+  const std::map<std::string, std::string>& env_;
+  Time now_;
+  JobSpec spec_;
+  std::map<Opt, Occurrence> last_;
+  std::map<Opt, std::string> gpu_types_;  // type given with each GPU option
+};
+
+}  // namespace lockstep::jobspec::sbatch_internal

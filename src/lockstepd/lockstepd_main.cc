@@ -1,0 +1,221 @@
+// lockstepd: the controller daemon.
+//   lockstepd --config cluster.yaml --state-dir DIR [--socket PATH] [--node-timeout S]
+//             [--backend agent|kubernetes] [--kubeconfig FILE]
+//             [--operator UID ...] [--listen HOST:PORT --tls-cert FILE --tls-key FILE]
+#include <malloc.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "backend/kubernetes/backend/kubernetes_backend.h"
+#include "backend/kubernetes/client/kube_client.h"
+#include "backend/kubernetes/client/kubeconfig.h"
+#include "controller/api_server.h"
+#include "controller/controller.h"
+#include "config/cluster_config.h"
+#ifdef LOCKSTEP_HAVE_KUBE_LEADER
+#include "backend/kubernetes/leader/leader_election.h"
+#endif
+
+namespace {
+
+// The `kubernetes` backend's pieces, made before the controller opens its store (leader
+// election must be won first) and stopped after the API server, before the controller.
+struct Kubernetes {
+  std::unique_ptr<lockstep::kube::KubeClient> client;
+  std::unique_ptr<lockstep::kube::KubeClient> election_client;
+  std::unique_ptr<lockstep::kube::KubernetesBackend> backend;
+#ifdef LOCKSTEP_HAVE_KUBE_LEADER
+  std::unique_ptr<lockstep::kube::LeaderElector> elector;
+#endif
+};
+
+lockstep::Result<std::unique_ptr<lockstep::kube::KubeClient>> KubeClientFor(
+    const lockstep::config::KubernetesSettings& k, lockstep::kube::ClientOptions options) {
+  lockstep::Result<lockstep::kube::KubeConfig> cfg =
+      k.kubeconfig.empty() ? lockstep::kube::LoadDefaultConfig()
+                           : lockstep::kube::LoadKubeConfigFile(k.kubeconfig, k.context);
+  if (!cfg.ok()) return cfg.status();
+  return lockstep::kube::KubeClient::Create(*cfg, options);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  lockstep::controller::ControllerOptions o;
+  lockstep::controller::ApiServerOptions api;
+  CLI::App app{"lockstep's controller daemon", "lockstepd"};
+  app.add_option("--config", o.cluster_config, "cluster YAML")->required();
+  app.add_option("--state-dir", o.state_dir, "durable state and the socket")->required();
+  app.add_option("--socket", api.socket_path, "Unix socket (default STATE_DIR/lockstepd.sock)");
+  app.add_option("--node-timeout", o.node_timeout,
+                 "seconds without heartbeat before a node is DOWN");
+  app.add_option("--kill-wait", o.kill_wait, "seconds from SIGTERM to SIGKILL");
+  app.add_option("--operator", o.operators, "uids allowed to act on every job (root always is)");
+  app.add_option("--listen", api.listen,
+                 "also serve the API with HTTPS on HOST:PORT; callers need a bearer token "
+                 "(lockstep token)");
+  app.add_option("--tls-cert", api.tls_cert, "PEM certificate chain for --listen");
+  app.add_option("--tls-key", api.tls_key, "PEM private key for --listen");
+  std::string kubeconfig;
+  app.add_option("--backend", o.backend, "agent or kubernetes (overrides the YAML's backend:)")
+      ->check(CLI::IsMember({"agent", "kubernetes"}));
+  app.add_option("--kubeconfig", kubeconfig,
+                 "the cluster's kubeconfig (overrides the YAML's kubernetes.kubeconfig)");
+  CLI11_PARSE(app, argc, argv);
+  if (api.socket_path.empty()) api.socket_path = o.state_dir + "/lockstepd.sock";
+  if (!api.listen.empty() && (api.tls_cert.empty() || api.tls_key.empty())) {
+    std::fprintf(stderr,
+                 "lockstepd: --listen needs --tls-cert and --tls-key: lockstepd does not serve "
+                 "plain HTTP on TCP, where bearer tokens would travel in the clear\n");
+    return 2;
+  }
+
+  // Signals are taken by sigwait below, so no thread is interrupted by them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  // A pass over a million pending jobs allocates and frees vectors of hundreds of MB. glibc's
+  // default raises its mmap threshold after such frees and then keeps those vectors in the heap,
+  // where their pages stay resident; a fixed threshold gives them back to the kernel at once.
+  ::mallopt(M_MMAP_THRESHOLD, 1 << 20);
+
+  // --- kubernetes backend: the client, and leadership before anything is opened ---
+  Kubernetes kube;
+  std::atomic<bool> lost_leadership{false};
+  lockstep::config::KubernetesSettings kset;
+  {
+    auto cluster = lockstep::config::LoadClusterConfig(o.cluster_config, o.backend);
+    if (!cluster.ok()) {
+      std::fprintf(stderr, "lockstepd: %s\n", cluster.status().message().c_str());
+      return 1;
+    }
+    if (cluster->backend == "kubernetes") o.backend = "kubernetes";
+    kset = cluster->kubernetes;
+  }
+  if (!kubeconfig.empty()) kset.kubeconfig = kubeconfig;
+  if (o.backend == "kubernetes") {
+    lockstep::kube::ClientOptions co;
+    co.qps = kset.qps;
+    co.burst = kset.burst;
+    auto client = KubeClientFor(kset, co);
+    if (!client.ok()) {
+      std::fprintf(stderr, "lockstepd: kubernetes: %s\n", client.status().message().c_str());
+      return 1;
+    }
+    kube.client = std::move(*client);
+    // The namespace holds the jobs' pods and the leader Lease.
+    if (lockstep::Status ns = lockstep::kube::EnsureNamespace(*kube.client, kset.ns); !ns.ok()) {
+      std::fprintf(stderr, "lockstepd: kubernetes: %s\n", ns.message().c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "lockstepd: kubernetes: API at %s, namespace %s\n",
+                 kube.client->config().server.c_str(), kset.ns.c_str());
+  }
+  if (o.backend == "kubernetes" && kset.leader_elect) {
+#ifdef LOCKSTEP_HAVE_KUBE_LEADER
+    lockstep::kube::LeaderElectionOptions lo;
+    lo.ns = kset.ns;
+    lo.name = kset.lease_name;
+    lo.identity = lockstep::kube::DefaultLeaderIdentity();
+    auto ec = KubeClientFor(kset, lockstep::kube::LeaderElectionClientOptions(lo));
+    if (!ec.ok()) {
+      std::fprintf(stderr, "lockstepd: kubernetes: %s\n", ec.status().message().c_str());
+      return 1;
+    }
+    kube.election_client = std::move(*ec);
+    kube.elector = std::make_unique<lockstep::kube::LeaderElector>(
+        kube.election_client.get(), lo, [] {},
+        [&lost_leadership] {
+          // Another replica may act from now on: stop at once, through the signal path.
+          lost_leadership = true;
+          ::kill(::getpid(), SIGTERM);
+        });
+    kube.elector->Start();
+    std::fprintf(stderr, "lockstepd: waiting to lead (lease %s/%s, identity %s)\n", lo.ns.c_str(),
+                 lo.name.c_str(), lo.identity.c_str());
+    // A standby opens nothing (the state volume may be shared) until it leads.
+    timespec tick{0, 200'000'000};
+    while (!kube.elector->IsLeader()) {
+      if (sigtimedwait(&signals, nullptr, &tick) > 0) {
+        kube.elector->Stop();
+        return 0;
+      }
+    }
+    std::fprintf(stderr, "lockstepd: leading (lease %s/%s)\n", lo.ns.c_str(), lo.name.c_str());
+#else
+    // TODO(kubernetes-leader): leader election once src/backend/kubernetes/leader is built in.
+    std::fprintf(stderr, "lockstepd: kubernetes.leader_elect is not supported by this build\n");
+    return 1;
+#endif
+  }
+
+  auto controller = lockstep::controller::Controller::Start(o);
+  if (!controller.ok()) {
+    std::fprintf(stderr, "lockstepd: %s\n", controller.status().message().c_str());
+    return 1;
+  }
+  if (kube.client) {
+    lockstep::kube::KubernetesBackendOptions bo;
+    bo.settings = kset;
+    bo.kill_wait = o.kill_wait;
+    kube.backend = std::make_unique<lockstep::kube::KubernetesBackend>(kube.client.get(),
+                                                                       controller->get(), bo);
+    (*controller)->AttachBackend(kube.backend.get());
+    lockstep::Status started = kube.backend->Start();
+    constexpr int kSyncSeconds = 60;
+    if (started.ok() && !kube.backend->WaitForNodes(std::chrono::seconds(kSyncSeconds)))
+      started = lockstep::Status(
+          lockstep::StatusCode::kUnavailable,
+          "the Nodes and Pods of " + kube.client->config().server + " were not listed within " +
+              std::to_string(kSyncSeconds) +
+              " s: is the API server reachable, and may this identity list nodes and pods?");
+    if (!started.ok()) {
+      std::fprintf(stderr, "lockstepd: kubernetes: %s\n", started.message().c_str());
+      (*controller)->AttachBackend(nullptr);
+      kube.backend.reset();
+      return 1;
+    }
+    std::fprintf(stderr, "lockstepd: kubernetes: nodes listed\n");
+  }
+  auto server = lockstep::controller::ApiServer::Start(**controller, api);
+  if (!server.ok()) {
+    std::fprintf(stderr, "lockstepd: %s\n", server.status().message().c_str());
+    return 1;
+  }
+  std::ofstream(o.state_dir + "/lockstepd.pid") << ::getpid() << "\n";
+  std::fprintf(stderr, "lockstepd: listening on %s\n", api.socket_path.c_str());
+  if (!api.listen.empty())
+    std::fprintf(stderr, "lockstepd: listening on https://%s (port %d)\n", api.listen.c_str(),
+                 (*server)->tcp_port());
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::fprintf(stderr, "lockstepd: signal %d, stopping (jobs keep running)\n", sig);
+  server->reset();
+  if (kube.backend) {
+    (*controller)->AttachBackend(nullptr);
+    kube.backend->Stop();
+  }
+  controller->reset();
+  kube.backend.reset();
+#ifdef LOCKSTEP_HAVE_KUBE_LEADER
+  if (kube.elector) kube.elector->Stop();  // releases the lease for a standby
+#endif
+  if (lost_leadership) {
+    std::fprintf(stderr,
+                 "lockstepd: lost the leadership (lease %s/%s): another replica leads now; "
+                 "exiting\n",
+                 kset.ns.c_str(), kset.lease_name.c_str());
+    return 1;
+  }
+  return 0;
+}

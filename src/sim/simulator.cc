@@ -1,0 +1,303 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "sim/workload.h"
+#include "common/hostlist.h"
+#include "engine/fairshare.h"
+
+namespace lockstep::sim {
+namespace {
+
+using engine::Job;
+using engine::PendingReason;
+
+// Reasons that no amount of waiting cures in a replay: nothing changes the cluster or the job.
+bool NeverRuns(PendingReason r) {
+  switch (r) {
+    case PendingReason::kPartitionTimeLimit:
+    case PendingReason::kPartitionNodeLimit:
+    case PendingReason::kPartitionConfig:
+    case PendingReason::kBadConstraints:
+    case PendingReason::kReqNodeNotAvail:
+    case PendingReason::kQOSMaxWallDurationPerJobLimit:
+    case PendingReason::kDependencyNeverSatisfied:
+      return true;
+    default:
+      return false;
+  }
+}
+
+struct Completion {
+  Time at;
+  JobId job;
+  Time started;  // tells a requeued job's old completion from its current one
+  bool operator>(const Completion& o) const { return at != o.at ? at > o.at : job > o.job; }
+};
+
+class Replay {
+ public:
+  Replay(const trace::Trace& trace, config::ClusterConfig cluster, const SimOptions& o)
+      : trace_(trace), cluster_(std::move(cluster)), o_(o), snap_(cluster_.base) {
+    for (const engine::Node& n : snap_.nodes) {
+      gpu_cluster_ |= !n.gpus.empty();
+    }
+    for (const engine::Node& n : snap_.nodes)
+      result_.capacity_units += gpu_cluster_ ? static_cast<std::int64_t>(n.gpus.size()) : n.cpus;
+    result_.unit_name = gpu_cluster_ ? "gpus" : "cpus";
+    for (const engine::Node& n : snap_.nodes)
+      if (n.state == engine::NodeState::kUp) free_cpus_ += n.cpus;
+    result_.policy = o.policy_name;
+    result_.skipped = trace.skipped;
+  }
+
+  SimResult Run() {
+    jobs_.reserve(trace_.jobs.size());
+    for (const trace::TraceJob& t : trace_.jobs) jobs_.push_back(ToSimJob(t, cluster_));
+    snap_.associations = cluster_.base.associations;  // AssociationFor may have added some
+    ProgressBar progress(o_.progress ? static_cast<std::int64_t>(jobs_.size()) : 0);
+    std::size_t next_submit = 0;
+    while (true) {
+      Time t = kInfiniteTime;
+      if (next_submit < jobs_.size()) t = jobs_[next_submit].job.submit_time;
+      if (!completions_.empty()) t = std::min(t, completions_.top().at);
+      if (t == kInfiniteTime) break;
+      Advance(t);
+      bool freed = false;
+      while (!completions_.empty() && completions_.top().at == t) {
+        Completion c = completions_.top();
+        completions_.pop();
+        freed |= End(c);
+      }
+      while (next_submit < jobs_.size() && jobs_[next_submit].job.submit_time == t)
+        Submit(next_submit++);
+      // With every CPU taken and nothing freed, no job can start and none may be preempted:
+      // the plan would change nothing, so the replay saves the call.
+      if (freed || free_cpus_ > 0 || o_.policy.preempt != engine::PreemptType::kOff)
+        PlanUntilStable();
+      Sample();
+      if (o_.progress) progress.Update(static_cast<std::int64_t>(ended_));
+    }
+    result_.never_started += static_cast<std::int64_t>(snap_.pending.size());
+    std::sort(result_.jobs.begin(), result_.jobs.end(),
+              [](const JobRecord& a, const JobRecord& b) { return a.id < b.id; });
+    return std::move(result_);
+  }
+
+ private:
+  void Advance(Time t) {
+    if (o_.policy.weights.fairshare > 0 && t > snap_.now)
+      for (auto& a : snap_.associations)
+        a.usage = engine::DecayUsage(a.usage, t - snap_.now, o_.fairshare_half_life);
+    snap_.now = t;
+  }
+
+  void Submit(std::size_t i) {
+    index_[jobs_[i].job.id] = i;
+    snap_.pending.push_back(jobs_[i].job);
+  }
+
+  // Ends a job; false when the completion is stale (the job was preempted since).
+  bool End(const Completion& c) {
+    const JobId id = c.job;
+    auto it = running_pos_.find(id);
+    if (it == running_pos_.end()) return false;  // preempted before its end
+    const Job& job = snap_.running[it->second];
+    if (job.start_time != c.started) return false;  // an earlier run, requeued since
+    const SimJob& sj = jobs_[index_[id]];
+    JobRecord rec;
+    rec.id = id;
+    rec.user = sj.user;
+    rec.submit = job.submit_time;
+    rec.start = job.start_time;
+    rec.end = snap_.now;
+    rec.nodes = static_cast<std::int32_t>(job.allocation.nodes.size());
+    for (const auto& a : job.allocation.nodes) {
+      rec.gpus += __builtin_popcountll(a.gpus);
+      rec.cpus += a.cpus;
+    }
+    rec.units = UnitsOf(job, job.allocation, gpu_cluster_);
+    rec.recorded_wait = sj.recorded_wait;
+    rec.killed_at_limit = sj.run_time > job.req.time_limit;
+    busy_units_ -= rec.units;
+    free_cpus_ += rec.cpus;
+    snap_.associations[job.assoc].usage +=
+        static_cast<double>(rec.units) * static_cast<double>(rec.end - rec.start);
+    if (o_.event_log) *o_.event_log << "t=" << snap_.now << " end job " << id << "\n";
+    result_.jobs.push_back(std::move(rec));
+    RemoveRunning(id);
+    ++ended_;
+    return true;
+  }
+
+  void RemoveRunning(JobId id) {
+    std::size_t pos = running_pos_[id];
+    running_pos_.erase(id);
+    if (pos + 1 != snap_.running.size()) {
+      snap_.running[pos] = std::move(snap_.running.back());
+      running_pos_[snap_.running[pos].id] = pos;
+    }
+    snap_.running.pop_back();
+  }
+
+  void PlanUntilStable() {
+    // Preemptions free resources only once applied: plan again at the same moment, a bounded
+    // number of times.
+    for (int round = 0; round < 16 && !snap_.pending.empty(); ++round) {
+      auto t0 = std::chrono::steady_clock::now();
+      engine::Plan plan = engine::plan(snap_, o_.policy);
+      result_.scheduler_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      ++result_.plan_calls;
+      bool preempted = ApplyPreemptions(plan);
+      ApplyStarts(plan);
+      DropNeverRunnable(plan);
+      if (!preempted) break;
+    }
+  }
+
+  bool ApplyPreemptions(const engine::Plan& plan) {
+    for (const engine::Preemption& p : plan.preemptions) {
+      auto it = running_pos_.find(p.victim);
+      if (it == running_pos_.end()) continue;
+      Job job = snap_.running[it->second];
+      busy_units_ -= UnitsOf(job, job.allocation, gpu_cluster_);
+      for (const auto& a : job.allocation.nodes) free_cpus_ += a.cpus;
+      if (o_.event_log)
+        *o_.event_log << "t=" << snap_.now << " preempt job " << p.victim << " for job "
+                      << p.for_job
+                      << (p.mode == engine::PreemptMode::kCancel ? " cancel" : " requeue") << "\n";
+      RemoveRunning(p.victim);
+      if (p.mode == engine::PreemptMode::kCancel) {
+        ++ended_;
+        ++result_.never_started;  // cancelled: it never completes
+        continue;
+      }
+      job.allocation = {};
+      job.start_time = 0;
+      snap_.pending.push_back(std::move(job));
+    }
+    return !plan.preemptions.empty();
+  }
+
+  void ApplyStarts(const engine::Plan& plan) {
+    if (plan.starts.empty()) return;
+    std::unordered_map<JobId, const engine::Start*> started;
+    for (const engine::Start& s : plan.starts) started[s.job] = &s;
+    std::vector<Job> still_pending;
+    still_pending.reserve(snap_.pending.size());
+    for (Job& j : snap_.pending) {
+      auto it = started.find(j.id);
+      if (it == started.end()) {
+        still_pending.push_back(std::move(j));
+        continue;
+      }
+      j.start_time = snap_.now;
+      j.allocation = it->second->allocation;
+      const SimJob& sj = jobs_[index_[j.id]];
+      Seconds runs = std::min(sj.run_time, j.req.time_limit);
+      completions_.push({snap_.now + runs, j.id, snap_.now});
+      busy_units_ += UnitsOf(j, j.allocation, gpu_cluster_);
+      for (const auto& a : j.allocation.nodes) free_cpus_ -= a.cpus;
+      if (o_.event_log) LogStart(j);
+      running_pos_[j.id] = snap_.running.size();
+      snap_.running.push_back(std::move(j));
+    }
+    snap_.pending = std::move(still_pending);
+  }
+
+  void LogStart(const Job& j) {
+    std::vector<std::string> names;
+    std::string gpus;
+    for (const auto& a : j.allocation.nodes) {
+      names.push_back(snap_.nodes[a.node].name);
+      for (int d = 0; d < 64; ++d)
+        if (a.gpus >> d & 1) gpus += (gpus.empty() ? "" : ",") + std::to_string(d);
+    }
+    *o_.event_log << "t=" << snap_.now << " start job " << j.id << " on " << CompressHostlist(names)
+                  << (gpus.empty() ? "" : " gpus " + gpus) << "\n";
+  }
+
+  void DropNeverRunnable(const engine::Plan& plan) {
+    std::unordered_set<JobId> drop;
+    for (const engine::Pending& p : plan.pending)
+      if (NeverRuns(p.reason)) drop.insert(p.job);
+    if (drop.empty()) return;
+    std::erase_if(snap_.pending, [&](const Job& j) { return drop.count(j.id) > 0; });
+    result_.never_started += static_cast<std::int64_t>(drop.size());
+    ended_ += drop.size();
+  }
+
+  void Sample() {
+    result_.samples.push_back({snap_.now, busy_units_,
+                               static_cast<std::int64_t>(snap_.pending.size()),
+                               static_cast<std::int64_t>(snap_.running.size())});
+  }
+
+  const trace::Trace& trace_;
+  config::ClusterConfig cluster_;
+  const SimOptions& o_;
+  engine::Snapshot snap_;
+  std::vector<SimJob> jobs_;
+  std::unordered_map<JobId, std::size_t> index_;        // job id -> jobs_
+  std::unordered_map<JobId, std::size_t> running_pos_;  // job id -> snap_.running
+  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
+  SimResult result_;
+  std::int64_t busy_units_ = 0;
+  std::int64_t free_cpus_ = 0;  // over up nodes
+  std::size_t ended_ = 0;
+  bool gpu_cluster_ = false;
+};
+
+}  // namespace
+
+Result<SimResult> Simulate(const trace::Trace& trace, config::ClusterConfig cluster,
+                           const SimOptions& options) {
+  if (cluster.base.nodes.empty()) return InvalidArgument("the cluster has no nodes");
+  std::unordered_set<std::int64_t> ids;
+  for (const trace::TraceJob& t : trace.jobs)
+    if (!ids.insert(t.id).second)
+      return InvalidArgument("the trace has job id " + std::to_string(t.id) + " twice");
+  return Replay(trace, std::move(cluster), options).Run();
+}
+
+Result<config::ClusterConfig> ClusterFromTrace(const trace::Trace& trace) {
+  if (trace.nodes.empty())
+    return InvalidArgument("the trace does not say what cluster it ran on: give --cluster FILE");
+  const trace::TraceNode& first = trace.nodes.front();
+  bool homogeneous =
+      std::all_of(trace.nodes.begin(), trace.nodes.end(), [&](const trace::TraceNode& n) {
+        return n.cpus == first.cpus && n.mem_mb == first.mem_mb && n.gpus == first.gpus &&
+               n.gpu_type == first.gpu_type;
+      });
+  config::ClusterConfig c =
+      config::HomogeneousCluster(static_cast<int>(trace.nodes.size()), std::max(1, first.cpus),
+                               first.mem_mb, first.gpus, first.gpu_type);
+  if (homogeneous) return c;
+  // Heterogeneous (the Alibaba node list): one node each, with its own GPU model.
+  for (std::size_t i = 0; i < trace.nodes.size(); ++i) {
+    const trace::TraceNode& t = trace.nodes[i];
+    engine::Node& n = c.base.nodes[i];
+    n.name = t.name;
+    n.cpus = std::max(1, t.cpus);
+    n.mem_mb = t.mem_mb;
+    n.gpus.clear();
+    std::uint32_t type = engine::kNone;
+    if (t.gpus > 0) {
+      type = c.GpuTypeIndex(t.gpu_type.empty() ? "gpu" : t.gpu_type);
+      if (type == engine::kNone) {
+        c.base.gpu_types.push_back(t.gpu_type.empty() ? "gpu" : t.gpu_type);
+        type = static_cast<std::uint32_t>(c.base.gpu_types.size() - 1);
+      }
+    }
+    for (int g = 0; g < t.gpus && g < engine::kMaxDevicesPerNode; ++g)
+      n.gpus.push_back({static_cast<std::uint16_t>(g), type, -1, ""});
+  }
+  return c;
+}
+
+}  // namespace lockstep::sim

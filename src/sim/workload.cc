@@ -1,0 +1,66 @@
+#include "sim/workload.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace lockstep::sim {
+namespace {
+
+// CPUs of the first node of a partition: SWF jobs are sized in processors, and the cluster a
+// trace ran on is homogeneous.
+std::int32_t CpusPerNode(const config::ClusterConfig& c, std::uint32_t partition) {
+  const auto& p = c.base.partitions[partition];
+  if (p.nodes.empty()) return 1;
+  return std::max(1, c.base.nodes[p.nodes.front()].cpus);
+}
+
+}  // namespace
+
+SimJob ToSimJob(const trace::TraceJob& t, config::ClusterConfig& cluster) {
+  SimJob s;
+  engine::Job& j = s.job;
+  j.id = static_cast<JobId>(t.id);
+  j.name = "job" + std::to_string(t.id);
+  j.submit_time = t.submit;
+  j.partition = cluster.default_partition;
+  if (!t.partition.empty()) {
+    std::uint32_t p = cluster.PartitionIndex(t.partition);
+    if (p != engine::kNone) j.partition = p;
+  }
+  j.qos = cluster.default_qos;
+  std::string user = t.user.empty() ? "user" : t.user;
+  j.assoc = cluster.AssociationFor(user, t.account);
+  j.user = cluster.base.associations[j.assoc].user;
+  engine::JobRequest& r = j.req;
+  if (t.gpus_per_node > 0 || t.nodes > 0) {
+    r.min_nodes = std::max(1, t.nodes);
+    r.gpus_per_node = t.gpus_per_node;
+    r.ntasks = r.min_nodes;
+    r.cpus_per_task = std::max(1, t.procs / r.min_nodes);
+    if (!t.gpu_type.empty()) {
+      std::uint32_t type = cluster.GpuTypeIndex(t.gpu_type);
+      if (type != engine::kNone) r.gpu_type = type;
+    }
+    r.mem_per_node_mb = t.mem_mb_per_node;
+  } else {
+    std::int32_t cpn = CpusPerNode(cluster, j.partition);
+    r.min_nodes = std::max(1, (t.procs + cpn - 1) / cpn);
+    r.ntasks = std::max(1, t.procs);
+    r.cpus_per_task = 1;
+  }
+  r.max_nodes = r.min_nodes;
+  s.run_time = std::max<Seconds>(0, t.run_time);
+  r.time_limit = t.time_limit > 0 ? t.time_limit : std::max<Seconds>(1, s.run_time);
+  s.recorded_wait = t.recorded_wait;
+  s.user = user;
+  return s;
+}
+
+std::int64_t UnitsOf(const engine::Job& job, const engine::Allocation& a, bool gpu_cluster) {
+  std::int64_t units = 0;
+  for (const engine::NodeAllocation& n : a.nodes)
+    units += gpu_cluster ? std::popcount(n.gpus) : n.cpus;
+  return units;
+}
+
+}  // namespace lockstep::sim

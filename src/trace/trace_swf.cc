@@ -1,0 +1,193 @@
+// The Standard Workload Format of the Parallel Workloads Archive
+// (https://www.cs.huji.ac.il/labs/parallel/workload/swf.html): one job a line, 18
+// whitespace-separated numbers; header lines start with ';'. Mapping: docs/formats.md.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "trace/trace.h"
+#include "trace/trace_text.h"
+
+namespace lockstep::trace {
+namespace {
+
+using internal::LineError;
+using internal::LineReader;
+
+constexpr std::size_t kFields = 18;
+
+// clang-format off
+constexpr std::array<std::string_view, kFields> kFieldNames = {
+    "job id", "submit time", "wait time", "run time", "allocated processors",
+    "average CPU time", "used memory", "requested processors", "requested time",
+    "requested memory", "status", "user id", "group id", "executable", "queue", "partition",
+    "preceding job", "think time"};
+// clang-format on
+
+// Fields the format allows to be fractional (1-based): average CPU time, used and requested
+// memory. Every other field is an integer.
+constexpr bool IsFractional(std::size_t field) {
+  return field == 6 || field == 7 || field == 10;
+}
+
+// Clusters larger than this in a header are a typo, not a machine.
+constexpr std::int64_t kMaxHeaderNodes = 1'000'000;
+
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+// The 18 fields of a job line; `count` is how many the line really has.
+struct Fields {
+  std::array<std::string_view, kFields> f;
+  std::size_t count = 0;
+};
+
+Fields SplitFields(std::string_view line) {
+  Fields out;
+  std::size_t i = 0;
+  while (true) {
+    while (i < line.size() && IsSpace(line[i])) ++i;
+    if (i == line.size()) return out;
+    const std::size_t start = i;
+    while (i < line.size() && !IsSpace(line[i])) ++i;
+    if (out.count < kFields) out.f[out.count] = line.substr(start, i - start);
+    ++out.count;
+  }
+}
+
+class SwfParser {
+ public:
+  explicit SwfParser(std::string_view source) : source_(source) {}
+
+  Result<Trace> Parse(std::string_view text) {
+    trace_.jobs.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')));
+    LineReader lines(text);
+    while (lines.Next()) {
+      std::string_view line = internal::Trim(lines.line());
+      if (line.empty()) continue;
+      line_ = lines.number();
+      if (line.front() == ';') {
+        LOCKSTEP_RETURN_IF_ERROR(Header(line.substr(1)));
+      } else {
+        LOCKSTEP_RETURN_IF_ERROR(Job(line));
+      }
+    }
+    MakeNodes();
+    internal::SortBySubmit(trace_.jobs);
+    return std::move(trace_);
+  }
+
+ private:
+  Status Error(std::string_view message) const { return LineError(source_, line_, message); }
+
+  // "; MaxNodes: 240". Other header lines are kept by nobody.
+  Status Header(std::string_view body) {
+    body = internal::Trim(body);
+    std::int64_t* target = nullptr;
+    std::string_view key;
+    for (std::string_view k : {std::string_view("MaxNodes:"), std::string_view("MaxProcs:")}) {
+      if (body.substr(0, k.size()) == k) {
+        key = k.substr(0, k.size() - 1);
+        target = k == "MaxNodes:" ? &max_nodes_ : &max_procs_;
+      }
+    }
+    if (target == nullptr) return Status::Ok();
+    std::string_view value = internal::Trim(body.substr(key.size() + 1));
+    // The number may be followed by a remark ("MaxProcs: 128 (2 per node)").
+    std::size_t end = 0;
+    while (end < value.size() && (value[end] == '-' || (value[end] >= '0' && value[end] <= '9'))) {
+      ++end;
+    }
+    std::optional<std::int64_t> v = internal::ToInt64(value.substr(0, end));
+    if (!v) return Error(fmt::format("header {}: '{}' is not a number", key, value));
+    if (*v > kMaxHeaderNodes) {
+      return Error(fmt::format("header {}: {} is more than {}", key, *v, kMaxHeaderNodes));
+    }
+    *target = *v;  // -1 (unknown) and 0 count as not given
+    return Status::Ok();
+  }
+
+  // Field `i` (1-based) as an integer, or as a number when the format allows fractions.
+  Result<std::int64_t> Number(const Fields& f, std::size_t i) const {
+    std::string_view text = f.f[i - 1];
+    if (std::optional<std::int64_t> v = internal::ToInt64(text)) return *v;
+    std::optional<double> d = internal::ToDouble(text);
+    if (!d) {
+      return Error(fmt::format("field {} ({}): '{}' is not a number", i, kFieldNames[i - 1], text));
+    }
+    if (!IsFractional(i)) {
+      return Error(
+          fmt::format("field {} ({}): '{}' is not an integer", i, kFieldNames[i - 1], text));
+    }
+    return static_cast<std::int64_t>(0);  // a fractional field: checked, never used
+  }
+
+  Status Job(std::string_view line) {
+    const Fields f = SplitFields(line);
+    if (f.count != kFields) {
+      return Error(fmt::format("expected {} fields, found {}", kFields, f.count));
+    }
+    std::array<std::int64_t, kFields + 1> v{};  // 1-based
+    for (std::size_t i = 1; i <= kFields; ++i) {
+      Result<std::int64_t> n = Number(f, i);
+      if (!n.ok()) return n.status();
+      v[i] = *n;
+    }
+    const std::int64_t procs = v[8] > 0 ? v[8] : v[5];
+    if (procs <= 0 || v[4] < 0) {  // no processors or no run time: nothing to replay
+      ++trace_.skipped;
+      return Status::Ok();
+    }
+    if (procs > std::numeric_limits<std::int32_t>::max()) {
+      const std::size_t i = v[8] > 0 ? 8 : 5;
+      return Error(fmt::format("field {} ({}): {} is too large", i, kFieldNames[i - 1], procs));
+    }
+    TraceJob& job = trace_.jobs.emplace_back();
+    job.id = v[1];
+    job.submit = v[2];
+    job.recorded_wait = v[3] < 0 ? -1 : v[3];
+    job.run_time = v[4];
+    job.procs = static_cast<std::int32_t>(procs);
+    job.time_limit = v[9] < 0 ? -1 : v[9];
+    job.user = fmt::format("u{}", v[12]);
+    job.account = fmt::format("g{}", v[13]);
+    return Status::Ok();
+  }
+
+  // MaxNodes nodes of MaxProcs / MaxNodes CPUs; either alone gives nodes of one CPU.
+  void MakeNodes() {
+    if (max_nodes_ <= 0 && max_procs_ <= 0) return;
+    const std::int64_t n = max_nodes_ > 0 ? max_nodes_ : max_procs_;
+    const std::int64_t cpus = max_procs_ > 0 ? std::max<std::int64_t>(1, max_procs_ / n) : 1;
+    const std::size_t width = std::to_string(n - 1).size();
+    trace_.nodes.reserve(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      TraceNode& node = trace_.nodes.emplace_back();
+      node.name = fmt::format("n{:0{}}", i, width);
+      node.cpus = static_cast<std::int32_t>(cpus);
+    }
+  }
+
+  std::string_view source_;
+  std::int64_t line_ = 0;
+  std::int64_t max_nodes_ = -1;
+  std::int64_t max_procs_ = -1;
+  Trace trace_;
+};
+
+}  // namespace
+
+Result<Trace> ParseSwf(std::string_view text, std::string_view source_name) {
+  return SwfParser(source_name).Parse(text);
+}
+
+Result<Trace> ReadSwf(const std::string& path) {
+  Result<std::string> text = ReadFileMaybeGzip(path);
+  if (!text.ok()) return text.status();
+  return ParseSwf(*text, path);
+}
+
+}  // namespace lockstep::trace
