@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "controller/controller.h"
 #include "backend/kubernetes/client/kube_client.h"
 #include "backend/kubernetes/client/kubeconfig.h"
 #include "backend/kubernetes/gangs/pod_group_scheduler.h"
@@ -118,15 +119,24 @@ bool Parallel(int n, int threads, const std::function<Status(int)>& fn) {
   return ok;
 }
 
-class Forwarder : public controller::Backend {
+class Forwarder : public backend::Backend {
  public:
   PodGroupScheduler* scheduler = nullptr;
-  void Launch(controller::LaunchOrder order) override {
+  Status Launch(backend::LaunchOrder order) override {
     if (!order.external.empty()) scheduler->Bind(order);
+    return Status::Ok();
   }
-  void Terminate(JobId job, std::int32_t run, Seconds) override { scheduler->Terminate(job, run); }
-  void Signal(JobId, std::int32_t, int) override {}
-  Result<std::string> Logs(JobId, std::int32_t) override { return NotFound("none"); }
+  Status Terminate(backend::RunId run, Seconds) override {
+    scheduler->Terminate(run.job, run.run);
+    return Status::Ok();
+  }
+  Status Signal(backend::RunId, int) override { return Status::Ok(); }
+  bool SupportsSteps() const override { return false; }
+  Status LaunchStep(backend::StepLaunch) override { return FailedPrecondition("no steps"); }
+  Status SignalStep(JobId, std::int32_t, int, Seconds) override {
+    return FailedPrecondition("no steps");
+  }
+  Result<std::string> Logs(const backend::LogsRequest&) override { return NotFound("none"); }
 };
 
 struct Args {
@@ -209,22 +219,24 @@ double LockstepRound(KubeClient* client, const Args& a, const std::string& run,
     std::fprintf(stderr, "controller: %s\n", c.status().ToString().c_str());
     std::exit(1);
   }
-  std::vector<controller::NodeReport> reports;
+  std::vector<backend::NodeReport> reports;
   for (int i = 0; i < a.nodes; ++i) {
-    controller::NodeReport r;
+    backend::NodeReport r;
     r.name = "node-" + std::to_string(i);
-    r.cpus = 128;
-    r.mem_mb = 1024 * 1024;
-    r.gpus.assign(16, "gpu");
+    backend::NodeResources& res = r.resources.emplace();
+    res.cpus = 128;
+    res.mem_mb = 1024 * 1024;
+    res.gpus.assign(16, "gpu");
     reports.push_back(std::move(r));
   }
-  (*c)->BackendNodes(reports);
+  (*c)->events().NodesReported(std::move(reports), /*complete=*/true);
+  (*c)->SettleForTest();
   Forwarder fwd;
   PodGroupSchedulerOptions o;
   o.scheduler_name = scheduler;
   o.bind_threads = a.threads;
   o.bind_client_options = bind_options;
-  PodGroupScheduler s(client, c->get(), o);
+  PodGroupScheduler s(client, (*c)->events(), (*c)->admission(), o);
   fwd.scheduler = &s;
   (*c)->AttachBackend(&fwd);
   const auto t0 = Clock::now();
@@ -271,7 +283,7 @@ double LockstepRound(KubeClient* client, const Args& a, const std::string& run,
               static_cast<long long>(st.bind_failures));
   std::printf("    %s\n", cpu1.Since(cpu0).c_str());
   s.Stop();
-  (*c)->AttachBackend(nullptr);
+  (*c)->DetachBackend();
   return st.bound_pods / secs;
 }
 

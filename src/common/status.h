@@ -101,3 +101,9 @@ class [[nodiscard]] Result {
     ::lockstep::Status _st = (expr);   \
     if (!_st.ok()) return _st;         \
   } while (0)
+
+// Declares `lhs` as the value of a Result<T> expression, or returns its error from the function.
+#define LOCKSTEP_ASSIGN_OR_RETURN(lhs, expr)           \
+  auto lhs##_result = (expr);                          \
+  if (!lhs##_result.ok()) return lhs##_result.status(); \
+  auto lhs = std::move(*lhs##_result)

@@ -188,28 +188,30 @@ Response Jobs(Controller& c, const Caller& caller, http::verb verb,
   return Error(NotFound("no such endpoint"));
 }
 
-Response Agent(Controller& c, const Caller& caller, const std::vector<std::string_view>& p,
-               const nlohmann::json& query, const http::request<http::string_body>& req) {
+Response Agent(Controller& c, AgentEndpoints* agents, const Caller& caller,
+               const std::vector<std::string_view>& p, const nlohmann::json& query,
+               const http::request<http::string_body>& req) {
+  if (!agents) return Error(NotFound("no such endpoint: this lockstepd has no agents"));
   // Agents run as root (or as the one user of a personal cluster): nobody else may pose as one.
   if (!c.IsOperator(caller.uid) && caller.uid != ::getuid())
     return Error(PermissionDenied("only lockstep agents may use /api/v1/agent"));
   Result<nlohmann::json> body = Body(req);
   if (!body.ok()) return Error(body.status());
   if (p.size() == 4 && p[3] == "register") {
-    Status s = c.AgentRegister(*body);
+    Status s = agents->Register(*body);
     return s.ok() ? Ok() : Error(s);
   }
   if (p.size() == 4 && p[3] == "commands") {
     int wait_ms = std::stoi(query.value("wait_ms", std::string("0")));
-    return Ok(
-        c.AgentPoll(query.value("agent", ""), std::chrono::milliseconds(std::min(wait_ms, 30000))));
+    return Ok(agents->Poll(query.value("agent", ""),
+                           std::chrono::milliseconds(std::clamp(wait_ms, 0, 30000))));
   }
   if (p.size() == 4 && p[3] == "events") {
-    Status s = c.AgentEvents(*body);
+    Status s = agents->Events(*body);
     return s.ok() ? Ok() : Error(s);
   }
   if (p.size() == 4 && p[3] == "output") {
-    Status s = c.AgentOutput(*body);
+    Status s = agents->Output(*body);
     return s.ok() ? Ok() : Error(s);
   }
   return Error(NotFound("no such endpoint"));
@@ -217,7 +219,7 @@ Response Agent(Controller& c, const Caller& caller, const std::vector<std::strin
 
 }  // namespace
 
-Response HandleRequest(Controller& c, const Caller& caller,
+Response HandleRequest(Controller& c, AgentEndpoints* agents, const Caller& caller,
                        const http::request<http::string_body>& req) {
   std::string_view target(req.target().data(), req.target().size());
   std::size_t qmark = target.find('?');
@@ -228,7 +230,7 @@ Response HandleRequest(Controller& c, const Caller& caller,
   http::verb verb = req.method();
   try {
     if (p[2] == "jobs") return Jobs(c, caller, verb, p, query, req);
-    if (p[2] == "agent") return Agent(c, caller, p, query, req);
+    if (p[2] == "agent") return Agent(c, agents, caller, p, query, req);
     if (p[2] == "nodes" && verb == http::verb::get) return Ok(c.ListNodes());
     if (p[2] == "nodes" && verb == http::verb::post && p.size() == 5 && p[4] == "state") {
       Result<nlohmann::json> body = Body(req);

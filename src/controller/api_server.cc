@@ -159,7 +159,7 @@ struct ApiServer::Impl {
     ServeHttp(socket, [&](const Request& req) {
       if (IsTokensTarget(req))
         return HandleTokenRequest(controller, tokens, caller, req, std::time(nullptr));
-      return HandleRequest(controller, caller, req);
+      return HandleRequest(controller, options.agents, caller, req);
     });
   }
 
@@ -184,7 +184,7 @@ struct ApiServer::Impl {
     if (IsTokensTarget(req))
       return JsonReply(http::status::forbidden,
                        "tokens are issued only on lockstepd's Unix socket (lockstep token)");
-    return HandleRequest(controller, *caller, req);
+    return HandleRequest(controller, options.agents, *caller, req);
   }
 
   void ServeTls(TlsStream& stream) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "controller/api_routes.h"
 #include "controller/controller.h"
 
 namespace lockstep::controller {
@@ -24,6 +25,8 @@ struct ApiServerOptions {
   // serves plain HTTP on TCP, where tokens would travel in the clear.
   std::string tls_cert;
   std::string tls_key;
+  // The agents' endpoints (api_routes.h); null: none. Not owned; outlives the server.
+  AgentEndpoints* agents = nullptr;
 };
 
 // Ownership: borrows the controller, which must outlive the server.

@@ -1,4 +1,4 @@
-// Start-up, recovery, persistence and the scheduling loop.
+// Start-up, recovery, ownership checks and the scheduling loop.
 #include "controller/controller.h"
 
 #include <sys/stat.h>
@@ -14,12 +14,6 @@
 
 namespace lockstep::controller {
 
-Time WallNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string CompressCounts(const std::vector<std::int32_t>& counts) {
   std::string out;
   for (std::size_t i = 0; i < counts.size();) {
@@ -33,7 +27,8 @@ std::string CompressCounts(const std::vector<std::int32_t>& counts) {
   return out;
 }
 
-Controller::Controller(const ControllerOptions& options) : options_(options) {}
+Controller::Controller(const ControllerOptions& options)
+    : options_(options), clock_(*options.clock) {}
 
 Result<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& options) {
   std::unique_ptr<Controller> c(new Controller(options));
@@ -47,37 +42,62 @@ Result<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& o
     c->nodes_[n].admin = node.state;
     c->nodes_[n].reason = node.reason;
   }
-  ::mkdir(options.state_dir.c_str(), 0755);
+  ::mkdir(options.state_dir.c_str(), 0700);
   store::StoreOptions so;
   so.path = options.state_dir + "/lockstepd.db";
   Result<std::unique_ptr<store::Store>> st = store::Store::Open(so);
   if (!st.ok()) return st.status();
   c->store_ = std::move(*st);
   LOCKSTEP_RETURN_IF_ERROR(c->Recover());
-  c->scheduler_ = std::thread([raw = c.get()] { raw->ScheduleLoop(); });
+  Controller* raw = c.get();
+  c->events_thread_ = std::thread([raw] { raw->EventLoop(); });
+  c->dispatcher_ = std::thread([raw] { raw->DispatchLoop(); });
+  c->scheduler_ = std::thread([raw] { raw->ScheduleLoop(); });
   return c;
 }
 
 Controller::~Controller() {
   {
+    std::lock_guard<std::mutex> lock(events_mu_);
+    events_stopping_ = true;
+  }
+  events_changed_.notify_all();
+  if (events_thread_.joinable()) events_thread_.join();
+  {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
   wake_scheduler_.notify_all();
-  agent_commands_.notify_all();
+  outbox_changed_.notify_all();
+  step_output_changed_.notify_all();
   if (scheduler_.joinable()) scheduler_.join();
+  if (dispatcher_.joinable()) dispatcher_.join();
 }
 
 Status Controller::Recover() {
+  Result<std::vector<store::Record>> arrays = store_->Scan("array_specs");
+  if (!arrays.ok()) return arrays.status();
   Result<std::vector<store::Record>> records = store_->Scan("jobs");
   if (!records.ok()) return records.status();
   std::lock_guard<std::mutex> lock(mu_);
   options_.check_snapshot = options_.check_snapshot || std::getenv("LOCKSTEP_CHECK_SNAPSHOT");
+  for (const store::Record& r : *arrays) {
+    Result<jobspec::JobSpec> spec = jobspec::JobSpecFromJson(r.value);
+    if (!spec.ok()) return Internal("store: array spec " + r.key + ": " + spec.status().message());
+    array_specs_[std::stoull(r.key)] = specs_.Intern(std::move(*spec));
+  }
   for (const store::Record& r : *records) {
     Result<JobEntry> e = EntryFromJson(r.value);
     if (!e.ok()) return Internal("store: job " + r.key + ": " + e.status().message());
     JobId id = e->id;
-    e->spec = specs_.Intern(*e->spec);
+    if (!e->spec) {
+      auto array = array_specs_.find(e->array_job_id);
+      if (array == array_specs_.end())
+        return Internal("store: job " + r.key + ": its array's spec is missing");
+      e->spec = array->second;  // interned already, and shared by every such task
+    } else {
+      e->spec = specs_.Intern(*e->spec);
+    }
     next_job_id_ = std::max(next_job_id_, id + 1);
     if (e->state == JobState::kRunning || e->state == JobState::kCompleting) active_.insert(id);
     jobs_.emplace(id, std::move(*e));
@@ -89,29 +109,23 @@ Status Controller::Recover() {
   Result<std::vector<store::Record>> nodes = store_->Scan("nodes");
   if (!nodes.ok()) return nodes.status();
   for (const store::Record& r : *nodes) {
-    std::uint32_t n = NodeIndexLocked(r.key);
-    if (n == engine::kNone) continue;  // a node since removed from the configuration
     nlohmann::json j = nlohmann::json::parse(r.value, nullptr, false);
-    if (j.is_discarded()) return Internal("store: node " + r.key + ": not JSON");
-    nodes_[n].admin = static_cast<engine::NodeState>(j.value("admin", 0));
-    nodes_[n].reason = j.value("reason", "");
-    nodes_[n].reason_user = j.value("reason_user", "");
-    nodes_[n].reason_time = j.value("reason_time", Time{0});
+    if (j.is_discarded() || !j.is_object()) return Internal("store: node " + r.key + ": not JSON");
+    NodeInfo info;
+    info.admin = static_cast<engine::NodeState>(j.value("admin", 0));
+    info.reason = j.value("reason", "");
+    info.reason_user = j.value("reason_user", "");
+    info.reason_time = j.value("reason_time", Time{0});
+    std::uint32_t n = NodeIndexLocked(r.key);
+    // A node a backend has yet to report (Kubernetes) takes its drain when it joins.
+    if (n == engine::kNone)
+      operator_states_[r.key] = std::move(info);
+    else
+      nodes_[n] = std::move(info);
   }
-  // Running jobs keep running on their agents: they are adopted when the agents report in,
-  // or end NODE_FAIL when their nodes stay silent (CheckAgentsLocked).
+  // Running jobs keep running on their nodes: they are adopted when the backend reports what
+  // runs there (RunsAlive), or requeued (NODE_FAIL when they may not be) when it does not.
   return Status::Ok();
-}
-
-Status Controller::PersistLocked(const std::vector<const JobEntry*>& jobs) {
-  std::vector<store::Record> records;
-  records.reserve(jobs.size());
-  for (const JobEntry* e : jobs) {
-    char key[24];
-    std::snprintf(key, sizeof key, "%020llu", static_cast<unsigned long long>(e->id));
-    records.push_back({"jobs", key, EntryToJson(*e, *specs_.JsonOf(e->spec))});
-  }
-  return store_->Put(std::move(records));
 }
 
 bool Controller::IsOperator(std::uint32_t uid) const {
@@ -135,21 +149,14 @@ std::uint32_t Controller::NodeIndexLocked(const std::string& name) const {
   return cluster_.NodeIndex(name);
 }
 
-void Controller::RequestPass() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    pass_requested_ = true;
-  }
-  wake_scheduler_.notify_one();
-}
-
 void Controller::RequestPassLocked() {
   pass_requested_ = true;
+  ++pass_requests_;
   wake_scheduler_.notify_one();
 }
 
 JobEnvInput Controller::EnvInputLocked(const JobEntry& job) const {
-  // MASTER_ADDR: the address the first node's agent registered with.
+  // MASTER_ADDR: the address the first node's backend reported.
   return MakeJobEnvInput(job, cluster_, [this](const std::string& node) {
     std::uint32_t n = NodeIndexLocked(node);
     return n == engine::kNone || nodes_[n].address.empty() ? std::string("127.0.0.1")
@@ -163,24 +170,37 @@ void Controller::ScheduleLoop() {
     wake_scheduler_.wait_for(lock, options_.periodic_pass,
                              [this] { return stopping_ || pass_requested_; });
     if (stopping_) break;
-    if (pass_requested_) {
+    if (pass_requested_ && options_.schedule_delay.count() > 0) {
       // Let a burst of submissions arrive before planning once for all of them.
       lock.unlock();
       std::this_thread::sleep_for(options_.schedule_delay);
       lock.lock();
     }
     pass_requested_ = false;
-    Time now = WallNow();
-    CheckAgentsLocked(now);
+    const std::uint64_t covers = pass_requests_;  // every request so far is served by this pass
+    Time now = clock_.Now();
     EnforceLimitsLocked(now);
-    if (!ReplayChangesLocked(now)) continue;
-    engine::PolicyOptions policy = cluster_.policy;
-    lock.unlock();
-    engine::Plan plan = engine::plan(sched_->snapshot(), policy);
-    lock.lock();
-    if (stopping_) break;
-    ApplyPlanLocked(plan, now);
+    if (ReplayChangesLocked(now)) {
+      engine::PolicyOptions policy = cluster_.policy;
+      lock.unlock();
+      engine::Plan plan = engine::plan(sched_->snapshot(), policy);
+      lock.lock();
+      if (stopping_) break;
+      ApplyPlanLocked(plan, now);
+    }
+    passes_covering_ = covers;
+    pass_done_.notify_all();
   }
+}
+
+void Controller::PassForTest() {
+  SettleForTest();
+  std::unique_lock<std::mutex> lock(mu_);
+  RequestPassLocked();
+  const std::uint64_t mine = pass_requests_;
+  pass_done_.wait(lock, [&] { return passes_covering_ >= mine || stopping_; });
+  lock.unlock();
+  SettleForTest();
 }
 
 void Controller::TouchLocked(const JobEntry& job) {
@@ -300,9 +320,9 @@ void Controller::ApplyPlanLocked(engine::Plan& plan, Time now) {
     if (!victim) continue;
     if (p.mode == engine::PreemptMode::kCancel) victim->cancel_requested = true;
     victim->reason = "Preempted";
+    PersistLocked({victim});
     TerminateLocked(*victim);
   }
-  std::vector<const JobEntry*> started;
   for (const engine::Start& st : plan.starts) {
     JobEntry* e = unchanged(st.job, JobState::kPending);
     // Nodes resized since the replay (others' pods took room): the plan may no longer fit.
@@ -311,7 +331,6 @@ void Controller::ApplyPlanLocked(engine::Plan& plan, Time now) {
       continue;
     }
     StartJobLocked(*e, st.allocation, now);
-    started.push_back(e);
   }
   last_pending_.clear();
   for (engine::Pending& p : plan.pending) {
@@ -328,10 +347,6 @@ void Controller::ApplyPlanLocked(engine::Plan& plan, Time now) {
     if (found != jobs_.end()) found->second.priority = b.total;
   }
   last_priorities_ = std::move(plan.priorities);
-  if (!started.empty()) {
-    Status s = PersistLocked(started);
-    if (!s.ok()) std::fprintf(stderr, "lockstepd: store: %s\n", s.ToString().c_str());
-  }
 }
 
 void Controller::EnforceLimitsLocked(Time now) {
@@ -344,41 +359,8 @@ void Controller::EnforceLimitsLocked(Time now) {
     if (limit >= kUnlimited || now < e.start_time + limit) continue;
     e.timed_out = true;
     e.reason = "TimeLimit";
+    PersistLocked({&e});
     TerminateLocked(e);
-  }
-}
-
-void Controller::CheckAgentsLocked(Time now) {
-  if (backend_) return;  // nodes are reported by the backend
-  auto deadline = std::chrono::steady_clock::now() - std::chrono::seconds(options_.node_timeout);
-  for (auto& [name, agent] : agents_) {
-    if (agent->last_seen >= deadline) continue;
-    for (const std::string& node : agent->nodes) {
-      std::uint32_t n = NodeIndexLocked(node);
-      if (n == engine::kNone || !nodes_[n].responding) continue;
-      nodes_[n].responding = false;
-      std::fprintf(stderr, "lockstepd: node %s not responding: DOWN\n", node.c_str());
-      NodeLostLocked(n, now);
-    }
-  }
-}
-
-void Controller::NodeLostLocked(std::uint32_t n, Time now) {
-  const std::string& node = cluster_.base.nodes[n].name;
-  for (JobId id : std::vector<JobId>(active_.begin(), active_.end())) {
-    JobEntry& e = jobs_.at(id);
-    if (e.state != JobState::kRunning && e.state != JobState::kCompleting) continue;
-    bool on_node = std::any_of(e.placement.begin(), e.placement.end(),
-                               [&](const PlacedNode& p) { return p.node == node; });
-    if (!on_node) continue;
-    if (e.spec->requeue.value_or(true) && !e.cancel_requested) {
-      RequeueLocked(e, "NodeFail", now);
-    } else {
-      EndJobLocked(e, 0, 0, false, now);
-      e.state = JobState::kNodeFail;
-      e.reason = "NodeFail";
-      (void)PersistLocked({&e});
-    }
   }
 }
 

@@ -1,11 +1,23 @@
 // lockstepd's core: the jobs and nodes it knows, the durable store behind them, the scheduling
-// loop that calls the engine, and the agents that run the work. The HTTP layer (api_server.h)
-// turns requests into calls here; everything here is thread-safe behind one mutex.
+// loop that calls the engine, and the backend that runs the work (backend/backend.h).
+//
+// Thread-safety: every public method may be called from any thread. One mutex (mu_) guards the
+// jobs and nodes, and it guards memory only: no store write is waited for, no backend is called
+// and no network I/O is done while it is held. Under it a change is made in memory, its store
+// records are queued (Store::PutAsync: memory only, committed in the order queued, so a later
+// state is never overwritten by an earlier one) and its backend commands are put in the outbox.
+// After it, a caller that must answer "durable" waits for its own write, and the dispatcher
+// thread carries out the outbox in order, each command once the writes queued before it are
+// durable. A write that fails stops lockstepd (crash-only; recovery reads the store again).
+//
+// Ownership: Start returns the only owner. The backend is attached after Start and detached
+// before the controller is destroyed (DetachBackend waits for calls in flight).
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,15 +30,18 @@
 #include <unordered_set>
 #include <vector>
 
+#include "backend/admission.h"
+#include "backend/backend.h"
+#include "common/caller.h"
+#include "common/clock.h"
 #include "common/status.h"
-#include "controller/backend.h"
+#include "config/cluster_config.h"
 #include "controller/incremental_snapshot.h"
 #include "controller/job_entry.h"
 #include "controller/job_env.h"
 #include "controller/spec_interner.h"
 #include "controller/step_output.h"
 #include "engine/model.h"
-#include "config/cluster_config.h"
 #include "store/store.h"
 
 namespace lockstep::controller {
@@ -35,7 +50,6 @@ struct ControllerOptions {
   std::string state_dir;       // the store lives here
   std::string cluster_config;  // cluster YAML (nodes, partitions, QoS, policy)
   std::string backend;         // not empty: replaces the YAML's `backend:` (lockstepd --backend)
-  Seconds node_timeout = 30;   // an agent silent this long makes its nodes DOWN (SlurmdTimeout)
   Seconds kill_wait = 30;      // SIGTERM to SIGKILL at a time limit or cancel (KillWait)
   std::vector<std::uint32_t> operators;          // uids allowed to act on every job; root always is
   std::chrono::milliseconds schedule_delay{20};  // gather submissions before a pass
@@ -43,20 +57,22 @@ struct ControllerOptions {
   // Compare the scheduler's incremental snapshot with one built from every job before each
   // pass, and stop on a difference (tests; $LOCKSTEP_CHECK_SNAPSHOT=1 for lockstepd).
   bool check_snapshot = false;
+  // Where time comes from; tests pass a ManualClock. Not owned; outlives the controller.
+  Clock* clock = &SystemClock();
+  // Called when a store write fails: memory and disk would differ from then on. The default
+  // logs and aborts (crash-only: lockstepd recovers from the store when started again).
+  std::function<void(const Status&)> on_store_failure;
 };
 
-// Who is asking: from SO_PEERCRED on the Unix socket, or a token on TCP.
-struct Caller {
-  std::uint32_t uid = 0;
-  std::uint32_t gid = 0;
-  std::string user;
-};
+using lockstep::Caller;
+using backend::LaunchOrder;
+using backend::NodeReport;
 
-class Controller {
+class Controller : private backend::EventSink, private backend::Admission {
  public:
-  // Loads the cluster, opens the store, recovers every job, starts the scheduling thread.
+  // Loads the cluster, opens the store, recovers every job, starts the controller's threads.
   static Result<std::unique_ptr<Controller>> Start(const ControllerOptions& options);
-  ~Controller();  // stops the scheduling thread; jobs keep running on their agents
+  ~Controller() override;  // stops the threads; jobs keep running on their nodes
 
   // --- Users' API. Results are the JSON objects of docs/api.md. ---
   // Durable when it returns; an array answers its first id.
@@ -84,54 +100,82 @@ class Controller {
                                     std::uint64_t offset, std::chrono::milliseconds wait);
   // signal 0: SIGTERM to the step's tasks, SIGKILL after KillWait; else that signal.
   Status SignalStep(const Caller& caller, JobId id, std::int32_t step, int signal);
-
-  // --- Agents' API. ---
-  Status AgentRegister(const nlohmann::json& body);
-  // Waits up to `wait` for commands; also the agent's heartbeat.
-  nlohmann::json AgentPoll(const std::string& agent, std::chrono::milliseconds wait);
-  Status AgentEvents(const nlohmann::json& body);
-  Status AgentOutput(const nlohmann::json& body);
+  // The output of the job's current (or last) run, `lockstep logs`, from the backend.
+  Result<std::string> JobLogs(const Caller& caller, JobId id);
 
   bool IsOperator(std::uint32_t uid) const;
 
-  // --- Another backend than the agents (backend.h). ---
-  // From now on jobs launch through `backend` (not owned; it must outlive the controller's use
-  // of it: detach with nullptr before destroying it).
-  void AttachBackend(Backend* backend);
-  // Every node the backend knows, as it is now: new ones join the cluster, known ones take the
-  // reported resources and state, and nodes it no longer reports go DOWN ("node deleted").
-  void BackendNodes(const std::vector<NodeReport>& nodes);
-  // Node features a backend gives for placement constraints it evaluates itself (the Kubernetes
-  // pod-group scheduler: pods' node selectors, affinities and tolerations), beside the features
-  // the nodes' reports carry: each feature of `features` is on exactly the nodes named (a node
-  // not reported yet gets it when it is). Replaces what an earlier call gave: features left out
-  // are dropped and their bits reused. Pending jobs see the change at the next pass; a job whose
-  // constraint names a feature that no longer exists waits (BadConstraints). FailedPrecondition,
-  // and nothing changed, when a node would need more than 64 features, or when a name is one of
-  // the nodes' own features.
-  Status BackendPlacementFeatures(const std::map<std::string, std::set<std::string>>& features);
-  // The end of a job's run (of its batch step, or of every pod of it).
-  void BackendTaskExited(JobId job, std::int32_t run, int exit_code, int signal, bool oom);
-  // A launch that could not be made whole: its job goes back to the queue (or fails when it may
-  // not be requeued), with `why` in the log.
-  void BackendLaunchFailed(JobId job, std::int32_t run, const std::string& why);
-  // The output of the job's current (or last) run, `lockstep logs`: from the backend (pods'
-  // logs), or with the agents the job's output file when it is on this host.
-  Result<std::string> JobLogs(const Caller& caller, JobId id);
+  // --- Backends (backend/backend.h, backend/admission.h). ---
+  // Where a backend reports; valid for the controller's lifetime.
+  backend::EventSink& events() { return *this; }
+  // Where a backend queues work others created (pod groups).
+  backend::Admission& admission() { return *this; }
+  // From now on jobs run through `backend` (not owned; it must outlive its attachment).
+  void AttachBackend(backend::Backend* backend);
+  // Detaches the backend, waiting for calls to it in flight (the dispatcher's, Logs).
+  void DetachBackend();
+
   // The durable store, for state kept beside the controller's (bearer tokens, tokens.h).
   store::Store& store() { return *store_; }
 
+  // --- For tests: barriers instead of sleeps. ---
+  // Waits until every event queued so far is applied and every command decided so far is sent.
+  void SettleForTest();
+  // Runs a scheduling pass now (with the events queued before it applied) and waits for it.
+  void PassForTest();
+
  private:
   struct NodeInfo;
-  struct AgentInfo;
   struct StepInfo;
+  struct Command;
   explicit Controller(const ControllerOptions& options);
 
+  // backend::EventSink: each queues a closure that the events thread applies under mu_.
+  void NodesReported(std::vector<NodeReport> nodes, bool complete) override;
+  void RunsAlive(std::vector<std::string> nodes, std::vector<backend::RunId> alive) override;
+  void RunExited(backend::RunId run, backend::ExitStatus status) override;
+  void LaunchFailed(backend::RunId run, std::string why) override;
+  void StepNodeExited(JobId job, std::int32_t step, std::string node,
+                      backend::ExitStatus status) override;
+  void StepOutput(std::vector<backend::OutputChunk> chunks) override;
+  // backend::Admission.
+  Result<JobId> Admit(jobspec::JobSpec spec, const std::string& ns) override;
+  Status Withdraw(JobId job) override;
+  std::vector<backend::ExternalJob> ExternalJobs(const std::set<JobId>* only) const override;
+  Status SetPlacementFeatures(
+      const std::map<std::string, std::set<std::string>>& features) override;
+
   Status Recover();
+  Result<JobId> SubmitAs(const Caller& owner, jobspec::JobSpec spec);
+
+  // --- Events (controller_events.cc). ---
+  void QueueEvent(std::function<void(Time)> apply);
+  void EventLoop();
+  void NodesReportedLocked(const std::vector<NodeReport>& nodes, bool complete, Time now);
+  void RunsAliveLocked(const std::vector<std::string>& nodes,
+                       const std::vector<backend::RunId>& alive, Time now);
+  void RunExitedLocked(backend::RunId run, backend::ExitStatus status, Time now);
+  void LaunchFailedLocked(backend::RunId run, const std::string& why, bool may_requeue, Time now);
+  void StepNodeExitedLocked(JobId job, std::int32_t step, const std::string& node,
+                            backend::ExitStatus status, Time now);
+
+  // --- Effects after the lock (controller_outbox.cc). ---
+  // Queues the jobs' records (memory only) and returns the write to wait on for "durable".
+  store::PendingWrite PersistLocked(const std::vector<const JobEntry*>& jobs);
+  store::PendingWrite PersistNodeLocked(std::uint32_t node);
+  // Queues a command for the dispatcher, to be sent once the writes queued before it are
+  // durable.
+  void SendLocked(Command command);
+  // Waits for a write that the caller's answer depends on; a failure stops lockstepd.
+  Status Durable(store::PendingWrite write);
+  void DispatchLoop();
+  void Dispatch(Command& command);
+  void StoreFailed(const Status& status);
+  Result<std::string> BackendLogs(const backend::LogsRequest& request);
+
+  // --- The scheduling pass (controller.cc). ---
   void ScheduleLoop();
-  void RequestPass();
   void RequestPassLocked();
-  // With mu_ held:
   // The scheduling thread's pass: ReplayChangesLocked brings sched_ up to date under the lock,
   // the engine plans without it (submissions go on meanwhile), ApplyPlanLocked acts on the plan
   // where the jobs and nodes it names have not changed since.
@@ -144,61 +188,100 @@ class Controller {
   void PlaceJobLocked(const JobEntry& job, IncrementalSnapshot& snapshot);
   // A snapshot from every job: the self-check's reference.
   engine::Snapshot BuildSnapshotLocked();
-  void StartJobLocked(JobEntry& job, const engine::Allocation& alloc, Time now);
-  void EndJobLocked(JobEntry& job, int exit_code, int signal, bool oom, Time now);
-  void RequeueLocked(JobEntry& job, const std::string& reason, Time now);
   void EnforceLimitsLocked(Time now);
-  void CheckAgentsLocked(Time now);
+
+  // --- A job's life (controller_run.cc). ---
+  void StartJobLocked(JobEntry& job, const engine::Allocation& alloc, Time now);
+  // Ends a run: the state follows from how it ended, unless `cause` names it (NODE_FAIL). One
+  // record, with the final state.
+  void EndJobLocked(JobEntry& job, backend::ExitStatus status, Time now,
+                    std::optional<JobState> cause = std::nullopt);
+  store::PendingWrite RequeueLocked(JobEntry& job, const std::string& reason, Time now);
+  // The run on a lost node: requeued, or ended NODE_FAIL when it may not be.
+  void RunLostLocked(JobEntry& job, const std::string& reason, Time now);
+  void TerminateLocked(JobEntry& job);
   // A node stopped responding: its jobs are requeued, or end NODE_FAIL.
   void NodeLostLocked(std::uint32_t node, Time now);
-  LaunchOrder LaunchOrderLocked(const JobEntry& job, std::string script,
-                                std::map<std::string, std::string> env,
-                                std::vector<std::string> args) const;
-  void SendLocked(const std::string& node, nlohmann::json command);
-  void TerminateLocked(JobEntry& job);
-  Status PersistLocked(const std::vector<const JobEntry*>& jobs);
+  LaunchOrder LaunchOrderLocked(const JobEntry& job) const;
+
   Status CheckOwner(const Caller& caller, const JobEntry& job) const;
   Result<JobEntry*> FindLocked(JobId id);
   nlohmann::json JobJsonLocked(const JobEntry& e) const;
   JobEnvInput EnvInputLocked(const JobEntry& job) const;
-  nlohmann::json LaunchCommandLocked(const JobEntry& job, const std::string& script,
-                                     const std::map<std::string, std::string>& env) const;
   std::uint32_t NodeIndexLocked(const std::string& name) const;
+  std::string OutputPathLocked(const JobEntry& job, std::int32_t run) const;
+  std::uint64_t PlacementFeatureMaskLocked(const std::string& node) const;
+  void FreeStepOutputsLocked(Time now);
 
   ControllerOptions options_;
-  config::ClusterConfig cluster_;
+  Clock& clock_;
+  config::ClusterConfig cluster_;  // guarded by mu_: with the nodes backends reported
   std::unique_ptr<store::Store> store_;
 
   mutable std::mutex mu_;
   std::condition_variable wake_scheduler_;
-  std::condition_variable agent_commands_;
-  bool stopping_ = false;
-  bool pass_requested_ = false;
+  bool stopping_ = false;          // guarded by mu_
+  bool pass_requested_ = false;    // guarded by mu_
+  std::uint64_t pass_requests_ = 0;    // guarded by mu_: passes ever requested
+  std::uint64_t passes_covering_ = 0;  // guarded by mu_: requests the last finished pass served
+  std::condition_variable pass_done_;
   std::map<JobId, JobEntry> jobs_;   // guarded by mu_
   JobId next_job_id_ = 1;            // guarded by mu_; job ids are given out in memory and
                                      // made durable by the job records that use them
   std::unordered_set<JobId> dirty_;  // guarded by mu_: changed since the last replay
   std::set<JobId> active_;           // guarded by mu_: RUNNING and COMPLETING jobs
   std::unique_ptr<IncrementalSnapshot> sched_;  // the scheduling thread's alone
-  SpecInterner specs_;
-  Backend* backend_ = nullptr;    // guarded by mu_; null: lockstep's agents
+  SpecInterner specs_;                          // guarded by mu_
+  // guarded by mu_: each array's spec as stored once (table "array_specs"); its tasks' records
+  // name it while they ask what it asked.
+  std::unordered_map<JobId, std::shared_ptr<const jobspec::JobSpec>> array_specs_;
+  // The JSON of `e`'s record: its spec spliced in, or a reference to its array's.
+  std::string RecordOfLocked(const JobEntry& e);
   bool cluster_changed_ = false;  // guarded by mu_: nodes added or resized since the last replay
   std::vector<NodeInfo> nodes_;   // guarded by mu_, indexed like cluster_.base.nodes
-  // guarded by mu_: BackendPlacementFeatures, feature -> node names, and the bits of each
-  // node's (by name, for the reports to keep them).
+  // guarded by mu_: what operators said of nodes not known yet (recovered from the store
+  // before their backend reported them), by name.
+  std::map<std::string, NodeInfo> operator_states_;
+  // guarded by mu_: SetPlacementFeatures, feature -> node names, and the bits of each node's
+  // (by name, for the reports to keep them).
   std::map<std::string, std::set<std::string>> placement_features_;
   std::unordered_map<std::string, std::uint64_t> placement_masks_;
-  std::uint64_t PlacementFeatureMaskLocked(const std::string& node) const;
-  std::map<std::string, std::unique_ptr<AgentInfo>> agents_;                   // guarded by mu_
   std::map<std::pair<JobId, std::int32_t>, std::unique_ptr<StepInfo>> steps_;  // guarded by mu_
   // From the last pass: the pending jobs that hold a reservation or wait for named jobs.
-  std::unordered_map<JobId, engine::Pending> last_pending_;
-  std::vector<std::pair<JobId, engine::PriorityBreakdown>> last_priorities_;
-  std::thread scheduler_;
-  // Step output (controller_steps.cc): buffers of streamed steps, and srun's long polls.
+  std::unordered_map<JobId, engine::Pending> last_pending_;  // guarded by mu_
+  std::vector<std::pair<JobId, engine::PriorityBreakdown>> last_priorities_;  // guarded by mu_
+  // Step output: buffers of streamed steps, and srun's long polls.
   StepOutputs step_outputs_;  // guarded by mu_
-  std::condition_variable step_output_arrived_;
-  void FreeStepOutputsLocked(Time now);
+  std::condition_variable step_output_changed_;
+
+  // The outbox (controller_outbox.cc): guarded by mu_, carried out by the dispatcher thread.
+  struct OutboxEntry;
+  std::deque<OutboxEntry> outbox_;
+  std::uint64_t outbox_queued_ = 0;  // guarded by mu_: entries ever queued
+  std::uint64_t outbox_done_ = 0;    // guarded by mu_: entries carried out
+  std::condition_variable outbox_changed_;
+
+  // Events from backends: their own queue and lock, so a backend never waits for mu_.
+  std::mutex events_mu_;
+  std::condition_variable events_changed_;
+  std::deque<std::function<void(Time)>> events_;  // guarded by events_mu_
+  std::uint64_t events_queued_ = 0;               // guarded by events_mu_
+  std::uint64_t events_applied_ = 0;              // guarded by events_mu_
+  bool events_stopping_ = false;                  // guarded by events_mu_
+
+  // The backend: calls to it are counted so that DetachBackend can wait for them.
+  mutable std::mutex backend_mu_;
+  std::condition_variable backend_idle_;
+  backend::Backend* backend_ = nullptr;  // guarded by backend_mu_
+  int backend_calls_ = 0;                // guarded by backend_mu_
+  bool supports_steps_ = false;          // guarded by mu_ (copied at attach)
+  // Runs a call on the attached backend; Unavailable when none is attached.
+  template <typename F>
+  auto WithBackend(F&& f) -> decltype(f(std::declval<backend::Backend&>()));
+
+  std::thread scheduler_;
+  std::thread events_thread_;
+  std::thread dispatcher_;
 };
 
 }  // namespace lockstep::controller

@@ -1,4 +1,5 @@
-// A backend other than lockstep's agents (backend.h): its nodes, and the ends of its jobs.
+// What backends report about nodes (NodesReported, applied by the events thread), the
+// placement features a backend evaluates itself, and `lockstep logs`.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,17 +16,13 @@
 
 namespace lockstep::controller {
 
-void Controller::AttachBackend(Backend* backend) {
-  std::lock_guard<std::mutex> lock(mu_);
-  backend_ = backend;
-}
-
 namespace {
 
 // The engine's node for a report, with what others use taken away (their pods hold it).
-engine::Node EngineNodeOf(const NodeReport& r, config::ClusterConfig& cluster) {
+engine::Node EngineNodeOf(const NodeReport& report, config::ClusterConfig& cluster) {
+  const backend::NodeResources& r = *report.resources;
   engine::Node n;
-  n.name = r.name;
+  n.name = report.name;
   n.cpus = std::max(0, r.cpus - r.used_cpus);
   n.mem_mb = std::max<std::int64_t>(0, r.mem_mb - r.used_mem_mb);
   const int usable = std::max(0, static_cast<int>(r.gpus.size()) - r.used_gpus);
@@ -53,41 +50,50 @@ bool SameResources(const engine::Node& a, const engine::Node& b) {
 
 }  // namespace
 
-void Controller::BackendNodes(const std::vector<NodeReport>& reports) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Time now = WallNow();
+void Controller::NodesReportedLocked(const std::vector<NodeReport>& reports, bool complete,
+                                     Time now) {
   std::set<std::uint32_t> seen;
   for (const NodeReport& r : reports) {
-    engine::Node node = EngineNodeOf(r, cluster_);
-    node.features |= PlacementFeatureMaskLocked(r.name);
     std::uint32_t n = NodeIndexLocked(r.name);
-    if (n == engine::kNone) {
-      n = cluster_.AddNode(std::move(node));
-      nodes_.emplace_back();
-      cluster_changed_ = true;
-      std::fprintf(stderr, "lockstepd: node %s joined\n", r.name.c_str());
-    } else if (!SameResources(cluster_.base.nodes[n], node)) {
-      cluster_.base.nodes[n] = std::move(node);
-      cluster_changed_ = true;
+    if (r.resources) {
+      engine::Node node = EngineNodeOf(r, cluster_);
+      node.features |= PlacementFeatureMaskLocked(r.name);
+      if (n == engine::kNone) {
+        n = cluster_.AddNode(std::move(node));
+        nodes_.emplace_back();
+        if (auto said = operator_states_.find(r.name); said != operator_states_.end()) {
+          nodes_.back() = std::move(said->second);
+          operator_states_.erase(said);
+        }
+        cluster_changed_ = true;
+        std::fprintf(stderr, "lockstepd: node %s joined\n", r.name.c_str());
+      } else if (!SameResources(cluster_.base.nodes[n], node)) {
+        cluster_.base.nodes[n] = std::move(node);
+        cluster_changed_ = true;
+      }
     }
+    if (n == engine::kNone) continue;  // not configured, and the backend gave no resources
     seen.insert(n);
     NodeInfo& info = nodes_[n];
-    info.agent = "backend";
+    info.reported = true;
     info.address = r.address;
     info.cordoned = r.cordoned;
     info.down_reason = r.ready ? "" : r.down_reason;
     if (info.responding && !r.ready) {
       info.responding = false;
-      std::fprintf(stderr, "lockstepd: node %s down: %s\n", r.name.c_str(), r.down_reason.c_str());
+      std::fprintf(stderr, "lockstepd: node %s down: %s\n", r.name.c_str(),
+                   r.down_reason.c_str());
       NodeLostLocked(n, now);
     }
     info.responding = r.ready;
   }
-  for (std::uint32_t n = 0; n < nodes_.size(); ++n) {
-    if (seen.count(n) || nodes_[n].agent != "backend" || !nodes_[n].responding) continue;
-    nodes_[n].responding = false;
-    nodes_[n].down_reason = "node deleted";
-    NodeLostLocked(n, now);
+  if (complete) {
+    for (std::uint32_t n = 0; n < nodes_.size(); ++n) {
+      if (seen.count(n) || !nodes_[n].reported || !nodes_[n].responding) continue;
+      nodes_[n].responding = false;
+      nodes_[n].down_reason = "node deleted";
+      NodeLostLocked(n, now);
+    }
   }
   RequestPassLocked();
 }
@@ -139,7 +145,7 @@ Result<FeatureChange> FeatureChangeOf(const FeatureNodes& now, const FeatureNode
 
 }  // namespace
 
-Status Controller::BackendPlacementFeatures(const FeatureNodes& features) {
+Status Controller::SetPlacementFeatures(const FeatureNodes& features) {
   std::lock_guard<std::mutex> lock(mu_);
   Result<FeatureChange> change = FeatureChangeOf(placement_features_, features, cluster_);
   if (!change.ok()) return change.status();
@@ -175,68 +181,8 @@ Status Controller::BackendPlacementFeatures(const FeatureNodes& features) {
   return Status::Ok();
 }
 
-void Controller::BackendTaskExited(JobId job, std::int32_t run, int exit_code, int signal,
-                                   bool oom) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = jobs_.find(job);
-  if (it == jobs_.end()) return;
-  JobEntry& e = it->second;
-  if (run != e.restart_count) return;  // an earlier run of a requeued job
-  if (e.state == JobState::kRunning || e.state == JobState::kCompleting)
-    EndJobLocked(e, exit_code, signal, oom, WallNow());
-}
-
-void Controller::BackendLaunchFailed(JobId job, std::int32_t run, const std::string& why) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = jobs_.find(job);
-  if (it == jobs_.end()) return;
-  JobEntry& e = it->second;
-  if (run != e.restart_count || (e.state != JobState::kRunning && e.state != JobState::kCompleting))
-    return;
-  std::fprintf(stderr, "lockstepd: job %llu: launch failed: %s\n",
-               static_cast<unsigned long long>(job), why.c_str());
-  Time now = WallNow();
-  if (e.spec->requeue.value_or(true) && !e.cancel_requested) {
-    RequeueLocked(e, "LaunchFailed", now);
-  } else {
-    EndJobLocked(e, 1, 0, false, now);
-    e.reason = "LaunchFailed";
-    (void)PersistLocked({&e});
-  }
-}
-
-namespace {
-
-// The job's output file, when this host has it and the job's user owns it (a job writes its
-// output as its user: a path naming someone else's file is refused, as is a symlink).
-Result<std::string> ReadOwnOutput(const std::string& path, std::uint32_t uid) {
-  constexpr off_t kMax = 4 << 20;  // the last 4 MiB
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return NotFound(path + ": " + std::strerror(errno));
-  struct stat st {};
-  std::string text;
-  Status status;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != uid) {
-    status = PermissionDenied(path + " is not a file of the job's user");
-  } else {
-    off_t from = st.st_size > kMax ? st.st_size - kMax : 0;
-    text.resize(static_cast<std::size_t>(st.st_size - from));
-    ssize_t n = ::pread(fd, text.data(), text.size(), from);
-    if (n < 0) status = IoError(path + ": " + std::strerror(errno));
-    text.resize(n < 0 ? 0 : static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  if (!status.ok()) return status;
-  return text;
-}
-
-}  // namespace
-
 Result<std::string> Controller::JobLogs(const Caller& caller, JobId id) {
-  Backend* backend = nullptr;
-  std::int32_t run = 0;
-  std::string path, node;
-  std::uint32_t uid = 0;
+  backend::LogsRequest request;
   {
     std::lock_guard<std::mutex> lock(mu_);
     Result<JobEntry*> found = FindLocked(id);
@@ -245,34 +191,15 @@ Result<std::string> Controller::JobLogs(const Caller& caller, JobId id) {
     LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, job));
     if (job.state == JobState::kPending && job.restart_count == 0)
       return FailedPrecondition("job " + job.DisplayId() + " has not started yet");
-    backend = backend_;
-    run = job.restart_count;
     // A requeued job waiting again: its last run's output.
-    if (job.state == JobState::kPending) run -= 1;
-    uid = job.uid;
-    jobspec::OutputPatternVars vars;
-    vars.job_id = job.id;
-    vars.array_job_id = job.array_job_id;
-    vars.array_task_id = job.array_task_id;
-    vars.is_array = job.is_array_task();
-    vars.job_name = job.spec->name;
-    vars.user = job.user;
-    node = job.placement.empty() ? "" : job.placement.front().node;
-    vars.node = node;
-    vars.restart_count = static_cast<std::uint32_t>(run);
-    path = jobspec::ExpandOutputPattern(job.spec->output.empty()
-                                         ? jobspec::DefaultOutputPattern(job.is_array_task())
-                                         : job.spec->output,
-                                     vars);
-    if (path.empty() || path[0] != '/') path = job.spec->work_dir + "/" + path;
+    std::int32_t run = job.state == JobState::kPending ? job.restart_count - 1 : job.restart_count;
+    request.run = {job.id, run};
+    request.node = job.placement.empty() ? "" : job.placement.front().node;
+    request.stdout_path = OutputPathLocked(job, run);
+    request.uid = job.uid;
   }
   // Without the lock: the backend may take its time (the Kubernetes API).
-  if (backend) return backend->Logs(id, run);
-  Result<std::string> text = ReadOwnOutput(path, uid);
-  if (text.ok() || text.status().code() == StatusCode::kPermissionDenied) return text;
-  return NotFound("job " + std::to_string(id) + " writes its output to " + path +
-                  (node.empty() ? "" : " on " + node) + ", which is not readable here (" +
-                  text.status().message() + ")");
+  return BackendLogs(request);
 }
 
 }  // namespace lockstep::controller

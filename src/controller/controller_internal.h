@@ -1,10 +1,10 @@
-// The controller's private records of nodes, agents and steps (internal to src/controller).
+// The controller's private records of nodes, steps and commands (internal to src/controller).
 #pragma once
 
-#include <deque>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "controller/controller.h"
@@ -18,19 +18,11 @@ struct Controller::NodeInfo {
   std::string reason;
   std::string reason_user;
   Time reason_time = 0;
-  std::string agent;        // the agent serving it; empty: never registered
-  bool responding = false;  // its agent heartbeats
+  bool reported = false;    // a backend has reported it at least once
+  bool responding = false;  // its backend says it is ready
   std::string address;      // where its tasks can be reached (MASTER_ADDR)
-  // Reported by a backend other than the agents (Kubernetes):
-  bool cordoned = false;    // spec.unschedulable: DRAIN with reason "cordoned"
-  std::string down_reason;  // why it is not responding (NotReady, a NoExecute taint, deleted)
-};
-
-struct Controller::AgentInfo {
-  std::string name;
-  std::vector<std::string> nodes;
-  std::chrono::steady_clock::time_point last_seen;
-  std::deque<nlohmann::json> commands;
+  bool cordoned = false;    // the backend's own drain (spec.unschedulable): reason "cordoned"
+  std::string down_reason;  // why it is not responding (not responding, NotReady, deleted)
 };
 
 // A job step (srun): tasks spread over some of the job's nodes.
@@ -46,10 +38,40 @@ struct Controller::StepInfo {
   Time start_time = 0, end_time = 0;
 };
 
+// A command for the backend, decided under mu_ and carried out by the dispatcher.
+struct Controller::Command {
+  struct Launch {
+    // Without the script, its arguments and the submitted environment, which the dispatcher
+    // reads from the store (off the lock) and puts beneath the job's own variables.
+    LaunchOrder order;
+    JobId script_id = 0;  // the store's key of the script (an array's first task)
+  };
+  struct Terminate {
+    backend::RunId run;
+    Seconds grace = 0;
+  };
+  struct Signal {
+    backend::RunId run;
+    int signo = 0;
+  };
+  struct LaunchStep {
+    backend::StepLaunch step;
+  };
+  struct SignalStep {
+    JobId job = 0;
+    std::int32_t step = 0;
+    int signo = 0;
+    Seconds grace = 0;
+  };
+  std::variant<Launch, Terminate, Signal, LaunchStep, SignalStep> what;
+};
+
+struct Controller::OutboxEntry {
+  std::optional<store::PendingWrite> write;  // a write to wait for (and check)
+  std::optional<Command> command;            // a command to send
+};
+
 // Slurm's TRES-style "72(x2),36" compression of per-node counts.
 std::string CompressCounts(const std::vector<std::int32_t>& counts);
-
-// Wall-clock seconds: the controller is the one place that reads the clock for the engine.
-Time WallNow();
 
 }  // namespace lockstep::controller

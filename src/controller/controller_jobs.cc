@@ -1,5 +1,6 @@
 // The users' side: submit, cancel, hold, release, requeue, update.
 #include <algorithm>
+#include <cstdio>
 
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
@@ -14,16 +15,28 @@ std::string ScriptKey(JobId id) {
   return std::to_string(id);
 }
 
+std::string JobKey(JobId id) {
+  char key[24];
+  std::snprintf(key, sizeof key, "%020llu", static_cast<unsigned long long>(id));
+  return key;
+}
+
 }  // namespace
 
 Result<JobId> Controller::Submit(const Caller& caller, jobspec::JobSpec spec) {
+  // Only a backend's admission (Admit) queues jobs for pods others created; no user may, root
+  // included.
+  if (!spec.external.empty())
+    return PermissionDenied("only lockstepd's backend may submit a job for external pods");
+  return SubmitAs(caller, std::move(spec));
+}
+
+Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) {
   std::vector<std::uint32_t> tasks;
   if (spec.array) tasks = spec.array->indices;
   if (spec.array && tasks.empty()) return InvalidArgument("invalid job array specification");
   const std::uint64_t count = tasks.empty() ? 1 : tasks.size();
   JobId first = 0;
-  if (!spec.external.empty() && caller.uid != 0)
-    return PermissionDenied("only lockstepd's backend may submit a job for external pods");
   {
     std::lock_guard<std::mutex> lock(mu_);
     LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));
@@ -51,222 +64,254 @@ Result<JobId> Controller::Submit(const Caller& caller, jobspec::JobSpec spec) {
     first = next_job_id_;
     next_job_id_ += count;
   }
-  // The script and environment, once per submission (array tasks share them).
+  // Built without the lock: the script and environment, once per submission (array tasks share
+  // them), and each task's record.
   nlohmann::json blob = {
       {"script", spec.script}, {"env", spec.environment}, {"args", spec.script_args}};
   std::vector<store::Record> records = {{"scripts", ScriptKey(first), blob.dump()}};
   spec.script.clear();
   spec.environment.clear();
-  Time now = WallNow();
-  std::vector<JobEntry> entries;
   spec.warnings.clear();
-  std::shared_ptr<const jobspec::JobSpec> shared = specs_.Intern(std::move(spec));
-  const std::shared_ptr<const std::string> spec_json = specs_.JsonOf(shared);
+  const Time now = clock_.Now();
+  std::vector<JobEntry> entries;
+  entries.reserve(count);
   for (std::uint64_t k = 0; k < count; ++k) {
     JobEntry e;
     e.id = first + k;
-    e.spec = shared;
     e.uid = caller.uid;
     e.gid = caller.gid;
     e.user = caller.user;
     e.submit_time = now;
-    e.held_by_user = shared->hold;
+    e.held_by_user = spec.hold;
     if (!tasks.empty()) {
       e.array_job_id = first;
       e.array_task_id = tasks[k];
     }
-    records.push_back({"jobs", "", EntryToJson(e, *spec_json)});
-    char key[24];
-    std::snprintf(key, sizeof key, "%020llu", static_cast<unsigned long long>(e.id));
-    records.back().key = key;
     entries.push_back(std::move(e));
   }
-  // Acknowledged only once durable: Put returns after the group commit's fsync.
-  LOCKSTEP_RETURN_IF_ERROR(store_->Put(std::move(records)));
+  store::PendingWrite write;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    std::shared_ptr<const jobspec::JobSpec> shared = specs_.Intern(std::move(spec));
+    const std::shared_ptr<const std::string> spec_json = specs_.JsonOf(shared);
+    // An array's spec is stored once; its tasks' records name it (RecordOfLocked).
+    if (!tasks.empty()) {
+      records.push_back({"array_specs", JobKey(first), *spec_json});
+      array_specs_[first] = shared;
+    }
+    for (JobEntry& e : entries) {
+      e.spec = shared;
+      records.push_back({"jobs", JobKey(e.id), RecordOfLocked(e)});
+    }
+    // Queued under the lock (memory only): the jobs exist for the scheduler once their record
+    // is queued, and no later record of theirs can be committed before this one.
+    write = store_->PutAsync(std::move(records));
+    outbox_.push_back({write, std::nullopt});
+    ++outbox_queued_;
+    outbox_changed_.notify_all();
     for (JobEntry& e : entries) {
       JobId id = e.id;
       TouchLocked(jobs_.emplace(id, std::move(e)).first->second);
     }
+    RequestPassLocked();
   }
-  RequestPass();
+  // Acknowledged only once durable: the group commit's fsync.
+  LOCKSTEP_RETURN_IF_ERROR(Durable(std::move(write)));
   return first;
 }
 
 Status Controller::Cancel(const Caller& caller, JobId id, int signal) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Result<JobEntry*> found = FindLocked(id);
-  if (!found.ok()) return found.status();
-  JobEntry& e = **found;
-  LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
-  if (IsFinished(e.state))
-    return FailedPrecondition("job " + e.DisplayId() + " has already finished");
-  if (signal != 0) {
-    if (e.state != JobState::kRunning)
-      return FailedPrecondition("job " + e.DisplayId() + " is not running");
-    if (backend_) backend_->Signal(e.id, e.restart_count, signal);
-    for (const PlacedNode& p : e.placement)
-      if (!backend_) SendLocked(p.node, {{"type", "signal"}, {"job_id", e.id}, {"signal", signal}});
-    return Status::Ok();
+  store::PendingWrite write;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Result<JobEntry*> found = FindLocked(id);
+    if (!found.ok()) return found.status();
+    JobEntry& e = **found;
+    LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
+    if (IsFinished(e.state))
+      return FailedPrecondition("job " + e.DisplayId() + " has already finished");
+    if (signal != 0) {
+      if (e.state != JobState::kRunning)
+        return FailedPrecondition("job " + e.DisplayId() + " is not running");
+      SendLocked({Command::Signal{{e.id, e.restart_count}, signal}});
+      return Status::Ok();
+    }
+    if (e.state == JobState::kPending) {
+      e.state = JobState::kCancelled;
+      e.end_time = clock_.Now();
+      e.reason = "None";
+      TouchLocked(e);
+      write = PersistLocked({&e});
+    } else {
+      e.cancel_requested = true;
+      write = PersistLocked({&e});
+      TerminateLocked(e);
+    }
+    RequestPassLocked();
   }
-  Time now = WallNow();
-  if (e.state == JobState::kPending) {
-    e.state = JobState::kCancelled;
-    e.end_time = now;
-    e.reason = "None";
-    TouchLocked(e);
-    LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
-  } else {
-    e.cancel_requested = true;
-    LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
-    TerminateLocked(e);
-  }
-  RequestPassLocked();
-  return Status::Ok();
+  return Durable(std::move(write));
 }
 
 Status Controller::Hold(const Caller& caller, JobId id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Result<JobEntry*> found = FindLocked(id);
-  if (!found.ok()) return found.status();
-  JobEntry& e = **found;
-  LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
-  if (e.state != JobState::kPending)
-    return FailedPrecondition("job " + e.DisplayId() + " is not pending");
-  // scontrol hold by an operator on another's job is an admin hold (JobHeldAdmin).
-  // The reason shows at once, as Slurm's does; the next pass would say the same.
-  if (IsOperator(caller.uid) && caller.uid != e.uid) {
-    e.held_by_admin = true;
-    e.reason = "JobHeldAdmin";
-  } else {
-    e.held_by_user = true;
-    e.reason = "JobHeldUser";
+  store::PendingWrite write;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Result<JobEntry*> found = FindLocked(id);
+    if (!found.ok()) return found.status();
+    JobEntry& e = **found;
+    LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
+    if (e.state != JobState::kPending)
+      return FailedPrecondition("job " + e.DisplayId() + " is not pending");
+    // scontrol hold by an operator on another's job is an admin hold (JobHeldAdmin).
+    // The reason shows at once, as Slurm's does; the next pass would say the same.
+    if (IsOperator(caller.uid) && caller.uid != e.uid) {
+      e.held_by_admin = true;
+      e.reason = "JobHeldAdmin";
+    } else {
+      e.held_by_user = true;
+      e.reason = "JobHeldUser";
+    }
+    TouchLocked(e);
+    write = PersistLocked({&e});
+    RequestPassLocked();  // a held job gives up its reservation: others may start now
   }
-  TouchLocked(e);
-  LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
-  RequestPassLocked();  // a held job gives up its reservation: others may start now
-  return Status::Ok();
+  return Durable(std::move(write));
 }
 
 Status Controller::Release(const Caller& caller, JobId id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Result<JobEntry*> found = FindLocked(id);
-  if (!found.ok()) return found.status();
-  JobEntry& e = **found;
-  LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
-  if (e.held_by_admin && !IsOperator(caller.uid))
-    return PermissionDenied("job " + e.DisplayId() +
-                            " was held by an operator; only an operator may release it");
-  e.held_by_user = e.held_by_admin = false;
-  TouchLocked(e);
-  LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
-  RequestPassLocked();
-  return Status::Ok();
+  store::PendingWrite write;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Result<JobEntry*> found = FindLocked(id);
+    if (!found.ok()) return found.status();
+    JobEntry& e = **found;
+    LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
+    if (e.held_by_admin && !IsOperator(caller.uid))
+      return PermissionDenied("job " + e.DisplayId() +
+                              " was held by an operator; only an operator may release it");
+    e.held_by_user = e.held_by_admin = false;
+    TouchLocked(e);
+    write = PersistLocked({&e});
+    RequestPassLocked();
+  }
+  return Durable(std::move(write));
 }
 
 Status Controller::Requeue(const Caller& caller, JobId id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Result<JobEntry*> found = FindLocked(id);
-  if (!found.ok()) return found.status();
-  JobEntry& e = **found;
-  LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
-  if (e.state != JobState::kRunning)
-    return FailedPrecondition("job " + e.DisplayId() + " is not running");
-  if (!e.spec->requeue.value_or(true))
-    return FailedPrecondition("job " + e.DisplayId() + " may not be requeued");
-  RequeueLocked(e, "JobRequeued", WallNow());
-  return Status::Ok();
+  store::PendingWrite write;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Result<JobEntry*> found = FindLocked(id);
+    if (!found.ok()) return found.status();
+    JobEntry& e = **found;
+    LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
+    if (e.state != JobState::kRunning)
+      return FailedPrecondition("job " + e.DisplayId() + " is not running");
+    if (!e.spec->requeue.value_or(true))
+      return FailedPrecondition("job " + e.DisplayId() + " may not be requeued");
+    write = RequeueLocked(e, "JobRequeued", clock_.Now());
+  }
+  return Durable(std::move(write));
 }
 
 Status Controller::Update(const Caller& caller, JobId id, const nlohmann::json& changes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Result<JobEntry*> found = FindLocked(id);
-  if (!found.ok()) return found.status();
-  JobEntry& e = **found;
-  LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
   if (!changes.is_object()) return InvalidArgument("update: the body must be an object");
-  JobEntry updated = e;
-  jobspec::JobSpec spec = *e.spec;
-  for (const auto& [key, value] : changes.items()) {
-    if (key == "time_limit") {
-      if (!value.is_number_integer() || value.get<std::int64_t>() <= 0)
-        return InvalidArgument("update: time_limit must be a positive number of seconds");
-      // Users may lower their limit; only operators may raise it (as in Slurm).
-      Seconds limit = value.get<Seconds>();
-      if (!IsOperator(caller.uid) && (e.spec->time_limit == 0 || limit > e.spec->time_limit))
-        return PermissionDenied("update: only an operator may raise a time limit");
-      spec.time_limit = limit;
-    } else if (key == "priority") {
-      if (!IsOperator(caller.uid))
-        return PermissionDenied("update: only an operator may set a priority");
-      if (!value.is_number_unsigned())
-        return InvalidArgument("update: priority must be a non-negative integer");
-      updated.admin_priority = value.get<std::uint32_t>();
-    } else if (key == "nice") {
-      if (!value.is_number_integer()) return InvalidArgument("update: nice must be an integer");
-      if (value.get<int>() < 0 && !IsOperator(caller.uid))
-        return PermissionDenied("update: only an operator may set a negative nice");
-      spec.nice = value.get<int>();
-    } else if (key == "name" && value.is_string()) {
-      spec.name = value.get<std::string>();
-    } else {
-      return InvalidArgument("update: '" + key + "' cannot be changed");
+  store::PendingWrite write;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Result<JobEntry*> found = FindLocked(id);
+    if (!found.ok()) return found.status();
+    JobEntry& e = **found;
+    LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
+    JobEntry updated = e;
+    jobspec::JobSpec spec = *e.spec;
+    // Every change is checked before any is made.
+    for (const auto& [key, value] : changes.items()) {
+      if (key == "time_limit") {
+        if (!value.is_number_integer() || value.get<std::int64_t>() <= 0 ||
+            value.get<std::int64_t>() >= kUnlimited)
+          return InvalidArgument("update: time_limit must be a positive number of seconds");
+        // Users may lower their limit; only operators may raise it (as in Slurm).
+        Seconds limit = value.get<Seconds>();
+        if (!IsOperator(caller.uid) && (e.spec->time_limit == 0 || limit > e.spec->time_limit))
+          return PermissionDenied("update: only an operator may raise a time limit");
+        spec.time_limit = limit;
+      } else if (key == "priority") {
+        if (!IsOperator(caller.uid))
+          return PermissionDenied("update: only an operator may set a priority");
+        if (!value.is_number_unsigned() || value.get<std::uint64_t>() > 0xFFFFFFFEu)
+          return InvalidArgument("update: priority must be an integer from 0 to 4294967294");
+        updated.admin_priority = value.get<std::uint32_t>();
+      } else if (key == "nice") {
+        constexpr std::int64_t kMaxNice = 2147483645;  // Slurm's NICE_OFFSET - 3
+        if (!value.is_number_integer() || value.get<std::int64_t>() < -kMaxNice ||
+            value.get<std::int64_t>() > kMaxNice)
+          return InvalidArgument("update: nice must be an integer from -2147483645 to 2147483645");
+        if (value.get<std::int64_t>() < 0 && !IsOperator(caller.uid))
+          return PermissionDenied("update: only an operator may set a negative nice");
+        spec.nice = value.get<int>();
+      } else if (key == "name" && value.is_string()) {
+        spec.name = value.get<std::string>();
+      } else {
+        return InvalidArgument("update: '" + key + "' cannot be changed");
+      }
     }
+    updated.spec = specs_.Intern(std::move(spec));
+    e = std::move(updated);
+    TouchLocked(e);
+    write = PersistLocked({&e});
+    RequestPassLocked();
   }
-  updated.spec = specs_.Intern(std::move(spec));
-  e = std::move(updated);
-  TouchLocked(e);
-  LOCKSTEP_RETURN_IF_ERROR(PersistLocked({&e}));
-  RequestPassLocked();
-  return Status::Ok();
+  return Durable(std::move(write));
 }
 
 Status Controller::SetNodeState(const Caller& caller, const std::string& node,
                                 const std::string& state, const std::string& reason) {
   if (!IsOperator(caller.uid))
     return PermissionDenied("only an operator may change a node's state");
-  std::lock_guard<std::mutex> lock(mu_);
-  std::uint32_t n = NodeIndexLocked(node);
-  if (n == engine::kNone) return NotFound("invalid node name specified: " + node);
-  NodeInfo& info = nodes_[n];
   std::string s = state;
   std::transform(s.begin(), s.end(), s.begin(), ::toupper);
+  const bool up = s == "RESUME" || s == "UNDRAIN" || s == "IDLE";
+  if (s != "DRAIN" && s != "DOWN" && !up)
+    return InvalidArgument("invalid node state specified: " + state + " (DRAIN, DOWN or RESUME)");
   if ((s == "DRAIN" || s == "DOWN") && reason.empty())
     return InvalidArgument("you must specify a reason when changing a node's state to " + s);
-  if (s == "DRAIN") {
-    info.admin = engine::NodeState::kDrain;
-  } else if (s == "DOWN") {
-    info.admin = engine::NodeState::kDown;
-    for (JobId id : std::vector<JobId>(active_.begin(), active_.end())) {
-      JobEntry& e = jobs_.at(id);
-      if (e.state != JobState::kRunning) continue;
-      if (std::any_of(e.placement.begin(), e.placement.end(),
-                      [&](const PlacedNode& p) { return p.node == node; })) {
-        if (e.spec->requeue.value_or(true))
-          RequeueLocked(e, "NodeDown", WallNow());
-        else {
-          e.cancel_requested = true;
-          TerminateLocked(e);
+  store::PendingWrite write;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::uint32_t n = NodeIndexLocked(node);
+    if (n == engine::kNone) return NotFound("invalid node name specified: " + node);
+    NodeInfo& info = nodes_[n];
+    const Time now = clock_.Now();
+    if (s == "DRAIN") {
+      info.admin = engine::NodeState::kDrain;
+    } else if (s == "DOWN") {
+      info.admin = engine::NodeState::kDown;
+      for (JobId id : std::vector<JobId>(active_.begin(), active_.end())) {
+        JobEntry& e = jobs_.at(id);
+        if (e.state != JobState::kRunning) continue;
+        if (std::any_of(e.placement.begin(), e.placement.end(),
+                        [&](const PlacedNode& p) { return p.node == node; })) {
+          if (e.spec->requeue.value_or(true)) {
+            RequeueLocked(e, "NodeDown", now);
+          } else {
+            e.cancel_requested = true;
+            PersistLocked({&e});
+            TerminateLocked(e);
+          }
         }
       }
+    } else {
+      info.admin = engine::NodeState::kUp;
     }
-  } else if (s == "RESUME" || s == "UNDRAIN" || s == "IDLE") {
-    info.admin = engine::NodeState::kUp;
-  } else {
-    return InvalidArgument("invalid node state specified: " + state + " (DRAIN, DOWN or RESUME)");
+    info.reason = up ? "" : reason;
+    info.reason_user = caller.user;
+    info.reason_time = now;
+    // Durable, as a drain must outlive a restart of lockstepd.
+    write = PersistNodeLocked(n);
+    RequestPassLocked();
   }
-  info.reason = s == "RESUME" || s == "UNDRAIN" || s == "IDLE" ? "" : reason;
-  info.reason_user = caller.user;
-  info.reason_time = WallNow();
-  // Durable, as a drain must outlive a restart of lockstepd.
-  nlohmann::json record = {{"admin", static_cast<int>(info.admin)},
-                           {"reason", info.reason},
-                           {"reason_user", info.reason_user},
-                           {"reason_time", info.reason_time}};
-  LOCKSTEP_RETURN_IF_ERROR(store_->Put({{"nodes", node, record.dump()}}));
-  RequestPassLocked();
-  return Status::Ok();
+  return Durable(std::move(write));
 }
 
 }  // namespace lockstep::controller

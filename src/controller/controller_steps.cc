@@ -1,6 +1,6 @@
 // Job steps: `srun` inside an allocation starts tasks across the job's nodes, with each task's
 // rank, local rank and GPUs in its environment. A step that streams has its tasks' output sent
-// by the agents (AgentOutput) into a buffer that srun reads (StepOutput).
+// by the backend (EventSink::StepOutput) into a buffer that srun reads (StepOutput).
 #include <signal.h>
 
 #include <algorithm>
@@ -17,98 +17,178 @@ namespace {
 constexpr Time kOutputKeepSeconds = 60;
 // The most output one read answers with (before base64).
 constexpr std::size_t kReadMax = 1 << 20;
-// How often a waiting read looks at the step's state (its end is not signalled to it).
-constexpr auto kStateRecheck = std::chrono::milliseconds(100);
+
+}  // namespace
+
+namespace {
+
+// A request's integer field, range-checked: absent gives `absent`.
+Result<int> IntField(const nlohmann::json& req, const char* key, int absent, int lo, int hi) {
+  if (!req.contains(key)) return absent;
+  const nlohmann::json& v = req[key];
+  if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
+    return InvalidArgument(std::string("step: '") + key + "' must be an integer from " +
+                           std::to_string(lo) + " to " + std::to_string(hi));
+  return static_cast<int>(v.get<std::int64_t>());
+}
+
+Result<std::map<std::string, std::string>> StringMap(const nlohmann::json& req, const char* key) {
+  std::map<std::string, std::string> out;
+  if (!req.contains(key)) return out;
+  if (!req[key].is_object()) return InvalidArgument(std::string("step: '") + key + "' must be an object");
+  for (const auto& [k, v] : req[key].items()) {
+    if (!v.is_string())
+      return InvalidArgument(std::string("step: '") + key + "." + k + "' must be a string");
+    out[k] = v.get<std::string>();
+  }
+  return out;
+}
+
+Result<std::string> StringField(const nlohmann::json& req, const char* key,
+                                const std::string& absent) {
+  if (!req.contains(key)) return absent;
+  if (!req[key].is_string()) return InvalidArgument(std::string("step: '") + key + "' must be a string");
+  return req[key].get<std::string>();
+}
+
+// What srun asked for, decoded and checked before anything changes.
+struct StepRequest {
+  std::vector<std::string> argv;
+  int nodes = 0, ntasks_per_node = 0, ntasks = 0, gpus_per_task = 0;
+  std::map<std::string, std::string> env;
+  bool stream = false;
+  std::string stdout_path, stderr_path, cwd;
+};
+
+Result<StepRequest> DecodeStepRequest(const nlohmann::json& req, const std::string& work_dir) {
+  if (!req.is_object()) return InvalidArgument("step: the body must be an object");
+  StepRequest r;
+  if (!req.contains("argv") || !req["argv"].is_array() || req["argv"].empty())
+    return InvalidArgument("step: 'argv' must be a non-empty array");
+  for (const auto& a : req["argv"]) {
+    if (!a.is_string()) return InvalidArgument("step: 'argv' must hold strings");
+    r.argv.push_back(a.get<std::string>());
+  }
+  constexpr int kMax = 1 << 20;
+  Result<int> nodes = IntField(req, "nodes", 0, 0, kMax);
+  Result<int> per_node = IntField(req, "ntasks_per_node", 0, 0, kMax);
+  Result<int> ntasks = IntField(req, "ntasks", 0, 0, kMax);
+  Result<int> gpus = IntField(req, "gpus_per_task", 0, 0, 64);
+  for (const Result<int>* f : {&nodes, &per_node, &ntasks, &gpus})
+    if (!f->ok()) return f->status();
+  r.nodes = *nodes, r.ntasks_per_node = *per_node, r.ntasks = *ntasks, r.gpus_per_task = *gpus;
+  Result<std::map<std::string, std::string>> env = StringMap(req, "env");
+  if (!env.ok()) return env.status();
+  r.env = std::move(*env);
+  if (req.contains("stream") && !req["stream"].is_boolean())
+    return InvalidArgument("step: 'stream' must be true or false");
+  r.stream = req.value("stream", false);
+  Result<std::string> out = StringField(req, "stdout", "");
+  Result<std::string> err = StringField(req, "stderr", "");
+  Result<std::string> cwd = StringField(req, "cwd", work_dir);
+  for (const Result<std::string>* f : {&out, &err, &cwd})
+    if (!f->ok()) return f->status();
+  r.stdout_path = *out, r.stderr_path = *err, r.cwd = *cwd;
+  return r;
+}
 
 }  // namespace
 
 Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
-                                              const nlohmann::json& req) {
+                                              const nlohmann::json& body) {
   std::lock_guard<std::mutex> lock(mu_);
   Result<JobEntry*> found = FindLocked(id);
   if (!found.ok()) return found.status();
   JobEntry& job = **found;
   LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, job));
-  if (backend_)  // pods run the batch script on every node; there is no agent to start steps
+  if (!supports_steps_)  // pods run the batch script on every node; there is no agent to start steps
     return FailedPrecondition(
-        "srun inside a job is not supported on the kubernetes backend: "
+        "srun inside a job is not supported on this backend: "
         "the job's pods already run on every node of its allocation");
   if (job.state != JobState::kRunning)
     return FailedPrecondition("job " + job.DisplayId() + " is not running");
-  if (!req.contains("argv") || !req["argv"].is_array() || req["argv"].empty())
-    return InvalidArgument("step: 'argv' must be a non-empty array");
+  Result<StepRequest> req = DecodeStepRequest(body, job.spec->work_dir);
+  if (!req.ok()) return req.status();
   JobEnvInput in = EnvInputLocked(job);
-  int node_count = std::clamp(req.value("nodes", 0), 0, static_cast<int>(in.nodes.size()));
-  if (node_count == 0) node_count = static_cast<int>(in.nodes.size());
-  int per_node = req.value("ntasks_per_node", 0);
-  int ntasks = req.value("ntasks", 0);
+  const int job_nodes = static_cast<int>(in.nodes.size());
+  int node_count = std::min(req->nodes, job_nodes);
+  if (node_count == 0) node_count = job_nodes;
+  const int per_node = req->ntasks_per_node;
+  std::int64_t ntasks = req->ntasks;
   if (ntasks <= 0)
-    ntasks =
-        per_node > 0 ? per_node * node_count : std::min(in.ntasks, std::max(in.ntasks, node_count));
-  if (ntasks < node_count) node_count = ntasks;
-  int gpus_per_task = req.value("gpus_per_task", 0);
+    ntasks = per_node > 0 ? std::int64_t{per_node} * node_count
+                          : std::min(in.ntasks, std::max(in.ntasks, node_count));
+  // A step's tasks are bounded by its allocation: one CPU each at least (Slurm's answer without
+  // --overcommit), so a step can never ask lockstepd to build more tasks than the job holds.
+  std::int64_t cpus = 0;
+  for (std::int32_t c : in.cpus_per_node) cpus += c;
+  if (ntasks > std::max<std::int64_t>(cpus, 1))
+    return InvalidArgument("step: Unable to create step for job " + job.DisplayId() + ": " +
+                           std::to_string(ntasks) + " tasks requested but the job holds " +
+                           std::to_string(cpus) + " CPUs (More processors requested than permitted)");
+  if (ntasks < node_count) node_count = static_cast<int>(ntasks);
   StepTask t;
   t.step_id = job.next_step_id++;
-  t.step_tasks = ntasks;
+  t.step_tasks = static_cast<std::int32_t>(ntasks);
   for (int i = 0; i < node_count; ++i) {
     t.step_nodes.push_back(in.nodes[i]);
     t.step_tasks_per_node.push_back(
-        per_node > 0 ? per_node : ntasks / node_count + (i < ntasks % node_count ? 1 : 0));
+        per_node > 0 ? per_node : static_cast<std::int32_t>(ntasks / node_count + (i < ntasks % node_count ? 1 : 0)));
   }
   auto step = std::make_unique<StepInfo>();
   step->job = id;
   step->step = t.step_id;
-  step->name = req["argv"][0].get<std::string>();
+  step->name = req->argv.front();
   step->nodes = t.step_nodes;
-  step->ntasks = ntasks;
-  step->start_time = WallNow();
-  std::map<std::string, std::string> base = req.value("env", std::map<std::string, std::string>{});
+  step->ntasks = t.step_tasks;
+  step->start_time = clock_.Now();
   // Streamed: the agents send the tasks' output to lockstepd, where srun reads it from any host.
   // Else the tasks write the files named (on their own nodes).
-  const bool stream = req.value("stream", false);
-  std::string out = req.value("stdout", ""), err = req.value("stderr", "");
+  backend::StepLaunch launch;
+  launch.job = id;
+  launch.run = job.restart_count;
+  launch.step = t.step_id;
+  launch.uid = job.uid;
+  launch.gid = job.gid;
+  launch.user = job.user;
+  launch.cwd = req->cwd;
+  launch.stream_output = req->stream;
   int rank = 0;
   for (int i = 0; i < node_count; ++i) {
-    nlohmann::json tasks = nlohmann::json::array();
+    std::vector<backend::StepTask>& tasks = launch.tasks_by_node[in.nodes[i]];
     const std::vector<int>& node_gpus = in.gpus_per_node[i];
     for (int local = 0; local < t.step_tasks_per_node[i]; ++local, ++rank) {
       t.rank = rank, t.node_index = i, t.local_rank = local;
       t.gpus = node_gpus;
-      if (gpus_per_task > 0) {
+      if (req->gpus_per_task > 0) {
         t.gpus.clear();
-        for (int g = local * gpus_per_task;
-             g < (local + 1) * gpus_per_task && g < static_cast<int>(node_gpus.size()); ++g)
+        for (int g = local * req->gpus_per_task;
+             g < (local + 1) * req->gpus_per_task && g < static_cast<int>(node_gpus.size()); ++g)
           t.gpus.push_back(node_gpus[g]);
       }
-      nlohmann::json task = {
-          {"argv", req["argv"]}, {"env", StepTaskEnvironment(in, t, base)}, {"rank", rank}};
-      if (!stream) {
-        task["stdout"] = out;
-        task["stderr"] = err.empty() ? out : err;
-        task["append"] = true;
+      backend::StepTask task;
+      task.argv = req->argv;
+      task.env = StepTaskEnvironment(in, t, req->env);
+      task.rank = rank;
+      if (!req->stream) {
+        task.stdout_path = req->stdout_path;
+        task.stderr_path = req->stderr_path.empty() ? req->stdout_path : req->stderr_path;
       }
       tasks.push_back(std::move(task));
     }
     step->nodes_running.insert(in.nodes[i]);
-    SendLocked(in.nodes[i], {{"type", "launch"},
-                             {"job_id", id},
-                             {"step", "step"},
-                             {"step_id", t.step_id},
-                             {"uid", job.uid},
-                             {"gid", job.gid},
-                             {"user", job.user},
-                             {"cwd", req.value("cwd", job.spec->work_dir)},
-                             {"tasks", std::move(tasks)},
-                             {"memory_limit_mb", 0},
-                             {"cpus", 0},
-                             {"stream_output", stream}});
   }
-  FreeStepOutputsLocked(WallNow());
-  if (stream) step_outputs_.Open({id, t.step_id});
-  nlohmann::json answer = {
-      {"job_id", id}, {"step_id", t.step_id}, {"nodes", t.step_nodes}, {"ntasks", ntasks}};
+  SendLocked({Command::LaunchStep{std::move(launch)}});
+  FreeStepOutputsLocked(clock_.Now());
+  if (req->stream) step_outputs_.Open({id, t.step_id});
+  nlohmann::json answer = {{"job_id", id},
+                           {"step_id", t.step_id},
+                           {"nodes", t.step_nodes},
+                           {"ntasks", t.step_tasks}};
   steps_[{id, t.step_id}] = std::move(step);
-  (void)PersistLocked({&job});
+  // The step counter is durable with the job's next record; a step id is never reused within a
+  // run because the counter only grows in memory.
+  PersistLocked({&job});
   return answer;
 }
 
@@ -139,17 +219,12 @@ Result<nlohmann::json> Controller::StepOutput(const Caller& caller, JobId id, st
   const StepOutputs::Key key{id, step};
   if (!steps_.count(key))
     return NotFound("no step " + std::to_string(id) + "." + std::to_string(step));
-  // Wait for bytes past `offset` or the step's end; its end comes in through AgentEvents,
-  // which does not wake this wait, hence the rechecks.
-  const auto deadline = std::chrono::steady_clock::now() + wait;
+  // Wait for bytes past `offset` or the step's end: both wake step_output_changed_.
   auto ready = [&] {
     const StepOutputBuffer* b = step_outputs_.Find(key);
-    return steps_.at(key)->state != "RUNNING" || (b && b->end() > offset);
+    return stopping_ || steps_.at(key)->state != "RUNNING" || (b && b->end() > offset);
   };
-  while (!ready() && std::chrono::steady_clock::now() < deadline)
-    step_output_arrived_.wait_for(lock,
-                                  std::min<std::chrono::steady_clock::duration>(
-                                      kStateRecheck, deadline - std::chrono::steady_clock::now()));
+  step_output_changed_.wait_for(lock, wait, ready);
   const bool ended = steps_.at(key)->state != "RUNNING";
   StepOutputBuffer* buffer = step_outputs_.Find(key);
   StepOutputBuffer::Read r;
@@ -175,34 +250,8 @@ Status Controller::SignalStep(const Caller& caller, JobId id, std::int32_t step,
   auto it = steps_.find({id, step});
   if (it == steps_.end())
     return NotFound("no step " + std::to_string(id) + "." + std::to_string(step));
-  const StepInfo& s = *it->second;
-  if (s.state != "RUNNING") return Status::Ok();
-  for (const std::string& node : s.nodes_running) {
-    if (signal == 0)
-      SendLocked(node, {{"type", "terminate"},
-                        {"job_id", id},
-                        {"step_id", step},
-                        {"grace_s", options_.kill_wait}});
-    else
-      SendLocked(node, {{"type", "signal"}, {"job_id", id}, {"step_id", step}, {"signal", signal}});
-  }
-  return Status::Ok();
-}
-
-Status Controller::AgentOutput(const nlohmann::json& body) {
-  if (!body.contains("chunks") || !body["chunks"].is_array())
-    return InvalidArgument("output: needs 'chunks' (array)");
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& c : body["chunks"]) {
-    StepOutputBuffer* buffer =
-        step_outputs_.Find({c.value("job_id", JobId{0}), c.value("step_id", std::int32_t{-1})});
-    if (!buffer) continue;  // srun is gone and its step's output with it
-    Result<std::string> data = Base64Decode(c.value("data", ""));
-    if (!data.ok()) continue;  // refusing the request would only have the agent resend it
-    buffer->Append(c.value("rank", 0), c.value("stream", "") == "stderr", *data);
-  }
-  FreeStepOutputsLocked(WallNow());
-  step_output_arrived_.notify_all();
+  if (it->second->state != "RUNNING") return Status::Ok();
+  SendLocked({Command::SignalStep{id, step, signal, options_.kill_wait}});
   return Status::Ok();
 }
 

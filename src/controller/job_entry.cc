@@ -82,7 +82,12 @@ std::string EntryToJson(const JobEntry& e, std::string_view spec_json) {
     placement.push_back(
         {{"node", p.node}, {"cpus", p.cpus}, {"mem_mb", p.mem_mb}, {"gpus", p.gpus}});
   j["placement"] = std::move(placement);
-  // The spec is spliced in as it was serialized, rather than parsed back into `j`.
+  // The spec is spliced in as it was serialized, rather than parsed back into `j`. An array
+  // task that asks what its array asked names the array's stored spec instead.
+  if (spec_json.empty()) {
+    j["spec_of"] = e.array_job_id;
+    return j.dump();
+  }
   std::string out = j.dump();
   out.insert(1, std::string("\"spec\":").append(spec_json).append(","));
   return out;
@@ -92,9 +97,11 @@ Result<JobEntry> EntryFromJson(std::string_view text) {
   try {
     nlohmann::json j = nlohmann::json::parse(text);
     JobEntry e;
-    Result<jobspec::JobSpec> spec = jobspec::JobSpecFromJson(j.at("spec").dump());
-    if (!spec.ok()) return spec.status();
-    e.spec = std::make_shared<const jobspec::JobSpec>(std::move(*spec));
+    if (!j.contains("spec_of")) {
+      Result<jobspec::JobSpec> spec = jobspec::JobSpecFromJson(j.at("spec").dump());
+      if (!spec.ok()) return spec.status();
+      e.spec = std::make_shared<const jobspec::JobSpec>(std::move(*spec));
+    }
     e.id = j.at("id").get<JobId>();
     e.uid = j.at("uid").get<std::uint32_t>();
     e.gid = j.at("gid").get<std::uint32_t>();

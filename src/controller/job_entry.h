@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "common/types.h"
 #include "engine/model.h"
 #include "jobspec/job_spec.h"
@@ -32,13 +33,8 @@ const char* JobStateCompact(JobState s);                   // "PD"
 bool ParseJobState(std::string_view text, JobState* out);  // long or compact, any case
 bool IsFinished(JobState s);
 
-// One node's share of a running job, by node name so that it survives a restart.
-struct PlacedNode {
-  std::string node;
-  std::int32_t cpus = 0;
-  std::int64_t mem_mb = 0;
-  std::uint64_t gpus = 0;  // device bits of that node
-};
+// One node's share of a running job (backend.h): by node name, so that it survives a restart.
+using PlacedNode = backend::PlacedNode;
 
 struct JobEntry {
   JobId id = 0;
@@ -68,7 +64,9 @@ struct JobEntry {
 };
 
 // Persistence: the whole entry as JSON (the store's value) and back. `spec_json` is
-// jobspec::JobSpecToJson(*e.spec), when the caller has it already (SpecInterner::JsonOf).
+// jobspec::JobSpecToJson(*e.spec), when the caller has it already (SpecInterner::JsonOf); empty
+// for an array task whose spec is its array's, stored once in the table "array_specs" (the
+// record then names it, and EntryFromJson leaves `spec` null for the caller to fill).
 std::string EntryToJson(const JobEntry& e);
 std::string EntryToJson(const JobEntry& e, std::string_view spec_json);
 Result<JobEntry> EntryFromJson(std::string_view json);

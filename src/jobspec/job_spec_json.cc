@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "jobspec/job_spec.h"
+#include "jobspec/sbatch_internal.h"
 
 namespace lockstep::jobspec {
 namespace {
@@ -124,6 +125,12 @@ Status ReadArraySpec(const Json& v, const std::string& path, std::optional<Array
            [&](const Json& x, const std::string& p) { return ReadInt(x, p, a.max_running); }},
           {"text", [&](const Json& x, const std::string& p) { return ReadString(x, p, a.text); }},
       }));
+  if (a.indices.empty() && !a.text.empty()) {
+    Result<ArraySpec> expanded = sbatch_internal::ParseArray(a.text);
+    if (!expanded.ok()) return InvalidArgument(path + ".text: " + a.text + " " + expanded.status().message());
+    a.indices = std::move(expanded->indices);
+    if (a.max_running == 0) a.max_running = expanded->max_running;
+  }
   out = std::move(a);
   return Status::Ok();
 }
@@ -260,9 +267,12 @@ std::string JobSpecToJson(const JobSpec& s) {
   j["time_limit"] = s.time_limit;
   j["begin_time"] = s.begin_time;
   if (s.array) {
-    j["array"] = {{"indices", s.array->indices},
-                  {"max_running", s.array->max_running},
-                  {"text", s.array->text}};
+    // An array is written as its text ("0-3999999%10"), which the reader expands: a list of
+    // every index would make each task's record as long as the array (quadratic in the store)
+    // and a large array's request longer than the API's body limit. Indices without a text
+    // (built by hand) are written out.
+    j["array"] = {{"max_running", s.array->max_running}, {"text", s.array->text}};
+    if (s.array->text.empty()) j["array"]["indices"] = s.array->indices;
   } else {
     j["array"] = nullptr;
   }

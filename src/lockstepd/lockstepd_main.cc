@@ -13,6 +13,7 @@
 #include <fstream>
 #include <memory>
 
+#include "backend/agent/agent_backend.h"
 #include "backend/kubernetes/backend/kubernetes_backend.h"
 #include "backend/kubernetes/client/kube_client.h"
 #include "backend/kubernetes/client/kubeconfig.h"
@@ -24,6 +25,21 @@
 #endif
 
 namespace {
+
+// The agents' HTTP endpoints (api_routes.h), served by the agents' backend.
+class AgentEndpointsOf : public lockstep::controller::AgentEndpoints {
+ public:
+  explicit AgentEndpointsOf(lockstep::agent::AgentBackend& agents) : agents_(agents) {}
+  lockstep::Status Register(const nlohmann::json& body) override { return agents_.Register(body); }
+  nlohmann::json Poll(const std::string& agent, std::chrono::milliseconds wait) override {
+    return agents_.Poll(agent, wait);
+  }
+  lockstep::Status Events(const nlohmann::json& body) override { return agents_.Events(body); }
+  lockstep::Status Output(const nlohmann::json& body) override { return agents_.Output(body); }
+
+ private:
+  lockstep::agent::AgentBackend& agents_;
+};
 
 // The `kubernetes` backend's pieces, made before the controller opens its store (leader
 // election must be won first) and stopped after the API server, before the controller.
@@ -54,7 +70,8 @@ int main(int argc, char** argv) {
   app.add_option("--config", o.cluster_config, "cluster YAML")->required();
   app.add_option("--state-dir", o.state_dir, "durable state and the socket")->required();
   app.add_option("--socket", api.socket_path, "Unix socket (default STATE_DIR/lockstepd.sock)");
-  app.add_option("--node-timeout", o.node_timeout,
+  lockstep::Seconds node_timeout = 30;
+  app.add_option("--node-timeout", node_timeout,
                  "seconds without heartbeat before a node is DOWN");
   app.add_option("--kill-wait", o.kill_wait, "seconds from SIGTERM to SIGKILL");
   app.add_option("--operator", o.operators, "uids allowed to act on every job (root always is)");
@@ -93,6 +110,7 @@ int main(int argc, char** argv) {
   Kubernetes kube;
   std::atomic<bool> lost_leadership{false};
   lockstep::config::KubernetesSettings kset;
+  std::vector<std::string> configured_nodes;
   {
     auto cluster = lockstep::config::LoadClusterConfig(o.cluster_config, o.backend);
     if (!cluster.ok()) {
@@ -101,6 +119,7 @@ int main(int argc, char** argv) {
     }
     if (cluster->backend == "kubernetes") o.backend = "kubernetes";
     kset = cluster->kubernetes;
+    for (const lockstep::engine::Node& n : cluster->base.nodes) configured_nodes.push_back(n.name);
   }
   if (!kubeconfig.empty()) kset.kubeconfig = kubeconfig;
   if (o.backend == "kubernetes") {
@@ -164,12 +183,24 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lockstepd: %s\n", controller.status().message().c_str());
     return 1;
   }
+  // The backend: lockstep's agents, or Kubernetes.
+  std::unique_ptr<lockstep::agent::AgentBackend> agents;
+  std::unique_ptr<AgentEndpointsOf> agent_endpoints;
+  if (!kube.client) {
+    lockstep::agent::AgentBackendOptions ao;
+    ao.nodes = configured_nodes;
+    ao.node_timeout = node_timeout;
+    agents = std::make_unique<lockstep::agent::AgentBackend>((*controller)->events(), ao);
+    agent_endpoints = std::make_unique<AgentEndpointsOf>(*agents);
+    api.agents = agent_endpoints.get();
+    (*controller)->AttachBackend(agents.get());
+  }
   if (kube.client) {
     lockstep::kube::KubernetesBackendOptions bo;
     bo.settings = kset;
     bo.kill_wait = o.kill_wait;
-    kube.backend = std::make_unique<lockstep::kube::KubernetesBackend>(kube.client.get(),
-                                                                       controller->get(), bo);
+    kube.backend = std::make_unique<lockstep::kube::KubernetesBackend>(
+        kube.client.get(), (*controller)->events(), &(*controller)->admission(), bo);
     (*controller)->AttachBackend(kube.backend.get());
     lockstep::Status started = kube.backend->Start();
     constexpr int kSyncSeconds = 60;
@@ -181,7 +212,7 @@ int main(int argc, char** argv) {
               " s: is the API server reachable, and may this identity list nodes and pods?");
     if (!started.ok()) {
       std::fprintf(stderr, "lockstepd: kubernetes: %s\n", started.message().c_str());
-      (*controller)->AttachBackend(nullptr);
+      (*controller)->DetachBackend();
       kube.backend.reset();
       return 1;
     }
@@ -201,10 +232,9 @@ int main(int argc, char** argv) {
   sigwait(&signals, &sig);
   std::fprintf(stderr, "lockstepd: signal %d, stopping (jobs keep running)\n", sig);
   server->reset();
-  if (kube.backend) {
-    (*controller)->AttachBackend(nullptr);
-    kube.backend->Stop();
-  }
+  (*controller)->DetachBackend();
+  if (kube.backend) kube.backend->Stop();
+  agents.reset();  // its watchdog reports to the controller: it goes first
   controller->reset();
   kube.backend.reset();
 #ifdef LOCKSTEP_HAVE_KUBE_LEADER

@@ -16,13 +16,14 @@ using internal::BindText;
 using internal::ColumnBytes;
 using internal::SqliteError;
 
-// One call waiting for the committer. Lives on the caller's stack until `done`. Between being
+// One call waiting for the committer, shared by the queue and its caller (PendingWrite). Between being
 // queued and `done`, the committer alone touches the other fields; the caller reads them after
 // it sees `done` under done_mu, which orders the two.
-struct Store::Request {
+namespace internal {
+struct WriteRequest {
   enum class Kind { kPut, kDelete, kAllocate };
 
-  explicit Request(Kind k) : kind(k) {}
+  explicit WriteRequest(Kind k) : kind(k) {}
 
   // Rows the request touches, for max_batch and stats.
   std::size_t weight() const {
@@ -51,6 +52,7 @@ struct Store::Request {
   bool done LOCKSTEP_GUARDED_BY(done_mu) = false;
   CondVar done_cv;  // signalled once `done`
 };
+}  // namespace internal
 
 namespace {
 
@@ -166,9 +168,35 @@ Status Store::Put(std::vector<Record> records) {
     LOCKSTEP_RETURN_IF_ERROR(CheckSize(i, records[i], max_row_bytes_));
   }
   if (records.empty()) return Status::Ok();
-  Request request(Request::Kind::kPut);
-  request.records = std::move(records);
-  return Submit(&request);
+  return PutAsync(std::move(records)).Wait();
+}
+
+PendingWrite Store::PutAsync(std::vector<Record> records) {
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    Status s = CheckName(fmt::format("Put: record {}: table", i), records[i].table,
+                         /*may_be_empty=*/false);
+    if (s.ok())
+      s = CheckName(fmt::format("Put: record {}: key", i), records[i].key, /*may_be_empty=*/true);
+    if (s.ok()) s = CheckSize(i, records[i], max_row_bytes_);
+    if (!s.ok()) return PendingWrite(s);
+  }
+  if (records.empty()) return PendingWrite(Status::Ok());
+  auto request = std::make_shared<Request>(Request::Kind::kPut);
+  request->records = std::move(records);
+  Status queued = Enqueue(request);
+  if (!queued.ok()) return PendingWrite(queued);
+  return PendingWrite(std::move(request));
+}
+
+Status PendingWrite::Wait() {
+  if (!request_) return status_;
+  {
+    MutexLock lock(&request_->done_mu);
+    while (!request_->done) request_->done_cv.Wait(&request_->done_mu);
+    status_ = request_->status;
+  }
+  request_.reset();
+  return status_;
 }
 
 Status Store::Delete(std::string table, std::vector<std::string> keys) {
@@ -178,10 +206,10 @@ Status Store::Delete(std::string table, std::vector<std::string> keys) {
         CheckName(fmt::format("Delete: key {}", i), keys[i], /*may_be_empty=*/true));
   }
   if (keys.empty()) return Status::Ok();
-  Request request(Request::Kind::kDelete);
-  request.name = std::move(table);
-  request.keys = std::move(keys);
-  return Submit(&request);
+  auto request = std::make_shared<Request>(Request::Kind::kDelete);
+  request->name = std::move(table);
+  request->keys = std::move(keys);
+  return Submit(request);
 }
 
 Result<std::uint64_t> Store::AllocateIds(const std::string& name, std::uint64_t count) {
@@ -189,20 +217,27 @@ Result<std::uint64_t> Store::AllocateIds(const std::string& name, std::uint64_t 
   if (count < 1 || count > kMaxCounter) {
     return InvalidArgument(fmt::format("AllocateIds: count {} is not in [1, 2^63)", count));
   }
-  Request request(Request::Kind::kAllocate);
-  request.name = name;
-  request.count = count;
-  LOCKSTEP_RETURN_IF_ERROR(Submit(&request));
-  return request.first_id;
+  auto request = std::make_shared<Request>(Request::Kind::kAllocate);
+  request->name = name;
+  request->count = count;
+  LOCKSTEP_RETURN_IF_ERROR(Submit(request));
+  return request->first_id;
 }
 
-Status Store::Submit(Request* request) {
+Status Store::Submit(const std::shared_ptr<Request>& request) {
+  LOCKSTEP_RETURN_IF_ERROR(Enqueue(request));
+  MutexLock lock(&request->done_mu);
+  while (!request->done) request->done_cv.Wait(&request->done_mu);
+  return request->status;
+}
+
+Status Store::Enqueue(std::shared_ptr<Request> request) {
   {
     MutexLock lock(&mu_);
     if (!fatal_error_.ok()) return fatal_error_;
     if (closing_) return FailedPrecondition(fmt::format("{}: store is closing", options_.path));
-    queue_.push_back(request);
     queued_weight_ += request->weight();
+    queue_.push_back(std::move(request));
     // Wake the committer only when it waits for this: idle (the queue was empty) or gathering
     // and now at its target. Waking it for every call costs a context switch each.
     if (queue_.size() == 1 || queue_.size() >= gather_target_ ||
@@ -210,9 +245,7 @@ Status Store::Submit(Request* request) {
       work_cv_.Signal();
     }
   }
-  MutexLock lock(&request->done_mu);
-  while (!request->done) request->done_cv.Wait(&request->done_mu);
-  return request->status;
+  return Status::Ok();
 }
 
 void Store::CommitterLoop() {
@@ -223,7 +256,7 @@ void Store::CommitterLoop() {
     if (queue_.empty()) break;  // closing, and every queued write is done
     GatherLocked(expected);
 
-    std::vector<Request*> batch;
+    std::vector<std::shared_ptr<Request>> batch;
     std::size_t weight = 0;
     while (!queue_.empty() &&
            (batch.empty() || weight + queue_.front()->weight() <= options_.max_batch)) {
@@ -242,12 +275,12 @@ void Store::CommitterLoop() {
     }
     expected = batch.size();
     mu_.Unlock();
-    for (Request* request : batch) {
+    for (const std::shared_ptr<Request>& request : batch) {
       // Signalled under done_mu: once the caller can see `done` it may destroy the request.
       MutexLock done_lock(&request->done_mu);
       if (!status.ok()) request->status = status;
       request->done = true;
-      request->done_cv.Signal();
+      request->done_cv.SignalAll();  // a PendingWrite may have several waiters
     }
     mu_.Lock();
   }
@@ -276,12 +309,12 @@ Status StepDone(sqlite3* db, const std::string& path, sqlite3_stmt* stmt, std::s
 
 }  // namespace
 
-Status Store::CommitBatch(const std::vector<Request*>& batch) {
+Status Store::CommitBatch(const std::vector<std::shared_ptr<Request>>& batch) {
   sqlite3* db = writer_.get();
   LOCKSTEP_RETURN_IF_ERROR(StepDone(db, options_.path, begin_.get(), "begin transaction"));
   Status status;
   std::uint64_t rows = 0;
-  for (Request* request : batch) {
+  for (const std::shared_ptr<Request>& request : batch) {
     switch (request->kind) {
       case Request::Kind::kPut:
         status = ApplyPut(*request);
@@ -290,7 +323,7 @@ Status Store::CommitBatch(const std::vector<Request*>& batch) {
         status = ApplyDelete(*request);
         break;
       case Request::Kind::kAllocate:
-        status = ApplyAllocate(request);
+        status = ApplyAllocate(request.get());
         break;
     }
     if (!status.ok()) break;

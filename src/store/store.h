@@ -58,6 +58,28 @@ struct Record {
   std::string value;
 };
 
+namespace internal {
+struct WriteRequest;  // one call waiting for the committer (store.cc)
+}  // namespace internal
+
+// A write queued by Store::PutAsync: Wait() blocks until it is durable (or failed) and returns
+// its outcome; later calls return the same. Writes are committed in the order they were queued,
+// so a caller that queues under its own lock fixes the order of its writes without waiting for
+// the disk under that lock. Dropping a PendingWrite does not cancel the write.
+class PendingWrite {
+ public:
+  PendingWrite() = default;
+  Status Wait();
+
+ private:
+  friend class Store;
+  explicit PendingWrite(Status done) : status_(std::move(done)) {}
+  explicit PendingWrite(std::shared_ptr<internal::WriteRequest> request)
+      : request_(std::move(request)) {}
+  std::shared_ptr<internal::WriteRequest> request_;
+  Status status_;
+};
+
 // Durable key-value tables over SQLite in WAL mode.
 //
 // Thread-safety: all methods may be called from any number of threads at once. A single
@@ -82,6 +104,9 @@ class Store {
   // Inserts or replaces the records, atomically. Durable when it returns ok. Within one call a
   // later record with the same table and key wins. An empty vector returns ok at once.
   Status Put(std::vector<Record> records);
+  // Put without waiting: checks the records and queues them (no I/O), and returns the write to
+  // wait on. A bad record or a closed store gives a PendingWrite that is already failed.
+  PendingWrite PutAsync(std::vector<Record> records);
   // Removes the keys from the table, atomically; missing keys are not an error.
   Status Delete(std::string table, std::vector<std::string> keys);
   // Atomically reserves `count` (>= 1) consecutive ids from the durable counter `name` and
@@ -101,20 +126,22 @@ class Store {
   Stats stats() const;
 
  private:
-  struct Request;
+  using Request = internal::WriteRequest;
 
   Store(const StoreOptions& options, internal::Db writer, internal::Db reader);
   Status PrepareStatements();
 
   // Queues `request`, wakes the committer and waits until the request is done.
-  Status Submit(Request* request) LOCKSTEP_EXCLUDES(mu_);
+  Status Submit(const std::shared_ptr<Request>& request) LOCKSTEP_EXCLUDES(mu_);
+  // Queues `request` and wakes the committer; fails when the store is closing or broken.
+  Status Enqueue(std::shared_ptr<Request> request) LOCKSTEP_EXCLUDES(mu_);
   void CommitterLoop() LOCKSTEP_EXCLUDES(mu_);
   // Waits up to max_batch_delay for `expected` queued requests (see StoreOptions).
   void GatherLocked(std::size_t expected) LOCKSTEP_REQUIRES(mu_);
   // Writes the batch in one transaction (committer thread only). On an SQLite error rolls back
   // and returns it for the whole batch; a request's own error (a counter overflow) is left in
   // that request's status and the rest of the batch commits.
-  Status CommitBatch(const std::vector<Request*>& batch);
+  Status CommitBatch(const std::vector<std::shared_ptr<Request>>& batch);
   Status ApplyPut(const Request& request);
   Status ApplyDelete(const Request& request);
   Status ApplyAllocate(Request* request);
@@ -123,7 +150,7 @@ class Store {
 
   Mutex mu_;
   CondVar work_cv_;  // signalled when a request is queued or the store closes
-  std::deque<Request*> queue_ LOCKSTEP_GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<Request>> queue_ LOCKSTEP_GUARDED_BY(mu_);
   std::size_t queued_weight_ LOCKSTEP_GUARDED_BY(mu_) = 0;  // rows the queued requests touch
   // While the committer gathers a batch: the queue length at which it wants waking.
   static constexpr std::size_t kNotGathering = static_cast<std::size_t>(-1);

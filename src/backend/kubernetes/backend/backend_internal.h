@@ -20,9 +20,9 @@ namespace lockstep::kube {
 #ifdef LOCKSTEP_HAVE_KUBE_GANGS
 class PodGroupSchedulerHandle {
  public:
-  PodGroupSchedulerHandle(KubeClient* client, controller::Controller* controller,
-                          PodGroupSchedulerOptions options)
-      : scheduler(client, controller, std::move(options)) {}
+  PodGroupSchedulerHandle(KubeClient* client, backend::EventSink& events,
+                          backend::Admission* admission, PodGroupSchedulerOptions options)
+      : scheduler(client, events, *admission, std::move(options)) {}
   PodGroupScheduler scheduler;
 };
 #else

@@ -39,9 +39,10 @@ using backend_internal::Meta;
 using backend_internal::ParseInt;
 using backend_internal::WallNow;
 
-KubernetesBackend::KubernetesBackend(KubeClient* client, controller::Controller* controller,
+KubernetesBackend::KubernetesBackend(KubeClient* client, backend::EventSink& events,
+                                     backend::Admission* admission,
                                      KubernetesBackendOptions options)
-    : client_(client), controller_(controller), options_(std::move(options)) {
+    : client_(client), events_(events), admission_(admission), options_(std::move(options)) {
   mapping_.switch_labels = options_.settings.switch_labels;
   mapping_.block_label = options_.settings.block_label;
   mapping_.ignored_taints = options_.settings.ignored_taints;
@@ -98,8 +99,10 @@ Status KubernetesBackend::Start() {
   bind_options.qps = options_.settings.bind_qps;
   gang_options.bind_client_options = bind_options;
   gang_options.nodes_synced = [this] { return nodes_->HasSynced(); };  // NodeChanged() from it
-  gangs_ = std::make_unique<PodGroupSchedulerHandle>(client_, controller_, gang_options);
-  gangs_->scheduler.Start();
+  if (admission_) {
+    gangs_ = std::make_unique<PodGroupSchedulerHandle>(client_, events_, admission_, gang_options);
+    gangs_->scheduler.Start();
+  }
 #endif
   reporter_ = std::thread([this] { ReportLoop(); });
   worker_ = std::thread([this] { WorkLoop(); });
@@ -181,7 +184,7 @@ void KubernetesBackend::ReportNodes() {
     if (r.ok()) used_by[p["spec"].value("nodeName", "")] += *r;
   }
   const std::map<std::string, PodResources>* used = &used_by;
-  std::vector<controller::NodeReport> reports;
+  std::vector<backend::NodeReport> reports;
   std::map<std::string, std::vector<Device>> devices;
   std::vector<std::string> errors;
   for (const Json& node : nodes_->List()) {
@@ -192,23 +195,24 @@ void KubernetesBackend::ReportNodes() {
     }
     auto u = used->find(kn->name);
     KubeNode free = u == used->end() ? *kn : WithoutUsage(*kn, u->second);
-    controller::NodeReport r;
+    backend::NodeReport r;
     r.name = free.name;
-    r.cpus = free.cpus;
-    r.mem_mb = free.mem_mb;
+    backend::NodeResources& res = r.resources.emplace();
+    res.cpus = free.cpus;
+    res.mem_mb = free.mem_mb;
     std::vector<Device>& dev = devices[r.name];
     for (const GpuGroup& g : free.gpus)
       for (int i = 0; i < g.count; ++i) {
-        r.gpus.push_back(g.type);
+        res.gpus.push_back(g.type);
         dev.push_back({g.type, g.resource});
       }
-    r.features = free.features;
+    res.features = free.features;
     std::string path;
     for (const std::string& level : free.switch_path) {
       path += (path.empty() ? "" : "/") + level;
-      r.switches.push_back(path);
+      res.switches.push_back(path);
     }
-    r.block = free.block;
+    res.block = free.block;
     r.address = NodeAddress(node);
     r.ready = free.state != engine::NodeState::kDown;
     r.down_reason = r.ready ? "" : free.reason;
@@ -221,7 +225,7 @@ void KubernetesBackend::ReportNodes() {
     for (const std::string& e : errors)
       if (node_errors_.insert(e).second) Log("node left out: " + e);
   }
-  controller_->BackendNodes(reports);
+  events_.NodesReported(std::move(reports), /*complete=*/true);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -362,9 +366,9 @@ std::function<void()> KubernetesBackend::CheckRunLocked(const RunKey& key) {
     op.signal = SIGKILL;
     work_.push_back(std::move(op));
   }
-  controller::Controller* c = controller_;
-  return [c, key, exit] {
-    c->BackendTaskExited(key.first, key.second, exit.exit_code, exit.signal, exit.oom);
+  backend::EventSink* events = &events_;
+  return [events, key, exit] {
+    events->RunExited({key.first, key.second}, {exit.exit_code, exit.signal, exit.oom});
   };
 }
 
@@ -380,7 +384,7 @@ void KubernetesBackend::Enqueue(Op op) {
   cv_.notify_all();
 }
 
-void KubernetesBackend::Launch(controller::LaunchOrder order) {
+Status KubernetesBackend::Launch(backend::LaunchOrder order) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     RunState& r = runs_[{order.job, order.run}];
@@ -393,26 +397,36 @@ void KubernetesBackend::Launch(controller::LaunchOrder order) {
   op.key = {order.job, order.run};
   op.order = std::move(order);
   Enqueue(std::move(op));
+  return Status::Ok();
 }
 
-void KubernetesBackend::Terminate(JobId job, std::int32_t run, Seconds grace) {
+Status KubernetesBackend::Terminate(backend::RunId run, Seconds grace) {
   Op op;
   op.kind = Op::kDelete;
-  op.key = {job, run};
+  op.key = {run.job, run.run};
   op.grace = std::max<Seconds>(0, grace);
   op.signal = grace > 0 ? SIGTERM : SIGKILL;
   Enqueue(std::move(op));
+  return Status::Ok();
 }
 
-void KubernetesBackend::Signal(JobId job, std::int32_t run, int signo) {
-  if (signo == SIGKILL || signo == SIGTERM) {
-    Terminate(job, run, signo == SIGKILL ? 0 : options_.kill_wait);
-    return;
-  }
+Status KubernetesBackend::Signal(backend::RunId run, int signo) {
+  if (signo == SIGKILL || signo == SIGTERM)
+    return Terminate(run, signo == SIGKILL ? 0 : options_.kill_wait);
   std::lock_guard<std::mutex> lock(mu_);
   if (unsupported_signals_.insert(signo).second)
     Log("signal " + std::to_string(signo) +
         " cannot be delivered to pods (only SIGTERM and SIGKILL, by deleting them); ignored");
+  return FailedPrecondition("signal " + std::to_string(signo) +
+                            " cannot be delivered to pods: only SIGTERM and SIGKILL");
+}
+
+Status KubernetesBackend::LaunchStep(backend::StepLaunch) {
+  return FailedPrecondition("steps are not supported on the kubernetes backend");
+}
+
+Status KubernetesBackend::SignalStep(JobId, std::int32_t, int, Seconds) {
+  return FailedPrecondition("steps are not supported on the kubernetes backend");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -486,7 +500,9 @@ void KubernetesBackend::Run(Op op) {
 // ---------------------------------------------------------------------------------------------
 // Logs
 
-Result<std::string> KubernetesBackend::Logs(JobId job, std::int32_t run) {
+Result<std::string> KubernetesBackend::Logs(const backend::LogsRequest& request) {
+  const JobId job = request.run.job;
+  const std::int32_t run = request.run.run;
   if (!pods_) return FailedPrecondition("the kubernetes backend is not started");
   std::string ns;
   std::vector<std::pair<std::int32_t, std::string>> pods = RunPodsFromCache({job, run}, &ns);

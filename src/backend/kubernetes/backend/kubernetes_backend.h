@@ -1,22 +1,22 @@
-// lockstepd's `kubernetes` backend (controller::Backend): nodes from Node objects, jobs as Pods
+// lockstepd's `kubernetes` backend (backend/backend.h): nodes from Node objects, jobs as Pods
 // bound to the nodes the engine chose, their ends as task events. docs/kubernetes.md, "Running
 // lockstepd on Kubernetes".
 //
-//   KubernetesBackend backend(client, controller, {.settings = config.kubernetes});
+//   KubernetesBackend backend(client, controller->events(), &controller->admission(),
+//                             {.settings = config.kubernetes});
 //   controller->AttachBackend(&backend);
 //   backend.Start();
 //   if (!backend.WaitForNodes(std::chrono::seconds(30))) ...;
 //   ...
-//   controller->AttachBackend(nullptr);
+//   controller->DetachBackend();
 //   backend.Stop();
 //
 // Threads: a Node informer and a Pod informer (all namespaces: pods of other schedulers take
 // room on their nodes; lockstep's own pods carry the job's events), a reporter that sends the
 // nodes to the controller (debounced), and one worker that makes every API call of launches,
-// terminations and signals in the order they were asked. The Backend calls only queue work (the
-// controller calls them with its lock held); the controller is called back only from these
-// threads, never with this object's lock held. The KubeClient and the Controller are not owned
-// and must outlive the backend; it is thread-safe.
+// terminations and signals in the order they were asked. The Backend calls only queue work; the
+// events go to the EventSink (which only queues them), from these threads. The KubeClient, the
+// EventSink and the Admission are not owned and must outlive the backend; it is thread-safe.
 #pragma once
 
 #include <chrono>
@@ -37,8 +37,8 @@
 #include "backend/kubernetes/client/kube_client.h"
 #include "backend/kubernetes/objects/node_mapping.h"
 #include "backend/kubernetes/objects/pod_events.h"
-#include "controller/backend.h"
-#include "controller/controller.h"
+#include "backend/admission.h"
+#include "backend/backend.h"
 #include "config/cluster_config.h"
 
 namespace lockstep::kube {
@@ -68,9 +68,11 @@ struct KubernetesBackendOptions {
   bool protobuf_nodes = true;
 };
 
-class KubernetesBackend : public controller::Backend {
+class KubernetesBackend : public backend::Backend {
  public:
-  KubernetesBackend(KubeClient* client, controller::Controller* controller,
+  // Reports to `events`; queues pod groups through `admission` (null: pods of others are not
+  // scheduled). Both must outlive the backend.
+  KubernetesBackend(KubeClient* client, backend::EventSink& events, backend::Admission* admission,
                     KubernetesBackendOptions options);
   ~KubernetesBackend() override;  // Stop()s
   KubernetesBackend(const KubernetesBackend&) = delete;
@@ -83,10 +85,14 @@ class KubernetesBackend : public controller::Backend {
   // Prompt; pending API work is dropped (pods keep running: a restarted lockstepd adopts them).
   void Stop();
 
-  void Launch(controller::LaunchOrder order) override;
-  void Terminate(JobId job, std::int32_t run, Seconds grace) override;
-  void Signal(JobId job, std::int32_t run, int signo) override;
-  Result<std::string> Logs(JobId job, std::int32_t run) override;
+  Status Launch(backend::LaunchOrder order) override;
+  Status Terminate(backend::RunId run, Seconds grace) override;
+  Status Signal(backend::RunId run, int signo) override;
+  // Pods run the batch script on every node of the allocation; there is no agent for steps.
+  bool SupportsSteps() const override { return false; }
+  Status LaunchStep(backend::StepLaunch step) override;
+  Status SignalStep(JobId job, std::int32_t step, int signo, Seconds grace) override;
+  Result<std::string> Logs(const backend::LogsRequest& request) override;
 
  private:
   using RunKey = std::pair<JobId, std::int32_t>;
@@ -118,10 +124,10 @@ class KubernetesBackend : public controller::Backend {
     int kill_signal = 0;           // what ends pods deleted without a status: SIGTERM, or SIGKILL
     std::int32_t cause_rank = -1;  // the failing pod that made lockstep delete the others
     std::chrono::steady_clock::time_point force_at{};  // terminating: delete at once after
-    bool reported = false;                             // BackendTaskExited sent
+    bool reported = false;                             // RunExited sent
     std::map<std::int32_t, PodState> pods;             // by rank
   };
-  // How a run ended, for BackendTaskExited.
+  // How a run ended, for RunExited.
   struct RunExit {
     int exit_code = 0, signal = 0;
     bool oom = false;
@@ -130,7 +136,7 @@ class KubernetesBackend : public controller::Backend {
   // One unit of the worker's work.
   struct Op {
     enum Kind { kLaunch, kDelete, kForce, kDeleteService } kind = kLaunch;
-    controller::LaunchOrder order;  // kLaunch
+    backend::LaunchOrder order;  // kLaunch
     RunKey key{};
     std::int64_t grace = 0;  // kDelete
     int signal = 0;          // kDelete: the signal pods without a status are said to end with
@@ -161,7 +167,7 @@ class KubernetesBackend : public controller::Backend {
   // Deletes the pods of finished runs whose finished_pod_ttl has passed.
   void DoExpire();
   void Run(Op op);
-  void DoLaunch(const controller::LaunchOrder& order);
+  void DoLaunch(const backend::LaunchOrder& order);
   void DoDelete(const RunKey& key, std::int64_t grace, int signal);
   void DoForce();
   void DoDeleteService(JobId job, const std::string& ns);
@@ -173,7 +179,8 @@ class KubernetesBackend : public controller::Backend {
                                                                      std::string* ns) const;
 
   KubeClient* const client_;
-  controller::Controller* const controller_;
+  backend::EventSink& events_;
+  backend::Admission* const admission_;
   const KubernetesBackendOptions options_;
   NodeMappingOptions mapping_;
 

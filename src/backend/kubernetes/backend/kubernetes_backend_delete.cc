@@ -22,28 +22,29 @@ using backend_internal::WallNow;
 
 void KubernetesBackend::ReconcileVanishedRuns() {
   // lockstepd restarted: a job it recorded RUNNING whose pods were all deleted while it was
-  // down would otherwise wait forever for their end. Its run failed like a node: requeued, or
-  // ended when it may not be. Pod groups of others are the gangs component's to reconcile.
-  nlohmann::json listed = controller_->ListJobs(nlohmann::json::object());
-  std::vector<std::pair<JobId, std::int32_t>> vanished;
+  // down would otherwise wait forever for their end. The controller is told which runs have
+  // pods on the Nodes; any other run there failed like a node (requeued, or NODE_FAIL). Pod
+  // groups of others are the gangs component's to reconcile: they count as alive here.
+  std::vector<std::string> nodes;
+  for (const Json& node : nodes_->List()) nodes.push_back(Meta(node, "name"));
+  std::vector<backend::RunId> alive;
+  if (admission_)
+    for (const backend::ExternalJob& j : admission_->ExternalJobs(nullptr))
+      if (j.phase == backend::ExternalJob::Phase::kRunning) alive.push_back({j.job, j.run});
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const nlohmann::json& j : listed.value("jobs", nlohmann::json::array())) {
-      std::string state = j.value("state", "");
-      if ((state != "RUNNING" && state != "COMPLETING") || j.contains("external")) continue;
-      RunKey key{j.value("job_id", JobId{0}), j.value("restart_count", 0)};
-      auto it = runs_.find(key);
+    for (const auto& [key, run] : runs_) {
       // A run being launched now (this lockstepd started it) has no pods yet, rightly.
-      bool alive = it != runs_.end() &&
-                   (it->second.launching || it->second.external ||
-                    std::any_of(it->second.pods.begin(), it->second.pods.end(),
-                                [](const auto& rank_pod) { return !rank_pod.second.gone; }));
-      if (!alive) vanished.push_back(key);
+      const bool has_pods =
+          std::any_of(run.pods.begin(), run.pods.end(),
+                      [](const auto& rank_pod) { return !rank_pod.second.gone; });
+      // A run whose end was reported is the controller's already (its report came first), and
+      // its finished pods stay for their logs.
+      if (!run.reported && (run.launching || run.external || has_pods))
+        alive.push_back({key.first, key.second});
     }
   }
-  for (const auto& [job, run] : vanished)
-    controller_->BackendLaunchFailed(job, run,
-                                     "its pods are gone (deleted while lockstepd was down)");
+  events_.RunsAlive(std::move(nodes), std::move(alive));
 }
 
 std::vector<std::pair<std::int32_t, std::string>> KubernetesBackend::RunPodsFromCache(
@@ -77,10 +78,8 @@ void KubernetesBackend::DoDelete(const RunKey& key, std::int64_t grace, int sign
       RunState& r = runs_[key];
       if (!r.reported && !r.launch_failed) {
         r.reported = true;
-        controller::Controller* c = controller_;
-        report = [c, key, signal] {
-          c->BackendTaskExited(key.first, key.second, 0, signal, false);
-        };
+        backend::EventSink* events = &events_;
+        report = [events, key, signal] { events->RunExited({key.first, key.second}, {0, signal, false}); };
       }
     } else {
       RunState& r = it->second;

@@ -11,7 +11,7 @@ namespace lockstep::kube {
 using backend_internal::Label;
 using backend_internal::Log;
 
-void KubernetesBackend::DoLaunch(const controller::LaunchOrder& order) {
+void KubernetesBackend::DoLaunch(const backend::LaunchOrder& order) {
   const RunKey key{order.job, order.run};
   bool service_made = false;
   auto fail = [&](const std::string& why) {
@@ -25,7 +25,7 @@ void KubernetesBackend::DoLaunch(const controller::LaunchOrder& order) {
     Log("job " + std::to_string(order.job) + ": launch failed: " + why);
     // Unless pods of the job are left (their deletion then takes it).
     if (service_made) DoDeleteService(order.job, options_.settings.ns);
-    controller_->BackendLaunchFailed(order.job, order.run, why);
+    events_.LaunchFailed({order.job, order.run}, why);
   };
   if (!order.external.empty()) {
 #ifdef LOCKSTEP_HAVE_KUBE_GANGS
@@ -61,7 +61,7 @@ void KubernetesBackend::DoLaunch(const controller::LaunchOrder& order) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (std::size_t i = 0; i < order.nodes.size(); ++i) {
-      const controller::PlacedNode& p = order.nodes[i];
+      const backend::PlacedNode& p = order.nodes[i];
       PodNodeAllocation a;
       a.node = p.node;
       a.cpus = p.cpus;

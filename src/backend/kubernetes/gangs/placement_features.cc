@@ -46,7 +46,7 @@ bool PlacementFeatures::Refresh() {
 Status PlacementFeatures::SyncLocked() {
   std::map<std::string, std::set<std::string>> all;
   for (const auto& [name, f] : features_) all[name] = f.nodes;
-  return controller_->BackendPlacementFeatures(all);
+  return admission_->SetPlacementFeatures(all);
 }
 
 void PlacementFeatures::ReleaseLocked(const std::string& gang) {

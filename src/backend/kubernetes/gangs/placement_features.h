@@ -21,16 +21,16 @@
 
 #include "backend/kubernetes/objects/node_constraints.h"
 #include "common/status.h"
-#include "controller/controller.h"
+#include "backend/admission.h"
 
 namespace lockstep::kube {
 
-// Thread-safe. Its mutex is held across the controller call, so the controller sees the
-// features in the order they changed; never call it with the controller's lock held (the
-// controller never calls into it). The Controller is not owned and must outlive it.
+// Thread-safe. Its mutex is held across the admission call, so the controller sees the
+// features in the order they changed (the controller never calls into it). The Admission is not
+// owned and must outlive it.
 class PlacementFeatures {
  public:
-  explicit PlacementFeatures(controller::Controller* controller) : controller_(controller) {}
+  explicit PlacementFeatures(backend::Admission* admission) : admission_(admission) {}
 
   // A Node was added or changed (`present`), or deleted. True when what placement reads of it
   // (labels, taints, its existence) changed: Refresh() then.
@@ -67,7 +67,7 @@ class PlacementFeatures {
   void ReleaseLocked(const std::string& gang);
   Status SyncLocked();
 
-  controller::Controller* const controller_;
+  backend::Admission* const admission_;
   mutable std::mutex mu_;
   std::map<std::string, NodeView> nodes_;     // guarded by mu_: by name
   std::map<std::string, Feature> features_;   // guarded by mu_: by feature name

@@ -1,5 +1,6 @@
 // PlacementFeatures over a real Controller in a temporary directory (no apiserver): the
 // features it gives follow the Nodes, are shared by gangs alike and dropped with the last one.
+#include "controller/controller.h"
 #include "backend/kubernetes/gangs/placement_features.h"
 
 #include <gtest/gtest.h>
@@ -41,16 +42,17 @@ class PlacementFeaturesTest : public ::testing::Test {
     auto c = controller::Controller::Start(o);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     controller_ = std::move(*c);
-    std::vector<controller::NodeReport> reports;
+    std::vector<backend::NodeReport> reports;
     for (const char* name : {"n1", "n2", "n3"}) {
-      controller::NodeReport r;
+      backend::NodeReport r;
       r.name = name;
-      r.cpus = 8;
-      r.mem_mb = 1024;
+      r.resources.emplace().cpus = 8;
+      r.resources->mem_mb = 1024;
       reports.push_back(r);
     }
-    controller_->BackendNodes(reports);
-    features_ = std::make_unique<PlacementFeatures>(controller_.get());
+    controller_->events().NodesReported(std::move(reports), /*complete=*/true);
+    controller_->SettleForTest();
+    features_ = std::make_unique<PlacementFeatures>(&controller_->admission());
     EXPECT_TRUE(features_->OnNode(NodeObject("n1", {{"pool", "a100"}}), true));
     EXPECT_TRUE(features_->OnNode(NodeObject("n2", {{"pool", "t4"}}), true));
     EXPECT_TRUE(features_->OnNode(

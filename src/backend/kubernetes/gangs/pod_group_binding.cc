@@ -26,7 +26,7 @@ void PodGroupScheduler::HandleBind(const Order& order) {
   auto fail = [&](const std::string& why) {
     std::fprintf(stderr, "lockstepd: pod groups: job %llu: %s\n",
                  static_cast<unsigned long long>(order.job), why.c_str());
-    controller_->BackendLaunchFailed(order.job, order.run, why);
+    sink_.LaunchFailed({order.job, order.run}, why);
   };
   // The order's nodes, in order: BindingsFor's view of the allocation.
   engine::Allocation alloc;
@@ -162,7 +162,7 @@ void PodGroupScheduler::FinishBatch(const std::shared_ptr<BindBatch>& batch) {
   wake_.notify_all();
   std::fprintf(stderr, "lockstepd: pod groups: job %llu: %s\n",
                static_cast<unsigned long long>(batch->job), why.c_str());
-  controller_->BackendLaunchFailed(batch->job, batch->run, why);
+  sink_.LaunchFailed({batch->job, batch->run}, why);
 }
 
 void PodGroupScheduler::HandleTerminate(const Order& order) {
@@ -186,7 +186,7 @@ void PodGroupScheduler::HandleTerminate(const Order& order) {
   }
   if (names.empty()) {
     // Nothing was bound for this run: it has ended.
-    controller_->BackendTaskExited(order.job, order.run, 0, 9, false);
+    sink_.RunExited({order.job, order.run}, {0, 9, false});
     return;
   }
   // The pods end as their kubelet stops them; ReconcileRunning then ends the job.

@@ -117,7 +117,7 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
     // Pods went away (or were replaced) while the job waited: cancel it; a complete gang of the
     // pods that are there now is submitted afresh.
     if (gang && gang->Ready() && members == g.pods) return;
-    Status st = controller_->Cancel(controller::Caller{0, 0, "root"}, g.job, 0);
+    Status st = admission_.Withdraw(g.job);
     std::fprintf(stderr, "lockstepd: pod groups: gang %s lost pods: job %llu cancelled%s\n",
                  key.c_str(), static_cast<unsigned long long>(g.job),
                  st.ok() ? "" : (": " + st.ToString()).c_str());
@@ -166,18 +166,17 @@ bool PodGroupScheduler::TooFewPodsLocked(const std::string& key) const {
 }
 
 void PodGroupScheduler::CheckPendingJobs() {
-  std::string ids;
+  std::set<JobId> ids;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [key, g] : groups_)
-      if (g.phase == Phase::kPending) ids += (ids.empty() ? "" : ",") + std::to_string(g.job);
+      if (g.phase == Phase::kPending) ids.insert(g.job);
   }
   if (ids.empty()) return;
-  Json jobs = controller_->ListJobs({{"job", ids}, {"all", "1"}});
-  for (const Json& j : jobs["jobs"]) {
-    const std::string state = j.value("state", "");
-    if (state == "PENDING" || state == "RUNNING" || state == "COMPLETING") continue;
-    const JobId id = j.value("job_id", JobId{0});
+  for (const backend::ExternalJob& j : admission_.ExternalJobs(&ids)) {
+    if (j.phase != backend::ExternalJob::Phase::kEnded) continue;
+    const std::string& state = j.state;
+    const JobId id = j.job;
     std::string message;
     std::string key;
     {
@@ -247,7 +246,7 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std
                                kTimeLimitAnnotation + ": " + limit.status().message());
       s.time_limit = std::max(s.time_limit, *limit);
     }
-    return controller_->Submit(controller::Caller{0, 0, "k8s:" + ns}, std::move(s));
+    return admission_.Admit(std::move(s), ns);
   };
   Result<JobId> id = submit();
   // For the message: how many nodes its pods' constraints leave (taken before mu_, which is
@@ -372,7 +371,7 @@ std::optional<PodGroupScheduler::GangExit> PodGroupScheduler::RunningGangEndedLo
 }
 
 void PodGroupScheduler::EndRunningGang(const std::string& key, const Group& g) {
-  controller_->BackendTaskExited(g.job, g.run, g.exit.exit_code, g.exit.signal, g.exit.oom);
+  sink_.RunExited({g.job, g.run}, {g.exit.exit_code, g.exit.signal, g.exit.oom});
   std::lock_guard<std::mutex> lock(mu_);
   Group& cur = groups_[key];
   if (cur.job != g.job || cur.phase != Phase::kRunning) return;

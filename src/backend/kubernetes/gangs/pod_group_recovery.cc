@@ -15,32 +15,27 @@ using gangs_internal::Str;
 void PodGroupScheduler::RecoverJobs() {
   // Jobs submitted for gangs by an earlier lockstepd: by JobSpec::external when the job's JSON
   // has it, else by the name this scheduler gives them ("<namespace>/<gang>", user "k8s:<ns>").
-  Json jobs = controller_->ListJobs(Json::object());
+  std::vector<backend::ExternalJob> jobs = admission_.ExternalJobs(nullptr);
   std::lock_guard<std::mutex> lock(mu_);
-  for (const Json& j : jobs["jobs"]) {
-    std::string key = j.value("external", "");
-    const std::string user = j.value("user", "");
-    if (key.empty() && user.rfind("k8s:", 0) == 0 &&
-        j.value("name", "").find('/') != std::string::npos)
-      key = j.value("name", "");
+  for (const backend::ExternalJob& j : jobs) {
+    // Stores from before JobSpec::external: the job's name is the key.
+    std::string key = j.key.empty() ? j.name : j.key;
     if (key.empty()) continue;
-    const std::string state = j.value("state", "");
     Group& g = groups_[key];
     g.key = key;
-    g.job = j.value("job_id", JobId{0});
-    g.run = j.value("restart_count", 0);
-    const bool running = state == "RUNNING" || state == "COMPLETING";
-    if (state == "PENDING") {
+    g.job = j.job;
+    g.run = j.run;
+    if (j.phase == backend::ExternalJob::Phase::kPending) {
       g.phase = Phase::kPending;
-      g.feature = j.value("features", "");  // Reconcile gives it to the nodes again
-    } else if (running) {
+      g.feature = j.features;  // Reconcile gives it to the nodes again
+    } else if (j.phase == backend::ExternalJob::Phase::kRunning) {
       g.phase = Phase::kRunning;
     } else {
       groups_.erase(key);
       continue;
     }
     job_keys_[g.job] = key;
-    recovering_[key] = std::max(1, j.value("node_count", 1));
+    recovering_[key] = std::max(1, j.node_count);
   }
 }
 

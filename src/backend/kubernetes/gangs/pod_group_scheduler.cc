@@ -29,9 +29,14 @@ std::string GangKeyOf(const Json& pod, bool pod_groups) {
   return ns + "/" + Str(pod, "metadata", "name");
 }
 
-PodGroupScheduler::PodGroupScheduler(KubeClient* client, controller::Controller* controller,
+PodGroupScheduler::PodGroupScheduler(KubeClient* client, backend::EventSink& events,
+                                     backend::Admission& admission,
                                      PodGroupSchedulerOptions options)
-    : client_(client), controller_(controller), options_(std::move(options)), binder_(client) {}
+    : client_(client),
+      sink_(events),
+      admission_(admission),
+      options_(std::move(options)),
+      binder_(client) {}
 
 PodGroupScheduler::~PodGroupScheduler() {
   Stop();
@@ -88,7 +93,7 @@ void PodGroupScheduler::Start() {
   }
   // Nodes: what their labels and taints allow (placement features of gangs), from an informer
   // of its own unless they are forwarded.
-  features_ = std::make_unique<PlacementFeatures>(controller_);
+  features_ = std::make_unique<PlacementFeatures>(&admission_);
   if (!options_.nodes_synced) {
     InformerHandlers nh;
     nh.on_add = [this](const Json& n) { NodeChanged(n, true); };
@@ -152,12 +157,12 @@ JobId PodGroupScheduler::JobOfGangForTest(const std::string& key) const {
   return it == groups_.end() ? 0 : it->second.job;
 }
 
-void PodGroupScheduler::Bind(const controller::LaunchOrder& order) {
+void PodGroupScheduler::Bind(const backend::LaunchOrder& order) {
   Order o;
   o.job = order.job;
   o.run = order.run;
   o.external = order.external;
-  for (const controller::PlacedNode& n : order.nodes) o.nodes.push_back(n.node);
+  for (const backend::PlacedNode& n : order.nodes) o.nodes.push_back(n.node);
   {
     std::lock_guard<std::mutex> lock(mu_);
     orders_.push_back(std::move(o));

@@ -3,18 +3,18 @@
 //
 // The scheduler watches such pods (and coscheduling PodGroups when their CRD is installed),
 // gathers them into gangs (objects/pod_groups.h) and, once a gang is complete (minMember or
-// lockstep.dev/gang-size pods exist), submits ONE lockstep job for it to the Controller, with
+// lockstep.dev/gang-size pods exist), queues ONE lockstep job for it through backend::Admission, with
 // JobSpec::external = "<namespace>/<gang>". The controller's engine places the whole job at once;
 // when it starts it, the core backend calls Bind() with the allocation and the scheduler POSTs
 // one Binding per pod. A gang is never left half bound: a binding that fails after others
 // succeeded deletes the bound pods (their owners recreate them) and requeues the job
-// (Controller::BackendLaunchFailed). When every pod of a bound gang has ended or is gone, the
-// job ends (Controller::BackendTaskExited); when a pending gang loses pods, its job is cancelled.
+// (EventSink::LaunchFailed). When every pod of a bound gang has ended or is gone, the job ends
+// (EventSink::RunExited); when a pending gang loses pods, its job is withdrawn.
 // A gang the cluster can never hold gets a Warning Event (reason FailedScheduling) on each pod
 // (and its PodGroup), no binding, and is tried again every `retry_interval`.
 // Rules and choices in docs/kubernetes.md, "Pod groups".
 //
-//   PodGroupScheduler gangs(client, controller, options);
+//   PodGroupScheduler gangs(client, controller->events(), controller->admission(), options);
 //   gangs.Start();
 //   ... backend->Launch(order) with order.external set: gangs.Bind(order);
 //   gangs.Stop();
@@ -42,8 +42,8 @@
 #include "backend/kubernetes/gangs/pod_group_status_writer.h"
 #include "backend/kubernetes/gangs/work_pool.h"
 #include "backend/kubernetes/objects/pod_groups.h"
-#include "controller/backend.h"
-#include "controller/controller.h"
+#include "backend/admission.h"
+#include "backend/backend.h"
 
 namespace lockstep::kube {
 
@@ -110,19 +110,18 @@ struct PodGroupSchedulerStats {
 };
 
 // Owns its threads (a worker that reconciles gangs, `bind_threads` binders, two informers). The
-// KubeClient and the Controller must outlive it. Thread-safe: Bind() and Terminate() may be
-// called with the controller's lock held (they only queue work); Stop() from any thread but
-// the scheduler's own.
+// KubeClient, the EventSink and the Admission must outlive it. Thread-safe: Bind() and
+// Terminate() only queue work; Stop() from any thread but the scheduler's own.
 class PodGroupScheduler {
  public:
-  PodGroupScheduler(KubeClient* client, controller::Controller* controller,
+  PodGroupScheduler(KubeClient* client, backend::EventSink& events, backend::Admission& admission,
                     PodGroupSchedulerOptions options = {});
   ~PodGroupScheduler();  // Stop()s
   PodGroupScheduler(const PodGroupScheduler&) = delete;
   PodGroupScheduler& operator=(const PodGroupScheduler&) = delete;
 
   // Probes the PodGroup CRD, starts the informers and the worker, which recovers group -> job
-  // from Controller::ListJobs once Nodes and PodGroups are listed, submits complete gangs while
+  // from Admission::ExternalJobs once Nodes and PodGroups are listed, submits complete gangs while
   // the pods stream in, and looks at the recovered gangs once every pod is listed. Problems (no
   // PodGroup CRD, a bind client that cannot be made: the given client binds) are logged to
   // stderr.
@@ -132,7 +131,7 @@ class PodGroupScheduler {
 
   // The controller started `order.job` (order.external is "<namespace>/<gang>"): bind its pods to
   // the order's nodes. Only queues the work.
-  void Bind(const controller::LaunchOrder& order);
+  void Bind(const backend::LaunchOrder& order);
   // The controller ends the job (cancel, time limit): delete its pods. Only queues the work.
   void Terminate(JobId job, std::int32_t run);
   // A Node added or changed (`present`), or deleted, when options.nodes_synced is set.
@@ -155,7 +154,7 @@ class PodGroupScheduler {
 
  private:
   enum class Phase : std::uint8_t { kNone, kSubmitting, kPending, kBinding, kRunning };
-  // How a bound gang ended, for BackendTaskExited.
+  // How a bound gang ended, for RunExited.
   struct GangExit {
     int exit_code = 0, signal = 0;
     bool oom = false;
@@ -232,7 +231,8 @@ class PodGroupScheduler {
   std::map<std::string, Json> PodGroupsFor(const std::vector<SharedPod>& pods) const;
 
   KubeClient* const client_;
-  controller::Controller* const controller_;
+  backend::EventSink& sink_;
+  backend::Admission& admission_;
   const PodGroupSchedulerOptions options_;
   std::unique_ptr<KubeClient> bind_client_;  // when options_.bind_client_options
   KubeClient* binder_ = nullptr;             // bind_client_ or client_

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "controller/controller.h"
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/client/test_apiserver.h"
 #include "backend/kubernetes/gangs/pod_group_scheduler.h"
@@ -33,17 +34,24 @@ using testing::WaitUntil;
 
 // Forwards the launches of jobs that stand for pod groups to the scheduler, as the core backend
 // does.
-class GangBackend : public controller::Backend {
+class GangBackend : public backend::Backend {
  public:
   void set(PodGroupScheduler* s) { scheduler_ = s; }
-  void Launch(controller::LaunchOrder order) override {
+  Status Launch(backend::LaunchOrder order) override {
     if (!order.external.empty() && scheduler_) scheduler_->Bind(order);
+    return Status::Ok();
   }
-  void Terminate(JobId job, std::int32_t run, Seconds) override {
-    if (scheduler_) scheduler_->Terminate(job, run);
+  Status Terminate(backend::RunId run, Seconds) override {
+    if (scheduler_) scheduler_->Terminate(run.job, run.run);
+    return Status::Ok();
   }
-  void Signal(JobId, std::int32_t, int) override {}
-  Result<std::string> Logs(JobId, std::int32_t) override { return NotFound("no logs"); }
+  Status Signal(backend::RunId, int) override { return Status::Ok(); }
+  bool SupportsSteps() const override { return false; }
+  Status LaunchStep(backend::StepLaunch) override { return FailedPrecondition("no steps"); }
+  Status SignalStep(JobId, std::int32_t, int, Seconds) override {
+    return FailedPrecondition("no steps");
+  }
+  Result<std::string> Logs(const backend::LogsRequest&) override { return NotFound("no logs"); }
 
  private:
   PodGroupScheduler* scheduler_ = nullptr;
@@ -88,7 +96,7 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
   // same store, with the Nodes reported again.
   void RestartLockstepd() {
     scheduler_->Stop();
-    controller_->AttachBackend(nullptr);
+    controller_->DetachBackend();
     backend_.set(nullptr);
     scheduler_.reset();
     controller_.reset();
@@ -104,7 +112,7 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
       d.grace_period_seconds = 0;
       (void)client_->Delete(PodsPath(ns_), d);
     }
-    if (controller_) controller_->AttachBackend(nullptr);
+    if (controller_) controller_->DetachBackend();
     scheduler_.reset();
     controller_.reset();
   }
@@ -113,7 +121,8 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
     o.retry_interval = milliseconds(1000);
     o.terminate_grace_seconds = 0;
     o.node_selector = "test=" + ns_;  // this test's Nodes, as the core backend's selector
-    scheduler_ = std::make_unique<PodGroupScheduler>(client_.get(), controller_.get(), o);
+    scheduler_ = std::make_unique<PodGroupScheduler>(client_.get(), controller_->events(),
+                                                     controller_->admission(), o);
     if (status_write_hook_) scheduler_->SetBeforeStatusWriteForTest(status_write_hook_);
     backend_.set(scheduler_.get());
     scheduler_->Start();
@@ -161,21 +170,23 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
     lo.label_selector = "test=" + ns_;
     Result<Json> list = client_->ListAll(NodesPath(), lo);
     ASSERT_TRUE(list.ok()) << list.status().ToString();
-    std::vector<controller::NodeReport> reports;
+    std::vector<backend::NodeReport> reports;
     for (const Json& n : (*list)["items"]) {
       Result<KubeNode> k = NodeFromObject(n, {});
       ASSERT_TRUE(k.ok()) << k.status().ToString();
-      controller::NodeReport r;
+      backend::NodeReport r;
       r.name = k->name;
-      r.cpus = k->cpus;
-      r.mem_mb = k->mem_mb;
+      backend::NodeResources& res = r.resources.emplace();
+      res.cpus = k->cpus;
+      res.mem_mb = k->mem_mb;
       for (const GpuGroup& g : k->gpus)
-        for (int d = 0; d < g.count; ++d) r.gpus.push_back(g.type);
+        for (int d = 0; d < g.count; ++d) res.gpus.push_back(g.type);
       r.ready = k->state != engine::NodeState::kDown;
       r.down_reason = k->reason;
       reports.push_back(std::move(r));
     }
-    controller_->BackendNodes(reports);
+    controller_->events().NodesReported(std::move(reports), /*complete=*/true);
+    controller_->SettleForTest();
   }
 
   // A pod of gang `gang` (of `size`) asking 8 GPUs, for lockstep to schedule.

@@ -1,0 +1,96 @@
+// lockstepd's side of lockstep's node agents, as a backend (backend/backend.h) like any other:
+// agents register their nodes and what still runs there, long-poll for commands (the poll is
+// also their heartbeat) and post events and step output, which become EventSink calls. An agent
+// silent for node_timeout makes its nodes DOWN. The HTTP routes are in agent_routes.h.
+//
+// Thread-safety: every method may be called from any thread. Its own mutex guards the agents;
+// each agent has its own wake-up, so a command for one agent wakes only that agent's poll.
+// Ownership: borrows the sink, which must outlive it; owns a watchdog thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/backend.h"
+#include "common/clock.h"
+
+namespace lockstep::agent {
+
+struct AgentBackendOptions {
+  std::vector<std::string> nodes;  // the configured nodes agents may serve
+  Seconds node_timeout = 30;       // silent this long: DOWN (Slurm's SlurmdTimeout)
+  Clock* clock = &SystemClock();   // not owned
+  // How often the watchdog looks for silent agents (real time).
+  std::chrono::milliseconds check_period{1000};
+};
+
+class AgentBackend : public backend::Backend {
+ public:
+  AgentBackend(backend::EventSink& sink, AgentBackendOptions options);
+  ~AgentBackend() override;  // stops the watchdog and wakes every poll
+  AgentBackend(const AgentBackend&) = delete;
+  AgentBackend& operator=(const AgentBackend&) = delete;
+
+  // --- backend::Backend ---
+  Status Launch(backend::LaunchOrder order) override;
+  Status Terminate(backend::RunId run, Seconds grace) override;
+  Status Signal(backend::RunId run, int signo) override;
+  bool SupportsSteps() const override { return true; }
+  Status LaunchStep(backend::StepLaunch step) override;
+  Status SignalStep(JobId job, std::int32_t step, int signo, Seconds grace) override;
+  // The run's output file, when this host has it and the job's user owns it.
+  Result<std::string> Logs(const backend::LogsRequest& request) override;
+
+  // --- The agents' API (docs/api.md, "Agents"); bodies are checked whole before use. ---
+  Status Register(const nlohmann::json& body);
+  // Waits up to `wait` for commands: {"commands": [...]} and "register": true when the agent
+  // must register (first, or again after it was declared lost).
+  nlohmann::json Poll(const std::string& agent, std::chrono::milliseconds wait);
+  Status Events(const nlohmann::json& body);
+  Status Output(const nlohmann::json& body);
+
+  // Declares the nodes of agents silent for node_timeout DOWN. The watchdog calls it every
+  // check_period; tests call it after moving their clock.
+  void CheckAgents();
+
+ private:
+  struct AgentState {
+    std::string name;
+    std::vector<std::string> nodes;
+    Clock::Monotonic last_seen;
+    bool lost = false;  // declared silent: it must register again
+    std::deque<nlohmann::json> commands;
+    std::condition_variable wake;  // its own: commands for it, or stopping
+  };
+
+  // Queues `command` for the agent serving `node`; false when no agent serves it.
+  bool SendLocked(const std::string& node, nlohmann::json command);
+  void WatchdogLoop();
+
+  backend::EventSink& sink_;
+  const AgentBackendOptions options_;
+  Clock& clock_;
+  const std::set<std::string> configured_;
+
+  std::mutex mu_;
+  bool stopping_ = false;                                    // guarded by mu_
+  std::map<std::string, std::unique_ptr<AgentState>> agents_;  // guarded by mu_
+  std::map<std::string, std::string> node_agent_;            // guarded by mu_: node -> agent
+  // guarded by mu_: the nodes each run has processes on (its batch step and its steps).
+  std::map<backend::RunId, std::set<std::string>> run_nodes_;
+  // guarded by mu_: the nodes of each step, for signals.
+  std::map<std::pair<JobId, std::int32_t>, std::set<std::string>> step_nodes_;
+  std::condition_variable watchdog_wake_;
+  std::thread watchdog_;
+};
+
+}  // namespace lockstep::agent

@@ -1,0 +1,187 @@
+// lockstepd's side of the agents, against a sink that records what it is told.
+#include "backend/agent/agent_backend.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <future>
+
+#include "backend/agent/output_file.h"
+
+namespace lockstep::agent {
+namespace {
+
+using nlohmann::json;
+
+class RecordingSink : public backend::EventSink {
+ public:
+  void NodesReported(std::vector<backend::NodeReport> nodes, bool complete) override {
+    for (auto& n : nodes) reports.push_back(std::move(n));
+  }
+  void RunsAlive(std::vector<std::string> nodes, std::vector<backend::RunId> a) override {
+    alive_nodes = std::move(nodes);
+    alive = std::move(a);
+  }
+  void RunExited(backend::RunId run, backend::ExitStatus status) override {
+    exits.push_back({run, status});
+  }
+  void LaunchFailed(backend::RunId, std::string) override {}
+  void StepNodeExited(JobId, std::int32_t, std::string node, backend::ExitStatus) override {
+    step_exits.push_back(node);
+  }
+  void StepOutput(std::vector<backend::OutputChunk> c) override {
+    for (auto& x : c) chunks.push_back(std::move(x));
+  }
+  std::vector<backend::NodeReport> reports;
+  std::vector<std::string> alive_nodes;
+  std::vector<backend::RunId> alive;
+  std::vector<std::pair<backend::RunId, backend::ExitStatus>> exits;
+  std::vector<std::string> step_exits;
+  std::vector<backend::OutputChunk> chunks;
+};
+
+class AgentBackendTest : public ::testing::Test {
+ protected:
+  AgentBackendTest() {
+    AgentBackendOptions o;
+    o.nodes = {"n1", "n2", "n3"};
+    o.node_timeout = 30;
+    o.clock = &clock_;
+    o.check_period = std::chrono::hours(1);  // the test calls CheckAgents itself
+    agents_ = std::make_unique<AgentBackend>(sink_, o);
+  }
+  static json Registration(const std::string& agent, std::vector<std::string> nodes,
+                           json running = json::array()) {
+    json n = json::array();
+    for (const std::string& name : nodes) n.push_back({{"name", name}});
+    return {{"agent", agent}, {"address", "10.0.0.7"}, {"nodes", n}, {"running", running}};
+  }
+  static backend::LaunchOrder Order(JobId job, std::vector<std::string> nodes) {
+    backend::LaunchOrder o;
+    o.job = job;
+    o.run = 0;
+    for (const std::string& n : nodes) o.nodes.push_back({n, 1, 100, 0});
+    o.script = "#!/bin/sh\n";
+    o.stdout_path = "/tmp/out";
+    o.stderr_path = "/tmp/out";
+    return o;
+  }
+
+  ManualClock clock_;
+  RecordingSink sink_;
+  std::unique_ptr<AgentBackend> agents_;
+};
+
+TEST_F(AgentBackendTest, BadBodiesAreRefusedNamingTheFieldAndChangeNothing) {
+  Status s = agents_->Register({{"agent", 7}, {"nodes", json::array()}});
+  EXPECT_EQ(s.message(), "register: 'agent' must be a string");
+  s = agents_->Register(Registration("a", {"n1"}, json::array({{{"job_id", "x"}}})));
+  EXPECT_EQ(s.message(), "register: running[0]: 'job_id' must be an integer");
+  s = agents_->Register(Registration("a", {"n1"}, json::array({{{"job_id", -5}}})));
+  EXPECT_EQ(s.message(), "register: running[0]: 'job_id' must be from 1 to 9223372036854775807");
+  s = agents_->Register(Registration("a", {"n9"}));
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_TRUE(sink_.reports.empty()) << "nothing was reported";
+  s = agents_->Events({{"events", {{{"type", "exited"}, {"job_id", 1}, {"signal", 9999}}}}});
+  EXPECT_EQ(s.message(), "events[0]: 'signal' must be from 0 to 255");
+  s = agents_->Output({{"chunks", {{{"job_id", 1}, {"step_id", 0}, {"data", "%%%"}}}}});
+  EXPECT_EQ(s.message(), "output: chunks[0]: 'data' is not base64");
+  EXPECT_TRUE(sink_.exits.empty() && sink_.chunks.empty());
+}
+
+TEST_F(AgentBackendTest, RegistrationReportsTheNodesAndWhatStillRunsThere) {
+  json running = json::array({{{"job_id", 4}, {"run", 2}, {"step", "batch"}, {"node", "n1"}}});
+  ASSERT_TRUE(agents_->Register(Registration("a", {"n1", "n2"}, running)).ok());
+  ASSERT_EQ(sink_.reports.size(), 2u);
+  EXPECT_TRUE(sink_.reports[0].ready);
+  EXPECT_FALSE(sink_.reports[0].resources) << "agents' nodes are as configured";
+  EXPECT_EQ(sink_.reports[0].address, "10.0.0.7");
+  EXPECT_EQ(sink_.alive_nodes, (std::vector<std::string>{"n1", "n2"}));
+  ASSERT_EQ(sink_.alive.size(), 1u);
+  EXPECT_EQ(sink_.alive[0], (backend::RunId{4, 2}));
+  // The adopted run can be ended.
+  ASSERT_TRUE(agents_->Terminate({4, 2}, 5).ok());
+  json polled = agents_->Poll("a", std::chrono::milliseconds(0));
+  ASSERT_EQ(polled["commands"].size(), 1u);
+  EXPECT_EQ(polled["commands"][0]["type"], "terminate");
+  EXPECT_EQ(polled["commands"][0]["grace_s"], 5);
+}
+
+TEST_F(AgentBackendTest, ACommandWakesOnlyTheAgentItIsFor) {
+  ASSERT_TRUE(agents_->Register(Registration("a", {"n1"})).ok());
+  ASSERT_TRUE(agents_->Register(Registration("b", {"n2"})).ok());
+  auto b_poll = std::async(std::launch::async,
+                           [&] { return agents_->Poll("b", std::chrono::seconds(30)); });
+  ASSERT_TRUE(agents_->Launch(Order(9, {"n2"})).ok());
+  json b = b_poll.get();  // woken by its command, long before 30 s
+  ASSERT_EQ(b["commands"].size(), 1u);
+  EXPECT_EQ(b["commands"][0]["type"], "launch");
+  EXPECT_EQ(b["commands"][0]["node"], "n2");
+  EXPECT_EQ(agents_->Poll("a", std::chrono::milliseconds(0))["commands"].size(), 0u);
+  // No agent serves n3: the launch is refused, and the controller requeues it.
+  EXPECT_EQ(agents_->Launch(Order(10, {"n3"})).code(), StatusCode::kUnavailable);
+}
+
+TEST_F(AgentBackendTest, ASilentAgentsNodesGoDownAndItMustRegisterAgain) {
+  ASSERT_TRUE(agents_->Register(Registration("a", {"n1"})).ok());
+  sink_.reports.clear();
+  clock_.Advance(std::chrono::seconds(29));
+  agents_->CheckAgents();
+  EXPECT_TRUE(sink_.reports.empty());
+  clock_.Advance(std::chrono::seconds(2));
+  agents_->CheckAgents();
+  ASSERT_EQ(sink_.reports.size(), 1u);
+  EXPECT_FALSE(sink_.reports[0].ready);
+  EXPECT_EQ(sink_.reports[0].down_reason, "not responding");
+  EXPECT_EQ(agents_->Poll("a", std::chrono::milliseconds(0))["register"], true);
+}
+
+TEST_F(AgentBackendTest, EventsBecomeRunEndsAndStepEnds) {
+  ASSERT_TRUE(agents_->Events({{"events",
+                                {{{"type", "exited"}, {"job_id", 3}, {"run", 1}, {"step", "batch"},
+                                  {"exit_code", 2}, {"oom", true}},
+                                 {{"type", "exited"}, {"job_id", 3}, {"run", 1}, {"step", "step"},
+                                  {"step_id", 0}, {"node", "n2"}}}}})
+                  .ok());
+  ASSERT_EQ(sink_.exits.size(), 1u);
+  EXPECT_EQ(sink_.exits[0].first, (backend::RunId{3, 1}));
+  EXPECT_EQ(sink_.exits[0].second.exit_code, 2);
+  EXPECT_TRUE(sink_.exits[0].second.oom);
+  EXPECT_EQ(sink_.step_exits, (std::vector<std::string>{"n2"}));
+}
+
+class OutputFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/lockstep-output-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  std::string dir_;
+};
+
+TEST_F(OutputFileTest, AFifoOrALinkInPlaceOfTheOutputIsRefusedWithoutBlocking) {
+  const std::string fifo = dir_ + "/fifo.out";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto read = std::async(std::launch::async, [&] { return ReadOwnOutput(fifo, ::getuid()); });
+  ASSERT_EQ(read.wait_for(std::chrono::seconds(30)), std::future_status::ready)
+      << "reading a FIFO blocked";
+  Result<std::string> r = read.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), fifo + " is not a regular file; not read");
+  const std::string link = dir_ + "/link.out";
+  ASSERT_EQ(::symlink("/dev/zero", link.c_str()), 0);
+  EXPECT_EQ(ReadOwnOutput(link, ::getuid()).status().code(), StatusCode::kPermissionDenied);
+  const std::string file = dir_ + "/slurm-1.out";
+  std::ofstream(file) << "hello\n";
+  EXPECT_EQ(*ReadOwnOutput(file, ::getuid()), "hello\n");
+  EXPECT_EQ(ReadOwnOutput(file, ::getuid() + 1).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(*ReadOwnOutput(file, ::getuid(), 3), "lo\n") << "the last bytes";
+}
+
+}  // namespace
+}  // namespace lockstep::agent

@@ -1,0 +1,180 @@
+#include "backend/agent/agent_messages.h"
+
+#include <limits>
+
+#include "common/base64.h"
+
+namespace lockstep::agent {
+namespace {
+
+using Json = nlohmann::json;
+
+// Each getter: the field of `obj` as the type wanted, or an error naming `where`.`key`.
+Result<std::string> GetString(const Json& obj, const char* key, const std::string& where,
+                              std::optional<std::string> absent = std::nullopt) {
+  if (!obj.contains(key)) {
+    if (absent) return *absent;
+    return InvalidArgument(where + ": '" + key + "' is missing");
+  }
+  if (!obj[key].is_string()) return InvalidArgument(where + ": '" + key + "' must be a string");
+  return obj[key].get<std::string>();
+}
+
+Result<std::int64_t> GetInt(const Json& obj, const char* key, const std::string& where,
+                            std::int64_t lo, std::int64_t hi, std::optional<std::int64_t> absent) {
+  if (!obj.contains(key)) {
+    if (absent) return *absent;
+    return InvalidArgument(where + ": '" + key + "' is missing");
+  }
+  const Json& v = obj[key];
+  if (!v.is_number_integer()) return InvalidArgument(where + ": '" + key + "' must be an integer");
+  const bool too_big =
+      v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi);
+  const std::int64_t x = too_big ? hi : v.get<std::int64_t>();
+  if (too_big || x < lo || x > hi)
+    return InvalidArgument(where + ": '" + key + "' must be from " + std::to_string(lo) + " to " +
+                           std::to_string(hi));
+  return x;
+}
+
+constexpr std::int64_t kMaxJob = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kMaxInt = std::numeric_limits<std::int32_t>::max();
+
+
+Result<backend::RunId> GetRun(const Json& obj, const std::string& where) {
+  LOCKSTEP_ASSIGN_OR_RETURN(job, GetInt(obj, "job_id", where, 1, kMaxJob, std::nullopt));
+  LOCKSTEP_ASSIGN_OR_RETURN(run, GetInt(obj, "run", where, 0, kMaxInt, 0));
+  return backend::RunId{static_cast<JobId>(job), static_cast<std::int32_t>(run)};
+}
+
+}  // namespace
+
+Result<Registration> DecodeRegistration(const Json& body) {
+  if (!body.is_object()) return InvalidArgument("register: the body must be an object");
+  Registration r;
+  LOCKSTEP_ASSIGN_OR_RETURN(agent, GetString(body, "agent", "register"));
+  if (agent.empty()) return InvalidArgument("register: 'agent' must not be empty");
+  r.agent = std::move(agent);
+  LOCKSTEP_ASSIGN_OR_RETURN(address, GetString(body, "address", "register", "127.0.0.1"));
+  r.address = std::move(address);
+  if (!body.contains("nodes") || !body["nodes"].is_array() || body["nodes"].empty())
+    return InvalidArgument("register: 'nodes' must be a non-empty array");
+  for (std::size_t i = 0; i < body["nodes"].size(); ++i) {
+    const Json& n = body["nodes"][i];
+    const std::string where = "register: nodes[" + std::to_string(i) + "]";
+    if (!n.is_object()) return InvalidArgument(where + " must be an object");
+    LOCKSTEP_ASSIGN_OR_RETURN(name, GetString(n, "name", where));
+    r.nodes.push_back(std::move(name));
+  }
+  if (body.contains("running")) {
+    if (!body["running"].is_array()) return InvalidArgument("register: 'running' must be an array");
+    for (std::size_t i = 0; i < body["running"].size(); ++i) {
+      const Json& u = body["running"][i];
+      const std::string where = "register: running[" + std::to_string(i) + "]";
+      if (!u.is_object()) return InvalidArgument(where + " must be an object");
+      RunningUnit unit;
+      LOCKSTEP_ASSIGN_OR_RETURN(run, GetRun(u, where));
+      unit.run = run;
+      LOCKSTEP_ASSIGN_OR_RETURN(step, GetString(u, "step", where, "batch"));
+      LOCKSTEP_ASSIGN_OR_RETURN(step_id, GetInt(u, "step_id", where, -1, kMaxInt, -1));
+      unit.step_id = step == "batch" ? -1 : static_cast<std::int32_t>(step_id);
+      LOCKSTEP_ASSIGN_OR_RETURN(node, GetString(u, "node", where, ""));
+      unit.node = std::move(node);
+      r.running.push_back(std::move(unit));
+    }
+  }
+  return r;
+}
+
+Result<std::vector<AgentEvent>> DecodeEvents(const Json& body) {
+  if (!body.is_object() || !body.contains("events") || !body["events"].is_array())
+    return InvalidArgument("events: needs 'events' (array)");
+  std::vector<AgentEvent> out;
+  for (std::size_t i = 0; i < body["events"].size(); ++i) {
+    const Json& ev = body["events"][i];
+    const std::string where = "events[" + std::to_string(i) + "]";
+    if (!ev.is_object()) return InvalidArgument(where + " must be an object");
+    LOCKSTEP_ASSIGN_OR_RETURN(type, GetString(ev, "type", where));
+    if (type != "exited") continue;  // other kinds are for newer lockstepds
+    AgentEvent e;
+    LOCKSTEP_ASSIGN_OR_RETURN(run, GetRun(ev, where));
+    e.run = run;
+    LOCKSTEP_ASSIGN_OR_RETURN(step, GetString(ev, "step", where, "batch"));
+    e.batch = step == "batch";
+    LOCKSTEP_ASSIGN_OR_RETURN(step_id, GetInt(ev, "step_id", where, -1, kMaxInt, -1));
+    e.step_id = static_cast<std::int32_t>(step_id);
+    LOCKSTEP_ASSIGN_OR_RETURN(node, GetString(ev, "node", where, ""));
+    e.node = std::move(node);
+    LOCKSTEP_ASSIGN_OR_RETURN(code, GetInt(ev, "exit_code", where, -kMaxInt, kMaxInt, 0));
+    LOCKSTEP_ASSIGN_OR_RETURN(sig, GetInt(ev, "signal", where, 0, 255, 0));
+    e.exit.exit_code = static_cast<int>(code);
+    e.exit.signal = static_cast<int>(sig);
+    if (ev.contains("oom") && !ev["oom"].is_boolean())
+      return InvalidArgument(where + ": 'oom' must be true or false");
+    e.exit.oom = ev.value("oom", false);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Result<std::vector<backend::OutputChunk>> DecodeOutput(const Json& body) {
+  if (!body.is_object() || !body.contains("chunks") || !body["chunks"].is_array())
+    return InvalidArgument("output: needs 'chunks' (array)");
+  std::vector<backend::OutputChunk> out;
+  for (std::size_t i = 0; i < body["chunks"].size(); ++i) {
+    const Json& c = body["chunks"][i];
+    const std::string where = "output: chunks[" + std::to_string(i) + "]";
+    if (!c.is_object()) return InvalidArgument(where + " must be an object");
+    backend::OutputChunk chunk;
+    LOCKSTEP_ASSIGN_OR_RETURN(job, GetInt(c, "job_id", where, 1, kMaxJob, std::nullopt));
+    LOCKSTEP_ASSIGN_OR_RETURN(step, GetInt(c, "step_id", where, 0, kMaxInt, std::nullopt));
+    LOCKSTEP_ASSIGN_OR_RETURN(rank, GetInt(c, "rank", where, 0, kMaxInt, 0));
+    LOCKSTEP_ASSIGN_OR_RETURN(stream, GetString(c, "stream", where, "stdout"));
+    LOCKSTEP_ASSIGN_OR_RETURN(data, GetString(c, "data", where, ""));
+    Result<std::string> bytes = Base64Decode(data);
+    if (!bytes.ok()) return InvalidArgument(where + ": 'data' is not base64");
+    chunk.job = static_cast<JobId>(job);
+    chunk.step = static_cast<std::int32_t>(step);
+    chunk.rank = static_cast<std::int32_t>(rank);
+    chunk.is_stderr = stream == "stderr";
+    chunk.data = std::move(*bytes);
+    out.push_back(std::move(chunk));
+  }
+  return out;
+}
+
+Json LaunchCommand(const backend::LaunchOrder& order) {
+  // The agent writes the script to its spool and puts that path in place of @SCRIPT@.
+  Json task = {{"argv", Json::array({"@SCRIPT@"})},
+               {"env", order.env},
+               {"stdout", order.stdout_path},
+               {"stderr", order.stderr_path},
+               {"append", order.append_output}};
+  for (const std::string& a : order.script_args) task["argv"].push_back(a);
+  const backend::PlacedNode& first = order.nodes.front();
+  return {{"type", "launch"},      {"job_id", order.job},   {"step", "batch"},
+          {"uid", order.uid},      {"run", order.run},      {"gid", order.gid},
+          {"user", order.user},    {"cwd", order.work_dir},    {"script", order.script},
+          {"tasks", {task}},       {"memory_limit_mb", first.mem_mb}, {"cpus", first.cpus}};
+}
+
+Json StepLaunchCommand(const backend::StepLaunch& step,
+                       const std::vector<backend::StepTask>& tasks) {
+  Json list = Json::array();
+  for (const backend::StepTask& t : tasks) {
+    Json task = {{"argv", t.argv}, {"env", t.env}, {"rank", t.rank}};
+    if (!step.stream_output) {
+      task["stdout"] = t.stdout_path;
+      task["stderr"] = t.stderr_path;
+      task["append"] = true;
+    }
+    list.push_back(std::move(task));
+  }
+  return {{"type", "launch"},        {"job_id", step.job},   {"run", step.run},
+          {"step", "step"},          {"step_id", step.step}, {"uid", step.uid},
+          {"gid", step.gid},         {"user", step.user},    {"cwd", step.cwd},
+          {"tasks", std::move(list)}, {"memory_limit_mb", 0}, {"cpus", 0},
+          {"stream_output", step.stream_output}};
+}
+
+}  // namespace lockstep::agent

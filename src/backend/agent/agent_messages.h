@@ -1,0 +1,47 @@
+// The messages between lockstepd and its agents (docs/api.md, "Agents"): commands built from
+// the backend contract's orders, and the agents' bodies decoded into typed values, every field
+// checked before anything is used (an error names the field).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "common/status.h"
+
+namespace lockstep::agent {
+
+// A unit (batch step or step tasks on one node) an agent still runs when it registers.
+struct RunningUnit {
+  backend::RunId run;
+  std::int32_t step_id = -1;  // -1: the batch step
+  std::string node;
+};
+
+struct Registration {
+  std::string agent;
+  std::string address = "127.0.0.1";
+  std::vector<std::string> nodes;
+  std::vector<RunningUnit> running;
+};
+
+struct AgentEvent {
+  backend::RunId run;
+  bool batch = true;
+  std::int32_t step_id = -1;
+  std::string node;
+  backend::ExitStatus exit;
+};
+
+Result<Registration> DecodeRegistration(const nlohmann::json& body);
+Result<std::vector<AgentEvent>> DecodeEvents(const nlohmann::json& body);
+Result<std::vector<backend::OutputChunk>> DecodeOutput(const nlohmann::json& body);
+
+// The agent's launch command for a batch step (on the allocation's first node).
+nlohmann::json LaunchCommand(const backend::LaunchOrder& order);
+// The agent's launch command for a step's tasks on one node.
+nlohmann::json StepLaunchCommand(const backend::StepLaunch& step,
+                                 const std::vector<backend::StepTask>& tasks);
+
+}  // namespace lockstep::agent

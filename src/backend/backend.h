@@ -1,0 +1,175 @@
+// The contract between lockstepd's controller and where jobs run (DESIGN.md, "The backend
+// contract"): commands go down through `Backend`, events come up through the `EventSink` the
+// backend was given at construction. Implementations: lockstep's agents (backend/agent/
+// agent_backend.h) and Kubernetes (backend/kubernetes/backend/). The simulator drives the
+// engine directly (src/sim) and is not a backend.
+//
+// Depends only on common: a backend never includes the controller, and the controller knows
+// backends only through this header.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/types.h"
+
+namespace lockstep::backend {
+
+// One run of a job: its restart count tells an earlier run of a requeued job from this one, so
+// the end of an old run never ends the new.
+struct RunId {
+  JobId job = 0;
+  std::int32_t run = 0;
+  auto operator<=>(const RunId&) const = default;
+};
+
+// One node's share of a running job, by node name so that it survives a restart.
+struct PlacedNode {
+  std::string node;
+  std::int32_t cpus = 0;
+  std::int64_t mem_mb = 0;
+  std::uint64_t gpus = 0;  // device bits of that node
+};
+
+// Everything needed to start a job's batch step on its allocation.
+struct LaunchOrder {
+  JobId job = 0;
+  std::int32_t run = 0;  // the job's restart count
+  RunId id() const { return {job, run}; }
+  std::string name;
+  std::string user;
+  std::uint32_t uid = 0, gid = 0;
+  std::string partition;
+  std::string work_dir;
+  std::string script;  // the batch script's text
+  std::vector<std::string> script_args;
+  std::map<std::string, std::string> env;  // the batch environment, for rank 0
+  std::vector<PlacedNode> nodes;           // the allocation, first node first
+  std::vector<std::int32_t> tasks_per_node;
+  std::string container_image;  // sbatch --container-image; empty: the backend's default
+  std::string stdout_path, stderr_path;  // absolute; agents open them as the job's user
+  bool append_output = false;            // a requeued run appends to its earlier output
+  Seconds time_limit = 0;                // 0: none
+  // Set when the job stands for pods that others created (a pod group): the backend binds
+  // them to the allocation's nodes instead of creating anything.
+  std::string external;
+};
+
+// One task of a job step (srun inside an allocation).
+struct StepTask {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+  std::int32_t rank = 0;
+  std::string stdout_path, stderr_path;  // empty when the step streams its output
+};
+
+struct StepLaunch {
+  JobId job = 0;
+  std::int32_t run = 0;  // the job's run: ending the run ends its steps
+  std::int32_t step = 0;
+  std::uint32_t uid = 0, gid = 0;
+  std::string user;
+  std::string cwd;
+  bool stream_output = false;  // tasks' output comes back through EventSink::StepOutput
+  std::map<std::string, std::vector<StepTask>> tasks_by_node;
+};
+
+// What a node offers, when the backend (not the cluster's configuration) knows it.
+struct NodeResources {
+  std::int32_t cpus = 0;
+  std::int64_t mem_mb = 0;
+  std::vector<std::string> gpus;  // one GPU type name per device, in device order
+  std::vector<std::string> features;
+  std::vector<std::string> switches;  // topology path from the top switch to the leaf
+  std::string block;
+  // Taken by work lockstep did not place (pods of other schedulers).
+  std::int32_t used_cpus = 0;
+  std::int64_t used_mem_mb = 0;
+  std::int32_t used_gpus = 0;
+};
+
+// A node as the backend sees it, by name: the controller maps names to its indexes.
+struct NodeReport {
+  std::string name;
+  std::optional<NodeResources> resources;  // nullopt: as the cluster's configuration says
+  std::string address;                     // where its tasks can be reached (MASTER_ADDR)
+  bool ready = true;                       // false: DOWN, with down_reason
+  std::string down_reason;
+  bool cordoned = false;  // DRAIN with reason "cordoned", until uncordoned
+};
+
+struct ExitStatus {
+  int exit_code = 0;
+  int signal = 0;
+  bool oom = false;
+};
+
+// Output of a streamed step's task.
+struct OutputChunk {
+  JobId job = 0;
+  std::int32_t step = 0;
+  std::int32_t rank = 0;
+  bool is_stderr = false;
+  std::string data;
+};
+
+// What `lockstep logs` asks for: a run's output, which a backend may keep itself (pods' logs) or
+// read from the file the job wrote (agents on this host).
+struct LogsRequest {
+  RunId run;
+  std::string node;         // the run's first node
+  std::string stdout_path;  // where the job writes its output, absolute
+  std::uint32_t uid = 0;    // the job's user: a file of anyone else is not read
+};
+
+// Events from a backend. Every call only queues the event for the controller and returns at
+// once: it may be made from any thread, with the backend's own locks held, and never calls
+// back into the backend.
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  // Nodes as they are now. `complete`: these are all the nodes the backend serves, and any node
+  // it reported before and leaves out now is gone (DOWN, "node deleted").
+  virtual void NodesReported(std::vector<NodeReport> nodes, bool complete) = 0;
+  // The backend knows what runs on `nodes` now (an agent registered, or pods were listed): the
+  // runs in `alive` run there; any other run whose first node is among them ended unseen (it
+  // is requeued, or ends NODE_FAIL), and a run in `alive` that the controller no longer wants
+  // is terminated.
+  virtual void RunsAlive(std::vector<std::string> nodes, std::vector<RunId> alive) = 0;
+  // A run's batch step (or every pod of it) ended.
+  virtual void RunExited(RunId run, ExitStatus status) = 0;
+  // A launch that could not be made whole: the job goes back to the queue (or fails when it
+  // may not be requeued), with `why` in the log.
+  virtual void LaunchFailed(RunId run, std::string why) = 0;
+  // A step's tasks on `node` ended (the worst exit of them).
+  virtual void StepNodeExited(JobId job, std::int32_t step, std::string node,
+                              ExitStatus status) = 0;
+  virtual void StepOutput(std::vector<OutputChunk> chunks) = 0;
+};
+
+// Commands to a backend. The controller calls them without its lock, from one thread at a time,
+// in the order it decided them; an implementation queues the work for its own threads. Errors
+// say the command could not be taken (the run is unknown, the backend is stopping).
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Status Launch(LaunchOrder order) = 0;  // all of the job's tasks, or none
+  // SIGTERM now, SIGKILL after `grace` (0: at once).
+  virtual Status Terminate(RunId run, Seconds grace) = 0;
+  virtual Status Signal(RunId run, int signo) = 0;
+  // Steps: only where the backend can start processes inside a running job's allocation.
+  virtual bool SupportsSteps() const = 0;
+  virtual Status LaunchStep(StepLaunch step) = 0;
+  // signo 0: SIGTERM, then SIGKILL after `grace`.
+  virtual Status SignalStep(JobId job, std::int32_t step, int signo, Seconds grace) = 0;
+  // The output of the run (`lockstep logs`). Called from request threads, without the
+  // controller's lock; it may block on the backend's API.
+  virtual Result<std::string> Logs(const LogsRequest& request) = 0;
+};
+
+}  // namespace lockstep::backend

@@ -1,0 +1,263 @@
+// The controller's core: what a backend reports becomes durable state, no backend call is made
+// under the controller's lock, only a backend's admission queues jobs for external pods, steps
+// are bounded by their allocation, and time comes from the injected clock.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <future>
+
+#include <sys/stat.h>
+
+#include "controller/controller_test_util.h"
+
+namespace lockstep::controller {
+namespace {
+
+using testing::ControllerTest;
+
+class CoreTest : public ControllerTest {
+ protected:
+  void SetUp() override {
+    ControllerTest::SetUp();
+    if (HasFatalFailure()) return;
+    Report(testing::Nodes(2, 8));
+  }
+};
+
+// Regression: an agent that re-registered without a job it ran, when the job may not be
+// requeued, stored COMPLETED (exit 0) and set NODE_FAIL in memory only; after a restart the job
+// read COMPLETED and its afterok dependents ran.
+TEST_F(CoreTest, ALostRunEndsNodeFailDurablyAndItsAfterokDependentsNeverRun) {
+  jobspec::JobSpec once = Spec();
+  once.requeue = false;
+  Result<JobId> a = controller_->Submit(kAlice, once);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  controller_->PassForTest();
+  ASSERT_EQ(Field(*a, "state"), "RUNNING");
+  jobspec::JobSpec after = Spec();
+  after.dependencies.push_back({jobspec::DependencyType::kAfterOk, *a});
+  Result<JobId> b = controller_->Submit(kAlice, after);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+
+  // The node's backend says nothing runs there any more.
+  controller_->events().RunsAlive({backend_.NodeOf(*a)}, {});
+  controller_->SettleForTest();
+  EXPECT_EQ(Field(*a, "state"), "NODE_FAIL");
+
+  Stop();
+  Start();
+  Report(testing::Nodes(2, 8));
+  controller_->PassForTest();
+  EXPECT_EQ(Field(*a, "state"), "NODE_FAIL") << "what the store has";
+  EXPECT_EQ(Field(*b, "state"), "PENDING");
+  EXPECT_EQ(Field(*b, "reason"), "DependencyNeverSatisfied");
+  EXPECT_EQ(backend_.NodeOf(*b), "");
+}
+
+TEST_F(CoreTest, ARunThatMayBeRequeuedGoesBackToTheQueueAndRunsAgain) {
+  Result<JobId> a = controller_->Submit(kAlice, Spec());
+  ASSERT_TRUE(a.ok());
+  controller_->PassForTest();
+  const std::string node = backend_.NodeOf(*a);
+  controller_->events().RunsAlive({node}, {});
+  controller_->PassForTest();
+  std::vector<backend::LaunchOrder> launches = backend_.Launches();
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[1].job, *a);
+  EXPECT_EQ(launches[1].run, 1) << "a new run";
+  EXPECT_TRUE(launches[1].append_output);
+  // The old run's end, reported late, does not end the new run.
+  controller_->events().RunExited({*a, 0}, {0, 0, false});
+  controller_->SettleForTest();
+  EXPECT_EQ(Field(*a, "state"), "RUNNING");
+  controller_->events().RunExited({*a, 1}, {3, 0, false});
+  controller_->SettleForTest();
+  EXPECT_EQ(Field(*a, "state"), "FAILED");
+}
+
+TEST_F(CoreTest, ARunTheControllerNoLongerWantsIsTerminated) {
+  Result<JobId> a = controller_->Submit(kAlice, Spec());
+  ASSERT_TRUE(a.ok());
+  controller_->PassForTest();
+  ASSERT_TRUE(controller_->Cancel(kAlice, *a, 0).ok());
+  controller_->events().RunExited({*a, 0}, {0, 15, false});
+  controller_->SettleForTest();
+  ASSERT_EQ(Field(*a, "state"), "CANCELLED");
+  // The node comes back still running it: its processes must go.
+  controller_->events().RunsAlive({"n1", "n2"}, {{*a, 0}});
+  controller_->SettleForTest();
+  std::lock_guard<std::mutex> lock(backend_.mu_);
+  ASSERT_FALSE(backend_.terminations.empty());
+  EXPECT_EQ(backend_.terminations.back(), (backend::RunId{*a, 0}));
+}
+
+// A backend whose Launch blocks until the test lets it go.
+class BlockingBackend : public testing::RecordingBackend {
+ public:
+  Status Launch(backend::LaunchOrder order) override {
+    std::unique_lock<std::mutex> lock(gate_mu_);
+    entered_ = true;
+    gate_cv_.notify_all();
+    gate_cv_.wait(lock, [this] { return open_; });
+    return RecordingBackend::Launch(std::move(order));
+  }
+  void WaitEntered() {
+    std::unique_lock<std::mutex> lock(gate_mu_);
+    gate_cv_.wait(lock, [this] { return entered_; });
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(gate_mu_);
+    open_ = true;
+    gate_cv_.notify_all();
+  }
+
+ private:
+  std::mutex gate_mu_;
+  std::condition_variable gate_cv_;
+  bool entered_ = false, open_ = false;
+};
+
+TEST_F(CoreTest, NoBackendCallIsMadeUnderTheControllersLock) {
+  BlockingBackend slow;
+  controller_->AttachBackend(&slow);
+  Result<JobId> a = controller_->Submit(kAlice, Spec());
+  ASSERT_TRUE(a.ok());
+  controller_->events().NodesReported(testing::Nodes(2, 8), true);  // wakes a pass
+  slow.WaitEntered();
+  // The backend is stuck in Launch: users are still served, submissions still durable.
+  auto served = std::async(std::launch::async, [&] {
+    Result<JobId> b = controller_->Submit(kAlice, Spec());
+    nlohmann::json jobs = controller_->ListJobs(nlohmann::json::object());
+    return b.ok() && jobs["jobs"].size() == 2;
+  });
+  const bool answered = served.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  slow.Open();
+  EXPECT_TRUE(answered) << "a request waited for the backend";
+  if (answered) EXPECT_TRUE(served.get());
+  controller_->SettleForTest();
+  controller_->DetachBackend();
+  controller_->AttachBackend(&backend_);
+  EXPECT_EQ(slow.NodeOf(*a).empty(), false);
+}
+
+TEST_F(CoreTest, OnlyTheAdmissionInterfaceQueuesJobsForExternalPods) {
+  jobspec::JobSpec pods = Spec();
+  pods.hold = true;  // it stays pending
+  pods.external = "ml/llm";
+  Result<JobId> as_root = controller_->Submit(kRoot, pods);
+  ASSERT_FALSE(as_root.ok()) << "root is a user like any other here";
+  EXPECT_EQ(as_root.status().code(), StatusCode::kPermissionDenied);
+  Result<JobId> admitted = controller_->admission().Admit(pods, "ml");
+  ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
+  EXPECT_EQ(Field(*admitted, "user"), "k8s:ml");
+  std::vector<backend::ExternalJob> jobs = controller_->admission().ExternalJobs(nullptr);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].key, "ml/llm");
+  EXPECT_EQ(jobs[0].phase, backend::ExternalJob::Phase::kPending);
+  ASSERT_TRUE(controller_->admission().Withdraw(*admitted).ok());
+  EXPECT_EQ(Field(*admitted, "state"), "CANCELLED");
+  // A user's job is not the admission's to withdraw.
+  Result<JobId> mine = controller_->Submit(kAlice, Spec());
+  ASSERT_TRUE(mine.ok());
+  EXPECT_FALSE(controller_->admission().Withdraw(*mine).ok());
+}
+
+TEST_F(CoreTest, AStepAsksNoMoreTasksThanItsAllocationHolds) {
+  backend_.steps = true;
+  controller_->AttachBackend(&backend_);
+  Result<JobId> a = controller_->Submit(kAlice, Spec(4));
+  ASSERT_TRUE(a.ok());
+  controller_->PassForTest();
+  Result<nlohmann::json> huge =
+      controller_->CreateStep(kAlice, *a, {{"argv", {"true"}}, {"ntasks", 100000000}});
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().code(), StatusCode::kInvalidArgument);
+  Result<nlohmann::json> negative =
+      controller_->CreateStep(kAlice, *a, {{"argv", {"true"}}, {"ntasks", -1}});
+  EXPECT_FALSE(negative.ok());
+  Result<nlohmann::json> typed =
+      controller_->CreateStep(kAlice, *a, {{"argv", {"true"}}, {"env", {{"A", 1}}}});
+  ASSERT_FALSE(typed.ok());
+  EXPECT_EQ(typed.status().message(), "step: 'env.A' must be a string");
+  Result<nlohmann::json> ok =
+      controller_->CreateStep(kAlice, *a, {{"argv", {"true"}}, {"ntasks", 4}});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  controller_->SettleForTest();
+  std::lock_guard<std::mutex> lock(backend_.mu_);
+  ASSERT_EQ(backend_.step_launches.size(), 1u) << "the refused ones sent nothing";
+  EXPECT_EQ(backend_.step_launches[0].tasks_by_node.begin()->second.size(), 4u);
+}
+
+TEST_F(CoreTest, ATimeLimitEndsTheRunWhenTheClockPassesIt) {
+  jobspec::JobSpec s = Spec();
+  s.time_limit = 60;
+  Result<JobId> a = controller_->Submit(kAlice, s);
+  ASSERT_TRUE(a.ok());
+  controller_->PassForTest();
+  ASSERT_EQ(Field(*a, "state"), "RUNNING");
+  clock_.Advance(std::chrono::seconds(59));
+  controller_->PassForTest();
+  EXPECT_EQ(Field(*a, "state"), "RUNNING");
+  clock_.Advance(std::chrono::seconds(2));
+  controller_->PassForTest();
+  EXPECT_EQ(Field(*a, "state"), "COMPLETING");
+  controller_->events().RunExited({*a, 0}, {0, 15, false});
+  controller_->SettleForTest();
+  EXPECT_EQ(Field(*a, "state"), "TIMEOUT");
+}
+
+TEST_F(CoreTest, WhatAnAnswerSaidIsWhatARestartFinds) {
+  jobspec::JobSpec held = Spec();
+  held.hold = true;
+  Result<JobId> a = controller_->Submit(kAlice, held);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(controller_->Update(kAlice, *a, {{"name", "renamed"}}).ok());
+  ASSERT_TRUE(controller_->SetNodeState(kRoot, "n1", "DRAIN", "bad fan").ok());
+  Stop();
+  Start();
+  Report(testing::Nodes(2, 8));
+  EXPECT_EQ(Field(*a, "name"), "renamed");
+  controller_->PassForTest();
+  EXPECT_EQ(Field(*a, "reason"), "JobHeldUser");
+  nlohmann::json nodes = controller_->ListNodes();
+  EXPECT_EQ(nodes["nodes"][0].value("reason", ""), "bad fan");
+}
+
+}  // namespace
+}  // namespace lockstep::controller
+
+namespace lockstep::controller {
+namespace {
+
+// Regression: every task's record embedded the whole spec with the full index list, so an
+// array's store grew with the square of its size (a 5,000-task array left a 920 MB WAL).
+TEST_F(CoreTest, AnArraysTasksShareOneStoredSpec) {
+  jobspec::JobSpec s = Spec(16);  // never fits: every task stays pending
+  s.min_nodes = s.max_nodes = 1;
+  s.hold = true;
+  Result<jobspec::JobSpec> parsed = jobspec::JobSpecFromJson(
+      R"({"name": "sweep", "script": "#!/bin/sh\n", "work_dir": "/tmp", "hold": true,
+          "array": {"text": "0-9999:2%5"}})");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_EQ(parsed->array->indices.size(), 5000u) << "the text is expanded";
+  EXPECT_EQ(parsed->array->max_running, 5u);
+  Result<JobId> first = controller_->Submit(kAlice, *parsed);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  struct stat st {};
+  ASSERT_EQ(::stat(dir_.File("state/lockstepd.db-wal").c_str(), &st), 0);
+  EXPECT_LT(st.st_size, 16 << 20) << "the store holds the array's spec once";
+  Stop();
+  Start();
+  nlohmann::json jobs = controller_->ListJobs({{"all", "1"}});
+  ASSERT_EQ(jobs["jobs"].size(), 5000u);
+  EXPECT_EQ(Field(*first + 4999, "name"), "sweep");
+  // A task changed alone keeps its own spec across a restart; the others keep the array's.
+  ASSERT_TRUE(controller_->Update(kAlice, *first + 7, {{"name", "odd-one"}}).ok());
+  Stop();
+  Start();
+  EXPECT_EQ(Field(*first + 7, "name"), "odd-one");
+  EXPECT_EQ(Field(*first + 8, "name"), "sweep");
+}
+
+}  // namespace
+}  // namespace lockstep::controller
