@@ -4,6 +4,7 @@
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "controller/job_convert.h"
+#include "jobspec/validate.h"
 
 namespace lockstep::controller {
 namespace {
@@ -24,6 +25,8 @@ Result<JobId> Controller::Submit(const Caller& caller, jobspec::JobSpec spec) {
   JobId first = 0;
   if (!spec.external.empty() && caller.uid != 0)
     return PermissionDenied("only lockstepd's backend may submit a job for external pods");
+  // Every number in range and every product fits, before anything changes (jobspec/validate.h).
+  LOCKSTEP_RETURN_IF_ERROR(jobspec::Validate(spec, {.caller_is_operator = IsOperator(caller.uid)}));
   {
     std::lock_guard<std::mutex> lock(mu_);
     LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));
