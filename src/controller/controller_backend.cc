@@ -11,6 +11,7 @@
 
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
+#include "controller/output_file.h"
 #include "jobspec/output_pattern.h"
 
 namespace lockstep::controller {
@@ -204,33 +205,6 @@ void Controller::BackendLaunchFailed(JobId job, std::int32_t run, const std::str
     (void)PersistLocked({&e});
   }
 }
-
-namespace {
-
-// The job's output file, when this host has it and the job's user owns it (a job writes its
-// output as its user: a path naming someone else's file is refused, as is a symlink).
-Result<std::string> ReadOwnOutput(const std::string& path, std::uint32_t uid) {
-  constexpr off_t kMax = 4 << 20;  // the last 4 MiB
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return NotFound(path + ": " + std::strerror(errno));
-  struct stat st {};
-  std::string text;
-  Status status;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != uid) {
-    status = PermissionDenied(path + " is not a file of the job's user");
-  } else {
-    off_t from = st.st_size > kMax ? st.st_size - kMax : 0;
-    text.resize(static_cast<std::size_t>(st.st_size - from));
-    ssize_t n = ::pread(fd, text.data(), text.size(), from);
-    if (n < 0) status = IoError(path + ": " + std::strerror(errno));
-    text.resize(n < 0 ? 0 : static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  if (!status.ok()) return status;
-  return text;
-}
-
-}  // namespace
 
 Result<std::string> Controller::JobLogs(const Caller& caller, JobId id) {
   Backend* backend = nullptr;
