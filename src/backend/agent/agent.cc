@@ -33,9 +33,9 @@ struct Agent::Unit {
   std::vector<pid_t> pids;
   int exit_code = 0, signal = 0;
   bool oom = false;
-  std::string script_dir;  // removed when a batch unit ends
-  bool launching = true;   // Launch has not started every task yet
-  bool reported = false;   // its end went to the outbox
+  bool spooled = false;   // its script is in the spool, removed when the unit ends
+  bool launching = true;  // Launch has not started every task yet
+  bool reported = false;  // its end went to the outbox
   // Output pipes still read (tasks of a streamed step); the unit ends when they are closed.
   std::vector<std::uint64_t> output_tasks;
   int open_outputs = 0;
@@ -54,9 +54,9 @@ Result<std::unique_ptr<Agent>> Agent::Create(const AgentOptions& options) {
     ::gethostname(host, sizeof host - 1);
     a->options_.name = std::string(host) + ":" + options.nodes.front().name;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(options.spool_dir, ec);
-  if (ec) return IoError("cannot create spool " + options.spool_dir + ": " + ec.message());
+  Result<Spool> spool = Spool::Open(options.spool_dir);
+  if (!spool.ok()) return spool.status();
+  a->spool_ = std::make_unique<Spool>(std::move(*spool));
   Launcher::Options lo;
   lo.cgroup_root = options.cgroup_root;
   Result<std::unique_ptr<Launcher>> l = Launcher::Create(lo);
@@ -175,19 +175,20 @@ void Agent::Launch(const nlohmann::json& c) {
   uid_t uid = c.value("uid", 0u);
   gid_t gid = c.value("gid", 0u);
   std::string script_path;
+  int failures = 0;
   if (c.contains("script")) {
-    // The script goes to the spool, readable only by the job's user.
-    unit->script_dir = options_.spool_dir + "/job" + std::to_string(unit->job);
-    std::filesystem::create_directories(unit->script_dir);
-    script_path = unit->script_dir + "/script";
-    std::ofstream(script_path) << c["script"].get<std::string>();
-    ::chmod(script_path.c_str(), 0700);
-    if (::chown(unit->script_dir.c_str(), uid, gid) != 0 ||
-        ::chown(script_path.c_str(), uid, gid) != 0) {
-      // Not root: the agent runs only its own user's jobs, which already own the file.
+    // The script goes to the run's own spool directory, readable only by the job's user.
+    Result<std::string> path = spool_->WriteScript(SpoolRun{unit->job, unit->run, unit->node},
+                                                   c["script"].get<std::string>(), uid, gid);
+    if (path.ok()) {
+      script_path = *path;
+      unit->spooled = true;
+    } else {
+      std::fprintf(stderr, "lockstep-agent: job %llu: %s\n",
+                   static_cast<unsigned long long>(unit->job), path.status().message().c_str());
+      ++failures;
     }
   }
-  int failures = 0;
   const std::uint64_t launch_seq = ++launches_;
   // srun follows the step's output through lockstepd: each task writes into two pipes.
   const bool stream = c.value("stream_output", false);
@@ -196,6 +197,7 @@ void Agent::Launch(const nlohmann::json& c) {
     units_.push_back(unit);
   }
   for (const auto& t : c["tasks"]) {
+    if (c.contains("script") && !unit->spooled) break;  // no script to run: the launch failed
     TaskSpec spec;
     for (const auto& a : t["argv"]) {
       std::string arg = a.get<std::string>();
@@ -275,10 +277,7 @@ void Agent::MaybeReportLocked(const std::shared_ptr<Unit>& u) {
           {"exit_code", u->exit_code},
           {"signal", u->signal},
           {"oom", u->oom}});
-  if (!u->script_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(u->script_dir, ec);
-  }
+  if (u->spooled) spool_->RemoveRun(SpoolRun{u->job, u->run, u->node});
   for (std::uint64_t t : u->output_tasks) output_tasks_.erase(t);
   std::erase(units_, u);
 }

@@ -20,6 +20,7 @@
 
 #include "backend/agent/launcher.h"
 #include "backend/agent/output_pump.h"
+#include "backend/agent/spool.h"
 #include "client/api_client.h"
 #include "common/status.h"
 
@@ -40,7 +41,7 @@ struct AgentNode {
 struct AgentOptions {
   std::string name;                   // unique per agent; default: hostname and first node
   std::string socket_path;            // lockstepd's socket
-  std::string spool_dir;              // scripts of running jobs
+  std::string spool_dir;              // scripts of running jobs (spool.h)
   std::string address = "127.0.0.1";  // where this host's tasks are reached (MASTER_ADDR)
   std::vector<AgentNode> nodes;
   std::string cgroup_root;  // Launcher option; empty: autodetect
@@ -83,6 +84,7 @@ class Agent {
 
   AgentOptions options_;
   std::unique_ptr<Launcher> launcher_;
+  std::unique_ptr<Spool> spool_;
   client::ApiClient poll_client_;
   client::ApiClient event_client_;
   std::atomic<bool> stopping_{false};
