@@ -135,8 +135,10 @@ struct TlsCluster {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out.rfind("LOCKSTEP_TOKEN=", 0), 0u) << r.out;
     if (r.exit_code != 0 || r.out.rfind("LOCKSTEP_TOKEN=", 0) != 0) return "";
+    // The first line; LOCKSTEP_TOKEN_ID=... follows.
     std::string t = r.out.substr(std::string("LOCKSTEP_TOKEN=").size());
-    while (!t.empty() && t.back() == '\n') t.pop_back();
+    t = t.substr(0, t.find('\n'));
+    EXPECT_NE(r.out.find("\nLOCKSTEP_TOKEN_ID="), std::string::npos) << r.out;
     return t;
   }
 
