@@ -57,6 +57,12 @@ Result<std::unique_ptr<Agent>> Agent::Create(const AgentOptions& options) {
   Result<Spool> spool = Spool::Open(options.spool_dir);
   if (!spool.ok()) return spool.status();
   a->spool_ = std::make_unique<Spool>(std::move(*spool));
+  Result<TaskRecords> records = TaskRecords::Open(options.spool_dir);
+  if (!records.ok()) return records.status();
+  a->task_records_ = std::make_unique<TaskRecords>(std::move(*records));
+  // Before anything of ours runs: what an agent killed on this spool left running.
+  for (const std::string& line : a->task_records_->EndLeftovers())
+    std::fprintf(stderr, "lockstep-agent: %s\n", line.c_str());
   Launcher::Options lo;
   lo.cgroup_root = options.cgroup_root;
   Result<std::unique_ptr<Launcher>> l = Launcher::Create(lo);
@@ -100,7 +106,10 @@ void Agent::Shutdown(std::chrono::seconds grace) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   std::lock_guard<std::mutex> lock(mu_);
   while (!by_pid_.empty() && std::chrono::steady_clock::now() < deadline) {
-    for (auto& [pid, exit] : launcher_->Reap()) by_pid_.erase(pid);
+    for (auto& [pid, exit] : launcher_->Reap()) {
+      by_pid_.erase(pid);
+      task_records_->Remove(pid);
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
@@ -132,15 +141,30 @@ Status Agent::Register() {
 void Agent::Run() {
   reaper_ = std::thread([this] { ReapLoop(); });
   bool registered = false;
+  auto last_answer = std::chrono::steady_clock::now();
   while (!stopping_) {
     if (!registered) {
       Status s = Register();
       if (!s.ok()) {
+        const auto silent = std::chrono::steady_clock::now() - last_answer;
+        if (options_.give_up_after.count() > 0 && silent >= options_.give_up_after) {
+          std::fprintf(stderr,
+                       "lockstep-agent: lockstepd at %s has not answered for %lld s and refuses "
+                       "registration (%s); giving up (--give-up-after %lld)\n",
+                       options_.socket_path.c_str(),
+                       static_cast<long long>(
+                           std::chrono::duration_cast<std::chrono::seconds>(silent).count()),
+                       s.message().c_str(), static_cast<long long>(options_.give_up_after.count()));
+          gave_up_ = true;
+          stopping_ = true;
+          break;
+        }
         std::fprintf(stderr, "lockstep-agent: %s; retrying\n", s.message().c_str());
         std::this_thread::sleep_for(std::chrono::seconds(1));
         continue;
       }
       registered = true;
+      last_answer = std::chrono::steady_clock::now();
     }
     Result<nlohmann::json> r = poll_client_.Get(
         "/api/v1/agent/commands?agent=" + client::UrlEncode(options_.name) + "&wait_ms=2000");
@@ -149,6 +173,7 @@ void Agent::Run() {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       continue;
     }
+    last_answer = std::chrono::steady_clock::now();
     if (r->value("register", false)) registered = false;
     for (const auto& c : (*r)["commands"]) HandleCommand(c);
   }
@@ -243,6 +268,11 @@ void Agent::Launch(const nlohmann::json& c) {
       ++failures;
       continue;
     }
+    const std::string cgroup = launcher_->cgroups_enabled()
+                                   ? launcher_->cgroup_root() + "/" + spec.cgroup_name
+                                   : std::string();
+    if (Status st = task_records_->Add(*pid, cgroup); !st.ok())
+      std::fprintf(stderr, "lockstep-agent: %s\n", st.message().c_str());
     std::uint64_t output_task = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -336,6 +366,7 @@ void Agent::Report(nlohmann::json event) {
 void Agent::ReapLoop() {
   while (!stopping_) {
     for (auto& [pid, exit] : launcher_->Reap()) {
+      task_records_->Remove(pid);
       std::lock_guard<std::mutex> lock(mu_);
       auto it = by_pid_.find(pid);
       if (it == by_pid_.end()) continue;

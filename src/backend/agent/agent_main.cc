@@ -35,7 +35,13 @@ int main(int argc, char** argv) {
   app.add_option("--gpu-type", gpu_type, "type of the virtual GPUs");
   app.add_option("--cgroup-root", o.cgroup_root,
                  "cgroup v2 directory for jobs (default: autodetect)");
+  long long give_up_s = o.give_up_after.count();
+  app.add_option("--give-up-after", give_up_s,
+                 "exit when lockstepd has not answered for this many seconds and refuses "
+                 "registration (default 3600; 0: never)")
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
+  o.give_up_after = std::chrono::seconds(give_up_s);
   if (o.socket_path.empty()) o.socket_path = lockstep::client::DefaultServer();
 
   char host[256] = {};
@@ -94,11 +100,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lockstep-agent: %s\n", agent.status().message().c_str());
     return 1;
   }
-  std::thread runner([&] { (*agent)->Run(); });
+  std::thread runner([&] {
+    (*agent)->Run();
+    if ((*agent)->gave_up()) ::kill(::getpid(), SIGTERM);  // wakes the sigwait below
+  });
   int sig = 0;
   sigwait(&signals, &sig);
   (*agent)->Stop();
   runner.join();
   (*agent)->Shutdown(std::chrono::seconds(5));
-  return 0;
+  return (*agent)->gave_up() ? 3 : 0;
 }
