@@ -4,12 +4,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "common/base64.h"
+#include "common/log.h"
 
 namespace lockstep::agent {
 namespace {
@@ -61,10 +64,10 @@ Result<std::unique_ptr<Agent>> Agent::Create(const AgentOptions& options) {
   if (!records.ok()) return records.status();
   a->task_records_ = std::make_unique<TaskRecords>(std::move(*records));
   // Before anything of ours runs: what an agent killed on this spool left running.
-  for (const std::string& line : a->task_records_->EndLeftovers())
-    std::fprintf(stderr, "lockstep-agent: %s\n", line.c_str());
+  for (const std::string& line : a->task_records_->EndLeftovers()) log::Warning("{}", line);
   Launcher::Options lo;
   lo.cgroup_root = options.cgroup_root;
+  lo.log = [](const std::string& line) { log::Warning("{}", line); };
   Result<std::unique_ptr<Launcher>> l = Launcher::Create(lo);
   if (!l.ok()) return l.status();
   a->launcher_ = std::move(*l);
@@ -148,18 +151,17 @@ void Agent::Run() {
       if (!s.ok()) {
         const auto silent = std::chrono::steady_clock::now() - last_answer;
         if (options_.give_up_after.count() > 0 && silent >= options_.give_up_after) {
-          std::fprintf(stderr,
-                       "lockstep-agent: lockstepd at %s has not answered for %lld s and refuses "
-                       "registration (%s); giving up (--give-up-after %lld)\n",
-                       options_.socket_path.c_str(),
-                       static_cast<long long>(
-                           std::chrono::duration_cast<std::chrono::seconds>(silent).count()),
-                       s.message().c_str(), static_cast<long long>(options_.give_up_after.count()));
+          log::Error(
+              "lockstepd at {} has not answered for {} s and refuses registration ({}); giving "
+              "up (--give-up-after {})",
+              options_.socket_path,
+              std::chrono::duration_cast<std::chrono::seconds>(silent).count(), s.message(),
+              options_.give_up_after.count());
           gave_up_ = true;
           stopping_ = true;
           break;
         }
-        std::fprintf(stderr, "lockstep-agent: %s; retrying\n", s.message().c_str());
+        log::Warning("{}; retrying", s.message());
         std::this_thread::sleep_for(std::chrono::seconds(1));
         continue;
       }
@@ -209,8 +211,7 @@ void Agent::Launch(const nlohmann::json& c) {
       script_path = *path;
       unit->spooled = true;
     } else {
-      std::fprintf(stderr, "lockstep-agent: job %llu: %s\n",
-                   static_cast<unsigned long long>(unit->job), path.status().message().c_str());
+      log::Error("job {}: {}", unit->job, path.status().message());
       ++failures;
     }
   }
@@ -244,8 +245,7 @@ void Agent::Launch(const nlohmann::json& c) {
       for (auto& p : pipes) {
         int fds[2] = {-1, -1};
         if (::pipe2(fds, O_CLOEXEC) != 0)
-          std::fprintf(stderr, "lockstep-agent: job %llu: cannot create a pipe\n",
-                       static_cast<unsigned long long>(unit->job));
+          log::Error("job {}: cannot create a pipe: {}", unit->job, std::strerror(errno));
         p[0] = UniqueFd(fds[0]);
         p[1] = UniqueFd(fds[1]);
       }
@@ -263,16 +263,14 @@ void Agent::Launch(const nlohmann::json& c) {
     pipes[0][1].Reset();  // the task holds the write ends now
     pipes[1][1].Reset();
     if (!pid.ok()) {
-      std::fprintf(stderr, "lockstep-agent: job %llu: %s\n",
-                   static_cast<unsigned long long>(unit->job), pid.status().message().c_str());
+      log::Error("job {}: {}", unit->job, pid.status().message());
       ++failures;
       continue;
     }
     const std::string cgroup = launcher_->cgroups_enabled()
                                    ? launcher_->cgroup_root() + "/" + spec.cgroup_name
                                    : std::string();
-    if (Status st = task_records_->Add(*pid, cgroup); !st.ok())
-      std::fprintf(stderr, "lockstep-agent: %s\n", st.message().c_str());
+    if (Status st = task_records_->Add(*pid, cgroup); !st.ok()) log::Warning("{}", st.message());
     std::uint64_t output_task = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -440,9 +438,7 @@ bool Agent::SendOutput(std::size_t count) {
     // Unreachable: keep them for the next try. Refused: resending would not help, and output
     // kept forever would block the tasks; drop them.
     if (!r.ok() && r.status().code() == StatusCode::kUnavailable) return false;
-    if (!r.ok())
-      std::fprintf(stderr, "lockstep-agent: lockstepd refused task output: %s\n",
-                   r.status().message().c_str());
+    if (!r.ok()) log::Warning("lockstepd refused task output: {}", r.status().message());
     {
       std::lock_guard<std::mutex> lock(mu_);
       output_outbox_.erase(output_outbox_.begin(),
