@@ -160,6 +160,13 @@ Result<DerivedSizes> DeriveTasks(const JobSpec& s) {
     }
     d.tasks = d.nodes_min * per_node;
   }
+  // engine::ShapeOf rounds tasks per node up as (tasks + nodes - 1) / nodes in int32: that sum
+  // must fit as well.
+  if (s.ntasks_per_node == 0 && d.tasks + d.nodes_min - 1 > kMaxResourceCount) {
+    return Invalid(fmt::format("{} with {} asks for more than {} tasks and nodes together",
+                               Opt("--ntasks", d.tasks), Opt("--nodes", d.nodes_min),
+                               kMaxResourceCount));
+  }
   d.tasks_per_node =
       s.ntasks_per_node > 0 ? s.ntasks_per_node : (d.tasks + d.nodes_min - 1) / d.nodes_min;
   return d;

@@ -45,6 +45,13 @@ TEST_F(ValidateSbatchTest, TasksPerNodeTimesNodesIsChecked) {
             "than 2147483647");
 }
 
+TEST_F(ValidateSbatchTest, TasksRoundedUpPerNodeStayInRange) {
+  EXPECT_EQ(Error({"-n", "2147483647", "-N", "2", "--wrap", "true"}),
+            "sbatch: --ntasks=2147483647 with --nodes=2 asks for more than 2147483647 tasks and "
+            "nodes together");
+  EXPECT_EQ(Ok({"-n", "2147483646", "-N", "2", "--wrap", "true"}).ntasks, 2147483646);
+}
+
 TEST_F(ValidateSbatchTest, MemoryPerCpuTimesCpusIsChecked) {
   std::string e = Error({"-n", "1048576", "--mem-per-cpu", "1048576T", "--wrap", "true"});
   EXPECT_NE(e.find("sbatch: --mem-per-cpu="), std::string::npos) << e;
