@@ -37,7 +37,8 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
   pid_t pid = ::fork();
   if (pid != 0) return pid;
   ::setsid();
-  int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  // The daemons' logs name users' jobs: for the owner only, like the store beside them.
+  int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
   int null = ::open("/dev/null", O_RDONLY);
   if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
   if (null >= 0) ::dup2(null, 0);
