@@ -217,6 +217,12 @@ Status CheckGpus(const JobSpec& s, DerivedSizes& d) {
     }
     d.gpus_per_node = s.gpus_per_node;
   } else if (s.gpus > 0 && s.gpus_per_task == 0) {
+    // Rounded up per node as the engine does, in int32: (gpus + nodes - 1) / nodes.
+    if (s.gpus + d.nodes_min - 1 > kMaxResourceCount) {
+      return Invalid(fmt::format("{} with {} asks for more than {} GPUs and nodes together",
+                                 Opt("--gpus", s.gpus), Opt("--nodes", d.nodes_min),
+                                 kMaxResourceCount));
+    }
     d.gpus_per_node = (s.gpus + d.nodes_min - 1) / d.nodes_min;
   }
   return Status::Ok();

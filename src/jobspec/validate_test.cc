@@ -52,6 +52,15 @@ TEST_F(ValidateSbatchTest, TasksRoundedUpPerNodeStayInRange) {
   EXPECT_EQ(Ok({"-n", "2147483646", "-N", "2", "--wrap", "true"}).ntasks, 2147483646);
 }
 
+TEST(ValidateTest, GpusRoundedUpPerNodeStayInRange) {
+  JobSpec s = Spec();
+  s.gpus = std::numeric_limits<std::int32_t>::max();
+  s.min_nodes = 2;
+  EXPECT_EQ(ErrorOf(s),
+            "--gpus=2147483647 with --nodes=2 asks for more than 2147483647 GPUs and nodes "
+            "together");
+}
+
 TEST_F(ValidateSbatchTest, MemoryPerCpuTimesCpusIsChecked) {
   std::string e = Error({"-n", "1048576", "--mem-per-cpu", "1048576T", "--wrap", "true"});
   EXPECT_NE(e.find("sbatch: --mem-per-cpu="), std::string::npos) << e;
