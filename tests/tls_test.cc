@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "client/api_client.h"
+#include "store/store.h"
 #include "tests/cluster_harness.h"
 
 namespace lockstep::testing {
@@ -135,8 +136,10 @@ struct TlsCluster {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out.rfind("LOCKSTEP_TOKEN=", 0), 0u) << r.out;
     if (r.exit_code != 0 || r.out.rfind("LOCKSTEP_TOKEN=", 0) != 0) return "";
+    // The first line; LOCKSTEP_TOKEN_ID=... follows.
     std::string t = r.out.substr(std::string("LOCKSTEP_TOKEN=").size());
-    while (!t.empty() && t.back() == '\n') t.pop_back();
+    t = t.substr(0, t.find('\n'));
+    EXPECT_NE(r.out.find("\nLOCKSTEP_TOKEN_ID="), std::string::npos) << r.out;
     return t;
   }
 
@@ -250,6 +253,39 @@ TEST(Tls, ATokenSurvivesARestartOfLockstepd) {
   unsigned long long id = std::strtoull(r.out.c_str(), nullptr, 10);
   EXPECT_EQ(t.cluster.WaitJob(id)["state"], "COMPLETED");
   EXPECT_EQ(t.cluster.Job(id)["user"], "root");
+}
+
+// Issue 17: a deleted user's token still submitted jobs as the orphaned uid. The token's record
+// is made to name a user the host no longer has (as `userdel` would leave it), with lockstepd
+// down, through the store's own API; lockstepd must then refuse the token.
+TEST(Tls, RegressionATokenWhoseUserIsGoneFromTheHostIsRefused) {
+  TlsCluster t;
+  ASSERT_TRUE(t.certs.made);
+  ASSERT_TRUE(t.cluster.Start());
+  std::string token = t.Token({"token"});
+  ASSERT_FALSE(token.empty());
+  ASSERT_EQ(t.RunRemote({"squeue"}, token).exit_code, 0);
+  t.cluster.KillDaemon();
+  {
+    store::StoreOptions so;
+    so.path = t.cluster.dir() + "/lockstepd.db";
+    Result<std::unique_ptr<store::Store>> st = store::Store::Open(so);
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    Result<std::vector<store::Record>> records = (*st)->Scan("tokens");
+    ASSERT_TRUE(records.ok() && records->size() == 1u);
+    nlohmann::json j = nlohmann::json::parse(records->front().value);
+    j["uid"] = 3'999'999'999u;  // no user on this host has it
+    j["user"] = "ghost";
+    ASSERT_TRUE((*st)->Put({{"tokens", records->front().key, j.dump()}}).ok());
+  }
+  t.cluster.StartDaemon();
+  ASSERT_TRUE(t.WaitUp());
+  CommandResult r = t.RunRemote({"sbatch", "--wrap", "true"}, token);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(Contains(
+      r.err, "token refused: its user ghost (uid 3999999999) no longer exists on this host"))
+      << r.err;
+  EXPECT_EQ(t.cluster.Get("/api/v1/jobs?all=1")["jobs"].size(), 0u);
 }
 
 TEST(Tls, TokensAreOnlyForOneselfUnlessOperatorAndOnlyOnTheUnixSocket) {

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/format/field_format.h"
+
 extern char** environ;
 
 namespace lockstep::cli {
@@ -35,7 +37,8 @@ int Fail(const std::string& command, const std::string& message) {
   // Parsers name the command themselves ("sbatch: train.sbatch line 4: ..."): say it once.
   std::string text =
       message.rfind(command + ": ", 0) == 0 ? message.substr(command.size() + 2) : message;
-  std::fprintf(stderr, "%s: error: %s\n", command.c_str(), text.c_str());
+  // Messages may quote what a user wrote (a partition, a job name): escaped, one line.
+  std::fprintf(stderr, "%s: error: %s\n", command.c_str(), EscapeControl(text).c_str());
   return 1;
 }
 

@@ -19,7 +19,8 @@ constexpr const char* kUsage =
     "       scontrol hold|release|requeue JOBID[,JOBID...]\n"
     "       scontrol update JobId=ID [TimeLimit=T] [Priority=N] [Nice=N] [JobName=X]\n"
     "       scontrol update NodeName=NAME State=DRAIN|RESUME|DOWN [Reason=TEXT]\n"
-    "       scontrol token [username=NAME] [lifespan=SECONDS]\n";
+    "       scontrol token [username=NAME] [lifespan=SECONDS]\n"
+    "       scontrol token revoke id=ID | username=NAME\n";
 
 // "Key=Value" words, keys case-insensitive (Slurm's scontrol accepts any case).
 std::map<std::string, std::string> KeyValues(const std::vector<std::string>& words,
@@ -127,8 +128,28 @@ int Update(client::ApiClient& api, const std::vector<std::string>& a) {
   return r.ok() ? 0 : Fail("scontrol", r.status());
 }
 
+// scontrol token revoke id=ID | username=NAME.
+int TokenRevoke(const std::vector<std::string>& a) {
+  std::string bad;
+  std::map<std::string, std::string> kv =
+      KeyValues(std::vector<std::string>(a.begin() + 2, a.end()), &bad);
+  if (!bad.empty()) return Fail("scontrol", "token revoke: invalid argument: " + bad);
+  std::string id, user;
+  for (const auto& [k, v] : kv) {
+    if (k == "id") {
+      id = v;
+    } else if (k == "username") {
+      user = v;
+    } else {
+      return Fail("scontrol", "token revoke: invalid argument: " + k);
+    }
+  }
+  return RevokeTokens("scontrol", id, user);
+}
+
 // scontrol token [username=NAME] [lifespan=SECONDS], as Slurm's (which prints SLURM_JWT=...).
 int Token(const std::vector<std::string>& a) {
+  if (a.size() >= 2 && a[1] == "revoke") return TokenRevoke(a);
   std::string bad;
   std::map<std::string, std::string> kv =
       KeyValues(std::vector<std::string>(a.begin() + 1, a.end()), &bad);

@@ -7,6 +7,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/format/field_format.h"
 #include "cli/format/sacct.h"
 #include "cli/format/sinfo.h"
 #include "cli/format/sprio.h"
@@ -224,13 +225,14 @@ int RunWhy(int argc, char** argv) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::string state = j.value("state", "");
-  std::printf("job %llu (%s) is %s", id, j.value("name", "").c_str(), state.c_str());
+  // What users wrote (the name, a reason naming them) is printed escaped (JStr).
+  std::string state = JStr(j, "state");
+  std::printf("job %llu (%s) is %s", id, JStr(j, "name").c_str(), state.c_str());
   if (state != "PENDING") {
-    std::printf("%s\n", state == "RUNNING" ? (" on " + j.value("nodes", "")).c_str() : "");
+    std::printf("%s\n", state == "RUNNING" ? (" on " + JStr(j, "nodes")).c_str() : "");
     return 0;
   }
-  std::printf(": %s\n", j.value("reason", "").c_str());
+  std::printf(": %s\n", JStr(j, "reason").c_str());
   std::printf("  priority  %llu", j.value("priority", 0ull));
   if (j.contains("priority_factors")) {
     const auto& f = j["priority_factors"];
@@ -253,8 +255,8 @@ int RunWhy(int argc, char** argv) {
   } else {
     std::printf("  expected start  unknown\n");
   }
-  if (j.contains("reserved_nodes") && !j["reserved_nodes"].get<std::string>().empty())
-    std::printf("  reserved nodes  %s\n", j["reserved_nodes"].get<std::string>().c_str());
+  if (!JStr(j, "reserved_nodes").empty())
+    std::printf("  reserved nodes  %s\n", JStr(j, "reserved_nodes").c_str());
   if (j.contains("blocked_by") && !j["blocked_by"].empty())
     std::printf("  waits for jobs  %s to end\n", j["blocked_by"].dump().c_str());
   if (j.contains("ahead") && !j["ahead"].empty())

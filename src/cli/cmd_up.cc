@@ -37,7 +37,8 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
   pid_t pid = ::fork();
   if (pid != 0) return pid;
   ::setsid();
-  int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  // The daemons' logs name users' jobs: for the owner only, like the store beside them.
+  int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
   int null = ::open("/dev/null", O_RDONLY);
   if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
   if (null >= 0) ::dup2(null, 0);
@@ -58,6 +59,58 @@ pid_t ReadPid(const std::string& path) {
   pid_t pid = 0;
   in >> pid;
   return pid;
+}
+
+// Whether pid is `program` (lockstepd, lockstep-agent) started on `state_dir`: its executable's
+// name and its --state-dir argument, so that a pid file never makes us signal a process that
+// merely got the same pid.
+bool IsOurProcess(pid_t pid, const std::string& program, const std::string& state_dir) {
+  if (pid <= 0) return false;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  char exe[4096];
+  const ssize_t n = ::readlink((proc + "/exe").c_str(), exe, sizeof exe - 1);
+  if (n <= 0) return false;
+  std::string name = fs::path(std::string(exe, static_cast<std::size_t>(n))).filename().string();
+  if (name != program && name != program + " (deleted)") return false;  // rebuilt since
+  std::ifstream in(proc + "/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  for (std::string arg; std::getline(in, arg, '\0');) args.push_back(arg);
+  for (std::size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--state-dir" &&
+        fs::weakly_canonical(args[i + 1]) == fs::weakly_canonical(state_dir))
+      return true;
+  return false;
+}
+
+// Running: alive and not a zombie waiting for its parent.
+bool Running(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+// SIGTERM, then SIGKILL if it is still running after 10 s.
+void StopProcess(pid_t pid) {
+  ::kill(pid, SIGTERM);
+  for (int i = 0; i < 100 && Running(pid); ++i) {
+    ::waitpid(pid, nullptr, WNOHANG);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (Running(pid)) ::kill(pid, SIGKILL);
+}
+
+// Stops what an earlier `lockstep up` on this state directory left running (its lockstepd was
+// killed, say): an agent left beside a new one would run on, unseen by `lockstep down`.
+void StopPrevious(const std::string& state_dir, const char* pid_file, const std::string& program) {
+  const std::string path = state_dir + "/" + pid_file;
+  const pid_t pid = ReadPid(path);
+  if (IsOurProcess(pid, program, state_dir) && Running(pid)) {
+    std::printf("lockstep up: stopping %s (pid %d) left by an earlier lockstep up\n",
+                program.c_str(), static_cast<int>(pid));
+    StopProcess(pid);
+  }
+  ::unlink(path.c_str());
 }
 
 std::string ClusterYaml(int nodes, int gpus, int cpus, const std::string& mem) {
@@ -158,6 +211,8 @@ int RunUp(int argc, char** argv) {
   if (!kubeconfig.empty() && backend != "kubernetes")
     return Fail("lockstep up", "--kubeconfig goes with --backend kubernetes");
   if (!kubeconfig.empty()) kubeconfig = fs::absolute(kubeconfig).string();
+  // Absolute: the daemons' command lines name it, and a later up or down is checked against them.
+  state_dir = fs::absolute(state_dir).lexically_normal().string();
   std::error_code ec;
   fs::create_directories(state_dir, ec);
   if (ec) return Fail("lockstep up", "cannot create " + state_dir + ": " + ec.message());
@@ -168,6 +223,8 @@ int RunUp(int argc, char** argv) {
                 state_dir.c_str());
     return 0;
   }
+  StopPrevious(state_dir, "agent.pid", "lockstep-agent");
+  StopPrevious(state_dir, "lockstepd.pid", "lockstepd");  // alive but not answering
   if (backend == "kubernetes") return UpKubernetes(state_dir, kubeconfig, api);
   std::string config = state_dir + "/cluster.yaml";
   std::ofstream(config) << ClusterYaml(nodes, gpus, cpus, mem);
@@ -202,17 +259,15 @@ int RunDown(int argc, char** argv) {
   CLI::App app{"Stop the cluster that 'lockstep up' started", "lockstep down"};
   app.add_option("--state-dir", state_dir, "as given to lockstep up");
   CLI11_PARSE(app, argc, argv);
+  state_dir = fs::absolute(state_dir).lexically_normal().string();
   int stopped = 0;
-  for (const char* name : {"agent.pid", "lockstepd.pid"}) {
+  const std::pair<const char*, const char*> kStarted[] = {{"agent.pid", "lockstep-agent"},
+                                                          {"lockstepd.pid", "lockstepd"}};
+  for (const auto& [name, program] : kStarted) {
     std::string path = state_dir + "/" + name;
     pid_t pid = ReadPid(path);
-    if (!Alive(pid)) continue;
-    ::kill(pid, SIGTERM);
-    for (int i = 0; i < 100 && Alive(pid); ++i) {
-      ::waitpid(pid, nullptr, WNOHANG);
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    if (Alive(pid)) ::kill(pid, SIGKILL);
+    if (!IsOurProcess(pid, program, state_dir) || !Running(pid)) continue;
+    StopProcess(pid);
     ::unlink(path.c_str());
     ++stopped;
   }

@@ -27,5 +27,8 @@ int RunResume(int argc, char** argv);
 // Asks lockstepd (Unix socket) for a token for `user` (empty: the caller) valid `lifespan`
 // seconds (0: the default) and prints LOCKSTEP_TOKEN=...; errors go out as "<command>: error:".
 int IssueToken(const std::string& command, const std::string& user, long long lifespan);
+// Asks lockstepd (Unix socket) to revoke the token `id` or every token of `user` (exactly one
+// given) and prints "revoked N token(s)".
+int RevokeTokens(const std::string& command, const std::string& id, const std::string& user);
 
 }  // namespace lockstep::cli

@@ -42,7 +42,7 @@ Result<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& o
     c->nodes_[n].admin = node.state;
     c->nodes_[n].reason = node.reason;
   }
-  ::mkdir(options.state_dir.c_str(), 0700);
+  ::mkdir(options.state_dir.c_str(), 0711);  // the store makes an existing one private too
   store::StoreOptions so;
   so.path = options.state_dir + "/lockstepd.db";
   Result<std::unique_ptr<store::Store>> st = store::Store::Open(so);

@@ -5,6 +5,7 @@
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "controller/job_convert.h"
+#include "jobspec/validate.h"
 
 namespace lockstep::controller {
 namespace {
@@ -37,6 +38,8 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
   if (spec.array && tasks.empty()) return InvalidArgument("invalid job array specification");
   const std::uint64_t count = tasks.empty() ? 1 : tasks.size();
   JobId first = 0;
+  // Every number in range and every product fits, before anything changes (jobspec/validate.h).
+  LOCKSTEP_RETURN_IF_ERROR(jobspec::Validate(spec, {.caller_is_operator = IsOperator(caller.uid)}));
   {
     std::lock_guard<std::mutex> lock(mu_);
     LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));

@@ -68,6 +68,17 @@ std::string TokenRegistry::KeyOf(std::string_view token) {
   return Hex(digest, len);
 }
 
+std::string TokenRegistry::IdOf(std::string_view token) {
+  return KeyOf(token).substr(0, kTokenIdLength);
+}
+
+std::optional<std::string> SystemUserNameOf(std::uint32_t uid) {
+  passwd pw{}, *found = nullptr;
+  std::vector<char> buf(16384);
+  if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) != 0 || !found) return std::nullopt;
+  return std::string(pw.pw_name);
+}
+
 Result<std::string> TokenRegistry::Issue(const Caller& who, Seconds lifespan, Time now) {
   if (lifespan < 1 || lifespan > kMaxTokenLifespan)
     return InvalidArgument("lifespan must be between 1 and " + std::to_string(kMaxTokenLifespan) +
@@ -95,7 +106,53 @@ Result<Caller> TokenRegistry::Authenticate(std::string_view token, Time now) {
     (void)store_.Delete(kTokenTable, {key});
     return PermissionDenied("token expired");
   }
+  std::optional<std::string> name = user_name_of_(e->caller.uid);
+  if (!name) {
+    return PermissionDenied("token refused: its user " + e->caller.user + " (uid " +
+                            std::to_string(e->caller.uid) + ") no longer exists on this host");
+  }
+  if (*name != e->caller.user) {
+    return PermissionDenied("token refused: uid " + std::to_string(e->caller.uid) +
+                            " now belongs to " + *name + ", not to " + e->caller.user);
+  }
   return e->caller;
+}
+
+namespace {
+
+bool IsTokenId(const std::string& id) {
+  return id.size() == TokenRegistry::kTokenIdLength &&
+         id.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+}  // namespace
+
+Result<std::size_t> TokenRegistry::Revoke(const Caller& caller, bool caller_is_operator,
+                                          const TokenRevocation& what) {
+  if (what.id.empty() == what.user.empty())
+    return InvalidArgument("token revoke: give a token id or a user, not both");
+  if (!what.id.empty() && !IsTokenId(what.id))
+    return InvalidArgument("token revoke: '" + what.id + "' is not a token id (" +
+                           std::to_string(kTokenIdLength) + " hex digits)");
+  if (!what.user.empty() && what.user != caller.user && !caller_is_operator)
+    return PermissionDenied("access/permission denied: " + caller.user +
+                            " may revoke only the tokens of " + caller.user);
+  Result<std::vector<store::Record>> records = store_.Scan(kTokenTable);
+  if (!records.ok()) return records.status();
+  std::vector<std::string> doomed;
+  for (const store::Record& r : *records) {
+    Result<Entry> e = Decode(r.value);
+    if (!e.ok()) continue;
+    const bool named = what.id.empty() ? e->caller.user == what.user
+                                       : r.key.compare(0, kTokenIdLength, what.id) == 0;
+    const bool allowed = caller_is_operator || e->caller.uid == caller.uid;
+    if (named && allowed) doomed.push_back(r.key);
+  }
+  if (doomed.empty() && !what.id.empty())
+    return NotFound("token revoke: no token " + what.id + " of " + caller.user);
+  const std::size_t n = doomed.size();
+  if (n > 0) LOCKSTEP_RETURN_IF_ERROR(store_.Delete(kTokenTable, std::move(doomed)));
+  return n;
 }
 
 Result<std::size_t> TokenRegistry::RemoveExpired(Time now) {
@@ -124,6 +181,21 @@ Result<Caller> TokenSubject(const Controller& controller, const Caller& caller,
   if (::getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
     return NotFound("invalid user: " + user);
   return Caller{pw.pw_uid, pw.pw_gid, pw.pw_name};
+}
+
+Result<nlohmann::json> RevokeTokens(const Controller& controller, TokenRegistry& tokens,
+                                    const Caller& caller, const nlohmann::json& body) {
+  TokenRevocation what;
+  if (!body.is_object()) return InvalidArgument("expected {\"id\": ID} or {\"user\": NAME}");
+  for (const auto& [key, value] : body.items()) {
+    if ((key != "id" && key != "user") || !value.is_string())
+      return InvalidArgument("token revoke: unexpected '" + key +
+                             "'; expected {\"id\": ID} or {\"user\": NAME}");
+    (key == "id" ? what.id : what.user) = value.get<std::string>();
+  }
+  Result<std::size_t> n = tokens.Revoke(caller, controller.IsOperator(caller.uid), what);
+  if (!n.ok()) return n.status();
+  return nlohmann::json{{"revoked", *n}};
 }
 
 }  // namespace lockstep::controller

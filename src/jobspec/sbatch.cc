@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "jobspec/sbatch_internal.h"
+#include "jobspec/validate.h"
 
 namespace lockstep::jobspec {
 namespace {
@@ -77,6 +78,13 @@ Status CheckScript(std::string_view script, std::string_view file) {
     return InvalidArgument(fmt::format("sbatch: {} line 1: {}", file, kNotAScript));
   }
   return Status::Ok();
+}
+
+// The range and product checks of validate.h. lockstepd decides who may give a negative nice.
+Status ValidateParsed(std::string_view prog, const JobSpec& spec) {
+  Status st = Validate(spec, Limits{.caller_is_operator = true});
+  if (st.ok()) return st;
+  return Status(st.code(), fmt::format("{}: {}", prog, st.message()));
 }
 
 Status ApplyAll(SpecBuilder& builder, const std::vector<Occurrence>& options) {
@@ -161,6 +169,7 @@ Result<JobSpec> ParseSbatch(const SbatchInput& in) {
   LOCKSTEP_RETURN_IF_ERROR(builder.Check());
   FinishSpec(builder, in.cwd, in.env);
 
+  LOCKSTEP_RETURN_IF_ERROR(ValidateParsed("sbatch", builder.spec()));
   JobSpec spec = std::move(builder.spec());
   if (!wrap) {
     spec.script = std::move(src.text);
@@ -183,6 +192,7 @@ Result<SrunParse> ParseSrunArgs(const std::vector<std::string>& args,
   LOCKSTEP_RETURN_IF_ERROR(ApplyAll(builder, tokens->options));
   LOCKSTEP_RETURN_IF_ERROR(builder.Check());
   FinishSpec(builder, cwd, env);
+  LOCKSTEP_RETURN_IF_ERROR(ValidateParsed("srun", builder.spec()));
   SrunParse out{std::move(builder.spec()), std::move(tokens->rest)};
   if (out.spec.name.empty()) {
     out.spec.name = out.command.empty() ? "interactive" : Basename(out.command.front());

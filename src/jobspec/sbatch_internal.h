@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "common/types.h"
 #include "jobspec/job_spec.h"
+#include "jobspec/validate.h"
 
 namespace lockstep::jobspec::sbatch_internal {
 
@@ -138,7 +139,7 @@ struct Switches {
   std::int32_t count = 0;
   Seconds wait = 0;
 };
-inline constexpr std::uint32_t kMaxArrayIndex = 4'000'000;  // MaxArraySize's ceiling, 4,000,001
+using jobspec::kMaxArrayIndex;  // MaxArraySize's ceiling, 4,000,001 (validate.h)
 
 Result<std::int32_t> ParsePositiveCount(std::string_view text);
 Result<NodeRange> ParseNodeRange(std::string_view text);

@@ -7,6 +7,7 @@
 #include <system_error>
 #include <utility>
 
+#include "store/private_files.h"
 #include "store/schema.h"
 
 namespace lockstep::store {
@@ -102,6 +103,7 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
   LOCKSTEP_RETURN_IF_ERROR(CheckDirectory(options.path));
   if (options.max_batch < 1) return InvalidArgument("StoreOptions.max_batch must be at least 1");
   const std::string& path = options.path;
+  LOCKSTEP_RETURN_IF_ERROR(MakeStoreFilesPrivate(path));
   Result<internal::Db> writer = internal::OpenConnection(
       path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, options.vfs, options.busy_timeout);
   if (!writer.ok()) return writer.status();

@@ -28,7 +28,8 @@ inline constexpr std::int64_t kApplicationId = 0x4C4B5354;
 
 struct StoreOptions {
   // The SQLite file; its directory must exist. The file is created when missing, with "-wal" and
-  // "-shm" files beside it while open.
+  // "-shm" files beside it while open. Open makes them private to this process's user (0600)
+  // and takes read and write for group and others off the directory (private_files.h).
   std::string path;
   // true: synchronous=FULL in WAL mode, every commit is fsync'd before it is acknowledged.
   // false: no fsync at all; acknowledged writes survive a crash of the process but not of the

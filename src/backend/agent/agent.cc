@@ -4,12 +4,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "common/base64.h"
+#include "common/log.h"
 
 namespace lockstep::agent {
 namespace {
@@ -33,9 +36,9 @@ struct Agent::Unit {
   std::vector<pid_t> pids;
   int exit_code = 0, signal = 0;
   bool oom = false;
-  std::string script_dir;  // removed when a batch unit ends
-  bool launching = true;   // Launch has not started every task yet
-  bool reported = false;   // its end went to the outbox
+  bool spooled = false;   // its script is in the spool, removed when the unit ends
+  bool launching = true;  // Launch has not started every task yet
+  bool reported = false;  // its end went to the outbox
   // Output pipes still read (tasks of a streamed step); the unit ends when they are closed.
   std::vector<std::uint64_t> output_tasks;
   int open_outputs = 0;
@@ -54,11 +57,17 @@ Result<std::unique_ptr<Agent>> Agent::Create(const AgentOptions& options) {
     ::gethostname(host, sizeof host - 1);
     a->options_.name = std::string(host) + ":" + options.nodes.front().name;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(options.spool_dir, ec);
-  if (ec) return IoError("cannot create spool " + options.spool_dir + ": " + ec.message());
+  Result<Spool> spool = Spool::Open(options.spool_dir);
+  if (!spool.ok()) return spool.status();
+  a->spool_ = std::make_unique<Spool>(std::move(*spool));
+  Result<TaskRecords> records = TaskRecords::Open(options.spool_dir);
+  if (!records.ok()) return records.status();
+  a->task_records_ = std::make_unique<TaskRecords>(std::move(*records));
+  // Before anything of ours runs: what an agent killed on this spool left running.
+  for (const std::string& line : a->task_records_->EndLeftovers()) log::Warning("{}", line);
   Launcher::Options lo;
   lo.cgroup_root = options.cgroup_root;
+  lo.log = [](const std::string& line) { log::Warning("{}", line); };
   Result<std::unique_ptr<Launcher>> l = Launcher::Create(lo);
   if (!l.ok()) return l.status();
   a->launcher_ = std::move(*l);
@@ -100,7 +109,10 @@ void Agent::Shutdown(std::chrono::seconds grace) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   std::lock_guard<std::mutex> lock(mu_);
   while (!by_pid_.empty() && std::chrono::steady_clock::now() < deadline) {
-    for (auto& [pid, exit] : launcher_->Reap()) by_pid_.erase(pid);
+    for (auto& [pid, exit] : launcher_->Reap()) {
+      by_pid_.erase(pid);
+      task_records_->Remove(pid);
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
@@ -132,15 +144,29 @@ Status Agent::Register() {
 void Agent::Run() {
   reaper_ = std::thread([this] { ReapLoop(); });
   bool registered = false;
+  auto last_answer = std::chrono::steady_clock::now();
   while (!stopping_) {
     if (!registered) {
       Status s = Register();
       if (!s.ok()) {
-        std::fprintf(stderr, "lockstep-agent: %s; retrying\n", s.message().c_str());
+        const auto silent = std::chrono::steady_clock::now() - last_answer;
+        if (options_.give_up_after.count() > 0 && silent >= options_.give_up_after) {
+          log::Error(
+              "lockstepd at {} has not answered for {} s and refuses registration ({}); giving "
+              "up (--give-up-after {})",
+              options_.socket_path,
+              std::chrono::duration_cast<std::chrono::seconds>(silent).count(), s.message(),
+              options_.give_up_after.count());
+          gave_up_ = true;
+          stopping_ = true;
+          break;
+        }
+        log::Warning("{}; retrying", s.message());
         std::this_thread::sleep_for(std::chrono::seconds(1));
         continue;
       }
       registered = true;
+      last_answer = std::chrono::steady_clock::now();
     }
     Result<nlohmann::json> r = poll_client_.Get(
         "/api/v1/agent/commands?agent=" + client::UrlEncode(options_.name) + "&wait_ms=2000");
@@ -149,6 +175,7 @@ void Agent::Run() {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       continue;
     }
+    last_answer = std::chrono::steady_clock::now();
     if (r->value("register", false)) registered = false;
     for (const auto& c : (*r)["commands"]) HandleCommand(c);
   }
@@ -175,19 +202,19 @@ void Agent::Launch(const nlohmann::json& c) {
   uid_t uid = c.value("uid", 0u);
   gid_t gid = c.value("gid", 0u);
   std::string script_path;
+  int failures = 0;
   if (c.contains("script")) {
-    // The script goes to the spool, readable only by the job's user.
-    unit->script_dir = options_.spool_dir + "/job" + std::to_string(unit->job);
-    std::filesystem::create_directories(unit->script_dir);
-    script_path = unit->script_dir + "/script";
-    std::ofstream(script_path) << c["script"].get<std::string>();
-    ::chmod(script_path.c_str(), 0700);
-    if (::chown(unit->script_dir.c_str(), uid, gid) != 0 ||
-        ::chown(script_path.c_str(), uid, gid) != 0) {
-      // Not root: the agent runs only its own user's jobs, which already own the file.
+    // The script goes to the run's own spool directory, readable only by the job's user.
+    Result<std::string> path = spool_->WriteScript(SpoolRun{unit->job, unit->run, unit->node},
+                                                   c["script"].get<std::string>(), uid, gid);
+    if (path.ok()) {
+      script_path = *path;
+      unit->spooled = true;
+    } else {
+      log::Error("job {}: {}", unit->job, path.status().message());
+      ++failures;
     }
   }
-  int failures = 0;
   const std::uint64_t launch_seq = ++launches_;
   // srun follows the step's output through lockstepd: each task writes into two pipes.
   const bool stream = c.value("stream_output", false);
@@ -196,6 +223,7 @@ void Agent::Launch(const nlohmann::json& c) {
     units_.push_back(unit);
   }
   for (const auto& t : c["tasks"]) {
+    if (c.contains("script") && !unit->spooled) break;  // no script to run: the launch failed
     TaskSpec spec;
     for (const auto& a : t["argv"]) {
       std::string arg = a.get<std::string>();
@@ -217,8 +245,7 @@ void Agent::Launch(const nlohmann::json& c) {
       for (auto& p : pipes) {
         int fds[2] = {-1, -1};
         if (::pipe2(fds, O_CLOEXEC) != 0)
-          std::fprintf(stderr, "lockstep-agent: job %llu: cannot create a pipe\n",
-                       static_cast<unsigned long long>(unit->job));
+          log::Error("job {}: cannot create a pipe: {}", unit->job, std::strerror(errno));
         p[0] = UniqueFd(fds[0]);
         p[1] = UniqueFd(fds[1]);
       }
@@ -236,11 +263,14 @@ void Agent::Launch(const nlohmann::json& c) {
     pipes[0][1].Reset();  // the task holds the write ends now
     pipes[1][1].Reset();
     if (!pid.ok()) {
-      std::fprintf(stderr, "lockstep-agent: job %llu: %s\n",
-                   static_cast<unsigned long long>(unit->job), pid.status().message().c_str());
+      log::Error("job {}: {}", unit->job, pid.status().message());
       ++failures;
       continue;
     }
+    const std::string cgroup = launcher_->cgroups_enabled()
+                                   ? launcher_->cgroup_root() + "/" + spec.cgroup_name
+                                   : std::string();
+    if (Status st = task_records_->Add(*pid, cgroup); !st.ok()) log::Warning("{}", st.message());
     std::uint64_t output_task = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -275,10 +305,7 @@ void Agent::MaybeReportLocked(const std::shared_ptr<Unit>& u) {
           {"exit_code", u->exit_code},
           {"signal", u->signal},
           {"oom", u->oom}});
-  if (!u->script_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(u->script_dir, ec);
-  }
+  if (u->spooled) spool_->RemoveRun(SpoolRun{u->job, u->run, u->node});
   for (std::uint64_t t : u->output_tasks) output_tasks_.erase(t);
   std::erase(units_, u);
 }
@@ -337,6 +364,7 @@ void Agent::Report(nlohmann::json event) {
 void Agent::ReapLoop() {
   while (!stopping_) {
     for (auto& [pid, exit] : launcher_->Reap()) {
+      task_records_->Remove(pid);
       std::lock_guard<std::mutex> lock(mu_);
       auto it = by_pid_.find(pid);
       if (it == by_pid_.end()) continue;
@@ -410,9 +438,7 @@ bool Agent::SendOutput(std::size_t count) {
     // Unreachable: keep them for the next try. Refused: resending would not help, and output
     // kept forever would block the tasks; drop them.
     if (!r.ok() && r.status().code() == StatusCode::kUnavailable) return false;
-    if (!r.ok())
-      std::fprintf(stderr, "lockstep-agent: lockstepd refused task output: %s\n",
-                   r.status().message().c_str());
+    if (!r.ok()) log::Warning("lockstepd refused task output: {}", r.status().message());
     {
       std::lock_guard<std::mutex> lock(mu_);
       output_outbox_.erase(output_outbox_.begin(),

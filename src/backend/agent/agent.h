@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "backend/agent/launcher.h"
+#include "backend/agent/leftover_tasks.h"
 #include "backend/agent/output_pump.h"
+#include "backend/agent/spool.h"
 #include "client/api_client.h"
 #include "common/status.h"
 
@@ -40,19 +42,27 @@ struct AgentNode {
 struct AgentOptions {
   std::string name;                   // unique per agent; default: hostname and first node
   std::string socket_path;            // lockstepd's socket
-  std::string spool_dir;              // scripts of running jobs
+  std::string spool_dir;              // scripts of running jobs (spool.h)
   std::string address = "127.0.0.1";  // where this host's tasks are reached (MASTER_ADDR)
   std::vector<AgentNode> nodes;
   std::string cgroup_root;  // Launcher option; empty: autodetect
   std::string tool_dir;     // put first in jobs' PATH: srun, sbatch, ... for scripts
+  // When lockstepd has answered nothing for this long and registration fails again, Run gives
+  // up and returns (gave_up() is then true): an agent whose lockstepd is gone for good (`lockstep
+  // up` run again, the state directory removed) does not poll a dead socket forever. 0: never.
+  std::chrono::seconds give_up_after{3600};
 };
 
 class Agent {
  public:
   static Result<std::unique_ptr<Agent>> Create(const AgentOptions& options);
   ~Agent();
-  // Runs until Stop(): register, poll, launch, reap, report.
+  // Runs until Stop(), or until lockstepd has been unreachable for give_up_after: register,
+  // poll, launch, reap, report. Tasks that an earlier agent on the same spool left running were
+  // ended by Create.
   void Run();
+  // True when Run returned because lockstepd stayed unreachable.
+  bool gave_up() const { return gave_up_; }
   void Stop();
   // After Run has returned: ends every task still running (SIGTERM, SIGKILL after `grace`) and
   // cleans up after them. An agent does not adopt tasks when it starts again, so a stopped agent
@@ -83,9 +93,12 @@ class Agent {
 
   AgentOptions options_;
   std::unique_ptr<Launcher> launcher_;
+  std::unique_ptr<Spool> spool_;
+  std::unique_ptr<TaskRecords> task_records_;
   client::ApiClient poll_client_;
   client::ApiClient event_client_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> gave_up_{false};
   std::uint64_t launches_ = 0;  // only the command thread launches
 
   std::mutex mu_;

@@ -9,7 +9,6 @@
 #include <fstream>
 #include <future>
 
-#include "backend/agent/output_file.h"
 
 namespace lockstep::agent {
 namespace {
@@ -151,36 +150,6 @@ TEST_F(AgentBackendTest, EventsBecomeRunEndsAndStepEnds) {
   EXPECT_EQ(sink_.exits[0].second.exit_code, 2);
   EXPECT_TRUE(sink_.exits[0].second.oom);
   EXPECT_EQ(sink_.step_exits, (std::vector<std::string>{"n2"}));
-}
-
-class OutputFileTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/lockstep-output-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
-  std::string dir_;
-};
-
-TEST_F(OutputFileTest, AFifoOrALinkInPlaceOfTheOutputIsRefusedWithoutBlocking) {
-  const std::string fifo = dir_ + "/fifo.out";
-  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  auto read = std::async(std::launch::async, [&] { return ReadOwnOutput(fifo, ::getuid()); });
-  ASSERT_EQ(read.wait_for(std::chrono::seconds(30)), std::future_status::ready)
-      << "reading a FIFO blocked";
-  Result<std::string> r = read.get();
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), fifo + " is not a regular file; not read");
-  const std::string link = dir_ + "/link.out";
-  ASSERT_EQ(::symlink("/dev/zero", link.c_str()), 0);
-  EXPECT_EQ(ReadOwnOutput(link, ::getuid()).status().code(), StatusCode::kPermissionDenied);
-  const std::string file = dir_ + "/slurm-1.out";
-  std::ofstream(file) << "hello\n";
-  EXPECT_EQ(*ReadOwnOutput(file, ::getuid()), "hello\n");
-  EXPECT_EQ(ReadOwnOutput(file, ::getuid() + 1).status().code(), StatusCode::kPermissionDenied);
-  EXPECT_EQ(*ReadOwnOutput(file, ::getuid(), 3), "lo\n") << "the last bytes";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 //   lockstep-agent --socket PATH --state-dir DIR                      # the host, GPUs from NVML
 //   lockstep-agent --socket PATH --state-dir DIR --nodes 'node[1-4]' --cpus 8 --mem 16G --gpus 8
 //                                                                     # virtual nodes, virtual GPUs
+//   ... [--log-level info] [--log-file PATH] [--give-up-after SECONDS]
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "client/api_client.h"
 #include "common/duration.h"
 #include "common/hostlist.h"
+#include "common/log.h"
 
 int main(int argc, char** argv) {
   lockstep::agent::AgentOptions o;
@@ -35,7 +37,26 @@ int main(int argc, char** argv) {
   app.add_option("--gpu-type", gpu_type, "type of the virtual GPUs");
   app.add_option("--cgroup-root", o.cgroup_root,
                  "cgroup v2 directory for jobs (default: autodetect)");
+  long long give_up_s = o.give_up_after.count();
+  app.add_option("--give-up-after", give_up_s,
+                 "exit when lockstepd has not answered for this many seconds and refuses "
+                 "registration (default 3600; 0: never)")
+      ->check(CLI::NonNegativeNumber);
+  std::string log_level = "info", log_file;
+  app.add_option("--log-level", log_level,
+                 "trace, debug, info, warning, error or off (default info)");
+  app.add_option("--log-file", log_file, "append the log to this file (default: stderr)");
   CLI11_PARSE(app, argc, argv);
+  o.give_up_after = std::chrono::seconds(give_up_s);
+  lockstep::Result<lockstep::log::Level> level = lockstep::log::ParseLevel(log_level);
+  if (!level.ok()) {
+    std::fprintf(stderr, "lockstep-agent: %s\n", level.status().message().c_str());
+    return 2;
+  }
+  if (lockstep::Status st = lockstep::log::Init({"lockstep-agent", *level, log_file}); !st.ok()) {
+    std::fprintf(stderr, "lockstep-agent: %s\n", st.message().c_str());  // no log to write to
+    return 2;
+  }
   if (o.socket_path.empty()) o.socket_path = lockstep::client::DefaultServer();
 
   char host[256] = {};
@@ -44,14 +65,14 @@ int main(int argc, char** argv) {
   if (!nodes.empty()) {
     auto expanded = lockstep::ExpandHostlist(nodes);
     if (!expanded.ok()) {
-      std::fprintf(stderr, "lockstep-agent: --nodes: %s\n", expanded.status().message().c_str());
+      lockstep::log::Error("--nodes: {}", expanded.status().message());
       return 2;
     }
     names = *expanded;
   }
   auto mem_mb = lockstep::ParseMemoryMb(mem);
   if (!mem_mb.ok()) {
-    std::fprintf(stderr, "lockstep-agent: --mem: %s\n", mem_mb.status().message().c_str());
+    lockstep::log::Error("--mem: {}", mem_mb.status().message());
     return 2;
   }
   std::vector<lockstep::agent::AgentNode::Gpu> real =
@@ -91,14 +112,17 @@ int main(int argc, char** argv) {
 
   auto agent = lockstep::agent::Agent::Create(o);
   if (!agent.ok()) {
-    std::fprintf(stderr, "lockstep-agent: %s\n", agent.status().message().c_str());
+    lockstep::log::Error("{}", agent.status().message());
     return 1;
   }
-  std::thread runner([&] { (*agent)->Run(); });
+  std::thread runner([&] {
+    (*agent)->Run();
+    if ((*agent)->gave_up()) ::kill(::getpid(), SIGTERM);  // wakes the sigwait below
+  });
   int sig = 0;
   sigwait(&signals, &sig);
   (*agent)->Stop();
   runner.join();
   (*agent)->Shutdown(std::chrono::seconds(5));
-  return 0;
+  return (*agent)->gave_up() ? 3 : 0;
 }

@@ -1,6 +1,8 @@
-// Reading a job's output file for `lockstep logs`, on the host that has it, as lockstepd (root):
-// only a regular file that the job's user owns, never through a symbolic link, and never
-// blocking (a FIFO or a device in its place is refused, not opened for reading).
+// A job's output file as `lockstep logs` reads it on lockstepd's host. The path comes from the
+// user (sbatch -o), so what is there is the user's choice: only a regular file that the job's
+// user owns is read, never through a symbolic link, and nothing it can be replaced with (a FIFO
+// without a writer, a device, a directory) blocks the reading thread or is opened for reading
+// at all when that can be seen beforehand. Thread-safe (no state).
 #pragma once
 
 #include <cstdint>
@@ -10,9 +12,11 @@
 
 namespace lockstep::agent {
 
-// The last `max_bytes` of `path`. NotFound when it cannot be opened; PermissionDenied when it
-// is not a regular file of `uid` (a FIFO, a device, a directory, a link, another's file).
-Result<std::string> ReadOwnOutput(const std::string& path, std::uint32_t uid,
-                                  std::size_t max_bytes = 4 << 20);
+// At most the last 4 MiB of the file.
+inline constexpr std::int64_t kMaxOutputBytes = 4 << 20;
+
+// The file's last kMaxOutputBytes. NotFound when it is missing; PermissionDenied (with a message
+// that says why) when it is a symbolic link, not a regular file, or not owned by `uid`.
+Result<std::string> ReadOwnOutput(const std::string& path, std::uint32_t uid);
 
 }  // namespace lockstep::agent

@@ -131,11 +131,52 @@ std::string ConvertUnits(std::int64_t value, int unit_index) {
   return kUnits[unit] ? fmt::format("{}{}", value, kUnits[unit]) : fmt::format("{}", value);
 }
 
+namespace {
+
+// The escape of one control byte: "\n", "\t", "\r", else "\xHH".
+void AppendEscape(std::string& out, unsigned char c) {
+  switch (c) {
+    case '\n':
+      out += "\\n";
+      return;
+    case '\t':
+      out += "\\t";
+      return;
+    case '\r':
+      out += "\\r";
+      return;
+    default:
+      out += fmt::format("\\x{:02x}", c);
+  }
+}
+
+}  // namespace
+
+std::string EscapeControl(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      AppendEscape(out, c);
+    } else if (c == 0xc2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      // A C1 control in UTF-8 (CSI is U+009B): both bytes escaped.
+      AppendEscape(out, c);
+      AppendEscape(out, static_cast<unsigned char>(text[++i]));
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::string JStr(const nlohmann::json& object, std::string_view key) {
   if (!object.is_object()) return "";
   auto it = object.find(key);
   if (it == object.end() || !it->is_string()) return "";
-  return it->get<std::string>();
+  return EscapeControl(it->get_ref<const std::string&>());
 }
 
 std::optional<std::int64_t> JInt(const nlohmann::json& object, std::string_view key) {

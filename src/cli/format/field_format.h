@@ -67,7 +67,14 @@ std::string DateLine(Time now);
 // 0 -> "0". `unit_index` is the starting unit: 0 none, 1 K, 2 M, 3 G, 4 T, 5 P.
 std::string ConvertUnits(std::int64_t value, int unit_index);
 
+// Text a user wrote (a job's name, a node's reason, an account, a path), made safe to print on a
+// terminal: C0 control characters, DEL and C1 controls (U+0080 to U+009F) are shown as escapes,
+// "\n", "\t", "\r" and "\x1b" style, so that no escape sequence reaches the terminal and no
+// forged line appears. Everything else, UTF-8 included, is kept.
+std::string EscapeControl(std::string_view text);
+
 // Tolerant JSON reads: a missing key, null or a value of another type gives the fallback.
+// Strings come back through EscapeControl: every report prints them, and users write them.
 std::string JStr(const nlohmann::json& object, std::string_view key);
 std::optional<std::int64_t> JInt(const nlohmann::json& object, std::string_view key);
 std::int64_t JIntOr(const nlohmann::json& object, std::string_view key, std::int64_t fallback);

@@ -149,7 +149,7 @@ std::string TresString(std::int64_t cpus, std::int64_t mem_mb, std::int64_t node
 std::string StepSuffix(const nlohmann::json& step) {
   auto it = step.find("step_id");
   if (it == step.end()) return "";
-  if (it->is_string()) return "." + it->get<std::string>();
+  if (it->is_string()) return "." + EscapeControl(it->get_ref<const std::string&>());
   if (it->is_number()) return "." + Num(JIntOr(step, "step_id", 0));
   return "";
 }

@@ -155,7 +155,7 @@ Lines NodeLines(const nlohmann::json& node) {
   std::vector<std::string> parts;
   if (auto it = node.find("partitions"); it != node.end() && it->is_array()) {
     for (const auto& p : *it) {
-      if (p.is_string()) parts.push_back(p.get<std::string>());
+      if (p.is_string()) parts.push_back(EscapeControl(p.get_ref<const std::string&>()));
     }
   }
   Lines l;

@@ -87,7 +87,7 @@ std::string Tres(const nlohmann::json& p) {
   std::vector<std::string> parts;
   for (const auto& [name, value] : it->items()) {
     if (value.is_number() && value.get<double>() != 0.0) {
-      parts.push_back(fmt::format("{}={:.0f}", name, value.get<double>()));
+      parts.push_back(fmt::format("{}={:.0f}", EscapeControl(name), value.get<double>()));
     }
   }
   return fmt::format("{}", fmt::join(parts, ","));

@@ -1,0 +1,92 @@
+#include "common/log.h"
+
+#include <fcntl.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+namespace lockstep::log {
+namespace {
+
+struct LevelEntry {
+  Level level;
+  std::string_view name;
+  spdlog::level::level_enum spd;
+};
+constexpr std::array<LevelEntry, 6> kLevels = {{
+    {Level::kTrace, "trace", spdlog::level::trace},
+    {Level::kDebug, "debug", spdlog::level::debug},
+    {Level::kInfo, "info", spdlog::level::info},
+    {Level::kWarning, "warning", spdlog::level::warn},
+    {Level::kError, "error", spdlog::level::err},
+    {Level::kOff, "off", spdlog::level::off},
+}};
+
+spdlog::level::level_enum ToSpdlog(Level level) {
+  for (const LevelEntry& e : kLevels)
+    if (e.level == level) return e.spd;
+  return spdlog::level::info;
+}
+
+// The file, created 0640 when missing (spdlog would create it 0666 less the umask).
+Status CreateLogFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+  if (fd < 0) {
+    return IoError("--log-file: cannot open '" + path + "': " + std::strerror(errno));
+  }
+  ::close(fd);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Level> ParseLevel(std::string_view text) {
+  if (text == "warn") return Level::kWarning;
+  for (const LevelEntry& e : kLevels)
+    if (e.name == text) return e.level;
+  return InvalidArgument(fmt::format(
+      "--log-level: '{}' is not a level (trace, debug, info, warning, error, off)", text));
+}
+
+std::string_view LevelName(Level level) {
+  for (const LevelEntry& e : kLevels)
+    if (e.level == level) return e.name;
+  return "info";
+}
+
+Status Init(const Options& options) {
+  std::shared_ptr<spdlog::logger> logger;
+  try {
+    if (options.file.empty()) {
+      logger = std::make_shared<spdlog::logger>(options.program,
+                                                std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    } else {
+      LOCKSTEP_RETURN_IF_ERROR(CreateLogFile(options.file));
+      logger = std::make_shared<spdlog::logger>(
+          options.program, std::make_shared<spdlog::sinks::basic_file_sink_mt>(options.file));
+    }
+  } catch (const spdlog::spdlog_ex& e) {
+    return IoError(std::string("--log-file: ") + e.what());
+  }
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l %n: %v");
+  logger->set_level(ToSpdlog(options.level));
+  logger->flush_on(spdlog::level::trace);
+  spdlog::set_default_logger(std::move(logger));
+  return Status::Ok();
+}
+
+bool Enabled(Level level) {
+  return level != Level::kOff && spdlog::default_logger_raw()->should_log(ToSpdlog(level));
+}
+
+void Write(Level level, std::string_view message) {
+  if (level == Level::kOff) return;
+  spdlog::default_logger_raw()->log(ToSpdlog(level), "{}", message);
+}
+
+}  // namespace lockstep::log

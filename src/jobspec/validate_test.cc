@@ -1,0 +1,169 @@
+// Validate: the numbers of issue 17 that wrapped (-2 CPUs, 0 GPUs) are refused with a message
+// naming the options, through the sbatch and srun parsers as a user meets them and directly.
+#include "jobspec/validate.h"
+
+#include <gtest/gtest.h>
+
+#include "jobspec/sbatch_test_util.h"
+
+namespace lockstep::jobspec {
+namespace {
+
+using testing::SbatchFixture;
+
+constexpr Limits kUser{.caller_is_operator = false};
+constexpr Limits kOperator{.caller_is_operator = true};
+
+JobSpec Spec() {
+  JobSpec s;
+  s.script = "#!/bin/sh\n";
+  return s;
+}
+
+std::string ErrorOf(const JobSpec& s, const Limits& l = kUser) {
+  Status st = Validate(s, l);
+  return st.ok() ? "" : st.message();
+}
+
+class ValidateSbatchTest : public SbatchFixture {};
+
+TEST_F(ValidateSbatchTest, RegressionCpusPerTaskTimesTasksDoesNotWrapToNegative) {
+  EXPECT_EQ(Error({"-n", "2147483647", "--cpus-per-task", "2", "--wrap", "true"}),
+            "sbatch: --ntasks=2147483647 with --cpus-per-task=2 asks for 4294967294 CPUs, more "
+            "than 2147483647");
+}
+
+TEST_F(ValidateSbatchTest, RegressionGpusPerTaskTimesTasksDoesNotWrapToZero) {
+  EXPECT_EQ(Error({"--gpus-per-task", "1073741824", "-n", "4", "--wrap", "true"}),
+            "sbatch: --gpus-per-task=1073741824 with --ntasks=4 asks for 4294967296 GPUs, more "
+            "than 2147483647");
+}
+
+TEST_F(ValidateSbatchTest, TasksPerNodeTimesNodesIsChecked) {
+  EXPECT_EQ(Error({"-N", "65536", "--ntasks-per-node", "65536", "--wrap", "true"}),
+            "sbatch: --nodes=65536 with --ntasks-per-node=65536 asks for 4294967296 tasks, more "
+            "than 2147483647");
+}
+
+TEST_F(ValidateSbatchTest, TasksRoundedUpPerNodeStayInRange) {
+  EXPECT_EQ(Error({"-n", "2147483647", "-N", "2", "--wrap", "true"}),
+            "sbatch: --ntasks=2147483647 with --nodes=2 asks for more than 2147483647 tasks and "
+            "nodes together");
+  EXPECT_EQ(Ok({"-n", "2147483646", "-N", "2", "--wrap", "true"}).ntasks, 2147483646);
+}
+
+TEST(ValidateTest, GpusRoundedUpPerNodeStayInRange) {
+  JobSpec s = Spec();
+  s.gpus = std::numeric_limits<std::int32_t>::max();
+  s.min_nodes = 2;
+  EXPECT_EQ(ErrorOf(s),
+            "--gpus=2147483647 with --nodes=2 asks for more than 2147483647 GPUs and nodes "
+            "together");
+}
+
+TEST_F(ValidateSbatchTest, MemoryPerCpuTimesCpusIsChecked) {
+  std::string e = Error({"-n", "1048576", "--mem-per-cpu", "1048576T", "--wrap", "true"});
+  EXPECT_NE(e.find("sbatch: --mem-per-cpu="), std::string::npos) << e;
+}
+
+TEST_F(ValidateSbatchTest, OrdinaryLargeJobsPass) {
+  JobSpec s = Ok({"-N", "512", "--ntasks-per-node", "8", "-c", "12", "--gpus-per-task", "1",
+                  "--mem-per-cpu", "8G", "--wrap", "true"});
+  EXPECT_EQ(s.min_nodes, 512);
+  // The CLI leaves the sign of nice to lockstepd, which knows its operators.
+  EXPECT_EQ(Ok({"--nice=-5", "--wrap", "true"}).nice, -5);
+}
+
+TEST(ValidateSrunTest, ProductsAreCheckedForSrunToo) {
+  Result<SrunParse> p = ParseSrunArgs({"-n", "2147483647", "-c", "2", "hostname"}, {}, "/", 0);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "srun: --ntasks=2147483647 with --cpus-per-task=2 asks for 4294967294 CPUs, more than "
+            "2147483647");
+}
+
+TEST(ValidateTest, NegativeCountsFromTheApiAreRefused) {
+  JobSpec s = Spec();
+  s.cpus_per_task = -2;
+  EXPECT_EQ(ErrorOf(s), "--cpus-per-task=-2: must not be negative");
+  s = Spec();
+  s.gpus = -1;
+  EXPECT_EQ(ErrorOf(s), "--gpus=-1: must not be negative");
+  s = Spec();
+  s.mem_mb = -1;
+  EXPECT_EQ(ErrorOf(s), "--mem=-1M: must not be negative");
+  s = Spec();
+  s.time_limit = -60;
+  EXPECT_EQ(ErrorOf(s), "--time: -60 seconds is negative");
+  s = Spec();
+  s.min_nodes = 4;
+  s.max_nodes = 2;
+  EXPECT_EQ(ErrorOf(s), "--nodes=4-2: the minimum is above the maximum");
+}
+
+TEST(ValidateTest, NiceIsInSlurmsRangeAndNegativeOnlyForOperators) {
+  JobSpec s = Spec();
+  s.nice = -10000;
+  Status st = Validate(s, kUser);
+  EXPECT_EQ(st.code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(st.message(), "--nice=-10000: only an operator may give a negative nice");
+  EXPECT_TRUE(Validate(s, kOperator).ok());
+  s.nice = std::numeric_limits<std::int32_t>::min();
+  EXPECT_EQ(ErrorOf(s, kOperator),
+            "--nice=-2147483648: invalid nice value, must be between -2147483645 and 2147483645");
+  s.nice = 2147483646;
+  EXPECT_NE(ErrorOf(s, kUser), "");
+  s.nice = 2147483645;
+  EXPECT_EQ(ErrorOf(s, kUser), "");
+}
+
+TEST(ValidateTest, ArraysUpToSlurmsMaximum) {
+  JobSpec s = Spec();
+  s.array = ArraySpec{{0, kMaxArrayIndex}, 0, "0,4000000"};
+  EXPECT_EQ(ErrorOf(s), "");
+  s.array->indices = {0, kMaxArrayIndex + 1};
+  s.array->text = "0,4000001";
+  EXPECT_EQ(ErrorOf(s),
+            "--array=0,4000001: invalid job array specification: index 4000001 is above the "
+            "maximum 4000000");
+  s.array->indices = {3, 3};
+  EXPECT_NE(ErrorOf(s).find("ascending and unique"), std::string::npos);
+  s.array->indices.clear();
+  EXPECT_NE(ErrorOf(s).find("no index"), std::string::npos);
+}
+
+TEST(ValidateTest, TimesAndDependencies) {
+  JobSpec s = Spec();
+  s.time_limit = kUnlimited;
+  EXPECT_EQ(ErrorOf(s), "");
+  s.time_limit = kMaxTimeLimit + 60;
+  EXPECT_NE(ErrorOf(s).find("--time: "), std::string::npos);
+  s = Spec();
+  s.begin_time = -1;
+  EXPECT_EQ(ErrorOf(s), "--begin: -1 is not a time");
+  s = Spec();
+  s.dependencies = {{DependencyType::kAfterOk, 0, 0, false}};
+  EXPECT_EQ(ErrorOf(s), "--dependency: job dependency problem: job id 0 is not a job");
+}
+
+TEST(ValidateTest, GpusPerNodeTimesNodesAndMemoryPerGpu) {
+  JobSpec s = Spec();
+  s.min_nodes = 2;
+  s.gpus_per_node = 1 << 30;
+  EXPECT_EQ(ErrorOf(s),
+            "--gpus-per-node=1073741824 with --nodes=2 asks for 2147483648 GPUs, more than "
+            "2147483647");
+  s = Spec();
+  s.gpus_per_node = 8;
+  s.mem_per_gpu_mb = kMaxMemoryMb;
+  EXPECT_EQ(ErrorOf(s),
+            "--mem-per-gpu=1099511627776M with 8 GPUs on a node asks for more than "
+            "1099511627776M");
+  s = Spec();
+  s.min_nodes = 1024;
+  s.mem_mb = kMaxMemoryMb / 512;
+  EXPECT_EQ(ErrorOf(s), "--mem=2147483648M on 1024 nodes asks for more than 1099511627776M");
+}
+
+}  // namespace
+}  // namespace lockstep::jobspec
