@@ -12,7 +12,9 @@ WorkerPool::~WorkerPool() {
   pool_.join();
 }
 
-void WorkerPool::Post(std::function<void()> work) { boost::asio::post(pool_, std::move(work)); }
+void WorkerPool::Post(std::function<void()> work) {
+  boost::asio::post(pool_, std::move(work));
+}
 
 BlockingHandler::BlockingHandler(WorkerPool& pool, Function function)
     : pool_(pool), function_(std::move(function)) {}

@@ -62,8 +62,8 @@ TEST(BlockingHandlerTest, RunsAtMostPoolSizeFunctionsAtOnceAndAnswersEachRequest
     for (int i = 0; i < 3; ++i) handler.Handle(Request{}, Caller{}, Responder(sink));
     {
       std::unique_lock<std::mutex> lock(gate.mu);
-      ASSERT_TRUE(gate.cv.wait_for(lock, std::chrono::seconds(20),
-                                   [&] { return gate.running == 2; }));
+      ASSERT_TRUE(
+          gate.cv.wait_for(lock, std::chrono::seconds(20), [&] { return gate.running == 2; }));
       EXPECT_EQ(gate.started, 2);  // the third waits in the queue
       gate.open = true;
       gate.cv.notify_all();
@@ -78,9 +78,8 @@ TEST(BlockingHandlerTest, RunsAtMostPoolSizeFunctionsAtOnceAndAnswersEachRequest
 TEST(BlockingHandlerTest, AnExceptionBecomesA500WithoutItsText) {
   auto sink = std::make_shared<CollectingSink>();
   WorkerPool pool(1);
-  BlockingHandler handler(pool, [](const Request&, const Caller&) -> Response {
-    throw std::invalid_argument("stoi");
-  });
+  BlockingHandler handler(
+      pool, [](const Request&, const Caller&) -> Response { throw std::invalid_argument("stoi"); });
   handler.Handle(Request{}, Caller{}, Responder(sink));
   std::vector<Response> answers = sink->WaitFor(1);
   ASSERT_EQ(answers.size(), 1u);

@@ -90,6 +90,19 @@ void ConnectionTable::Remove(Id id) {
   EraseLocked(id);
 }
 
+bool ConnectionTable::CloseOneIdle() {
+  std::shared_ptr<Closable> victim;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Id id = ChooseVictimLocked(Transport::kUnixSocket);
+    if (id == 0) return false;
+    victim = entries_[id].connection.lock();
+    EraseLocked(id);
+  }
+  if (victim) victim->CloseSoon();
+  return true;
+}
+
 void ConnectionTable::CloseAll() {
   std::vector<std::shared_ptr<Closable>> open;
   {

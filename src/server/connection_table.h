@@ -47,6 +47,9 @@ class ConnectionTable {
   void MarkAuthenticated(Id id);
   // The connection has closed.
   void Remove(Id id);
+  // Out of file descriptors before the cap: removes and asks to close the least valuable idle
+  // connection, as for a new Unix connection at the cap. False when every one is busy.
+  bool CloseOneIdle();
   // The server stops: every connection is asked to close and none is admitted any more.
   void CloseAll();
 

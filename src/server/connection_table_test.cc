@@ -99,5 +99,20 @@ TEST_F(ConnectionTableTest, RemoveFreesRoomAndCloseAllRefusesEveryNewConnection)
   EXPECT_EQ(Add(table, Transport::kUnixSocket).first, 0u);
 }
 
+TEST_F(ConnectionTableTest, OutOfDescriptorsClosesTheLeastValuableIdleConnection) {
+  ConnectionTable table(10, 10);
+  auto known = Add(table, Transport::kTls);
+  table.MarkAuthenticated(known.first);
+  auto busy = Add(table, Transport::kUnixSocket);
+  table.MarkBusy(busy.first);
+  auto stranger = Add(table, Transport::kTls);
+  EXPECT_TRUE(table.CloseOneIdle());
+  EXPECT_EQ(stranger.second->closes, 1);
+  EXPECT_TRUE(table.CloseOneIdle());
+  EXPECT_EQ(known.second->closes, 1);
+  EXPECT_FALSE(table.CloseOneIdle());  // only a busy one is left
+  EXPECT_EQ(busy.second->closes, 0);
+}
+
 }  // namespace
 }  // namespace lockstep::server

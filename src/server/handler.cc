@@ -24,6 +24,8 @@ void Responder::Respond(Response response) const {
   state_->sink->Deliver(std::move(response));
 }
 
-bool Responder::answered() const { return state_->answered.load(); }
+bool Responder::answered() const {
+  return state_->answered.load();
+}
 
 }  // namespace lockstep::server

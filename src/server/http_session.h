@@ -47,7 +47,8 @@ class HttpSession : public ResponseSink,
 
   // Takes the connection into the table (closing an idle one when full) and starts it.
   void Run(Transport transport) {
-    boost::asio::dispatch(Lowest().get_executor(), [self = Self(), transport] {
+    executor_ = Lowest().get_executor();
+    boost::asio::dispatch(executor_, [self = Self(), transport] {
       HttpSession& s = *self;
       s.id_ = s.core_->connections.Admit(s.weak_from_this(), transport);
       if (s.id_ == 0) {  // every connection is busy: refused
@@ -62,21 +63,22 @@ class HttpSession : public ResponseSink,
   // ResponseSink: any thread.
   void Deliver(Response response) override {
     auto self = Self();
-    core_->PostUnlessStopped(Lowest().get_executor(),
-                             [self, r = std::move(response)]() mutable {
-                               self->WriteAnswer(std::move(r), false);
-                             });
+    core_->PostUnlessStopped(executor_, [self, r = std::move(response)]() mutable {
+      self->WriteAnswer(std::move(r), false);
+    });
   }
 
   // Closable: any thread.
   void CloseSoon() override {
-    boost::asio::post(Lowest().get_executor(), [self = Self()] { self->Close(); });
+    boost::asio::post(executor_, [self = Self()] { self->Close(); });
   }
 
  protected:
   Derived& derived() { return static_cast<Derived&>(*this); }
   auto& Lowest() { return boost::beast::get_lowest_layer(derived().stream()); }
   std::shared_ptr<HttpSession> Self() { return this->shared_from_this(); }
+  // The connection's strand: safe to use from any thread once Run has started.
+  const boost::asio::any_io_executor& executor() const { return executor_; }
   const ServerOptions& options() const { return core_->options; }
   ServerCore& core() { return *core_; }
   ConnectionTable::Id id() const { return id_; }
@@ -95,10 +97,9 @@ class HttpSession : public ResponseSink,
     if (closed_) return;
     if (parser_->is_done()) return Dispatch();
     Lowest().expires_after(options().body_timeout);
-    boost::beast::http::async_read(derived().stream(), buffer_, *parser_,
-                                   [self = Self()](boost::system::error_code ec, std::size_t) {
-                                     self->OnBody(ec);
-                                   });
+    boost::beast::http::async_read(
+        derived().stream(), buffer_, *parser_,
+        [self = Self()](boost::system::error_code ec, std::size_t) { self->OnBody(ec); });
   }
 
   // Answers with "Connection: close", then lingers and closes: nothing more is read.
@@ -129,7 +130,8 @@ class HttpSession : public ResponseSink,
   void OnHeader(boost::system::error_code ec) {
     namespace http = boost::beast::http;
     if (closed_) return;
-    if (ec == http::error::body_limit) return Refuse(session_detail::BodyTooLarge(options().max_body_bytes));
+    if (ec == http::error::body_limit)
+      return Refuse(session_detail::BodyTooLarge(options().max_body_bytes));
     if (ec == http::error::header_limit)
       return Refuse(JsonError(http::status::request_header_fields_too_large,
                               "the request's headers are larger than the limit of " +
@@ -143,7 +145,8 @@ class HttpSession : public ResponseSink,
   void OnBody(boost::system::error_code ec) {
     namespace http = boost::beast::http;
     if (closed_) return;
-    if (ec == http::error::body_limit) return Refuse(session_detail::BodyTooLarge(options().max_body_bytes));
+    if (ec == http::error::body_limit)
+      return Refuse(session_detail::BodyTooLarge(options().max_body_bytes));
     if (ec && session_detail::IsMalformedRequest(ec))
       return Refuse(JsonError(http::status::bad_request, "malformed HTTP request"));
     if (ec) return Close();
@@ -224,6 +227,7 @@ class HttpSession : public ResponseSink,
   }
 
   std::shared_ptr<ServerCore> core_;
+  boost::asio::any_io_executor executor_;  // set by Run, before the session is shared
   ConnectionTable::Id id_ = 0;
   bool closed_ = false;
   bool keep_alive_ = true;

@@ -5,6 +5,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <cerrno>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -50,18 +51,20 @@ class AcceptLoop : public std::enable_shared_from_this<AcceptLoop<Protocol>> {
 
  private:
   void Accept() {
-    acceptor_.async_accept(asio::make_strand(core_->io),
-                           [self = this->shared_from_this()](boost::system::error_code ec,
-                                                             Socket socket) {
-                             self->OnAccept(ec, std::move(socket));
-                           });
+    acceptor_.async_accept(
+        asio::make_strand(core_->io),
+        [self = this->shared_from_this()](boost::system::error_code ec, Socket socket) {
+          self->OnAccept(ec, std::move(socket));
+        });
   }
 
   void OnAccept(boost::system::error_code ec, Socket socket) {
     if (!acceptor_.is_open() || ec == asio::error::operation_aborted) return;
     if (ec) {
-      // Out of descriptors, say: try again a little later rather than spin.
-      retry_.expires_after(std::chrono::milliseconds(50));
+      // Out of descriptors before the cap (RLIMIT_NOFILE below max_connections): free one as
+      // the cap would. Any error: try again a little later rather than spin.
+      if (ec.value() == EMFILE || ec.value() == ENFILE) core_->connections.CloseOneIdle();
+      retry_.expires_after(std::chrono::milliseconds(10));
       retry_.async_wait([self = this->shared_from_this()](boost::system::error_code e) {
         if (!e && self->acceptor_.is_open()) self->Accept();
       });
@@ -100,14 +103,14 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, Hand
     if (!acceptor.ok()) return acceptor.status();
     boost::system::error_code ec;
     runtime->tcp_port = acceptor->local_endpoint(ec).port();
-    runtime->tcp_loop = std::make_shared<AcceptLoop<tcp>>(core, std::move(*acceptor),
-                                                           &ServeTlsConnection);
+    runtime->tcp_loop =
+        std::make_shared<AcceptLoop<tcp>>(core, std::move(*acceptor), &ServeTlsConnection);
   }
   Result<unix_protocol::acceptor> unix_acceptor =
       ListenUnix(asio::make_strand(core->io), options.socket_path);
   if (!unix_acceptor.ok()) return unix_acceptor.status();
-  runtime->unix_loop = std::make_shared<AcceptLoop<unix_protocol>>(
-      core, std::move(*unix_acceptor), &ServeUnixConnection);
+  runtime->unix_loop = std::make_shared<AcceptLoop<unix_protocol>>(core, std::move(*unix_acceptor),
+                                                                   &ServeUnixConnection);
 
   runtime->unix_loop->Start();
   if (runtime->tcp_loop) runtime->tcp_loop->Start();
@@ -132,10 +135,16 @@ Server::~Server() {
   ::unlink(core_->options.socket_path.c_str());
 }
 
-int Server::tcp_port() const { return runtime_->tcp_port; }
+int Server::tcp_port() const {
+  return runtime_->tcp_port;
+}
 
-std::size_t Server::connection_count() const { return core_->connections.size(); }
+std::size_t Server::connection_count() const {
+  return core_->connections.size();
+}
 
-std::size_t Server::tcp_connection_count() const { return core_->connections.tcp_size(); }
+std::size_t Server::tcp_connection_count() const {
+  return core_->connections.tcp_size();
+}
 
 }  // namespace lockstep::server

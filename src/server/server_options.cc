@@ -17,15 +17,17 @@ Status ValidateServerOptions(const ServerOptions& o) {
   if (!o.listen.empty() && o.max_tcp_connections < 1)
     return InvalidArgument("server: max_tcp_connections must be at least 1 with --listen");
   using std::chrono::milliseconds;
-  for (auto [name, value] : {std::pair<const char*, milliseconds>{"tls_handshake_timeout",
-                                                                   o.tls_handshake_timeout},
-                             {"header_timeout", o.header_timeout},
-                             {"body_timeout", o.body_timeout},
-                             {"idle_timeout", o.idle_timeout},
-                             {"write_timeout", o.write_timeout},
-                             {"linger_timeout", o.linger_timeout}})
-    if (value.count() <= 0) return InvalidArgument(std::string("server: ") + name + " must be positive");
-  if (o.max_header_bytes < 256) return InvalidArgument("server: max_header_bytes must be at least 256");
+  for (auto [name, value] :
+       {std::pair<const char*, milliseconds>{"tls_handshake_timeout", o.tls_handshake_timeout},
+        {"header_timeout", o.header_timeout},
+        {"body_timeout", o.body_timeout},
+        {"idle_timeout", o.idle_timeout},
+        {"write_timeout", o.write_timeout},
+        {"linger_timeout", o.linger_timeout}})
+    if (value.count() <= 0)
+      return InvalidArgument(std::string("server: ") + name + " must be positive");
+  if (o.max_header_bytes < 256)
+    return InvalidArgument("server: max_header_bytes must be at least 256");
   return Status::Ok();
 }
 

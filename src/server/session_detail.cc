@@ -14,9 +14,9 @@ bool IsMalformedRequest(const boost::system::error_code& ec) {
 
 Response BodyTooLarge(std::uint64_t limit) {
   std::string mib = limit % (1u << 20) == 0 ? " (" + std::to_string(limit >> 20) + " MiB)" : "";
-  return JsonError(boost::beast::http::status::payload_too_large,
-                   "the request body is larger than the limit of " + std::to_string(limit) +
-                       " bytes" + mib);
+  return JsonError(
+      boost::beast::http::status::payload_too_large,
+      "the request body is larger than the limit of " + std::to_string(limit) + " bytes" + mib);
 }
 
 }  // namespace lockstep::server::session_detail

@@ -46,7 +46,7 @@ class TlsSession : public HttpSession<TlsSession> {
     auto self = shared_from_this();
     core().authenticator->Authenticate(std::move(token), [self](Result<Caller> who) {
       auto& s = static_cast<TlsSession&>(*self);
-      s.core().PostUnlessStopped(s.Lowest().get_executor(), [self, who = std::move(who)] {
+      s.core().PostUnlessStopped(s.executor(), [self, who = std::move(who)] {
         static_cast<TlsSession&>(*self).OnAuthenticated(who);
       });
     });
