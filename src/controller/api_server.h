@@ -22,13 +22,15 @@
 
 namespace lockstep::controller {
 
+// Threads are started on demand and end after 30 s without work (server::WorkerPool).
 struct ApiServiceOptions {
-  // Threads for every request but the blocking long polls (and for token checks). Most of
-  // them wait for the store's group commit: more concurrent submissions make larger commits.
+  // Threads at most for every request but the blocking long polls (and for token checks).
+  // Most of them wait for the store's group commit: more concurrent submissions make larger
+  // commits.
   std::size_t route_threads = 32;
-  // Threads for the blocking long polls: at most this many wait at once; more wait in a queue
-  // for a thread, so keep it above the number of agents plus running srun steps.
-  std::size_t long_poll_threads = 256;
+  // Threads at most for the blocking long polls, one per poll in progress. Beyond it polls wait
+  // for a thread, so keep it at the server's connection cap (each poll holds a connection).
+  std::size_t long_poll_threads = 1024;
 };
 
 // Ownership: borrows the controller (and its store), which must outlive the service; owns its

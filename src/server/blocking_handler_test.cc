@@ -75,6 +75,22 @@ TEST(BlockingHandlerTest, RunsAtMostPoolSizeFunctionsAtOnceAndAnswersEachRequest
   EXPECT_EQ(gate.most, 2);
 }
 
+TEST(WorkerPoolTest, StartsThreadsOnDemandAndEndsThoseLeftIdle) {
+  Gate gate;
+  WorkerPool pool(8, std::chrono::milliseconds(20));
+  EXPECT_EQ(pool.threads(), 0u);  // nothing started before there is work
+  for (int i = 0; i < 3; ++i) pool.Post([&] { gate.Pass(); });
+  {
+    std::unique_lock<std::mutex> lock(gate.mu);
+    ASSERT_TRUE(
+        gate.cv.wait_for(lock, std::chrono::seconds(20), [&] { return gate.running == 3; }));
+    EXPECT_EQ(pool.threads(), 3u);
+    gate.open = true;
+    gate.cv.notify_all();
+  }
+  EXPECT_TRUE(pool.WaitForThreadsAtMostForTest(0, std::chrono::seconds(20)));
+}
+
 TEST(BlockingHandlerTest, AnExceptionBecomesA500WithoutItsText) {
   auto sink = std::make_shared<CollectingSink>();
   WorkerPool pool(1);

@@ -63,8 +63,9 @@ class AcceptLoop : public std::enable_shared_from_this<AcceptLoop<Protocol>> {
     if (ec) {
       // Out of descriptors before the cap (RLIMIT_NOFILE below max_connections): free one as
       // the cap would. Any error: try again a little later rather than spin.
-      if (ec.value() == EMFILE || ec.value() == ENFILE) core_->connections.CloseOneIdle();
-      retry_.expires_after(std::chrono::milliseconds(10));
+      const bool shed =
+          (ec.value() == EMFILE || ec.value() == ENFILE) && core_->connections.CloseOneIdle();
+      retry_.expires_after(std::chrono::milliseconds(shed ? 1 : 10));
       retry_.async_wait([self = this->shared_from_this()](boost::system::error_code e) {
         if (!e && self->acceptor_.is_open()) self->Accept();
       });
