@@ -86,8 +86,9 @@ class HttpSession : public ResponseSink,
   Caller& caller() { return caller_; }
   const Request& request_header() { return parser_->get(); }
 
-  // The first request of the connection: its headers must come within header_timeout.
-  void ReadFirstRequest() {
+  // A request's headers, within header_timeout: from the connection's start, or from the first
+  // byte of a later request.
+  void ReadRequestHeaders() {
     Lowest().expires_after(options().header_timeout);
     ReadHeader();
   }
@@ -196,14 +197,14 @@ class HttpSession : public ResponseSink,
   // Keep-alive: the next request's first byte within idle_timeout, then its headers within
   // header_timeout. Bytes already buffered (a pipelined request) start the headers at once.
   void WaitForNextRequest() {
-    if (buffer_.size() > 0) return ReadFirstRequest();
+    if (buffer_.size() > 0) return ReadRequestHeaders();
     Lowest().expires_after(options().idle_timeout);
     derived().stream().async_read_some(
         buffer_.prepare(1024), [self = Self()](boost::system::error_code ec, std::size_t n) {
           if (self->closed_) return;
           if (ec) return self->Close();
           self->buffer_.commit(n);
-          self->ReadFirstRequest();
+          self->ReadRequestHeaders();
         });
   }
 

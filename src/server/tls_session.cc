@@ -34,7 +34,7 @@ class TlsSession : public HttpSession<TlsSession> {
                               auto& s = static_cast<TlsSession&>(*self);
                               if (s.closed()) return;
                               if (ec) return s.Close();
-                              s.ReadFirstRequest();
+                              s.ReadRequestHeaders();
                             });
   }
 

@@ -26,7 +26,7 @@ class UnixSession : public HttpSession<UnixSession> {
     caller() = *peer;
     caller().user.clear();
     caller().transport = Transport::kUnixSocket;
-    ReadFirstRequest();
+    ReadRequestHeaders();
   }
 
   // The peer was known from the start.
