@@ -83,6 +83,18 @@ TEST_F(ServerUnixTest, AChunkedBodyThatGrowsOverTheLimitGets413) {
   EXPECT_EQ(handler_.calls(), 0u);
 }
 
+TEST_F(ServerUnixTest, OverLimitHeadersGet431NamingTheLimit) {
+  StartServer();
+  UnixClient client(options_.socket_path);
+  Request req = MakeRequest("/quick");
+  req.set("X-Padding", std::string(options_.max_header_bytes, 'h'));
+  Result<Response> res = client.Call(req);
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->result(), http::status::request_header_fields_too_large);
+  EXPECT_NE(res->body().find("limit of 16384 bytes"), std::string::npos) << res->body();
+  EXPECT_EQ(handler_.calls(), 0u);
+}
+
 TEST_F(ServerUnixTest, HalfAHeaderIsClosedAtTheHeaderDeadline) {
   options_.header_timeout = std::chrono::milliseconds(100);
   StartServer();
