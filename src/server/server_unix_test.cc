@@ -143,10 +143,10 @@ TEST_F(ServerUnixTest, BusyConnectionsAreKeptAndANewOneIsRefusedWhenAllAreBusy) 
   std::vector<std::unique_ptr<UnixClient>> pollers;
   std::vector<std::thread> threads;
   std::vector<Result<Response>> answers(options_.max_connections, IoError("none"));
-  for (std::size_t i = 0; i < options_.max_connections; ++i) {
+  for (std::size_t i = 0; i < options_.max_connections; ++i)
     pollers.push_back(std::make_unique<UnixClient>(options_.socket_path));
+  for (std::size_t i = 0; i < options_.max_connections; ++i)
     threads.emplace_back([&, i] { answers[i] = pollers[i]->Call(MakeRequest("/hold")); });
-  }
   ASSERT_TRUE(handler_.WaitForHeld(options_.max_connections));
   int refused = Connect();
   EXPECT_TRUE(ClosedByPeer(refused));
@@ -165,10 +165,10 @@ TEST_F(ServerUnixTest, LongPollsOnTheAsyncInterfaceHoldNoThread) {
   std::vector<std::unique_ptr<UnixClient>> pollers;
   std::vector<std::thread> threads;
   std::vector<Result<Response>> answers(polls, IoError("none"));
-  for (std::size_t i = 0; i < polls; ++i) {
+  for (std::size_t i = 0; i < polls; ++i)
     pollers.push_back(std::make_unique<UnixClient>(options_.socket_path));
+  for (std::size_t i = 0; i < polls; ++i)
     threads.emplace_back([&, i] { answers[i] = pollers[i]->Call(MakeRequest("/hold")); });
-  }
   ASSERT_TRUE(handler_.WaitForHeld(polls));
   UnixClient quick(options_.socket_path);
   Result<Response> res = quick.Call(MakeRequest("/quick"));
