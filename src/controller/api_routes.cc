@@ -2,7 +2,13 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "jobspec/job_spec.h"
@@ -100,7 +106,113 @@ Result<nlohmann::json> Body(const http::request<http::string_body>& req) {
   if (req.body().empty()) return nlohmann::json::object();
   nlohmann::json j = nlohmann::json::parse(req.body(), nullptr, false);
   if (j.is_discarded()) return InvalidArgument("the request body is not valid JSON");
+  if (!j.is_object()) return InvalidArgument("the request body must be a JSON object");
   return j;
+}
+
+// --- Checked parsing of what a request carries: errors name the parameter or field. ---
+
+// The integer query parameter `name` (a string in `query`), or `fallback` when absent.
+Result<std::int64_t> IntParam(const nlohmann::json& query, const char* name,
+                              std::int64_t fallback) {
+  if (!query.contains(name)) return fallback;
+  const std::string& text = query[name].get_ref<const std::string&>();
+  std::int64_t v = 0;
+  auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec == std::errc::result_out_of_range)
+    return InvalidArgument(std::string(name) + ": out of range");
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || text.empty())
+    return InvalidArgument(std::string(name) + ": not a number");
+  return v;
+}
+
+// A long poll's wait: wait_ms, from 0 to 30000 (larger values wait 30 s).
+Result<std::chrono::milliseconds> WaitParam(const nlohmann::json& query) {
+  Result<std::int64_t> ms = IntParam(query, "wait_ms", 0);
+  if (!ms.ok()) return ms.status();
+  if (*ms < 0) return InvalidArgument("wait_ms: must not be negative");
+  return std::chrono::milliseconds(std::min<std::int64_t>(*ms, 30000));
+}
+
+enum class FieldKind { kInteger, kString, kBool, kArrayOfStrings, kObjectOfStrings };
+
+const char* Expected(FieldKind kind) {
+  switch (kind) {
+    case FieldKind::kInteger:
+      return "a 32-bit integer";
+    case FieldKind::kString:
+      return "a string";
+    case FieldKind::kBool:
+      return "true or false";
+    case FieldKind::kArrayOfStrings:
+      return "an array of strings";
+    case FieldKind::kObjectOfStrings:
+      return "an object of strings";
+  }
+  return "another type";
+}
+
+bool AllStrings(const nlohmann::json& j) {
+  return std::all_of(j.begin(), j.end(), [](const nlohmann::json& v) { return v.is_string(); });
+}
+
+bool Fits(const nlohmann::json& v, FieldKind kind) {
+  switch (kind) {
+    case FieldKind::kInteger:
+      return v.is_number_integer() && v.get<std::int64_t>() >= INT32_MIN &&
+             (v.is_number_unsigned() ? v.get<std::uint64_t>() <= INT32_MAX
+                                     : v.get<std::int64_t>() <= INT32_MAX);
+    case FieldKind::kString:
+      return v.is_string();
+    case FieldKind::kBool:
+      return v.is_boolean();
+    case FieldKind::kArrayOfStrings:
+      return v.is_array() && AllStrings(v);
+    case FieldKind::kObjectOfStrings:
+      return v.is_object() && AllStrings(v);
+  }
+  return false;
+}
+
+// InvalidArgument "field X: expected Y" for the first present field of the wrong type.
+Status ExpectFields(const nlohmann::json& body,
+                    std::initializer_list<std::pair<const char*, FieldKind>> fields) {
+  for (const auto& [name, kind] : fields)
+    if (body.contains(name) && !Fits(body[name], kind))
+      return InvalidArgument(std::string("field ") + name + ": expected " + Expected(kind));
+  return Status::Ok();
+}
+
+// A step request's fields (docs/api.md), checked before the controller reads any of them.
+Status ExpectStepFields(const nlohmann::json& body) {
+  return ExpectFields(body, {{"argv", FieldKind::kArrayOfStrings},
+                             {"ntasks", FieldKind::kInteger},
+                             {"nodes", FieldKind::kInteger},
+                             {"ntasks_per_node", FieldKind::kInteger},
+                             {"gpus_per_task", FieldKind::kInteger},
+                             {"env", FieldKind::kObjectOfStrings},
+                             {"cwd", FieldKind::kString},
+                             {"stdout", FieldKind::kString},
+                             {"stderr", FieldKind::kString},
+                             {"stream", FieldKind::kBool}});
+}
+
+// The body's "signal" (0 when absent).
+Result<int> SignalField(const nlohmann::json& body) {
+  LOCKSTEP_RETURN_IF_ERROR(ExpectFields(body, {{"signal", FieldKind::kInteger}}));
+  return body.value("signal", 0);
+}
+
+// What a JSON type error inside a route means to the client, without nlohmann's text: the
+// routes check the fields they know; this covers what the controller reads beyond them.
+std::string DescribeTypeError(const nlohmann::json::type_error& e) {
+  std::string_view what = e.what();
+  constexpr std::string_view kMust = "type must be ";
+  std::size_t at = what.find(kMust);
+  if (e.id == 302 && at != std::string_view::npos)
+    return "a field of the request has the wrong type: expected " +
+           std::string(what.substr(at + kMust.size()));  // "number, but is string"
+  return "a field of the request has the wrong type";
 }
 
 Response Jobs(Controller& c, const Caller& caller, http::verb verb,
@@ -133,8 +245,9 @@ Response Jobs(Controller& c, const Caller& caller, http::verb verb,
   }
   if (p.size() == 5 && verb == http::verb::post) {
     Status s = InvalidArgument("unknown job action");
+    Result<int> signal = SignalField(*body);
     if (p[4] == "cancel")
-      s = c.Cancel(caller, id, body->value("signal", 0));
+      s = signal.ok() ? c.Cancel(caller, id, *signal) : signal.status();
     else if (p[4] == "hold")
       s = c.Hold(caller, id);
     else if (p[4] == "release")
@@ -142,6 +255,7 @@ Response Jobs(Controller& c, const Caller& caller, http::verb verb,
     else if (p[4] == "requeue")
       s = c.Requeue(caller, id);
     else if (p[4] == "steps") {
+      if (Status bad = ExpectStepFields(*body); !bad.ok()) return Error(bad);
       Result<nlohmann::json> j = c.CreateStep(caller, id, *body);
       return j.ok() ? Ok(*j) : Error(j.status());
     }
@@ -173,15 +287,19 @@ Response Jobs(Controller& c, const Caller& caller, http::verb verb,
     JobId step = 0;
     if (!ParseId(p[5], &step)) return Error(InvalidArgument("invalid step id"));
     if (verb == http::verb::get && p[6] == "output") {
-      int wait_ms = std::clamp(std::stoi(query.value("wait_ms", std::string("0"))), 0, 30000);
+      Result<std::chrono::milliseconds> wait = WaitParam(query);
+      if (!wait.ok()) return Error(wait.status());
+      Result<std::int64_t> offset = IntParam(query, "offset", 0);
+      if (!offset.ok()) return Error(offset.status());
+      if (*offset < 0) return Error(InvalidArgument("offset: must not be negative"));
       Result<nlohmann::json> j = c.StepOutput(caller, id, static_cast<std::int32_t>(step),
-                                              std::stoull(query.value("offset", std::string("0"))),
-                                              std::chrono::milliseconds(wait_ms));
+                                              static_cast<std::uint64_t>(*offset), *wait);
       return j.ok() ? Ok(*j) : Error(j.status());
     }
     if (verb == http::verb::post && p[6] == "cancel") {
-      Status s =
-          c.SignalStep(caller, id, static_cast<std::int32_t>(step), body->value("signal", 0));
+      Result<int> signal = SignalField(*body);
+      if (!signal.ok()) return Error(signal.status());
+      Status s = c.SignalStep(caller, id, static_cast<std::int32_t>(step), *signal);
       return s.ok() ? Ok() : Error(s);
     }
   }
@@ -202,9 +320,9 @@ Response Agent(Controller& c, AgentEndpoints* agents, const Caller& caller,
     return s.ok() ? Ok() : Error(s);
   }
   if (p.size() == 4 && p[3] == "commands") {
-    int wait_ms = std::stoi(query.value("wait_ms", std::string("0")));
-    return Ok(agents->Poll(query.value("agent", ""),
-                           std::chrono::milliseconds(std::clamp(wait_ms, 0, 30000))));
+    Result<std::chrono::milliseconds> wait = WaitParam(query);
+    if (!wait.ok()) return Error(wait.status());
+    return Ok(agents->Poll(query.value("agent", ""), *wait));
   }
   if (p.size() == 4 && p[3] == "events") {
     Status s = agents->Events(*body);
@@ -235,6 +353,9 @@ Response HandleRequest(Controller& c, AgentEndpoints* agents, const Caller& call
     if (p[2] == "nodes" && verb == http::verb::post && p.size() == 5 && p[4] == "state") {
       Result<nlohmann::json> body = Body(req);
       if (!body.ok()) return Error(body.status());
+      Status bad =
+          ExpectFields(*body, {{"state", FieldKind::kString}, {"reason", FieldKind::kString}});
+      if (!bad.ok()) return Error(bad);
       Status s = c.SetNodeState(caller, std::string(p[3]), body->value("state", ""),
                                 body->value("reason", ""));
       return s.ok() ? Ok() : Error(s);
@@ -243,14 +364,25 @@ Response HandleRequest(Controller& c, AgentEndpoints* agents, const Caller& call
     if (p[2] == "priorities" && verb == http::verb::get) return Ok(c.Priorities());
     if (p[2] == "accounting" && verb == http::verb::get) {
       nlohmann::json filter = query;
-      if (filter.contains("start"))
-        filter["start"] = std::stoll(filter["start"].get<std::string>());
-      if (filter.contains("end")) filter["end"] = std::stoll(filter["end"].get<std::string>());
+      for (const char* key : {"start", "end"}) {
+        if (!filter.contains(key)) continue;
+        Result<std::int64_t> t = IntParam(query, key, 0);
+        if (!t.ok()) return Error(t.status());
+        filter[key] = *t;
+      }
       return Ok(c.Accounting(filter));
     }
-  } catch (const std::exception& e) {
-    // A malformed field in a request (a number that is not one): the request changes nothing.
-    return Error(InvalidArgument(std::string("bad request: ") + e.what()));
+  } catch (const nlohmann::json::type_error& e) {
+    // Never the exception's text: it names nlohmann's internals, not the request.
+    return Error(InvalidArgument("bad request: " + DescribeTypeError(e)));
+  } catch (const nlohmann::json::exception&) {
+    return Error(InvalidArgument("bad request: a field of the request has a value out of range"));
+  } catch (const std::invalid_argument&) {
+    return Error(InvalidArgument("bad request: a field of the request is not a number"));
+  } catch (const std::out_of_range&) {
+    return Error(InvalidArgument("bad request: a number in the request is out of range"));
+  } catch (const std::exception&) {
+    return Error(Internal("internal error while handling the request"));
   }
   return Error(NotFound("no such endpoint"));
 }

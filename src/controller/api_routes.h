@@ -26,7 +26,7 @@ boost::beast::http::response<boost::beast::http::string_body> HandleRequest(
     const boost::beast::http::request<boost::beast::http::string_body>& request);
 
 // POST /api/v1/tokens {"user": NAME, "lifespan": SECONDS} (both optional): a new bearer token
-// for the caller, or for NAME when the caller is an operator (docs/api.md). ApiServer sends it
+// for the caller, or for NAME when the caller is an operator (docs/api.md). ApiService sends it
 // only requests from its Unix socket.
 boost::beast::http::response<boost::beast::http::string_body> HandleTokenRequest(
     Controller& controller, TokenRegistry& tokens, const Caller& caller,

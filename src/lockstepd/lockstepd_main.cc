@@ -17,9 +17,10 @@
 #include "backend/kubernetes/backend/kubernetes_backend.h"
 #include "backend/kubernetes/client/kube_client.h"
 #include "backend/kubernetes/client/kubeconfig.h"
+#include "config/cluster_config.h"
 #include "controller/api_server.h"
 #include "controller/controller.h"
-#include "config/cluster_config.h"
+#include "server/server.h"
 #ifdef LOCKSTEP_HAVE_KUBE_LEADER
 #include "backend/kubernetes/leader/leader_election.h"
 #endif
@@ -65,7 +66,7 @@ lockstep::Result<std::unique_ptr<lockstep::kube::KubeClient>> KubeClientFor(
 
 int main(int argc, char** argv) {
   lockstep::controller::ControllerOptions o;
-  lockstep::controller::ApiServerOptions api;
+  lockstep::server::ServerOptions api;
   CLI::App app{"lockstep's controller daemon", "lockstepd"};
   app.add_option("--config", o.cluster_config, "cluster YAML")->required();
   app.add_option("--state-dir", o.state_dir, "durable state and the socket")->required();
@@ -192,7 +193,7 @@ int main(int argc, char** argv) {
     ao.node_timeout = node_timeout;
     agents = std::make_unique<lockstep::agent::AgentBackend>((*controller)->events(), ao);
     agent_endpoints = std::make_unique<AgentEndpointsOf>(*agents);
-    api.agents = agent_endpoints.get();
+
     (*controller)->AttachBackend(agents.get());
   }
   if (kube.client) {
@@ -218,7 +219,14 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr, "lockstepd: kubernetes: nodes listed\n");
   }
-  auto server = lockstep::controller::ApiServer::Start(**controller, api);
+  lockstep::controller::ApiServiceOptions service_options;
+  service_options.agents = agent_endpoints.get();
+  auto service = lockstep::controller::ApiService::Create(**controller, service_options);
+  if (!service.ok()) {
+    std::fprintf(stderr, "lockstepd: %s\n", service.status().message().c_str());
+    return 1;
+  }
+  auto server = lockstep::server::Server::Start(api, **service, service->get());
   if (!server.ok()) {
     std::fprintf(stderr, "lockstepd: %s\n", server.status().message().c_str());
     return 1;
@@ -232,6 +240,7 @@ int main(int argc, char** argv) {
   sigwait(&signals, &sig);
   std::fprintf(stderr, "lockstepd: signal %d, stopping (jobs keep running)\n", sig);
   server->reset();
+  service->reset();
   (*controller)->DetachBackend();
   if (kube.backend) kube.backend->Stop();
   agents.reset();  // its watchdog reports to the controller: it goes first
