@@ -3,33 +3,12 @@
 #include <algorithm>
 #include <numeric>
 
-#include "engine/priority.h"
 
 namespace lockstep::engine {
 namespace {
 
 std::size_t Mix(std::size_t h, std::uint64_t v) {
   return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
-}
-
-// Where a running job is assumed to end: its time limit, and never in the past (a job over its
-// limit is about to be killed).
-std::vector<Time> RunningEnds(const Snapshot& s) {
-  std::vector<Time> ends(s.running.size());
-  for (std::size_t r = 0; r < s.running.size(); ++r) {
-    const Job& j = s.running[r];
-    Seconds d = ShapeIn(j, s).duration;
-    Time end = d >= kUnlimited ? kInfiniteTime : j.start_time + d;
-    ends[r] = std::max(end, s.now + 1);
-  }
-  return ends;
-}
-
-std::vector<JobShape> PendingShapes(const Snapshot& s) {
-  std::vector<JobShape> shapes;
-  shapes.reserve(s.pending.size());
-  for (const Job& j : s.pending) shapes.push_back(ShapeIn(j, s));
-  return shapes;
 }
 
 Allocation ToAllocation(const std::vector<Candidate>& chosen) {
@@ -52,51 +31,22 @@ std::size_t ShapeKeyHash::operator()(const ShapeKey& k) const {
   return h;
 }
 
-Pass::Pass(const Snapshot& s, const PolicyOptions& o)
-    : s_(s),
+Pass::Pass(EngineState& st, const PolicyOptions& o, const QueueState& queue, PlanDetail detail)
+    : s_(st.s),
       o_(o),
-      shapes_(PendingShapes(s)),
-      running_ends_(RunningEnds(s)),
-      planner_(s, running_ends_),
-      topology_(s),
-      limits_(s),
-      eligibility_(s),
-      pending_slot_(s.pending.size(), kNone),
-      partition_free_(s.partitions.size()),
-      node_partitions_(s),
-      partition_blocked_(s.partitions.size(), false),
-      partition_classes_(s.partitions.size()) {
-  for (std::uint32_t p = 0; p < s.partitions.size(); ++p) {
-    for (std::uint32_t n : s.partitions[p].nodes) {
-      if (n >= s.nodes.size()) continue;
-      const NodeWork& w = planner_.node(n);
-      if (!w.usable) continue;
-      partition_free_[p].cpus += w.free_now.cpus;
-      partition_free_[p].gpus += w.free_now.total_gpus();
-    }
-  }
-}
-
-// Nodes alike in capacity, GPU types and features answer "could this job ever fit" alike.
-void Pass::BuildNodeClasses() {
-  classes_built_ = true;
-  for (std::uint32_t p = 0; p < s_.partitions.size(); ++p) {
-    std::vector<NodeClass>& classes = partition_classes_[p];
-    for (std::uint32_t n : s_.partitions[p].nodes) {
-      if (n >= planner_.node_count()) continue;
-      const NodeWork& w = planner_.node(n);
-      auto same = [&](const NodeClass& c) {
-        const NodeWork& r = planner_.node(c.representative);
-        return r.capacity == w.capacity && r.slot_type == w.slot_type &&
-               s_.nodes[c.representative].features == s_.nodes[n].features;
-      };
-      auto it = std::find_if(classes.begin(), classes.end(), same);  // classes are few
-      if (it == classes.end()) it = classes.insert(classes.end(), {n, 0, 0});
-      ++it->count;
-      it->usable += w.usable ? 1 : 0;
-    }
-  }
-}
+      queue_(queue),
+      detail_(detail),
+      st_(st),
+      shapes_(st.shapes),
+      running_ends_(st.running_ends),
+      planner_(st.planner),
+      topology_(st.topology),
+      limits_(st.s),
+      eligibility_(st.s),
+      pending_slot_(st.s.pending.size(), kNone),
+      partition_free_(st.partition_free),
+      node_partitions_(st.node_partitions),
+      partition_blocked_(st.s.partitions.size(), false) {}
 
 bool Pass::MayFitNow(std::uint32_t j) const {
   const JobShape& sh = shapes_[j];
@@ -104,41 +54,6 @@ bool Pass::MayFitNow(std::uint32_t j) const {
   if (p >= partition_free_.size() || sh.per_node.exclusive) return true;
   return partition_free_[p].cpus >= std::int64_t{sh.per_node.cpus} * sh.nodes &&
          partition_free_[p].gpus >= std::int64_t{sh.per_node.gpus} * sh.nodes;
-}
-
-std::vector<std::uint32_t> Pass::QueueOrder() {
-  PriorityContext ctx = MakePriorityContext(s_, o_.weights);
-  std::vector<std::uint32_t> prio(s_.pending.size());
-  plan_.priorities.reserve(s_.pending.size());
-  for (std::uint32_t j = 0; j < s_.pending.size(); ++j) {
-    PriorityBreakdown b = ComputePriority(s_.pending[j], shapes_[j], s_, ctx, o_.weights);
-    prio[j] = b.total;
-    plan_.priorities.emplace_back(s_.pending[j].id, b);
-  }
-  // Sort compact keys, not indexes into the (large) Jobs: Slurm's order is partition
-  // PriorityTier, priority, submit time, job id.
-  struct OrderKey {
-    std::uint32_t tier, priority;
-    Time submit;
-    JobId id;
-    std::uint32_t index;
-  };
-  std::vector<OrderKey> keys(s_.pending.size());
-  for (std::uint32_t j = 0; j < s_.pending.size(); ++j) {
-    const Job& job = s_.pending[j];
-    std::uint32_t tier =
-        job.partition < s_.partitions.size() ? s_.partitions[job.partition].priority_tier : 0u;
-    keys[j] = {tier, prio[j], job.submit_time, job.id, j};
-  }
-  std::sort(keys.begin(), keys.end(), [](const OrderKey& a, const OrderKey& b) {
-    if (a.tier != b.tier) return a.tier > b.tier;
-    if (a.priority != b.priority) return a.priority > b.priority;
-    if (a.submit != b.submit) return a.submit < b.submit;
-    return a.id < b.id;
-  });
-  std::vector<std::uint32_t> order(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].index;
-  return order;
 }
 
 ShapeKey Pass::KeyOf(std::uint32_t j) const {
@@ -223,9 +138,8 @@ PendingReason Pass::CheckFitsPartition(std::uint32_t j) {
   if (job.partition >= s_.partitions.size()) {
     reason = PendingReason::kPartitionConfig;
   } else {
-    if (!classes_built_) BuildNodeClasses();
     int with_features = 0, capable = 0, capable_up = 0;
-    for (const NodeClass& c : partition_classes_[job.partition]) {
+    for (const NodeClass& c : st_.partition_classes[job.partition]) {
       if (!NodeMatches(c.representative, sh)) continue;
       with_features += c.count;
       if (!planner_.MapNeed(c.representative, sh.per_node,
@@ -256,7 +170,7 @@ void Pass::StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool 
   for (std::size_t i = 0; i < chosen.size(); ++i) {
     st.allocation.nodes[i].gpus =
         planner_.StartNow(chosen[i].node, chosen[i].take, end, OwnerOfPending(j));
-    if (free_index_) free_index_->Update(chosen[i].node);
+    free_index().Update(chosen[i].node);
   }
   Tres used;
   used.nodes = static_cast<std::int64_t>(chosen.size());
@@ -287,7 +201,7 @@ void Pass::Reserve(std::uint32_t j, Time start, const std::vector<Candidate>& ch
   const auto running_count = static_cast<std::uint32_t>(s_.running.size());
   for (const Candidate& c : chosen) {
     planner_.Reserve(c.node, c.take, start, end, OwnerOfPending(j));
-    if (free_index_) free_index_->Update(c.node);
+    free_index().Update(c.node);
     for (std::uint32_t owner : planner_.RunningEndingBy(c.node, start))
       if (owner < running_count) p.blocked_by.push_back(s_.running[owner].id);
   }
@@ -304,10 +218,10 @@ void Pass::MarkPreempted(std::uint32_t r, std::uint32_t for_job, PreemptMode mod
   plan_.preemptions.push_back({victim.id, s_.pending[for_job].id, mode, grace});
 }
 
-std::pair<Time, std::vector<Candidate>> Pass::EarliestStart(std::uint32_t j) const {
+Pass::Found Pass::EarliestStart(std::uint32_t j) const {
   const Job& job = s_.pending[j];
   const JobShape& sh = shapes_[j];
-  if (job.partition >= s_.partitions.size()) return {kInfiniteTime, {}};
+  if (job.partition >= s_.partitions.size()) return {};
   const auto& nodes = s_.partitions[job.partition].nodes;
   Time from = std::max(s_.now, job.begin_time);
   // A job of the same shape found its start no earlier than this in this pass, and the pass
@@ -317,9 +231,13 @@ std::pair<Time, std::vector<Candidate>> Pass::EarliestStart(std::uint32_t j) con
     from = std::max(from, it->second);
   Time end = sh.duration >= kUnlimited ? kInfiniteTime : 0;
   // Each round: the time by which enough nodes could each start on their own, then whether a
-  // placement exists at that moment among those nodes; if not, the next moment anything changes.
+  // placement exists at that moment among those nodes; if not, the next moment anything
+  // changes. Every round moves `from` forward to a change of some node, and there are finitely
+  // many, so the search ends: without a bound it finds the start whenever one exists.
   std::vector<std::pair<Time, std::uint32_t>> earliest;
-  for (int round = 0; round < 256 && from < kInfiniteTime; ++round) {
+  for (int round = 0; from < kInfiniteTime; ++round) {
+    if (o_.max_reservation_rounds > 0 && round >= o_.max_reservation_rounds)
+      return {kInfiniteTime, {}, true};  // not remembered: another shape's search may go further
     earliest.clear();
     for (std::uint32_t n : nodes) {
       if (n >= planner_.node_count() || !planner_.node(n).usable || !NodeMatches(n, sh)) continue;
@@ -340,7 +258,7 @@ std::pair<Time, std::vector<Candidate>> Pass::EarliestStart(std::uint32_t j) con
     }
     if (auto chosen = Choose(j, std::move(feasible))) {
       earliest_found_[key] = t;
-      return {t, std::move(*chosen)};
+      return {t, std::move(*chosen), false};
     }
     Time next = kInfiniteTime;
     for (std::uint32_t n : nodes)
@@ -349,7 +267,12 @@ std::pair<Time, std::vector<Candidate>> Pass::EarliestStart(std::uint32_t j) con
     from = next;
   }
   earliest_found_[key] = kInfiniteTime;
-  return {kInfiniteTime, {}};
+  return {};
+}
+
+void Pass::Pend(std::uint32_t j, PendingReason reason) {
+  pending_slot_[j] = static_cast<std::uint32_t>(plan_.pending.size());
+  plan_.pending.push_back({s_.pending[j].id, reason, 0, false, {}, {}});
 }
 
 void Pass::HandleBlocked(std::uint32_t j) {
@@ -360,15 +283,19 @@ void Pass::HandleBlocked(std::uint32_t j) {
   any_blocked_ = true;
   if (o_.preempt != PreemptType::kOff && TryPreemptFor(*this, j)) return;
   if (reservations_ < o_.reservation_depth) {
-    auto [start, chosen] = EarliestStart(j);
-    if (start < kInfiniteTime) {
+    Found found = EarliestStart(j);
+    if (found.start < kInfiniteTime) {
       ++reservations_;
-      Reserve(j, start, chosen, reason);
+      Reserve(j, found.start, found.nodes, reason);
       return;
     }
+    if (found.stopped) reason = PendingReason::kReservationSearchLimit;
   }
-  pending_slot_[j] = static_cast<std::uint32_t>(plan_.pending.size());
-  plan_.pending.push_back({job.id, reason, 0, false, {}, {}});
+  // A replay needs no entry for a job that merely waits its turn.
+  if (detail_ == PlanDetail::kDecisions &&
+      (reason == PendingReason::kPriority || reason == PendingReason::kResources))
+    return;
+  Pend(j, reason);
 }
 
 void Pass::EstimateStarts() {
@@ -383,36 +310,40 @@ void Pass::EstimateStarts() {
       continue;
     ShapeKey key = KeyOf(j);
     auto it = memo.find(key);
-    if (it == memo.end()) it = memo.emplace(key, EarliestStart(j).first).first;
+    if (it == memo.end()) it = memo.emplace(key, EarliestStart(j).start).first;
     p.expected_start = it->second < kInfiniteTime ? std::max(it->second, s_.now) : 0;
   }
 }
 
 Plan Pass::Run() {
-  std::vector<std::uint32_t> order = QueueOrder();
+  if (detail_ == PlanDetail::kFull) {
+    plan_.priorities.reserve(s_.pending.size());
+    for (std::uint32_t j = 0; j < s_.pending.size(); ++j)
+      plan_.priorities.emplace_back(s_.pending[j].id, queue_.priorities[j]);
+  }
   std::int64_t tested = 0;
-  for (std::uint32_t j : order) {
+  for (const QueueEntry& entry : queue_.order) {
+    const std::uint32_t j = entry.index;
     const Job& job = s_.pending[j];
-    auto pend = [&](PendingReason r) {
-      pending_slot_[j] = static_cast<std::uint32_t>(plan_.pending.size());
-      plan_.pending.push_back({job.id, r, 0, false, {}, {}});
-    };
     PendingReason r = eligibility_.Check(job, s_.now);
     if (r == PendingReason::kNone) r = CheckStaticLimits(job, shapes_[j], s_);
     if (r == PendingReason::kNone) r = CheckFitsPartition(j);
     if (r == PendingReason::kNone) r = limits_.Check(job, TresOf(shapes_[j], shapes_[j].nodes));
     if (r != PendingReason::kNone) {
-      pend(r);
+      Pend(j, r);
       continue;
     }
+    auto wait_turn = [&] {
+      if (detail_ == PlanDetail::kFull) Pend(j, PendingReason::kPriority);
+    };
     if (o_.max_jobs_tested > 0 && tested >= o_.max_jobs_tested) {
-      pend(PendingReason::kPriority);
+      wait_turn();
       continue;
     }
     ++tested;
     // FIFO: once a job waits for resources, nothing behind it starts.
     if (o_.reservation_depth == 0 && any_blocked_) {
-      pend(PendingReason::kPriority);
+      wait_turn();
       continue;
     }
     ShapeKey key = KeyOf(j);
@@ -426,12 +357,14 @@ Plan Pass::Run() {
     HandleBlocked(j);
   }
   plan_.jobs_tested = tested;
-  EstimateStarts();
+  if (detail_ == PlanDetail::kFull) EstimateStarts();
   return std::move(plan_);
 }
 
 Plan plan(const Snapshot& snapshot, const PolicyOptions& options) {
-  return Pass(snapshot, options).Run();
+  EngineState state(snapshot);
+  QueueState queue = BuildQueue(snapshot, state.shapes, options);
+  return Pass(state, options, queue).Run();
 }
 
 }  // namespace lockstep::engine

@@ -1,0 +1,60 @@
+// What a planning pass reads about the cluster and its jobs, apart from the Snapshot itself:
+// every pending job's shape, every running job's assumed end, the availability planner with
+// the running jobs' holds, the free-node index, per-partition sums and node classes.
+//
+// plan() builds one from a Snapshot for a single pass. The Scheduler keeps one between passes
+// and updates it as jobs and nodes change (scheduler.h); a pass changes only the planner and the
+// free-node index, and the Scheduler undoes that after the pass (AvailabilityPlanner::Rollback).
+//
+// Holds a reference to the Snapshot it was built from, which must outlive it and stay where it
+// is. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/free_index.h"
+#include "engine/model.h"
+#include "engine/node_partitions.h"
+#include "engine/placement.h"
+#include "engine/planner.h"
+#include "engine/request.h"
+
+namespace lockstep::engine {
+
+// Nodes alike in capacity, GPU types and features: they answer "could this job ever fit" alike.
+struct NodeClass {
+  std::uint32_t representative = 0;
+  int count = 0;
+  int usable = 0;
+};
+
+// Free CPUs and GPUs now, summed over a partition's usable nodes.
+struct FreeSum {
+  std::int64_t cpus = 0, gpus = 0;
+};
+
+// Where a running job is assumed to end: its time limit, and never in the past (a job over its
+// limit is about to be killed).
+Time AssumedEnd(const Job& running, const Snapshot& s);
+
+struct EngineState {
+  explicit EngineState(const Snapshot& snapshot);
+  EngineState(const EngineState&) = delete;
+  EngineState& operator=(const EngineState&) = delete;
+
+  // Recomputes partition_free and partition_classes (after a node changed state).
+  void RecountPartitions();
+
+  const Snapshot& s;
+  std::vector<JobShape> shapes;    // per s.pending
+  std::vector<Time> running_ends;  // per s.running
+  AvailabilityPlanner planner;
+  Topology topology;
+  NodePartitions node_partitions;
+  FreeNodeIndex free_index;
+  std::vector<FreeSum> partition_free;                     // per partition
+  std::vector<std::vector<NodeClass>> partition_classes;  // per partition
+};
+
+}  // namespace lockstep::engine
