@@ -29,6 +29,7 @@ Time AssumedEnd(const Job& running, const Snapshot& s) {
 EngineState::EngineState(const Snapshot& snapshot)
     : s(snapshot),
       shapes(PendingShapes(snapshot)),
+      partition_fit(snapshot.pending.size(), kFitUnknown),
       running_ends(RunningEnds(snapshot)),
       planner(snapshot, running_ends),
       topology(snapshot),
@@ -38,6 +39,7 @@ EngineState::EngineState(const Snapshot& snapshot)
 }
 
 void EngineState::RecountPartitions() {
+  std::fill(partition_fit.begin(), partition_fit.end(), kFitUnknown);
   partition_free.assign(s.partitions.size(), {});
   partition_classes.assign(s.partitions.size(), {});
   for (std::uint32_t p = 0; p < s.partitions.size(); ++p) {

@@ -48,6 +48,11 @@ struct EngineState {
 
   const Snapshot& s;
   std::vector<JobShape> shapes;    // per s.pending
+  // Per s.pending: whether the job's partition could ever run it (a PendingReason, kNone when
+  // it could), or kFitUnknown. Depends only on the shape and the nodes: RecountPartitions
+  // forgets it.
+  static constexpr std::uint8_t kFitUnknown = 0xff;
+  std::vector<std::uint8_t> partition_fit;
   std::vector<Time> running_ends;  // per s.running
   AvailabilityPlanner planner;
   Topology topology;

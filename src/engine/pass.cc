@@ -126,6 +126,15 @@ std::optional<std::vector<Candidate>> Pass::Choose(std::uint32_t j,
 // enough, BadConstraints when no node has its features, ReqNodeNotAvail when enough nodes
 // exist but too few are up.
 PendingReason Pass::CheckFitsPartition(std::uint32_t j) {
+  // Known from an earlier pass of the Scheduler: nodes and shapes are as they were then.
+  std::uint8_t& known = st_.partition_fit[j];
+  if (known != EngineState::kFitUnknown) return static_cast<PendingReason>(known);
+  PendingReason reason = CheckFitsPartitionOnce(j);
+  known = static_cast<std::uint8_t>(reason);
+  return reason;
+}
+
+PendingReason Pass::CheckFitsPartitionOnce(std::uint32_t j) {
   // Only what a node must hold matters here, not for how long nor across how many switches.
   ShapeKey key = KeyOf(j);
   key.duration = 0;
@@ -347,7 +356,7 @@ Plan Pass::Run() {
       continue;
     }
     ShapeKey key = KeyOf(j);
-    if (!cannot_start_now_.count(key) && MayFitNow(j)) {
+    if (MayFitNow(j) && !cannot_start_now_.count(key)) {
       if (auto chosen = Choose(j, FeasibleAt(j, s_.now))) {
         StartJob(j, *chosen, any_blocked_);
         continue;

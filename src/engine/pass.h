@@ -72,6 +72,7 @@ class Pass {
  private:
   ShapeKey KeyOf(std::uint32_t j) const;
   PendingReason CheckFitsPartition(std::uint32_t j);
+  PendingReason CheckFitsPartitionOnce(std::uint32_t j);
   bool NodeMatches(std::uint32_t n, const JobShape& shape) const;
   void StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool backfilled);
   // False when the partition's free CPUs or GPUs, summed over its up nodes, are too few: the

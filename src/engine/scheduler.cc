@@ -115,6 +115,7 @@ void Scheduler::AddPending(Job job) {
   slots_[job.id] = {List::kPending, j};
   s_->pending.push_back(std::move(job));
   st_->shapes.push_back(ShapeIn(s_->pending[j], *s_));
+  st_->partition_fit.push_back(EngineState::kFitUnknown);
   // While priorities are stale the queue is rebuilt at the next Plan anyway.
   queue_.priorities.push_back(
       priorities_stale_ ? PriorityBreakdown{}
@@ -136,11 +137,13 @@ void Scheduler::RemovePendingAt(std::uint32_t j) {
   if (j != last) {
     s_->pending[j] = std::move(s_->pending[last]);
     st_->shapes[j] = st_->shapes[last];
+    st_->partition_fit[j] = st_->partition_fit[last];
     queue_.priorities[j] = queue_.priorities[last];
     slots_[s_->pending[j].id] = {List::kPending, j};
   }
   s_->pending.pop_back();
   st_->shapes.pop_back();
+  st_->partition_fit.pop_back();
   queue_.priorities.pop_back();
 }
 
