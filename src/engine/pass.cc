@@ -324,6 +324,43 @@ void Pass::EstimateStarts() {
   }
 }
 
+// Keys whose placement succeeds exactly when enough nodes are feasible (no range of node counts,
+// no switch count): for them a failure with n nodes for d seconds also rules out every job of
+// the same per-node need with more nodes or a longer limit, since a longer window leaves no more
+// nodes feasible. Such failures are kept per need as a Pareto front of (nodes, duration).
+bool Pass::DominanceApplies(const ShapeKey& key) {
+  return key.max_nodes == key.nodes && key.max_switches == 0;
+}
+
+bool Pass::KnownNotToStartNow(std::uint32_t j) const {
+  ShapeKey key = KeyOf(j);
+  if (!DominanceApplies(key)) return cannot_start_now_.count(key) > 0;
+  const std::int32_t nodes = key.nodes;
+  const Seconds duration = key.duration;
+  key.nodes = key.max_nodes = 0;
+  key.duration = 0;
+  auto it = failed_front_.find(key);
+  if (it == failed_front_.end()) return false;
+  for (const auto& [n, d] : it->second)
+    if (n <= nodes && d <= duration) return true;
+  return false;
+}
+
+void Pass::NoteCannotStartNow(std::uint32_t j) {
+  ShapeKey key = KeyOf(j);
+  if (!DominanceApplies(key)) {
+    cannot_start_now_.insert(key);
+    return;
+  }
+  const std::int32_t nodes = key.nodes;
+  const Seconds duration = key.duration;
+  key.nodes = key.max_nodes = 0;
+  key.duration = 0;
+  auto& front = failed_front_[key];
+  std::erase_if(front, [&](const auto& f) { return f.first >= nodes && f.second >= duration; });
+  front.push_back({nodes, duration});
+}
+
 Plan Pass::Run() {
   if (detail_ == PlanDetail::kFull) {
     plan_.priorities.reserve(s_.pending.size());
@@ -355,13 +392,12 @@ Plan Pass::Run() {
       wait_turn();
       continue;
     }
-    ShapeKey key = KeyOf(j);
-    if (MayFitNow(j) && !cannot_start_now_.count(key)) {
+    if (MayFitNow(j) && !KnownNotToStartNow(j)) {
       if (auto chosen = Choose(j, FeasibleAt(j, s_.now))) {
         StartJob(j, *chosen, any_blocked_);
         continue;
       }
-      cannot_start_now_.insert(key);
+      NoteCannotStartNow(j);
     }
     HandleBlocked(j);
   }

@@ -73,6 +73,10 @@ class Pass {
   ShapeKey KeyOf(std::uint32_t j) const;
   PendingReason CheckFitsPartition(std::uint32_t j);
   PendingReason CheckFitsPartitionOnce(std::uint32_t j);
+  // The per-pass memo of shapes that cannot start now (the pass only takes resources away).
+  static bool DominanceApplies(const ShapeKey& key);
+  bool KnownNotToStartNow(std::uint32_t j) const;
+  void NoteCannotStartNow(std::uint32_t j);
   bool NodeMatches(std::uint32_t n, const JobShape& shape) const;
   void StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool backfilled);
   // False when the partition's free CPUs or GPUs, summed over its up nodes, are too few: the
@@ -105,6 +109,9 @@ class Pass {
 
   std::vector<std::uint32_t> pending_slot_;  // pending job -> index in plan_.pending, or kNone
   std::unordered_set<ShapeKey, ShapeKeyHash> cannot_start_now_;
+  // Per per-node need: the (nodes, duration) pairs that failed, none dominating another.
+  std::unordered_map<ShapeKey, std::vector<std::pair<std::int32_t, Seconds>>, ShapeKeyHash>
+      failed_front_;
   std::unordered_map<ShapeKey, PendingReason, ShapeKeyHash> partition_fit_;
   std::unordered_set<std::uint32_t> preempted_;
   // The earliest start found per shape in this pass: a lower bound for the next of that shape.
