@@ -34,6 +34,18 @@ bool NeverRuns(PendingReason r) {
   }
 }
 
+// Runs of nodes alike in CPUs and GPUs, in node order.
+std::vector<NodeShapeCount> NodeShapes(const std::vector<engine::Node>& nodes) {
+  std::vector<NodeShapeCount> shapes;
+  for (const engine::Node& n : nodes) {
+    auto gpus = static_cast<std::int32_t>(n.gpus.size());
+    if (shapes.empty() || shapes.back().cpus != n.cpus || shapes.back().gpus != gpus)
+      shapes.push_back({0, n.cpus, gpus});
+    ++shapes.back().count;
+  }
+  return shapes;
+}
+
 struct Completion {
   Time at;
   JobId job;
@@ -54,6 +66,7 @@ class Replay {
     result_.unit_name = gpu_cluster_ ? "gpus" : "cpus";
     for (const engine::Node& n : cluster_.base.nodes)
       if (n.state == engine::NodeState::kUp) free_cpus_ += n.cpus;
+    result_.node_shapes = NodeShapes(cluster_.base.nodes);
     result_.policy = o.policy_name;
     result_.skipped = trace.skipped;
   }
