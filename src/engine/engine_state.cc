@@ -34,7 +34,8 @@ EngineState::EngineState(const Snapshot& snapshot)
       planner(snapshot, running_ends),
       topology(snapshot),
       node_partitions(snapshot),
-      free_index(snapshot, planner, node_partitions) {
+      free_index(snapshot, planner, node_partitions),
+      eligibility(snapshot) {
   RecountPartitions();
 }
 

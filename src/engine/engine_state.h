@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/eligibility.h"
 #include "engine/free_index.h"
 #include "engine/model.h"
 #include "engine/node_partitions.h"
@@ -60,6 +61,7 @@ struct EngineState {
   FreeNodeIndex free_index;
   std::vector<FreeSum> partition_free;                     // per partition
   std::vector<std::vector<NodeClass>> partition_classes;  // per partition
+  EligibilityIndex eligibility;
 };
 
 }  // namespace lockstep::engine

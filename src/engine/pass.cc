@@ -42,7 +42,7 @@ Pass::Pass(EngineState& st, const PolicyOptions& o, const QueueState& queue, Pla
       planner_(st.planner),
       topology_(st.topology),
       limits_(st.s),
-      eligibility_(st.s),
+      eligibility_(st.eligibility),
       pending_slot_(st.s.pending.size(), kNone),
       partition_free_(st.partition_free),
       node_partitions_(st.node_partitions),
@@ -193,7 +193,7 @@ void Pass::StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool 
     used.gpus += c.take.total_gpus();
   }
   limits_.Add(job, used);
-  if (job.array_job_id != 0) eligibility_.NoteArrayTaskStarted(job.array_job_id);
+  if (job.array_job_id != 0) ++array_started_[job.array_job_id];
   plan_.starts.push_back(std::move(st));
 }
 
@@ -371,7 +371,12 @@ Plan Pass::Run() {
   for (const QueueEntry& entry : queue_.order) {
     const std::uint32_t j = entry.index;
     const Job& job = s_.pending[j];
-    PendingReason r = eligibility_.Check(job, s_.now);
+    std::uint32_t array_started = 0;
+    if (job.array_job_id != 0 && !array_started_.empty()) {
+      auto it = array_started_.find(job.array_job_id);
+      if (it != array_started_.end()) array_started = it->second;
+    }
+    PendingReason r = eligibility_.Check(job, s_.now, array_started);
     if (r == PendingReason::kNone) r = CheckStaticLimits(job, shapes_[j], s_);
     if (r == PendingReason::kNone) r = CheckFitsPartition(j);
     if (r == PendingReason::kNone) r = limits_.Check(job, TresOf(shapes_[j], shapes_[j].nodes));

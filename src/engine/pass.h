@@ -104,7 +104,8 @@ class Pass {
   AvailabilityPlanner& planner_;
   const Topology& topology_;
   LimitTracker limits_;
-  EligibilityIndex eligibility_;
+  const EligibilityIndex& eligibility_;
+  std::unordered_map<JobId, std::uint32_t> array_started_;  // array tasks started in this pass
   Plan plan_;
 
   std::vector<std::uint32_t> pending_slot_;  // pending job -> index in plan_.pending, or kNone

@@ -116,6 +116,11 @@ void Scheduler::AddPending(Job job) {
   s_->pending.push_back(std::move(job));
   st_->shapes.push_back(ShapeIn(s_->pending[j], *s_));
   st_->partition_fit.push_back(EngineState::kFitUnknown);
+  const Job& added = s_->pending[j];
+  if (!added.dependencies.empty() && !st_->eligibility.tracks_dependencies())
+    st_->eligibility.TrackDependencies(*s_);  // the first job with dependencies: every job
+  else
+    st_->eligibility.AddPending(added);
   // While priorities are stale the queue is rebuilt at the next Plan anyway.
   queue_.priorities.push_back(
       priorities_stale_ ? PriorityBreakdown{}
@@ -134,6 +139,7 @@ void Scheduler::RemovePendingAt(std::uint32_t j) {
       if (auto it = FindEntry(last); it != queue_.order.end()) it->index = j;
   }
   slots_.erase(s_->pending[j].id);
+  st_->eligibility.RemovePending(s_->pending[j]);
   if (j != last) {
     s_->pending[j] = std::move(s_->pending[last]);
     st_->shapes[j] = st_->shapes[last];
@@ -173,10 +179,12 @@ void Scheduler::AddRunning(Job job) {
   st_->running_ends.push_back(AssumedEnd(s_->running[r], *s_));
   deadlines_.push({st_->running_ends[r], s_->running[r].id});
   ChangeRunningHolds(r, +1);
+  st_->eligibility.AddRunning(s_->running[r]);
 }
 
 void Scheduler::RemoveRunningAt(std::uint32_t r) {
   ChangeRunningHolds(r, -1);
+  st_->eligibility.RemoveRunning(s_->running[r]);
   const auto last = static_cast<std::uint32_t>(s_->running.size() - 1);
   slots_.erase(s_->running[r].id);
   if (r != last) {
@@ -193,6 +201,7 @@ void Scheduler::RemoveRunningAt(std::uint32_t r) {
 void Scheduler::AddFinished(FinishedJob f) {
   slots_[f.id] = {List::kFinished, static_cast<std::uint32_t>(s_->finished.size())};
   s_->finished.push_back(f);
+  st_->eligibility.AddFinished(f);
   finished_time_.push_back(s_->now);
   finished_at_.push_back({s_->now, f.id});
 }
@@ -200,6 +209,7 @@ void Scheduler::AddFinished(FinishedJob f) {
 void Scheduler::RemoveFinishedAt(std::uint32_t f) {
   const auto last = static_cast<std::uint32_t>(s_->finished.size() - 1);
   slots_.erase(s_->finished[f].id);
+  st_->eligibility.RemoveFinished(s_->finished[f].id);
   if (f != last) {
     s_->finished[f] = s_->finished[last];
     finished_time_[f] = finished_time_[last];
