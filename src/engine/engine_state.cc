@@ -29,18 +29,30 @@ Time AssumedEnd(const Job& running, const Snapshot& s) {
 EngineState::EngineState(const Snapshot& snapshot)
     : s(snapshot),
       shapes(PendingShapes(snapshot)),
-      partition_fit(snapshot.pending.size(), kFitUnknown),
+      static_reason(snapshot.pending.size(), kFitUnknown),
       running_ends(RunningEnds(snapshot)),
       planner(snapshot, running_ends),
       topology(snapshot),
       node_partitions(snapshot),
       free_index(snapshot, planner, node_partitions),
       eligibility(snapshot) {
+  need_class.reserve(snapshot.pending.size());
+  for (std::size_t j = 0; j < snapshot.pending.size(); ++j)
+    need_class.push_back(NeedClassOf(snapshot.pending[j], shapes[j]));
   RecountPartitions();
 }
 
+std::uint32_t EngineState::NeedClassOf(const Job& job, const JobShape& shape) {
+  ShapeKey key;
+  key.partition = job.partition;
+  key.need = shape.per_node;
+  key.features = shape.features;
+  return need_classes.try_emplace(key, static_cast<std::uint32_t>(need_classes.size()))
+      .first->second;
+}
+
 void EngineState::RecountPartitions() {
-  std::fill(partition_fit.begin(), partition_fit.end(), kFitUnknown);
+  std::fill(static_reason.begin(), static_reason.end(), kFitUnknown);
   partition_free.assign(s.partitions.size(), {});
   partition_classes.assign(s.partitions.size(), {});
   for (std::uint32_t p = 0; p < s.partitions.size(); ++p) {

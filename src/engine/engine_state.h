@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/eligibility.h"
@@ -22,6 +23,21 @@
 #include "engine/request.h"
 
 namespace lockstep::engine {
+
+// Jobs with equal keys are interchangeable for placement: if one cannot start now, none can
+// for the rest of the pass (the pass only ever takes resources away).
+struct ShapeKey {
+  std::uint32_t partition = 0;
+  std::int32_t nodes = 0, max_nodes = 0, max_switches = 0;
+  NodeNeed need;
+  std::uint64_t features = 0;
+  Seconds duration = 0;
+  bool operator==(const ShapeKey&) const = default;
+};
+
+struct ShapeKeyHash {
+  std::size_t operator()(const ShapeKey& k) const;
+};
 
 // Nodes alike in capacity, GPU types and features: they answer "could this job ever fit" alike.
 struct NodeClass {
@@ -49,11 +65,17 @@ struct EngineState {
 
   const Snapshot& s;
   std::vector<JobShape> shapes;    // per s.pending
-  // Per s.pending: whether the job's partition could ever run it (a PendingReason, kNone when
-  // it could), or kFitUnknown. Depends only on the shape and the nodes: RecountPartitions
-  // forgets it.
+  // Per s.pending: what keeps the job from ever running as the partition, QoS and nodes are
+  // (its partition's or QoS's static limits, PartitionConfig, BadConstraints, ReqNodeNotAvail;
+  // kNone when nothing does), or kFitUnknown. Depends only on the shape, the limits and the
+  // nodes: RecountPartitions forgets it.
   static constexpr std::uint8_t kFitUnknown = 0xff;
-  std::vector<std::uint8_t> partition_fit;
+  std::vector<std::uint8_t> static_reason;
+  // Per s.pending: the job's need class, jobs of one partition with the same per-node need and
+  // features (NeedClassOf); the pass's memo of failed starts is kept per class.
+  std::vector<std::uint32_t> need_class;
+  std::unordered_map<ShapeKey, std::uint32_t, ShapeKeyHash> need_classes;
+  std::uint32_t NeedClassOf(const Job& job, const JobShape& shape);
   std::vector<Time> running_ends;  // per s.running
   AvailabilityPlanner planner;
   Topology topology;

@@ -125,11 +125,12 @@ std::optional<std::vector<Candidate>> Pass::Choose(std::uint32_t j,
 // Can the job ever run in its partition? PartitionConfig when no set of its nodes is big
 // enough, BadConstraints when no node has its features, ReqNodeNotAvail when enough nodes
 // exist but too few are up.
-PendingReason Pass::CheckFitsPartition(std::uint32_t j) {
-  // Known from an earlier pass of the Scheduler: nodes and shapes are as they were then.
-  std::uint8_t& known = st_.partition_fit[j];
+PendingReason Pass::StaticReason(std::uint32_t j) {
+  // Known from an earlier pass of the Scheduler: shapes, limits and nodes are as they were then.
+  std::uint8_t& known = st_.static_reason[j];
   if (known != EngineState::kFitUnknown) return static_cast<PendingReason>(known);
-  PendingReason reason = CheckFitsPartitionOnce(j);
+  PendingReason reason = CheckStaticLimits(s_.pending[j], shapes_[j], s_);
+  if (reason == PendingReason::kNone) reason = CheckFitsPartitionOnce(j);
   known = static_cast<std::uint8_t>(reason);
   return reason;
 }
@@ -328,35 +329,33 @@ void Pass::EstimateStarts() {
 // no switch count): for them a failure with n nodes for d seconds also rules out every job of
 // the same per-node need with more nodes or a longer limit, since a longer window leaves no more
 // nodes feasible. Such failures are kept per need as a Pareto front of (nodes, duration).
-bool Pass::DominanceApplies(const ShapeKey& key) {
-  return key.max_nodes == key.nodes && key.max_switches == 0;
+bool Pass::DominanceApplies(std::uint32_t j) const {
+  const JobShape& sh = shapes_[j];
+  const Job& job = s_.pending[j];
+  bool switch_wait_over =
+      job.req.switches_wait > 0 && s_.now >= job.submit_time + job.req.switches_wait;
+  return sh.max_nodes == sh.nodes && (job.req.max_switches == 0 || switch_wait_over);
 }
 
 bool Pass::KnownNotToStartNow(std::uint32_t j) const {
-  ShapeKey key = KeyOf(j);
-  if (!DominanceApplies(key)) return cannot_start_now_.count(key) > 0;
-  const std::int32_t nodes = key.nodes;
-  const Seconds duration = key.duration;
-  key.nodes = key.max_nodes = 0;
-  key.duration = 0;
-  auto it = failed_front_.find(key);
-  if (it == failed_front_.end()) return false;
-  for (const auto& [n, d] : it->second)
-    if (n <= nodes && d <= duration) return true;
+  if (!DominanceApplies(j)) return cannot_start_now_.count(KeyOf(j)) > 0;
+  std::uint32_t c = st_.need_class[j];
+  if (c >= failed_front_.size()) return false;
+  for (const auto& [n, d] : failed_front_[c])
+    if (n <= shapes_[j].nodes && d <= shapes_[j].duration) return true;
   return false;
 }
 
 void Pass::NoteCannotStartNow(std::uint32_t j) {
-  ShapeKey key = KeyOf(j);
-  if (!DominanceApplies(key)) {
-    cannot_start_now_.insert(key);
+  if (!DominanceApplies(j)) {
+    cannot_start_now_.insert(KeyOf(j));
     return;
   }
-  const std::int32_t nodes = key.nodes;
-  const Seconds duration = key.duration;
-  key.nodes = key.max_nodes = 0;
-  key.duration = 0;
-  auto& front = failed_front_[key];
+  std::uint32_t c = st_.need_class[j];
+  if (c >= failed_front_.size()) failed_front_.resize(st_.need_classes.size());
+  const std::int32_t nodes = shapes_[j].nodes;
+  const Seconds duration = shapes_[j].duration;
+  auto& front = failed_front_[c];
   std::erase_if(front, [&](const auto& f) { return f.first >= nodes && f.second >= duration; });
   front.push_back({nodes, duration});
 }
@@ -377,8 +376,7 @@ Plan Pass::Run() {
       if (it != array_started_.end()) array_started = it->second;
     }
     PendingReason r = eligibility_.Check(job, s_.now, array_started);
-    if (r == PendingReason::kNone) r = CheckStaticLimits(job, shapes_[j], s_);
-    if (r == PendingReason::kNone) r = CheckFitsPartition(j);
+    if (r == PendingReason::kNone) r = StaticReason(j);
     if (r == PendingReason::kNone) r = limits_.Check(job, TresOf(shapes_[j], shapes_[j].nodes));
     if (r != PendingReason::kNone) {
       Pend(j, r);

@@ -21,21 +21,6 @@
 
 namespace lockstep::engine {
 
-// Jobs with equal keys are interchangeable for placement: if one cannot start now, none can
-// for the rest of the pass (the pass only ever takes resources away).
-struct ShapeKey {
-  std::uint32_t partition = 0;
-  std::int32_t nodes = 0, max_nodes = 0, max_switches = 0;
-  NodeNeed need;
-  std::uint64_t features = 0;
-  Seconds duration = 0;
-  bool operator==(const ShapeKey&) const = default;
-};
-
-struct ShapeKeyHash {
-  std::size_t operator()(const ShapeKey& k) const;
-};
-
 // How much of the plan to write out.
 enum class PlanDetail : std::uint8_t {
   kFull,       // everything model.h describes
@@ -71,10 +56,11 @@ class Pass {
 
  private:
   ShapeKey KeyOf(std::uint32_t j) const;
-  PendingReason CheckFitsPartition(std::uint32_t j);
+  // Static limits, then whether the partition could ever run it; remembered per job.
+  PendingReason StaticReason(std::uint32_t j);
   PendingReason CheckFitsPartitionOnce(std::uint32_t j);
   // The per-pass memo of shapes that cannot start now (the pass only takes resources away).
-  static bool DominanceApplies(const ShapeKey& key);
+  bool DominanceApplies(std::uint32_t j) const;
   bool KnownNotToStartNow(std::uint32_t j) const;
   void NoteCannotStartNow(std::uint32_t j);
   bool NodeMatches(std::uint32_t n, const JobShape& shape) const;
@@ -110,9 +96,9 @@ class Pass {
 
   std::vector<std::uint32_t> pending_slot_;  // pending job -> index in plan_.pending, or kNone
   std::unordered_set<ShapeKey, ShapeKeyHash> cannot_start_now_;
-  // Per per-node need: the (nodes, duration) pairs that failed, none dominating another.
-  std::unordered_map<ShapeKey, std::vector<std::pair<std::int32_t, Seconds>>, ShapeKeyHash>
-      failed_front_;
+  // Per need class (EngineState::need_class): the (nodes, duration) pairs that failed to start
+  // now, none dominating another.
+  std::vector<std::vector<std::pair<std::int32_t, Seconds>>> failed_front_;
   std::unordered_map<ShapeKey, PendingReason, ShapeKeyHash> partition_fit_;
   std::unordered_set<std::uint32_t> preempted_;
   // The earliest start found per shape in this pass: a lower bound for the next of that shape.

@@ -115,7 +115,8 @@ void Scheduler::AddPending(Job job) {
   slots_[job.id] = {List::kPending, j};
   s_->pending.push_back(std::move(job));
   st_->shapes.push_back(ShapeIn(s_->pending[j], *s_));
-  st_->partition_fit.push_back(EngineState::kFitUnknown);
+  st_->static_reason.push_back(EngineState::kFitUnknown);
+  st_->need_class.push_back(st_->NeedClassOf(s_->pending[j], st_->shapes[j]));
   const Job& added = s_->pending[j];
   if (!added.dependencies.empty() && !st_->eligibility.tracks_dependencies())
     st_->eligibility.TrackDependencies(*s_);  // the first job with dependencies: every job
@@ -143,13 +144,15 @@ void Scheduler::RemovePendingAt(std::uint32_t j) {
   if (j != last) {
     s_->pending[j] = std::move(s_->pending[last]);
     st_->shapes[j] = st_->shapes[last];
-    st_->partition_fit[j] = st_->partition_fit[last];
+    st_->static_reason[j] = st_->static_reason[last];
+    st_->need_class[j] = st_->need_class[last];
     queue_.priorities[j] = queue_.priorities[last];
     slots_[s_->pending[j].id] = {List::kPending, j};
   }
   s_->pending.pop_back();
   st_->shapes.pop_back();
-  st_->partition_fit.pop_back();
+  st_->static_reason.pop_back();
+  st_->need_class.pop_back();
   queue_.priorities.pop_back();
 }
 
