@@ -20,6 +20,10 @@ Allocation ToAllocation(const std::vector<Candidate>& chosen) {
 
 }  // namespace
 
+std::size_t PreemptKeyHash::operator()(const PreemptKey& k) const {
+  return Mix(ShapeKeyHash()(k.shape), k.qos);
+}
+
 std::size_t ShapeKeyHash::operator()(const ShapeKey& k) const {
   std::size_t h = k.partition;
   for (std::uint64_t v :
@@ -285,13 +289,24 @@ void Pass::Pend(std::uint32_t j, PendingReason reason) {
   plan_.pending.push_back({s_.pending[j].id, reason, 0, false, {}, {}});
 }
 
+// What preemption cannot free for a shape (with the job's QoS, which picks the victims) stays
+// out of reach for the rest of the pass: later starts only take resources, and evictions only
+// shrink the set of jobs left to evict.
+bool Pass::TryPreempt(std::uint32_t j) {
+  PreemptKey key{KeyOf(j), s_.pending[j].qos};
+  if (preemption_failed_.count(key)) return false;
+  if (TryPreemptFor(*this, j)) return true;
+  preemption_failed_.insert(key);
+  return false;
+}
+
 void Pass::HandleBlocked(std::uint32_t j) {
   const Job& job = s_.pending[j];
   PendingReason reason =
       partition_blocked_[job.partition] ? PendingReason::kPriority : PendingReason::kResources;
   partition_blocked_[job.partition] = true;
   any_blocked_ = true;
-  if (o_.preempt != PreemptType::kOff && TryPreemptFor(*this, j)) return;
+  if (o_.preempt != PreemptType::kOff && TryPreempt(j)) return;
   if (reservations_ < o_.reservation_depth) {
     Found found = EarliestStart(j);
     if (found.start < kInfiniteTime) {

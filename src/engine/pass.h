@@ -28,6 +28,17 @@ enum class PlanDetail : std::uint8_t {
                // by something other than Priority or Resources; no priorities (a replay's needs)
 };
 
+// A shape and the QoS that picks its victims: the key of the pass's memo of failed preemption.
+struct PreemptKey {
+  ShapeKey shape;
+  std::uint32_t qos = 0;
+  bool operator==(const PreemptKey&) const = default;
+};
+
+struct PreemptKeyHash {
+  std::size_t operator()(const PreemptKey& k) const;
+};
+
 class Pass {
  public:
   // `queue`: priorities and order of st.s.pending. Every reference must outlive the pass.
@@ -77,6 +88,7 @@ class Pass {
   };
   Found EarliestStart(std::uint32_t j) const;
   void HandleBlocked(std::uint32_t j);
+  bool TryPreempt(std::uint32_t j);
   void Pend(std::uint32_t j, PendingReason reason);
   void EstimateStarts();
 
@@ -101,6 +113,7 @@ class Pass {
   std::vector<std::vector<std::pair<std::int32_t, Seconds>>> failed_front_;
   std::unordered_map<ShapeKey, PendingReason, ShapeKeyHash> partition_fit_;
   std::unordered_set<std::uint32_t> preempted_;
+  std::unordered_set<PreemptKey, PreemptKeyHash> preemption_failed_;
   // The earliest start found per shape in this pass: a lower bound for the next of that shape.
   mutable std::unordered_map<ShapeKey, Time, ShapeKeyHash> earliest_found_;
   std::vector<FreeSum> partition_free_;  // now, over usable nodes; this pass's copy
