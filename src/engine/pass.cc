@@ -383,6 +383,7 @@ Plan Pass::Run() {
   }
   std::int64_t tested = 0;
   for (const QueueEntry& entry : queue_.order) {
+    if (entry.index == kQueueTombstone) continue;
     const std::uint32_t j = entry.index;
     const Job& job = s_.pending[j];
     std::uint32_t array_started = 0;

@@ -11,7 +11,11 @@
 
 namespace lockstep::engine {
 
-// One pending job's place in the queue; `index` is its position in Snapshot::pending.
+// An entry whose job has left the queue (the Scheduler compacts them away now and then).
+inline constexpr std::uint32_t kQueueTombstone = 0xffffffffu;
+
+// One pending job's place in the queue; `index` is its position in Snapshot::pending, or
+// kQueueTombstone.
 struct QueueEntry {
   std::uint32_t tier = 0, priority = 0;
   Time submit = 0;

@@ -29,6 +29,7 @@ void Scheduler::Rebuild() {
     deadlines_.push({st_->running_ends[r], s_->running[r].id});
   queue_.priorities.assign(s_->pending.size(), {});
   queue_.order.clear();
+  tombstones_ = 0;
   priorities_stale_ = true;
 }
 
@@ -106,8 +107,12 @@ QueueEntry Scheduler::EntryOf(std::uint32_t j) const {
 
 std::vector<QueueEntry>::iterator Scheduler::FindEntry(std::uint32_t j) {
   QueueEntry key = EntryOf(j);
+  // Entries of one job with one key sit together: the live one, and the tombstones of its
+  // earlier stays in the queue.
   auto it = std::lower_bound(queue_.order.begin(), queue_.order.end(), key, QueueBefore);
-  return it != queue_.order.end() && it->id == key.id ? it : queue_.order.end();
+  for (; it != queue_.order.end() && !QueueBefore(key, *it); ++it)
+    if (it->index == j) return it;
+  return queue_.order.end();
 }
 
 void Scheduler::AddPending(Job job) {
@@ -135,7 +140,12 @@ void Scheduler::AddPending(Job job) {
 void Scheduler::RemovePendingAt(std::uint32_t j) {
   const auto last = static_cast<std::uint32_t>(s_->pending.size() - 1);
   if (!priorities_stale_) {
-    if (auto it = FindEntry(j); it != queue_.order.end()) queue_.order.erase(it);
+    // A tombstone rather than an erase: a pass that starts many jobs would otherwise move the
+    // whole queue once per start. Plan compacts the queue when tombstones pile up.
+    if (auto it = FindEntry(j); it != queue_.order.end()) {
+      it->index = kQueueTombstone;
+      ++tombstones_;
+    }
     if (j != last)
       if (auto it = FindEntry(last); it != queue_.order.end()) it->index = j;
   }
@@ -275,6 +285,13 @@ void Scheduler::RefreshPriorities() {
   }
   std::sort(queue_.order.begin(), queue_.order.end(), QueueBefore);
   priorities_stale_ = false;
+  tombstones_ = 0;
+}
+
+void Scheduler::CompactQueue() {
+  if (tombstones_ * 4 <= queue_.order.size()) return;
+  std::erase_if(queue_.order, [](const QueueEntry& e) { return e.index == kQueueTombstone; });
+  tombstones_ = 0;
 }
 
 void Scheduler::SetRunningEnd(std::uint32_t r, Time end) {
@@ -316,6 +333,7 @@ engine::Plan Scheduler::Plan(Time now, PlanDetail detail) {
   MoveOverdueEnds();
   ForgetOldFinished();
   RefreshPriorities();
+  CompactQueue();
   st_->planner.BeginPass();
   engine::Plan plan = Pass(*st_, o_, queue_, detail).Run();
   st_->free_index.AfterRollback(st_->planner.Rollback());

@@ -112,6 +112,7 @@ class Scheduler {
   QueueEntry EntryOf(std::uint32_t j) const;
   std::vector<QueueEntry>::iterator FindEntry(std::uint32_t j);
   void RefreshPriorities();
+  void CompactQueue();
   void MoveOverdueEnds();
   void ForgetOldFinished();
   void Rebuild();
@@ -122,6 +123,7 @@ class Scheduler {
   QueueState queue_;
   PriorityContext ctx_;
   bool priorities_stale_ = true;
+  std::size_t tombstones_ = 0;  // queue entries of jobs no longer pending
   std::unordered_map<JobId, Slot> slots_;
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
   std::vector<Time> finished_time_;                  // per s_->finished: when it was set
