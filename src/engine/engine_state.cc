@@ -36,19 +36,19 @@ EngineState::EngineState(const Snapshot& snapshot)
       node_partitions(snapshot),
       free_index(snapshot, planner, node_partitions),
       eligibility(snapshot) {
-  need_class.reserve(snapshot.pending.size());
-  for (std::size_t j = 0; j < snapshot.pending.size(); ++j)
-    need_class.push_back(NeedClassOf(snapshot.pending[j], shapes[j]));
+  need_class.assign(snapshot.pending.size(), kClassUnknown);
   RecountPartitions();
 }
 
-std::uint32_t EngineState::NeedClassOf(const Job& job, const JobShape& shape) {
+std::uint32_t EngineState::NeedClassOf(std::uint32_t j) {
+  if (need_class[j] != kClassUnknown) return need_class[j];
   ShapeKey key;
-  key.partition = job.partition;
-  key.need = shape.per_node;
-  key.features = shape.features;
-  return need_classes.try_emplace(key, static_cast<std::uint32_t>(need_classes.size()))
-      .first->second;
+  key.partition = s.pending[j].partition;
+  key.need = shapes[j].per_node;
+  key.features = shapes[j].features;
+  need_class[j] =
+      need_classes.try_emplace(key, static_cast<std::uint32_t>(need_classes.size())).first->second;
+  return need_class[j];
 }
 
 void EngineState::RecountPartitions() {

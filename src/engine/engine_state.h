@@ -72,10 +72,11 @@ struct EngineState {
   static constexpr std::uint8_t kFitUnknown = 0xff;
   std::vector<std::uint8_t> static_reason;
   // Per s.pending: the job's need class, jobs of one partition with the same per-node need and
-  // features (NeedClassOf); the pass's memo of failed starts is kept per class.
+  // features; the pass's memo of failed starts is kept per class. Computed on first use.
+  static constexpr std::uint32_t kClassUnknown = 0xffffffffu;
   std::vector<std::uint32_t> need_class;
   std::unordered_map<ShapeKey, std::uint32_t, ShapeKeyHash> need_classes;
-  std::uint32_t NeedClassOf(const Job& job, const JobShape& shape);
+  std::uint32_t NeedClassOf(std::uint32_t j);
   std::vector<Time> running_ends;  // per s.running
   AvailabilityPlanner planner;
   Topology topology;

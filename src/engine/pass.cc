@@ -35,11 +35,13 @@ std::size_t ShapeKeyHash::operator()(const ShapeKey& k) const {
   return h;
 }
 
-Pass::Pass(EngineState& st, const PolicyOptions& o, const QueueState& queue, PlanDetail detail)
+Pass::Pass(EngineState& st, const PolicyOptions& o, QueueState& queue, PlanDetail detail,
+           bool queue_is_scratch)
     : s_(st.s),
       o_(o),
       queue_(queue),
       detail_(detail),
+      queue_is_scratch_(queue_is_scratch),
       st_(st),
       shapes_(st.shapes),
       running_ends_(st.running_ends),
@@ -354,7 +356,7 @@ bool Pass::DominanceApplies(std::uint32_t j) const {
 
 bool Pass::KnownNotToStartNow(std::uint32_t j) const {
   if (!DominanceApplies(j)) return cannot_start_now_.count(KeyOf(j)) > 0;
-  std::uint32_t c = st_.need_class[j];
+  std::uint32_t c = st_.NeedClassOf(j);
   if (c >= failed_front_.size()) return false;
   for (const auto& [n, d] : failed_front_[c])
     if (n <= shapes_[j].nodes && d <= shapes_[j].duration) return true;
@@ -366,7 +368,7 @@ void Pass::NoteCannotStartNow(std::uint32_t j) {
     cannot_start_now_.insert(KeyOf(j));
     return;
   }
-  std::uint32_t c = st_.need_class[j];
+  std::uint32_t c = st_.NeedClassOf(j);
   if (c >= failed_front_.size()) failed_front_.resize(st_.need_classes.size());
   const std::int32_t nodes = shapes_[j].nodes;
   const Seconds duration = shapes_[j].duration;
@@ -377,9 +379,11 @@ void Pass::NoteCannotStartNow(std::uint32_t j) {
 
 Plan Pass::Run() {
   if (detail_ == PlanDetail::kFull) {
-    plan_.priorities.reserve(s_.pending.size());
-    for (std::uint32_t j = 0; j < s_.pending.size(); ++j)
-      plan_.priorities.emplace_back(s_.pending[j].id, queue_.priorities[j]);
+    // plan() throws its queue away after the pass: the plan may take the priorities whole.
+    if (queue_is_scratch_)
+      plan_.priorities = std::move(queue_.priorities);
+    else
+      plan_.priorities = queue_.priorities;
   }
   std::int64_t tested = 0;
   for (const QueueEntry& entry : queue_.order) {
@@ -428,7 +432,7 @@ Plan Pass::Run() {
 Plan plan(const Snapshot& snapshot, const PolicyOptions& options) {
   EngineState state(snapshot);
   QueueState queue = BuildQueue(snapshot, state.shapes, options);
-  return Pass(state, options, queue).Run();
+  return Pass(state, options, queue, PlanDetail::kFull, /*queue_is_scratch=*/true).Run();
 }
 
 }  // namespace lockstep::engine

@@ -41,9 +41,10 @@ struct PreemptKeyHash {
 
 class Pass {
  public:
-  // `queue`: priorities and order of st.s.pending. Every reference must outlive the pass.
-  Pass(EngineState& st, const PolicyOptions& o, const QueueState& queue,
-       PlanDetail detail = PlanDetail::kFull);
+  // `queue`: priorities and order of st.s.pending; with `queue_is_scratch` the plan takes its
+  // priorities instead of a copy. Every reference must outlive the pass.
+  Pass(EngineState& st, const PolicyOptions& o, QueueState& queue,
+       PlanDetail detail = PlanDetail::kFull, bool queue_is_scratch = false);
 
   Plan Run();
 
@@ -94,8 +95,9 @@ class Pass {
 
   const Snapshot& s_;
   const PolicyOptions& o_;
-  const QueueState& queue_;
+  QueueState& queue_;
   const PlanDetail detail_;
+  const bool queue_is_scratch_;
   EngineState& st_;
   const std::vector<JobShape>& shapes_;
   const std::vector<Time>& running_ends_;

@@ -21,8 +21,9 @@ QueueState BuildQueue(const Snapshot& s, const std::vector<JobShape>& shapes,
   q.priorities.reserve(s.pending.size());
   q.order.reserve(s.pending.size());
   for (std::uint32_t j = 0; j < s.pending.size(); ++j) {
-    q.priorities.push_back(ComputePriority(s.pending[j], shapes[j], s, ctx, o.weights));
-    q.order.push_back(QueueEntryOf(s.pending[j], q.priorities.back().total, j, s));
+    q.priorities.emplace_back(s.pending[j].id,
+                              ComputePriority(s.pending[j], shapes[j], s, ctx, o.weights));
+    q.order.push_back(QueueEntryOf(s.pending[j], q.priorities.back().second.total, j, s));
   }
   std::sort(q.order.begin(), q.order.end(), QueueBefore);
   return q;

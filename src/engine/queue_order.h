@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "engine/model.h"
@@ -44,7 +45,7 @@ inline Time PriorityTime(Time now, Seconds period) {
 
 // Every pending job's priority (per Snapshot::pending index) and the queue in order.
 struct QueueState {
-  std::vector<PriorityBreakdown> priorities;
+  std::vector<std::pair<JobId, PriorityBreakdown>> priorities;  // as Plan::priorities wants them
   std::vector<QueueEntry> order;
 };
 

@@ -27,7 +27,8 @@ void Scheduler::Rebuild() {
   deadlines_ = {};
   for (std::uint32_t r = 0; r < s_->running.size(); ++r)
     deadlines_.push({st_->running_ends[r], s_->running[r].id});
-  queue_.priorities.assign(s_->pending.size(), {});
+  queue_.priorities.clear();
+  for (const Job& j : s_->pending) queue_.priorities.emplace_back(j.id, PriorityBreakdown{});
   queue_.order.clear();
   tombstones_ = 0;
   priorities_stale_ = true;
@@ -102,7 +103,7 @@ void Scheduler::Unplace(JobId id) {
 }
 
 QueueEntry Scheduler::EntryOf(std::uint32_t j) const {
-  return QueueEntryOf(s_->pending[j], queue_.priorities[j].total, j, *s_);
+  return QueueEntryOf(s_->pending[j], queue_.priorities[j].second.total, j, *s_);
 }
 
 std::vector<QueueEntry>::iterator Scheduler::FindEntry(std::uint32_t j) {
@@ -121,14 +122,15 @@ void Scheduler::AddPending(Job job) {
   s_->pending.push_back(std::move(job));
   st_->shapes.push_back(ShapeIn(s_->pending[j], *s_));
   st_->static_reason.push_back(EngineState::kFitUnknown);
-  st_->need_class.push_back(st_->NeedClassOf(s_->pending[j], st_->shapes[j]));
+  st_->need_class.push_back(EngineState::kClassUnknown);
   const Job& added = s_->pending[j];
   if (!added.dependencies.empty() && !st_->eligibility.tracks_dependencies())
     st_->eligibility.TrackDependencies(*s_);  // the first job with dependencies: every job
   else
     st_->eligibility.AddPending(added);
   // While priorities are stale the queue is rebuilt at the next Plan anyway.
-  queue_.priorities.push_back(
+  queue_.priorities.emplace_back(
+      s_->pending[j].id,
       priorities_stale_ ? PriorityBreakdown{}
                         : ComputePriority(s_->pending[j], st_->shapes[j], *s_, ctx_, o_.weights));
   if (priorities_stale_) return;
@@ -280,7 +282,8 @@ void Scheduler::RefreshPriorities() {
   queue_.order.clear();
   queue_.order.reserve(s_->pending.size());
   for (std::uint32_t j = 0; j < s_->pending.size(); ++j) {
-    queue_.priorities[j] = ComputePriority(s_->pending[j], st_->shapes[j], *s_, ctx_, o_.weights);
+    queue_.priorities[j] = {s_->pending[j].id, ComputePriority(s_->pending[j], st_->shapes[j],
+                                                               *s_, ctx_, o_.weights)};
     queue_.order.push_back(EntryOf(j));
   }
   std::sort(queue_.order.begin(), queue_.order.end(), QueueBefore);
