@@ -127,8 +127,9 @@ void PrintSchedulerHeap(const Snapshot& s) {
   std::printf("| held once built | %.1f |\n| held after one pass (plan freed) | %.1f |\n",
               Mib(built), Mib(held));
   std::printf("| of which jobs and nodes as in the Snapshot | %.1f |\n", Mib(snapshot));
-  std::printf("| the rest, per pending job (shape, queue entry, priority, memos, slot) | %.0f B |\n",
-              extra / static_cast<double>(s.pending.size()));
+  std::printf(
+      "| the rest, per pending job (shape, queue entry, priority, memos, slot) | %.0f B |\n",
+      extra / static_cast<double>(s.pending.size()));
   (void)after_pass;
 }
 

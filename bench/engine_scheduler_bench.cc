@@ -14,7 +14,6 @@
 //
 //   build-bench/bin/engine_scheduler_bench --benchmark_min_time=2000x
 #include <benchmark/benchmark.h>
-
 #include <time.h>
 
 #include <algorithm>
@@ -151,7 +150,8 @@ BENCHMARK_CAPTURE(OneEvent, BM_SchedulerEasyOneEvent_100kPending_10kNodes_Decisi
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(1000);
-BENCHMARK(FirstPass)->Name("BM_SchedulerFirstPass_100kPending_10kNodes")
+BENCHMARK(FirstPass)
+    ->Name("BM_SchedulerFirstPass_100kPending_10kNodes")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(5);

@@ -113,8 +113,7 @@ int EligibilityIndex::Evaluate(const Dependency& d, const Job& job) const {
   return 1;
 }
 
-PendingReason EligibilityIndex::Check(const Job& job, Time now,
-                                      std::uint32_t array_started) const {
+PendingReason EligibilityIndex::Check(const Job& job, Time now, std::uint32_t array_started) const {
   if (job.held_by_admin) return PendingReason::kJobHeldAdmin;
   if (job.held_by_user) return PendingReason::kJobHeldUser;
   if (!job.dependencies.empty()) {

@@ -64,7 +64,7 @@ struct EngineState {
   void RecountPartitions();
 
   const Snapshot& s;
-  std::vector<JobShape> shapes;    // per s.pending
+  std::vector<JobShape> shapes;  // per s.pending
   // Per s.pending: what keeps the job from ever running as the partition, QoS and nodes are
   // (its partition's or QoS's static limits, PartitionConfig, BadConstraints, ReqNodeNotAvail;
   // kNone when nothing does), or kFitUnknown. Depends only on the shape, the limits and the
@@ -82,7 +82,7 @@ struct EngineState {
   Topology topology;
   NodePartitions node_partitions;
   FreeNodeIndex free_index;
-  std::vector<FreeSum> partition_free;                     // per partition
+  std::vector<FreeSum> partition_free;                    // per partition
   std::vector<std::vector<NodeClass>> partition_classes;  // per partition
   EligibilityIndex eligibility;
 };

@@ -144,7 +144,7 @@ class AvailabilityPlanner {
   std::size_t pass_pool_size_ = 0;
   std::vector<std::pair<std::uint32_t, NodeWork>> saved_nodes_;
   std::vector<std::pair<std::int32_t, Time>> saved_ends_;  // (pool slot, end before the pass)
-  std::vector<bool> saved_;                                  // per node: in saved_nodes_
+  std::vector<bool> saved_;                                // per node: in saved_nodes_
 };
 
 }  // namespace lockstep::engine

@@ -62,7 +62,9 @@ void Scheduler::SetFinished(JobId id, Outcome outcome) {
   AddFinished({id, outcome});
 }
 
-void Scheduler::Remove(JobId id) { Unplace(id); }
+void Scheduler::Remove(JobId id) {
+  Unplace(id);
+}
 
 bool Scheduler::StartJob(JobId id, const Allocation& allocation) {
   auto it = slots_.find(id);
@@ -282,8 +284,8 @@ void Scheduler::RefreshPriorities() {
   queue_.order.clear();
   queue_.order.reserve(s_->pending.size());
   for (std::uint32_t j = 0; j < s_->pending.size(); ++j) {
-    queue_.priorities[j] = {s_->pending[j].id, ComputePriority(s_->pending[j], st_->shapes[j],
-                                                               *s_, ctx_, o_.weights)};
+    queue_.priorities[j] = {s_->pending[j].id,
+                            ComputePriority(s_->pending[j], st_->shapes[j], *s_, ctx_, o_.weights)};
     queue_.order.push_back(EntryOf(j));
   }
   std::sort(queue_.order.begin(), queue_.order.end(), QueueBefore);

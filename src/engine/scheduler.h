@@ -126,7 +126,7 @@ class Scheduler {
   std::size_t tombstones_ = 0;  // queue entries of jobs no longer pending
   std::unordered_map<JobId, Slot> slots_;
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
-  std::vector<Time> finished_time_;                  // per s_->finished: when it was set
+  std::vector<Time> finished_time_;                 // per s_->finished: when it was set
   std::deque<std::pair<Time, JobId>> finished_at_;  // in the order SetFinished was called
 };
 

@@ -33,8 +33,8 @@ std::string Describe(const Plan& p) {
     out << "preempt " << x.victim << " for " << x.for_job << " mode " << int(x.mode) << " grace "
         << x.grace << "\n";
   for (const Pending& x : p.pending) {
-    out << "pending " << x.job << " " << PendingReasonName(x.reason) << " at "
-        << x.expected_start << (x.reserved ? " reserved" : "");
+    out << "pending " << x.job << " " << PendingReasonName(x.reason) << " at " << x.expected_start
+        << (x.reserved ? " reserved" : "");
     alloc(x.reservation);
     for (JobId b : x.blocked_by) out << " after " << b;
     out << "\n";
@@ -68,7 +68,8 @@ Snapshot RandomCluster(std::mt19937_64& rng) {
     n.leaf_switch = 1;
     for (std::uint16_t g = 0; g < 2; ++g) n.gpus.push_back({g, 1, -1, ""});
     for (std::uint16_t k = 0; k < 4; ++k)
-      n.gpus.push_back({static_cast<std::uint16_t>(2 + k), 2, static_cast<std::int16_t>(2 + k / 2), ""});
+      n.gpus.push_back(
+          {static_cast<std::uint16_t>(2 + k), 2, static_cast<std::int16_t>(2 + k / 2), ""});
     n.features = 1;
     s.nodes.push_back(n);
     s.partitions[0].nodes.push_back(static_cast<std::uint32_t>(s.nodes.size() - 1));
@@ -101,17 +102,28 @@ class Sequence {
   // One random event applied to both, then the plans compared.
   void Step(int step) {
     int kind = Pick(0, 99);
-    if (kind < 30) Submit();
-    else if (kind < 50) ApplyPlan();
-    else if (kind < 62) EndOne();
-    else if (kind < 67) CancelOne();
-    else if (kind < 73) HoldOrRelease();
-    else if (kind < 80) Advance(Pick(1, 1800));
-    else if (kind < 84) ChangeNodeState();
-    else if (kind < 87) Usage();
-    else if (kind < 88) Limits();
-    else if (kind < 89) NodeResources();
-    else Advance(0);
+    if (kind < 30)
+      Submit();
+    else if (kind < 50)
+      ApplyPlan();
+    else if (kind < 62)
+      EndOne();
+    else if (kind < 67)
+      CancelOne();
+    else if (kind < 73)
+      HoldOrRelease();
+    else if (kind < 80)
+      Advance(Pick(1, 1800));
+    else if (kind < 84)
+      ChangeNodeState();
+    else if (kind < 87)
+      Usage();
+    else if (kind < 88)
+      Limits();
+    else if (kind < 89)
+      NodeResources();
+    else
+      Advance(0);
     Compare(step);
   }
 
@@ -129,8 +141,8 @@ class Sequence {
     for (const Pending& p : want.pending) {
       seen.reserved += p.reserved;
       seen.dependency += p.reason == PendingReason::kDependency;
-      seen.limits += p.reason == PendingReason::kQOSGrpGRES ||
-                     p.reason == PendingReason::kAssocGrpNodeLimit;
+      seen.limits +=
+          p.reason == PendingReason::kQOSGrpGRES || p.reason == PendingReason::kAssocGrpNodeLimit;
     }
     last_ = std::move(want);
   }
@@ -142,7 +154,6 @@ class Sequence {
   } seen;
 
  private:
-
   void Submit() {
     Job j;
     j.id = next_id_++;

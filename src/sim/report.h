@@ -47,9 +47,9 @@ struct SimResult {
   std::int64_t skipped = 0;        // trace records that could not run
   std::int64_t never_started = 0;  // jobs that can never run on this cluster
   std::int64_t capacity_units = 0;
-  std::string unit_name;                     // "gpus" or "cpus"
+  std::string unit_name;                    // "gpus" or "cpus"
   std::vector<NodeShapeCount> node_shapes;  // how the machine was modelled, in node order
-  double scheduler_seconds = 0;  // wall time spent in plan()
+  double scheduler_seconds = 0;             // wall time spent in plan()
   std::int64_t plan_calls = 0;
   std::string policy;  // "fcfs", "easy", "conservative"
 };

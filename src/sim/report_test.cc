@@ -217,11 +217,26 @@ TEST(SummaryJsonTest, KeysAndValues) {
   nlohmann::json json = nlohmann::json::parse(SummaryJson(result, summary));
   std::set<std::string> keys;
   for (const auto& item : json.items()) keys.insert(item.key());
-  EXPECT_EQ(keys, (std::set<std::string>{"policy", "jobs", "skipped", "never_started",
-                                         "capacity_units", "unit", "makespan_s", "utilization",
-                                         "offered_load", "mean_wait_s", "p50_wait_s", "p95_wait_s",
-                                         "p99_wait_s", "max_wait_s", "mean_bsld", "mean_jct_s",
-                                         "scheduler_seconds", "plan_calls", "recorded", "nodes",
+  EXPECT_EQ(keys, (std::set<std::string>{"policy",
+                                         "jobs",
+                                         "skipped",
+                                         "never_started",
+                                         "capacity_units",
+                                         "unit",
+                                         "makespan_s",
+                                         "utilization",
+                                         "offered_load",
+                                         "mean_wait_s",
+                                         "p50_wait_s",
+                                         "p95_wait_s",
+                                         "p99_wait_s",
+                                         "max_wait_s",
+                                         "mean_bsld",
+                                         "mean_jct_s",
+                                         "scheduler_seconds",
+                                         "plan_calls",
+                                         "recorded",
+                                         "nodes",
                                          "node_shapes"}));
   EXPECT_EQ(json["policy"], "easy");
   EXPECT_EQ(json["jobs"], 3);
