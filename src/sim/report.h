@@ -49,7 +49,7 @@ struct SimResult {
   std::int64_t capacity_units = 0;
   std::string unit_name;                    // "gpus" or "cpus"
   std::vector<NodeShapeCount> node_shapes;  // how the machine was modelled, in node order
-  double scheduler_seconds = 0;             // wall time spent in plan()
+  double scheduler_seconds = 0;             // wall time spent in Scheduler::Plan
   std::int64_t plan_calls = 0;
   std::string policy;  // "fcfs", "easy", "conservative"
 };
