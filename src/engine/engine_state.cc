@@ -1,6 +1,7 @@
 #include "engine/engine_state.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace lockstep::engine {
 namespace {
@@ -37,7 +38,19 @@ EngineState::EngineState(const Snapshot& snapshot)
       free_index(snapshot, planner, node_partitions),
       eligibility(snapshot) {
   need_class.assign(snapshot.pending.size(), kClassUnknown);
+  hot.reserve(snapshot.pending.size());
+  for (const Job& j : snapshot.pending) hot.push_back(HotOf(j));
   RecountPartitions();
+}
+
+EngineState::HotJob EngineState::HotOf(const Job& j) {
+  bool plain = !j.held_by_user && !j.held_by_admin && j.dependencies.empty() &&
+               (j.array_job_id == 0 || j.array_max_running == 0);
+  Time switches_free_at = std::numeric_limits<Time>::min();
+  if (j.req.max_switches != 0)
+    switches_free_at =
+        j.req.switches_wait > 0 ? j.submit_time + j.req.switches_wait : kInfiniteTime;
+  return {j.begin_time, switches_free_at, j.partition, plain};
 }
 
 std::uint32_t EngineState::NeedClassOf(std::uint32_t j) {

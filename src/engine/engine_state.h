@@ -74,6 +74,19 @@ struct EngineState {
   // Per s.pending: the job's need class, jobs of one partition with the same per-node need and
   // features; the pass's memo of failed starts is kept per class. Computed on first use.
   static constexpr std::uint32_t kClassUnknown = 0xffffffffu;
+  // Per s.pending: what the backfill scan reads of every job, apart from the Job itself, so that
+  // a pass over a long queue touches one small record per job. `plain`: not held, without
+  // dependencies and without an array throttle, so only its begin time can hold it back.
+  struct HotJob {
+    Time begin_time = 0;
+    // From when the job's --switches count no longer binds it (its wait is over): the lowest
+    // Time without one, kInfiniteTime when it binds for good.
+    Time switches_free_at = 0;
+    std::uint32_t partition = 0;
+    bool plain = false;
+  };
+  static HotJob HotOf(const Job& j);
+  std::vector<HotJob> hot;
   std::vector<std::uint32_t> need_class;
   std::unordered_map<ShapeKey, std::uint32_t, ShapeKeyHash> need_classes;
   std::uint32_t NeedClassOf(std::uint32_t j);

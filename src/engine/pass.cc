@@ -55,7 +55,7 @@ Pass::Pass(EngineState& st, const PolicyOptions& o, QueueState& queue, PlanDetai
 
 bool Pass::MayFitNow(std::uint32_t j) const {
   const JobShape& sh = shapes_[j];
-  std::uint32_t p = s_.pending[j].partition;
+  std::uint32_t p = st_.hot[j].partition;
   if (p >= partition_free_.size() || sh.per_node.exclusive) return true;
   return partition_free_[p].cpus >= std::int64_t{sh.per_node.cpus} * sh.nodes &&
          partition_free_[p].gpus >= std::int64_t{sh.per_node.gpus} * sh.nodes;
@@ -302,10 +302,10 @@ bool Pass::TryPreempt(std::uint32_t j) {
 }
 
 void Pass::HandleBlocked(std::uint32_t j) {
-  const Job& job = s_.pending[j];
+  const std::uint32_t partition = st_.hot[j].partition;
   PendingReason reason =
-      partition_blocked_[job.partition] ? PendingReason::kPriority : PendingReason::kResources;
-  partition_blocked_[job.partition] = true;
+      partition_blocked_[partition] ? PendingReason::kPriority : PendingReason::kResources;
+  partition_blocked_[partition] = true;
   any_blocked_ = true;
   if (o_.preempt != PreemptType::kOff && TryPreempt(j)) return;
   if (reservations_ < o_.reservation_depth) {
@@ -347,10 +347,7 @@ void Pass::EstimateStarts() {
 // nodes feasible. Such failures are kept per need as a Pareto front of (nodes, duration).
 bool Pass::DominanceApplies(std::uint32_t j) const {
   const JobShape& sh = shapes_[j];
-  const Job& job = s_.pending[j];
-  bool switch_wait_over =
-      job.req.switches_wait > 0 && s_.now >= job.submit_time + job.req.switches_wait;
-  return sh.max_nodes == sh.nodes && (job.req.max_switches == 0 || switch_wait_over);
+  return sh.max_nodes == sh.nodes && s_.now >= st_.hot[j].switches_free_at;
 }
 
 bool Pass::KnownNotToStartNow(std::uint32_t j) const {
@@ -376,6 +373,16 @@ void Pass::NoteCannotStartNow(std::uint32_t j) {
   front.push_back({nodes, duration});
 }
 
+PendingReason Pass::CheckEligibility(std::uint32_t j) const {
+  const Job& job = s_.pending[j];
+  std::uint32_t array_started = 0;
+  if (job.array_job_id != 0 && !array_started_.empty()) {
+    auto it = array_started_.find(job.array_job_id);
+    if (it != array_started_.end()) array_started = it->second;
+  }
+  return eligibility_.Check(job, s_.now, array_started);
+}
+
 Plan Pass::Run() {
   if (detail_ == PlanDetail::kFull) {
     // plan() throws its queue away after the pass: the plan may take the priorities whole.
@@ -388,15 +395,13 @@ Plan Pass::Run() {
   for (const QueueEntry& entry : queue_.order) {
     if (entry.index == kQueueTombstone) continue;
     const std::uint32_t j = entry.index;
-    const Job& job = s_.pending[j];
-    std::uint32_t array_started = 0;
-    if (job.array_job_id != 0 && !array_started_.empty()) {
-      auto it = array_started_.find(job.array_job_id);
-      if (it != array_started_.end()) array_started = it->second;
-    }
-    PendingReason r = eligibility_.Check(job, s_.now, array_started);
+    const EngineState::HotJob& hot = st_.hot[j];
+    PendingReason r = hot.plain ? (hot.begin_time > s_.now ? PendingReason::kBeginTime
+                                                           : PendingReason::kNone)
+                                : CheckEligibility(j);
     if (r == PendingReason::kNone) r = StaticReason(j);
-    if (r == PendingReason::kNone) r = limits_.Check(job, TresOf(shapes_[j], shapes_[j].nodes));
+    if (r == PendingReason::kNone)
+      r = limits_.Check(s_.pending[j], TresOf(shapes_[j], shapes_[j].nodes));
     if (r != PendingReason::kNone) {
       Pend(j, r);
       continue;

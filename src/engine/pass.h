@@ -90,6 +90,7 @@ class Pass {
   Found EarliestStart(std::uint32_t j) const;
   void HandleBlocked(std::uint32_t j);
   bool TryPreempt(std::uint32_t j);
+  PendingReason CheckEligibility(std::uint32_t j) const;
   void Pend(std::uint32_t j, PendingReason reason);
   void EstimateStarts();
 

@@ -125,6 +125,7 @@ void Scheduler::AddPending(Job job) {
   st_->shapes.push_back(ShapeIn(s_->pending[j], *s_));
   st_->static_reason.push_back(EngineState::kFitUnknown);
   st_->need_class.push_back(EngineState::kClassUnknown);
+  st_->hot.push_back(EngineState::HotOf(s_->pending[j]));
   const Job& added = s_->pending[j];
   if (!added.dependencies.empty() && !st_->eligibility.tracks_dependencies())
     st_->eligibility.TrackDependencies(*s_);  // the first job with dependencies: every job
@@ -160,6 +161,7 @@ void Scheduler::RemovePendingAt(std::uint32_t j) {
     st_->shapes[j] = st_->shapes[last];
     st_->static_reason[j] = st_->static_reason[last];
     st_->need_class[j] = st_->need_class[last];
+    st_->hot[j] = st_->hot[last];
     queue_.priorities[j] = queue_.priorities[last];
     slots_[s_->pending[j].id] = {List::kPending, j};
   }
@@ -167,6 +169,7 @@ void Scheduler::RemovePendingAt(std::uint32_t j) {
   st_->shapes.pop_back();
   st_->static_reason.pop_back();
   st_->need_class.pop_back();
+  st_->hot.pop_back();
   queue_.priorities.pop_back();
 }
 
