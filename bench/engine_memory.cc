@@ -15,6 +15,7 @@
 
 #include "bench/bench_workload.h"
 #include "engine/model.h"
+#include "engine/scheduler.h"
 
 namespace {
 
@@ -105,6 +106,33 @@ double Mib(std::size_t b) {
   return static_cast<double>(b) / (1024.0 * 1024.0);
 }
 
+// The stateful Scheduler keeps its own copy of the Snapshot and, beside it, what a pass reads
+// (shapes, queue, priorities, planner, indexes): the heap it holds once built and after one
+// pass, with the Snapshot's own share (as counted above) subtracted.
+void PrintSchedulerHeap(const Snapshot& s) {
+  std::size_t base = g_current;
+  auto sched = std::make_unique<Scheduler>(s, PolicyOptions{});
+  std::size_t built = g_current - base;
+  Plan p = sched->Plan(s.now, PlanDetail::kDecisions);
+  std::size_t after_pass = g_current - base;
+  { Plan gone = std::move(p); }
+  std::size_t held = g_current - base;
+  // The Snapshot copy as built by MakeBenchSnapshot, minus growth slack a copy does not have.
+  std::size_t snapshot = 0;
+  for (const Job& j : s.pending) snapshot += sizeof(Job) + JobHeap(j);
+  for (const Job& j : s.running) snapshot += sizeof(Job) + JobHeap(j);
+  for (const Node& n : s.nodes) snapshot += sizeof(Node) + NodeHeap(n);
+  const double extra = static_cast<double>(held) - static_cast<double>(snapshot);
+  std::printf("\n| Scheduler (EASY) | MiB |\n|---|---:|\n");
+  std::printf("| held once built | %.1f |\n| held after one pass (plan freed) | %.1f |\n",
+              Mib(built), Mib(held));
+  std::printf("| of which jobs and nodes as in the Snapshot | %.1f |\n", Mib(snapshot));
+  std::printf(
+      "| the rest, per pending job (shape, queue entry, priority, memos, slot) | %.0f B |\n",
+      extra / static_cast<double>(s.pending.size()));
+  (void)after_pass;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -172,5 +200,6 @@ int main(int argc, char** argv) {
                 s.nodes.size(), v.name, Mib(peak), Mib(kept), g_blocks - blocks,
                 std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
+  PrintSchedulerHeap(s);
   return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Replays every SWF trace of ../shared/data/swf (and the Alibaba 2023 pod list) through
 # `lockstep sim --json` under FCFS, EASY and, on the small traces, conservative backfilling, and
-# prints a markdown table with the wall time of each run, the time spent in plan(), and the
+# prints a markdown table with the wall time of each run, the time spent planning, and the
 # metrics of the field beside those of the production schedule recorded in the trace. Then says,
 # per trace, whether EASY beats FCFS on mean bounded slowdown and on mean wait.
 #
@@ -137,7 +137,7 @@ for run in "${runs[@]}"; do
   rows+=("$label|$policy|${v[0]}|${v[1]}|$wall|${v[2]}|${v[3]}|${v[4]}|${v[5]}|${v[6]}|${v[7]}|${v[8]}|${v[9]}")
 done
 
-echo "| trace | policy | jobs | wall s | scheduler s | plan() calls | utilization | mean wait s | p95 wait s | mean bsld | recorded mean wait s | recorded mean bsld |"
+echo "| trace | policy | jobs | wall s | scheduler s | plan calls | utilization | mean wait s | p95 wait s | mean bsld | recorded mean wait s | recorded mean bsld |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 # Grouped by trace, in the order the traces were first run.
 labels=()

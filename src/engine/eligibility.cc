@@ -3,55 +3,90 @@
 #include <algorithm>
 
 namespace lockstep::engine {
-namespace {
 
-std::string SingletonKey(const Job& j) {
+std::string EligibilityIndex::SingletonKey(const Job& j) {
   return std::to_string(j.user) + '\x1f' + j.name;
 }
 
-}  // namespace
+EligibilityIndex::TargetState EligibilityIndex::Ended(Outcome o) {
+  return o == Outcome::kCompleted ? TargetState::kCompleted
+         : o == Outcome::kFailed  ? TargetState::kFailed
+                                  : TargetState::kCancelled;
+}
 
 EligibilityIndex::EligibilityIndex(const Snapshot& s) {
-  bool any_singleton = false, any_dependency = false;
-  for (const Job& j : s.pending) {
-    any_dependency |= !j.dependencies.empty();
-    for (const Dependency& d : j.dependencies)
-      any_singleton |= d.kind == DependencyKind::kSingleton;
-  }
+  for (const Job& j : s.running)
+    if (j.array_job_id != 0) ++array_running_[j.array_job_id];
   // Without dependencies only array throttles need the running jobs.
-  if (!any_dependency) {
-    for (const Job& j : s.running)
-      if (j.array_job_id != 0) ++array_running_[j.array_job_id];
-    return;
-  }
-  for (const FinishedJob& f : s.finished) {
-    state_[f.id] = f.outcome == Outcome::kCompleted ? TargetState::kCompleted
-                   : f.outcome == Outcome::kFailed  ? TargetState::kFailed
-                                                    : TargetState::kCancelled;
-  }
+  bool any_dependency = std::any_of(s.pending.begin(), s.pending.end(),
+                                    [](const Job& j) { return !j.dependencies.empty(); });
+  if (any_dependency) TrackDependencies(s);
+}
+
+void EligibilityIndex::TrackDependencies(const Snapshot& s) {
+  tracking_ = true;
+  state_.clear();
+  singleton_.clear();
+  for (const FinishedJob& f : s.finished) state_[f.id] = Ended(f.outcome);
   for (const Job& j : s.running) {
     state_[j.id] = TargetState::kRunning;
-    if (j.array_job_id != 0) ++array_running_[j.array_job_id];
-    if (any_singleton) ++singleton_[SingletonKey(j)].running;
+    ++singleton_[SingletonKey(j)].running;
   }
   for (const Job& j : s.pending) {
-    if (!j.dependencies.empty()) state_.try_emplace(j.id, TargetState::kPending);
-    if (any_singleton) {
-      SingletonInfo& info = singleton_[SingletonKey(j)];
-      if (info.first_pending == 0 || j.id < info.first_pending) info.first_pending = j.id;
-    }
+    state_.try_emplace(j.id, TargetState::kPending);
+    singleton_[SingletonKey(j)].pending.insert(j.id);
   }
-  // Pending targets of dependencies must be known as pending even when they have none.
-  if (!state_.empty()) {
-    for (const Job& j : s.pending) state_.try_emplace(j.id, TargetState::kPending);
+}
+
+void EligibilityIndex::AddPending(const Job& j) {
+  if (!tracking_) return;
+  state_[j.id] = TargetState::kPending;
+  singleton_[SingletonKey(j)].pending.insert(j.id);
+}
+
+void EligibilityIndex::RemovePending(const Job& j) {
+  if (!tracking_) return;
+  state_.erase(j.id);
+  auto it = singleton_.find(SingletonKey(j));
+  if (it == singleton_.end()) return;
+  it->second.pending.erase(j.id);
+  if (it->second.pending.empty() && it->second.running == 0) singleton_.erase(it);
+}
+
+void EligibilityIndex::AddRunning(const Job& j) {
+  if (j.array_job_id != 0) ++array_running_[j.array_job_id];
+  if (!tracking_) return;
+  state_[j.id] = TargetState::kRunning;
+  ++singleton_[SingletonKey(j)].running;
+}
+
+void EligibilityIndex::RemoveRunning(const Job& j) {
+  if (j.array_job_id != 0) {
+    auto a = array_running_.find(j.array_job_id);
+    if (a != array_running_.end() && --a->second == 0) array_running_.erase(a);
   }
+  if (!tracking_) return;
+  state_.erase(j.id);
+  auto it = singleton_.find(SingletonKey(j));
+  if (it == singleton_.end()) return;
+  --it->second.running;
+  if (it->second.pending.empty() && it->second.running == 0) singleton_.erase(it);
+}
+
+void EligibilityIndex::AddFinished(const FinishedJob& f) {
+  if (tracking_) state_[f.id] = Ended(f.outcome);
+}
+
+void EligibilityIndex::RemoveFinished(JobId id) {
+  if (tracking_) state_.erase(id);
 }
 
 int EligibilityIndex::Evaluate(const Dependency& d, const Job& job) const {
   if (d.kind == DependencyKind::kSingleton) {
     auto it = singleton_.find(SingletonKey(job));
     if (it == singleton_.end()) return 1;
-    return it->second.running == 0 && it->second.first_pending == job.id ? 1 : 0;
+    const SingletonInfo& info = it->second;
+    return info.running == 0 && !info.pending.empty() && *info.pending.begin() == job.id ? 1 : 0;
   }
   auto it = state_.find(d.target);
   // A target the snapshot no longer knows ended long ago: Slurm treats after/afterany as met,
@@ -78,7 +113,7 @@ int EligibilityIndex::Evaluate(const Dependency& d, const Job& job) const {
   return 1;
 }
 
-PendingReason EligibilityIndex::Check(const Job& job, Time now) const {
+PendingReason EligibilityIndex::Check(const Job& job, Time now, std::uint32_t array_started) const {
   if (job.held_by_admin) return PendingReason::kJobHeldAdmin;
   if (job.held_by_user) return PendingReason::kJobHeldUser;
   if (!job.dependencies.empty()) {
@@ -100,8 +135,8 @@ PendingReason EligibilityIndex::Check(const Job& job, Time now) const {
   if (job.begin_time > now) return PendingReason::kBeginTime;
   if (job.array_job_id != 0 && job.array_max_running > 0) {
     auto it = array_running_.find(job.array_job_id);
-    if (it != array_running_.end() && it->second >= job.array_max_running)
-      return PendingReason::kJobArrayTaskLimit;
+    std::uint32_t running = (it == array_running_.end() ? 0 : it->second) + array_started;
+    if (running >= job.array_max_running) return PendingReason::kJobArrayTaskLimit;
   }
   return PendingReason::kNone;
 }

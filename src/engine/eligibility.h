@@ -2,6 +2,7 @@
 // throttles, with Slurm's pending reasons.
 #pragma once
 
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -10,28 +11,43 @@
 
 namespace lockstep::engine {
 
-// Lookups over the snapshot that dependencies and singletons need. Built once per pass.
+// Lookups over the jobs that dependencies, singletons and array throttles need. plan() builds
+// one per pass from the Snapshot; the Scheduler keeps one and tells it of every job that comes
+// and goes. Dependencies are tracked only once some pending job has one (TrackDependencies):
+// until then only array tasks are counted. Not thread-safe.
 class EligibilityIndex {
  public:
   explicit EligibilityIndex(const Snapshot& s);
 
   // JobHeldUser/Admin, BeginTime, Dependency, DependencyNeverSatisfied, JobArrayTaskLimit, or
-  // kNone when the job may be scheduled.
-  PendingReason Check(const Job& job, Time now) const;
+  // kNone when the job may be scheduled. `array_started` tasks of the job's array started
+  // earlier in the same pass.
+  PendingReason Check(const Job& job, Time now, std::uint32_t array_started = 0) const;
 
-  // A task of this array started in this pass.
-  void NoteArrayTaskStarted(JobId array_job_id) { ++array_running_[array_job_id]; }
+  // ---- Upkeep between passes (Scheduler) ----
+  bool tracks_dependencies() const { return tracking_; }
+  // Starts tracking dependencies over every job of `s`.
+  void TrackDependencies(const Snapshot& s);
+  void AddPending(const Job& j);
+  void RemovePending(const Job& j);
+  void AddRunning(const Job& j);
+  void RemoveRunning(const Job& j);
+  void AddFinished(const FinishedJob& f);
+  void RemoveFinished(JobId id);
 
  private:
   enum class TargetState : std::uint8_t { kPending, kRunning, kCompleted, kFailed, kCancelled };
+  static TargetState Ended(Outcome o);
+  static std::string SingletonKey(const Job& j);
   // 1 satisfied, 0 waiting, -1 never.
   int Evaluate(const Dependency& d, const Job& job) const;
 
+  bool tracking_ = false;
   std::unordered_map<JobId, TargetState> state_;
-  // (user, name) -> running jobs and the smallest pending id, for singleton.
+  // (user, name) -> running jobs and the pending ids, for singleton.
   struct SingletonInfo {
     int running = 0;
-    JobId first_pending = 0;
+    std::set<JobId> pending;
   };
   std::unordered_map<std::string, SingletonInfo> singleton_;
   std::unordered_map<JobId, std::uint32_t> array_running_;

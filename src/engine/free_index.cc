@@ -58,7 +58,11 @@ void FreeNodeIndex::Unfile(std::uint32_t n) {
 
 void FreeNodeIndex::Update(std::uint32_t n) {
   const NodeWork& w = planner_.node(n);
-  if (!w.usable || irregular_[n]) return;
+  if (irregular_[n]) return;
+  if (!w.usable) {
+    Unfile(n);
+    return;
+  }
   if (w.future_head >= 0) {
     Unfile(n);
     irregular_[n] = true;
@@ -75,6 +79,14 @@ void FreeNodeIndex::Update(std::uint32_t n) {
     Entry e{w.free_now.cpus, n};
     b.insert(std::lower_bound(b.begin(), b.end(), e), e);
   }
+}
+
+void FreeNodeIndex::AfterRollback(const std::vector<std::uint32_t>& touched) {
+  for (PartitionIndex& p : partitions_) {
+    for (std::uint32_t n : p.irregular) irregular_[n] = false;
+    p.irregular.clear();
+  }
+  for (std::uint32_t n : touched) Update(n);
 }
 
 }  // namespace lockstep::engine

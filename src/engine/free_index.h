@@ -5,7 +5,7 @@
 // reservations do not fit a bucket (what they can give depends on the window) and are always
 // visited.
 //
-// Internal to one Pass; not thread-safe.
+// Built for one pass by plan(), or kept between passes by the Scheduler; not thread-safe.
 #pragma once
 
 #include <algorithm>
@@ -24,8 +24,12 @@ class FreeNodeIndex {
   FreeNodeIndex(const Snapshot& s, const AvailabilityPlanner& planner,
                 const NodePartitions& node_partitions);
 
-  // Node n's free resources, or its reservations, changed.
+  // Node n's free resources, its reservations or its state changed.
   void Update(std::uint32_t n);
+
+  // A pass was undone (the Scheduler's rollback): nodes that had reservations are filed by what
+  // they have free again, and so are the other nodes the pass touched.
+  void AfterRollback(const std::vector<std::uint32_t>& touched);
 
   // Visits the partition's nodes with reservations, then the others best-first from `gpus`
   // free GPUs up; stops at the first of those for which `visit(n)` returns true.

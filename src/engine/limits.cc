@@ -45,11 +45,12 @@ static bool Limited(const TresLimit& l) {
          l.nodes != kUnlimited;
 }
 
-LimitTracker::LimitTracker(const Snapshot& s)
-    : s_(s), per_qos_(s.qos.size()), per_account_(s.accounts.size()) {
+LimitTracker::LimitTracker(const Snapshot& s) : s_(s) {
   for (const Qos& q : s.qos) any_limit_ |= Limited(q.max_tres_per_user) || Limited(q.grp_tres);
   for (const Account& a : s.accounts) any_limit_ |= Limited(a.grp_tres);
   if (!any_limit_) return;
+  per_qos_.resize(s.qos.size());
+  per_account_.resize(s.accounts.size());
   for (const Job& j : s.running) {
     Tres t;
     t.nodes = static_cast<std::int64_t>(j.allocation.nodes.size());

@@ -56,6 +56,8 @@ const char* PendingReasonName(PendingReason r) {
       return "AssocGrpNodeLimit";
     case PendingReason::kJobArrayTaskLimit:
       return "JobArrayTaskLimit";
+    case PendingReason::kReservationSearchLimit:
+      return "ReservationSearchLimit";
     case PendingReason::kBadConstraints:
       return "BadConstraints";
   }

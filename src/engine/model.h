@@ -258,6 +258,16 @@ struct PolicyOptions {
   int max_jobs_tested = 0;
   // Compute an expected start for pending jobs that hold no reservation.
   bool estimate_starts = true;
+  // Slurm's PriorityCalcPeriod: the age factor is computed for the start of the period the
+  // clock is in, so priorities (and the queue's order) change only once a period. 0: every pass.
+  Seconds priority_calc_period = 0;
+  // Rounds of the earliest-start search for one reservation (each round tries the next moment
+  // at which some node's availability changes). 0: no bound, so a reservation is found whenever
+  // one exists. A job the bound stops pends with reason ReservationSearchLimit.
+  int max_reservation_rounds = 0;
+  // Slurm's MinJobAge: how long the Scheduler remembers a finished job for the dependencies of
+  // others. A dependency on a job it no longer knows counts as an old one (see eligibility.h).
+  Seconds min_job_age = 300;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -292,6 +302,7 @@ enum class PendingReason : std::uint8_t {
   kAssocGrpNodeLimit,
   kJobArrayTaskLimit,
   kBadConstraints,
+  kReservationSearchLimit,  // max_reservation_rounds stopped the search for its reservation
 };
 
 const char* PendingReasonName(PendingReason r);
@@ -338,7 +349,8 @@ struct Plan {
   std::int64_t jobs_tested = 0;                                 // jobs the pass looked at
 };
 
-// The engine's entry point: pure, deterministic.
+// The engine's entry point: pure, deterministic. The Scheduler (scheduler.h) gives the same
+// plans while keeping its state between calls.
 Plan plan(const Snapshot& snapshot, const PolicyOptions& options);
 
 }  // namespace lockstep::engine

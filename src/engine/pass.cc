@@ -3,33 +3,11 @@
 #include <algorithm>
 #include <numeric>
 
-#include "engine/priority.h"
-
 namespace lockstep::engine {
 namespace {
 
 std::size_t Mix(std::size_t h, std::uint64_t v) {
   return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
-}
-
-// Where a running job is assumed to end: its time limit, and never in the past (a job over its
-// limit is about to be killed).
-std::vector<Time> RunningEnds(const Snapshot& s) {
-  std::vector<Time> ends(s.running.size());
-  for (std::size_t r = 0; r < s.running.size(); ++r) {
-    const Job& j = s.running[r];
-    Seconds d = ShapeIn(j, s).duration;
-    Time end = d >= kUnlimited ? kInfiniteTime : j.start_time + d;
-    ends[r] = std::max(end, s.now + 1);
-  }
-  return ends;
-}
-
-std::vector<JobShape> PendingShapes(const Snapshot& s) {
-  std::vector<JobShape> shapes;
-  shapes.reserve(s.pending.size());
-  for (const Job& j : s.pending) shapes.push_back(ShapeIn(j, s));
-  return shapes;
 }
 
 Allocation ToAllocation(const std::vector<Candidate>& chosen) {
@@ -40,6 +18,10 @@ Allocation ToAllocation(const std::vector<Candidate>& chosen) {
 }
 
 }  // namespace
+
+std::size_t PreemptKeyHash::operator()(const PreemptKey& k) const {
+  return Mix(ShapeKeyHash()(k.shape), k.qos);
+}
 
 std::size_t ShapeKeyHash::operator()(const ShapeKey& k) const {
   std::size_t h = k.partition;
@@ -52,93 +34,31 @@ std::size_t ShapeKeyHash::operator()(const ShapeKey& k) const {
   return h;
 }
 
-Pass::Pass(const Snapshot& s, const PolicyOptions& o)
-    : s_(s),
+Pass::Pass(EngineState& st, const PolicyOptions& o, QueueState& queue, PlanDetail detail,
+           bool queue_is_scratch)
+    : s_(st.s),
       o_(o),
-      shapes_(PendingShapes(s)),
-      running_ends_(RunningEnds(s)),
-      planner_(s, running_ends_),
-      topology_(s),
-      limits_(s),
-      eligibility_(s),
-      pending_slot_(s.pending.size(), kNone),
-      partition_free_(s.partitions.size()),
-      node_partitions_(s),
-      partition_blocked_(s.partitions.size(), false),
-      partition_classes_(s.partitions.size()) {
-  for (std::uint32_t p = 0; p < s.partitions.size(); ++p) {
-    for (std::uint32_t n : s.partitions[p].nodes) {
-      if (n >= s.nodes.size()) continue;
-      const NodeWork& w = planner_.node(n);
-      if (!w.usable) continue;
-      partition_free_[p].cpus += w.free_now.cpus;
-      partition_free_[p].gpus += w.free_now.total_gpus();
-    }
-  }
-}
-
-// Nodes alike in capacity, GPU types and features answer "could this job ever fit" alike.
-void Pass::BuildNodeClasses() {
-  classes_built_ = true;
-  for (std::uint32_t p = 0; p < s_.partitions.size(); ++p) {
-    std::vector<NodeClass>& classes = partition_classes_[p];
-    for (std::uint32_t n : s_.partitions[p].nodes) {
-      if (n >= planner_.node_count()) continue;
-      const NodeWork& w = planner_.node(n);
-      auto same = [&](const NodeClass& c) {
-        const NodeWork& r = planner_.node(c.representative);
-        return r.capacity == w.capacity && r.slot_type == w.slot_type &&
-               s_.nodes[c.representative].features == s_.nodes[n].features;
-      };
-      auto it = std::find_if(classes.begin(), classes.end(), same);  // classes are few
-      if (it == classes.end()) it = classes.insert(classes.end(), {n, 0, 0});
-      ++it->count;
-      it->usable += w.usable ? 1 : 0;
-    }
-  }
-}
+      queue_(queue),
+      detail_(detail),
+      queue_is_scratch_(queue_is_scratch),
+      st_(st),
+      shapes_(st.shapes),
+      running_ends_(st.running_ends),
+      planner_(st.planner),
+      topology_(st.topology),
+      limits_(st.s),
+      eligibility_(st.eligibility),
+      pending_slot_(st.s.pending.size(), kNone),
+      partition_free_(st.partition_free),
+      node_partitions_(st.node_partitions),
+      partition_blocked_(st.s.partitions.size(), false) {}
 
 bool Pass::MayFitNow(std::uint32_t j) const {
   const JobShape& sh = shapes_[j];
-  std::uint32_t p = s_.pending[j].partition;
+  std::uint32_t p = st_.hot[j].partition;
   if (p >= partition_free_.size() || sh.per_node.exclusive) return true;
   return partition_free_[p].cpus >= std::int64_t{sh.per_node.cpus} * sh.nodes &&
          partition_free_[p].gpus >= std::int64_t{sh.per_node.gpus} * sh.nodes;
-}
-
-std::vector<std::uint32_t> Pass::QueueOrder() {
-  PriorityContext ctx = MakePriorityContext(s_, o_.weights);
-  std::vector<std::uint32_t> prio(s_.pending.size());
-  plan_.priorities.reserve(s_.pending.size());
-  for (std::uint32_t j = 0; j < s_.pending.size(); ++j) {
-    PriorityBreakdown b = ComputePriority(s_.pending[j], shapes_[j], s_, ctx, o_.weights);
-    prio[j] = b.total;
-    plan_.priorities.emplace_back(s_.pending[j].id, b);
-  }
-  // Sort compact keys, not indexes into the (large) Jobs: Slurm's order is partition
-  // PriorityTier, priority, submit time, job id.
-  struct OrderKey {
-    std::uint32_t tier, priority;
-    Time submit;
-    JobId id;
-    std::uint32_t index;
-  };
-  std::vector<OrderKey> keys(s_.pending.size());
-  for (std::uint32_t j = 0; j < s_.pending.size(); ++j) {
-    const Job& job = s_.pending[j];
-    std::uint32_t tier =
-        job.partition < s_.partitions.size() ? s_.partitions[job.partition].priority_tier : 0u;
-    keys[j] = {tier, prio[j], job.submit_time, job.id, j};
-  }
-  std::sort(keys.begin(), keys.end(), [](const OrderKey& a, const OrderKey& b) {
-    if (a.tier != b.tier) return a.tier > b.tier;
-    if (a.priority != b.priority) return a.priority > b.priority;
-    if (a.submit != b.submit) return a.submit < b.submit;
-    return a.id < b.id;
-  });
-  std::vector<std::uint32_t> order(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].index;
-  return order;
 }
 
 ShapeKey Pass::KeyOf(std::uint32_t j) const {
@@ -210,7 +130,17 @@ std::optional<std::vector<Candidate>> Pass::Choose(std::uint32_t j,
 // Can the job ever run in its partition? PartitionConfig when no set of its nodes is big
 // enough, BadConstraints when no node has its features, ReqNodeNotAvail when enough nodes
 // exist but too few are up.
-PendingReason Pass::CheckFitsPartition(std::uint32_t j) {
+PendingReason Pass::StaticReason(std::uint32_t j) {
+  // Known from an earlier pass of the Scheduler: shapes, limits and nodes are as they were then.
+  std::uint8_t& known = st_.static_reason[j];
+  if (known != EngineState::kFitUnknown) return static_cast<PendingReason>(known);
+  PendingReason reason = CheckStaticLimits(s_.pending[j], shapes_[j], s_);
+  if (reason == PendingReason::kNone) reason = CheckFitsPartitionOnce(j);
+  known = static_cast<std::uint8_t>(reason);
+  return reason;
+}
+
+PendingReason Pass::CheckFitsPartitionOnce(std::uint32_t j) {
   // Only what a node must hold matters here, not for how long nor across how many switches.
   ShapeKey key = KeyOf(j);
   key.duration = 0;
@@ -223,9 +153,8 @@ PendingReason Pass::CheckFitsPartition(std::uint32_t j) {
   if (job.partition >= s_.partitions.size()) {
     reason = PendingReason::kPartitionConfig;
   } else {
-    if (!classes_built_) BuildNodeClasses();
     int with_features = 0, capable = 0, capable_up = 0;
-    for (const NodeClass& c : partition_classes_[job.partition]) {
+    for (const NodeClass& c : st_.partition_classes[job.partition]) {
       if (!NodeMatches(c.representative, sh)) continue;
       with_features += c.count;
       if (!planner_.MapNeed(c.representative, sh.per_node,
@@ -256,7 +185,7 @@ void Pass::StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool 
   for (std::size_t i = 0; i < chosen.size(); ++i) {
     st.allocation.nodes[i].gpus =
         planner_.StartNow(chosen[i].node, chosen[i].take, end, OwnerOfPending(j));
-    if (free_index_) free_index_->Update(chosen[i].node);
+    free_index().Update(chosen[i].node);
   }
   Tres used;
   used.nodes = static_cast<std::int64_t>(chosen.size());
@@ -270,7 +199,7 @@ void Pass::StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool 
     used.gpus += c.take.total_gpus();
   }
   limits_.Add(job, used);
-  if (job.array_job_id != 0) eligibility_.NoteArrayTaskStarted(job.array_job_id);
+  if (job.array_job_id != 0) ++array_started_[job.array_job_id];
   plan_.starts.push_back(std::move(st));
 }
 
@@ -287,7 +216,7 @@ void Pass::Reserve(std::uint32_t j, Time start, const std::vector<Candidate>& ch
   const auto running_count = static_cast<std::uint32_t>(s_.running.size());
   for (const Candidate& c : chosen) {
     planner_.Reserve(c.node, c.take, start, end, OwnerOfPending(j));
-    if (free_index_) free_index_->Update(c.node);
+    free_index().Update(c.node);
     for (std::uint32_t owner : planner_.RunningEndingBy(c.node, start))
       if (owner < running_count) p.blocked_by.push_back(s_.running[owner].id);
   }
@@ -304,10 +233,10 @@ void Pass::MarkPreempted(std::uint32_t r, std::uint32_t for_job, PreemptMode mod
   plan_.preemptions.push_back({victim.id, s_.pending[for_job].id, mode, grace});
 }
 
-std::pair<Time, std::vector<Candidate>> Pass::EarliestStart(std::uint32_t j) const {
+Pass::Found Pass::EarliestStart(std::uint32_t j) const {
   const Job& job = s_.pending[j];
   const JobShape& sh = shapes_[j];
-  if (job.partition >= s_.partitions.size()) return {kInfiniteTime, {}};
+  if (job.partition >= s_.partitions.size()) return {};
   const auto& nodes = s_.partitions[job.partition].nodes;
   Time from = std::max(s_.now, job.begin_time);
   // A job of the same shape found its start no earlier than this in this pass, and the pass
@@ -317,9 +246,13 @@ std::pair<Time, std::vector<Candidate>> Pass::EarliestStart(std::uint32_t j) con
     from = std::max(from, it->second);
   Time end = sh.duration >= kUnlimited ? kInfiniteTime : 0;
   // Each round: the time by which enough nodes could each start on their own, then whether a
-  // placement exists at that moment among those nodes; if not, the next moment anything changes.
+  // placement exists at that moment among those nodes; if not, the next moment anything
+  // changes. Every round moves `from` forward to a change of some node, and there are finitely
+  // many, so the search ends: without a bound it finds the start whenever one exists.
   std::vector<std::pair<Time, std::uint32_t>> earliest;
-  for (int round = 0; round < 256 && from < kInfiniteTime; ++round) {
+  for (int round = 0; from < kInfiniteTime; ++round) {
+    if (o_.max_reservation_rounds > 0 && round >= o_.max_reservation_rounds)
+      return {kInfiniteTime, {}, true};  // not remembered: another shape's search may go further
     earliest.clear();
     for (std::uint32_t n : nodes) {
       if (n >= planner_.node_count() || !planner_.node(n).usable || !NodeMatches(n, sh)) continue;
@@ -340,7 +273,7 @@ std::pair<Time, std::vector<Candidate>> Pass::EarliestStart(std::uint32_t j) con
     }
     if (auto chosen = Choose(j, std::move(feasible))) {
       earliest_found_[key] = t;
-      return {t, std::move(*chosen)};
+      return {t, std::move(*chosen), false};
     }
     Time next = kInfiniteTime;
     for (std::uint32_t n : nodes)
@@ -349,26 +282,46 @@ std::pair<Time, std::vector<Candidate>> Pass::EarliestStart(std::uint32_t j) con
     from = next;
   }
   earliest_found_[key] = kInfiniteTime;
-  return {kInfiniteTime, {}};
+  return {};
+}
+
+void Pass::Pend(std::uint32_t j, PendingReason reason) {
+  pending_slot_[j] = static_cast<std::uint32_t>(plan_.pending.size());
+  plan_.pending.push_back({s_.pending[j].id, reason, 0, false, {}, {}});
+}
+
+// What preemption cannot free for a shape (with the job's QoS, which picks the victims) stays
+// out of reach for the rest of the pass: later starts only take resources, and evictions only
+// shrink the set of jobs left to evict.
+bool Pass::TryPreempt(std::uint32_t j) {
+  PreemptKey key{KeyOf(j), s_.pending[j].qos};
+  if (preemption_failed_.count(key)) return false;
+  if (TryPreemptFor(*this, j)) return true;
+  preemption_failed_.insert(key);
+  return false;
 }
 
 void Pass::HandleBlocked(std::uint32_t j) {
-  const Job& job = s_.pending[j];
+  const std::uint32_t partition = st_.hot[j].partition;
   PendingReason reason =
-      partition_blocked_[job.partition] ? PendingReason::kPriority : PendingReason::kResources;
-  partition_blocked_[job.partition] = true;
+      partition_blocked_[partition] ? PendingReason::kPriority : PendingReason::kResources;
+  partition_blocked_[partition] = true;
   any_blocked_ = true;
-  if (o_.preempt != PreemptType::kOff && TryPreemptFor(*this, j)) return;
+  if (o_.preempt != PreemptType::kOff && TryPreempt(j)) return;
   if (reservations_ < o_.reservation_depth) {
-    auto [start, chosen] = EarliestStart(j);
-    if (start < kInfiniteTime) {
+    Found found = EarliestStart(j);
+    if (found.start < kInfiniteTime) {
       ++reservations_;
-      Reserve(j, start, chosen, reason);
+      Reserve(j, found.start, found.nodes, reason);
       return;
     }
+    if (found.stopped) reason = PendingReason::kReservationSearchLimit;
   }
-  pending_slot_[j] = static_cast<std::uint32_t>(plan_.pending.size());
-  plan_.pending.push_back({job.id, reason, 0, false, {}, {}});
+  // A replay needs no entry for a job that merely waits its turn.
+  if (detail_ == PlanDetail::kDecisions &&
+      (reason == PendingReason::kPriority || reason == PendingReason::kResources))
+    return;
+  Pend(j, reason);
 }
 
 void Pass::EstimateStarts() {
@@ -383,55 +336,107 @@ void Pass::EstimateStarts() {
       continue;
     ShapeKey key = KeyOf(j);
     auto it = memo.find(key);
-    if (it == memo.end()) it = memo.emplace(key, EarliestStart(j).first).first;
+    if (it == memo.end()) it = memo.emplace(key, EarliestStart(j).start).first;
     p.expected_start = it->second < kInfiniteTime ? std::max(it->second, s_.now) : 0;
   }
 }
 
+// Keys whose placement succeeds exactly when enough nodes are feasible (no range of node counts,
+// no switch count): for them a failure with n nodes for d seconds also rules out every job of
+// the same per-node need with more nodes or a longer limit, since a longer window leaves no more
+// nodes feasible. Such failures are kept per need as a Pareto front of (nodes, duration).
+bool Pass::DominanceApplies(std::uint32_t j) const {
+  const JobShape& sh = shapes_[j];
+  return sh.max_nodes == sh.nodes && s_.now >= st_.hot[j].switches_free_at;
+}
+
+bool Pass::KnownNotToStartNow(std::uint32_t j) const {
+  if (!DominanceApplies(j)) return cannot_start_now_.count(KeyOf(j)) > 0;
+  std::uint32_t c = st_.NeedClassOf(j);
+  if (c >= failed_front_.size()) return false;
+  for (const auto& [n, d] : failed_front_[c])
+    if (n <= shapes_[j].nodes && d <= shapes_[j].duration) return true;
+  return false;
+}
+
+void Pass::NoteCannotStartNow(std::uint32_t j) {
+  if (!DominanceApplies(j)) {
+    cannot_start_now_.insert(KeyOf(j));
+    return;
+  }
+  std::uint32_t c = st_.NeedClassOf(j);
+  if (c >= failed_front_.size()) failed_front_.resize(st_.need_classes.size());
+  const std::int32_t nodes = shapes_[j].nodes;
+  const Seconds duration = shapes_[j].duration;
+  auto& front = failed_front_[c];
+  std::erase_if(front, [&](const auto& f) { return f.first >= nodes && f.second >= duration; });
+  front.push_back({nodes, duration});
+}
+
+PendingReason Pass::CheckEligibility(std::uint32_t j) const {
+  const Job& job = s_.pending[j];
+  std::uint32_t array_started = 0;
+  if (job.array_job_id != 0 && !array_started_.empty()) {
+    auto it = array_started_.find(job.array_job_id);
+    if (it != array_started_.end()) array_started = it->second;
+  }
+  return eligibility_.Check(job, s_.now, array_started);
+}
+
 Plan Pass::Run() {
-  std::vector<std::uint32_t> order = QueueOrder();
+  if (detail_ == PlanDetail::kFull) {
+    // plan() throws its queue away after the pass: the plan may take the priorities whole.
+    if (queue_is_scratch_)
+      plan_.priorities = std::move(queue_.priorities);
+    else
+      plan_.priorities = queue_.priorities;
+  }
   std::int64_t tested = 0;
-  for (std::uint32_t j : order) {
-    const Job& job = s_.pending[j];
-    auto pend = [&](PendingReason r) {
-      pending_slot_[j] = static_cast<std::uint32_t>(plan_.pending.size());
-      plan_.pending.push_back({job.id, r, 0, false, {}, {}});
-    };
-    PendingReason r = eligibility_.Check(job, s_.now);
-    if (r == PendingReason::kNone) r = CheckStaticLimits(job, shapes_[j], s_);
-    if (r == PendingReason::kNone) r = CheckFitsPartition(j);
-    if (r == PendingReason::kNone) r = limits_.Check(job, TresOf(shapes_[j], shapes_[j].nodes));
+  for (const QueueEntry& entry : queue_.order) {
+    if (entry.index == kQueueTombstone) continue;
+    const std::uint32_t j = entry.index;
+    const EngineState::HotJob& hot = st_.hot[j];
+    PendingReason r = hot.plain ? (hot.begin_time > s_.now ? PendingReason::kBeginTime
+                                                           : PendingReason::kNone)
+                                : CheckEligibility(j);
+    if (r == PendingReason::kNone) r = StaticReason(j);
+    if (r == PendingReason::kNone)
+      r = limits_.Check(s_.pending[j], TresOf(shapes_[j], shapes_[j].nodes));
     if (r != PendingReason::kNone) {
-      pend(r);
+      Pend(j, r);
       continue;
     }
+    auto wait_turn = [&] {
+      if (detail_ == PlanDetail::kFull) Pend(j, PendingReason::kPriority);
+    };
     if (o_.max_jobs_tested > 0 && tested >= o_.max_jobs_tested) {
-      pend(PendingReason::kPriority);
+      wait_turn();
       continue;
     }
     ++tested;
     // FIFO: once a job waits for resources, nothing behind it starts.
     if (o_.reservation_depth == 0 && any_blocked_) {
-      pend(PendingReason::kPriority);
+      wait_turn();
       continue;
     }
-    ShapeKey key = KeyOf(j);
-    if (!cannot_start_now_.count(key) && MayFitNow(j)) {
+    if (MayFitNow(j) && !KnownNotToStartNow(j)) {
       if (auto chosen = Choose(j, FeasibleAt(j, s_.now))) {
         StartJob(j, *chosen, any_blocked_);
         continue;
       }
-      cannot_start_now_.insert(key);
+      NoteCannotStartNow(j);
     }
     HandleBlocked(j);
   }
   plan_.jobs_tested = tested;
-  EstimateStarts();
+  if (detail_ == PlanDetail::kFull) EstimateStarts();
   return std::move(plan_);
 }
 
 Plan plan(const Snapshot& snapshot, const PolicyOptions& options) {
-  return Pass(snapshot, options).Run();
+  EngineState state(snapshot);
+  QueueState queue = BuildQueue(snapshot, state.shapes, options);
+  return Pass(state, options, queue, PlanDetail::kFull, /*queue_is_scratch=*/true).Run();
 }
 
 }  // namespace lockstep::engine

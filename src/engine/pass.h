@@ -1,5 +1,6 @@
-// One planning pass over a Snapshot: the state that plan() builds, uses and throws away.
-// Internal to the engine (scheduler.cc drives it, preemption.cc extends it).
+// One planning pass over a Snapshot and its EngineState: plan() builds the state and throws it
+// away, the Scheduler keeps it and undoes the pass's changes afterwards. Internal to the engine
+// (pass.cc and scheduler.cc drive it, preemption.cc extends it).
 #pragma once
 
 #include <cstdint>
@@ -9,33 +10,41 @@
 #include <vector>
 
 #include "engine/eligibility.h"
+#include "engine/engine_state.h"
 #include "engine/free_index.h"
 #include "engine/limits.h"
 #include "engine/model.h"
 #include "engine/placement.h"
 #include "engine/planner.h"
+#include "engine/queue_order.h"
 #include "engine/request.h"
 
 namespace lockstep::engine {
 
-// Jobs with equal keys are interchangeable for placement: if one cannot start now, none can
-// for the rest of the pass (the pass only ever takes resources away).
-struct ShapeKey {
-  std::uint32_t partition = 0;
-  std::int32_t nodes = 0, max_nodes = 0, max_switches = 0;
-  NodeNeed need;
-  std::uint64_t features = 0;
-  Seconds duration = 0;
-  bool operator==(const ShapeKey&) const = default;
+// How much of the plan to write out.
+enum class PlanDetail : std::uint8_t {
+  kFull,       // everything model.h describes
+  kDecisions,  // starts, preemptions, reservations, and pending entries only for jobs held back
+               // by something other than Priority or Resources; no priorities (a replay's needs)
 };
 
-struct ShapeKeyHash {
-  std::size_t operator()(const ShapeKey& k) const;
+// A shape and the QoS that picks its victims: the key of the pass's memo of failed preemption.
+struct PreemptKey {
+  ShapeKey shape;
+  std::uint32_t qos = 0;
+  bool operator==(const PreemptKey&) const = default;
+};
+
+struct PreemptKeyHash {
+  std::size_t operator()(const PreemptKey& k) const;
 };
 
 class Pass {
  public:
-  Pass(const Snapshot& s, const PolicyOptions& o);
+  // `queue`: priorities and order of st.s.pending; with `queue_is_scratch` the plan takes its
+  // priorities instead of a copy. Every reference must outlive the pass.
+  Pass(EngineState& st, const PolicyOptions& o, QueueState& queue,
+       PlanDetail detail = PlanDetail::kFull, bool queue_is_scratch = false);
 
   Plan Run();
 
@@ -59,55 +68,62 @@ class Pass {
 
  private:
   ShapeKey KeyOf(std::uint32_t j) const;
-  PendingReason CheckFitsPartition(std::uint32_t j);
-  void BuildNodeClasses();
+  // Static limits, then whether the partition could ever run it; remembered per job.
+  PendingReason StaticReason(std::uint32_t j);
+  PendingReason CheckFitsPartitionOnce(std::uint32_t j);
+  // The per-pass memo of shapes that cannot start now (the pass only takes resources away).
+  bool DominanceApplies(std::uint32_t j) const;
+  bool KnownNotToStartNow(std::uint32_t j) const;
+  void NoteCannotStartNow(std::uint32_t j);
   bool NodeMatches(std::uint32_t n, const JobShape& shape) const;
   void StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool backfilled);
   // False when the partition's free CPUs or GPUs, summed over its up nodes, are too few: the
   // O(1) test that turns most blocked jobs away before any node is looked at.
   bool MayFitNow(std::uint32_t j) const;
-  // Earliest start of job j with its nodes, or kInfiniteTime.
-  std::pair<Time, std::vector<Candidate>> EarliestStart(std::uint32_t j) const;
+  // Earliest start of job j with its nodes; kInfiniteTime when there is none, or when
+  // max_reservation_rounds stopped the search (then `stopped` is set).
+  struct Found {
+    Time start = kInfiniteTime;
+    std::vector<Candidate> nodes;
+    bool stopped = false;
+  };
+  Found EarliestStart(std::uint32_t j) const;
   void HandleBlocked(std::uint32_t j);
+  bool TryPreempt(std::uint32_t j);
+  PendingReason CheckEligibility(std::uint32_t j) const;
+  void Pend(std::uint32_t j, PendingReason reason);
   void EstimateStarts();
-  std::vector<std::uint32_t> QueueOrder();
 
   const Snapshot& s_;
   const PolicyOptions& o_;
-  std::vector<JobShape> shapes_;
-  std::vector<Time> running_ends_;
-  AvailabilityPlanner planner_;
-  Topology topology_;
+  QueueState& queue_;
+  const PlanDetail detail_;
+  const bool queue_is_scratch_;
+  EngineState& st_;
+  const std::vector<JobShape>& shapes_;
+  const std::vector<Time>& running_ends_;
+  AvailabilityPlanner& planner_;
+  const Topology& topology_;
   LimitTracker limits_;
-  EligibilityIndex eligibility_;
+  const EligibilityIndex& eligibility_;
+  std::unordered_map<JobId, std::uint32_t> array_started_;  // array tasks started in this pass
   Plan plan_;
 
   std::vector<std::uint32_t> pending_slot_;  // pending job -> index in plan_.pending, or kNone
   std::unordered_set<ShapeKey, ShapeKeyHash> cannot_start_now_;
+  // Per need class (EngineState::need_class): the (nodes, duration) pairs that failed to start
+  // now, none dominating another.
+  std::vector<std::vector<std::pair<std::int32_t, Seconds>>> failed_front_;
   std::unordered_map<ShapeKey, PendingReason, ShapeKeyHash> partition_fit_;
   std::unordered_set<std::uint32_t> preempted_;
+  std::unordered_set<PreemptKey, PreemptKeyHash> preemption_failed_;
   // The earliest start found per shape in this pass: a lower bound for the next of that shape.
   mutable std::unordered_map<ShapeKey, Time, ShapeKeyHash> earliest_found_;
-  struct FreeSum {
-    std::int64_t cpus = 0, gpus = 0;
-  };
-  std::vector<FreeSum> partition_free_;  // now, over usable nodes
-  NodePartitions node_partitions_;
-  std::vector<bool> partition_blocked_;
-  // Nodes by free GPUs now: starts look only where enough is free. Mutable: a cache over the
-  // planner's state that visits tidy up.
-  mutable std::optional<FreeNodeIndex> free_index_;  // built by the first start that needs it
-  FreeNodeIndex& free_index() const {
-    if (!free_index_) free_index_.emplace(s_, planner_, node_partitions_);
-    return *free_index_;
-  }
-  struct NodeClass {
-    std::uint32_t representative;
-    int count;
-    int usable;
-  };
-  std::vector<std::vector<NodeClass>> partition_classes_;  // per partition; built on first use
-  bool classes_built_ = false;  // a job of the partition waits for resources
+  std::vector<FreeSum> partition_free_;  // now, over usable nodes; this pass's copy
+  const NodePartitions& node_partitions_;
+  std::vector<bool> partition_blocked_;  // a job of the partition waits for resources
+  // Nodes by free GPUs now: starts look only where enough is free.
+  FreeNodeIndex& free_index() const { return st_.free_index; }
   bool any_blocked_ = false;
   int reservations_ = 0;
 };

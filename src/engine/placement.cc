@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace lockstep::engine {
 namespace {
@@ -10,9 +11,34 @@ int LeftoverGpus(const Candidate& c) {
   return c.available.total_gpus() - c.take.total_gpus();
 }
 
+// BetterFit's order as a flat key, so that sorting compares integers in place instead of
+// reaching into the nodes and summing GPU slots at every comparison.
+struct FitKey {
+  std::int32_t weight, gpus_left, cpus_left;
+  std::uint32_t node, index;
+  bool operator<(const FitKey& o) const {
+    return std::tie(weight, gpus_left, cpus_left, node) <
+           std::tie(o.weight, o.gpus_left, o.cpus_left, o.node);
+  }
+};
+
+// Sorts the best `want` candidates first, in BetterFit's order, and drops the rest.
+void BestFirst(std::vector<Candidate>& cs, std::size_t want, const std::vector<Node>& nodes) {
+  std::vector<FitKey> keys;
+  keys.reserve(cs.size());
+  for (std::uint32_t i = 0; i < cs.size(); ++i)
+    keys.push_back({nodes[cs[i].node].weight, LeftoverGpus(cs[i]),
+                    cs[i].available.cpus - cs[i].take.cpus, cs[i].node, i});
+  want = std::min(want, keys.size());
+  std::partial_sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(want), keys.end());
+  std::vector<Candidate> best;
+  best.reserve(want);
+  for (std::size_t k = 0; k < want; ++k) best.push_back(cs[keys[k].index]);
+  cs = std::move(best);
+}
+
 void SortByFit(std::vector<Candidate>& cs, const std::vector<Node>& nodes) {
-  std::sort(cs.begin(), cs.end(),
-            [&](const Candidate& a, const Candidate& b) { return BetterFit(a, b, nodes); });
+  BestFirst(cs, cs.size(), nodes);
 }
 
 // Takes nodes from leaf groups in the order given, best fit within each, until `need`.
@@ -130,9 +156,7 @@ std::optional<std::vector<Candidate>> ChooseNodes(std::vector<Candidate> candida
                      (req.policy == PlacementPolicy::kTopologyFirst || req.max_switches > 0);
   if (by_topology) return ChooseByTopology(std::move(candidates), req, topology, nodes);
   int want = std::min<int>(static_cast<int>(candidates.size()), std::max(req.nodes, req.max_nodes));
-  std::partial_sort(candidates.begin(), candidates.begin() + want, candidates.end(),
-                    [&](const Candidate& a, const Candidate& b) { return BetterFit(a, b, nodes); });
-  candidates.resize(want);
+  BestFirst(candidates, static_cast<std::size_t>(want), nodes);
   return candidates;
 }
 

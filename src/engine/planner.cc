@@ -41,7 +41,7 @@ NodeWork BuildNode(const Node& node) {
 }
 
 // The node's share of a running allocation as a ResourceVec.
-ResourceVec AmountOf(const NodeWork& w, const NodeAllocation& a) {
+ResourceVec AmountOnNode(const NodeWork& w, const NodeAllocation& a) {
   ResourceVec r;
   r.cpus = a.cpus;
   r.mem_mb = a.mem_mb;
@@ -58,13 +58,14 @@ AvailabilityPlanner::AvailabilityPlanner(const Snapshot& s, const std::vector<Ti
   for (const Node& n : s.nodes) nodes_.push_back(BuildNode(n));
   std::size_t holds = 0;
   for (const Job& j : s.running) holds += j.allocation.nodes.size();
+  saved_.assign(nodes_.size(), false);
   pool_.reserve(holds + 64);
   next_.reserve(holds + 64);
   for (std::uint32_t j = 0; j < s.running.size(); ++j) {
     for (const NodeAllocation& a : s.running[j].allocation.nodes) {
       if (a.node >= nodes_.size()) continue;
       NodeWork& w = nodes_[a.node];
-      ResourceVec amount = AmountOf(w, a);
+      ResourceVec amount = AmountOnNode(w, a);
       Link(&w.running_head, {s.running[j].start_time, running_ends[j], amount, j});
       w.free_now -= amount;
       w.free_devices &= ~a.gpus;
@@ -117,6 +118,15 @@ std::optional<ResourceVec> AvailabilityPlanner::MapNeed(std::uint32_t n, const N
 }
 
 void AvailabilityPlanner::Link(std::int32_t* head, const Hold& h) {
+  // A pass appends, so that Rollback can cut its holds off the end of the pool.
+  if (!in_pass_ && !free_slots_.empty()) {
+    std::int32_t slot = free_slots_.back();
+    free_slots_.pop_back();
+    pool_[slot] = h;
+    next_[slot] = *head;
+    *head = slot;
+    return;
+  }
   pool_.push_back(h);
   next_.push_back(*head);
   *head = static_cast<std::int32_t>(pool_.size() - 1);
@@ -136,11 +146,15 @@ ResourceVec AvailabilityPlanner::AvailableAt(const NodeWork& w, Time t) const {
 ResourceVec AvailabilityPlanner::MinAvailable(std::uint32_t n, Time start, Time end) const {
   const NodeWork& w = nodes_[n];
   if (w.future_head < 0 && start <= now_) return w.free_now;
-  // Running holds only end, so the minimum is at `start` or where a reservation begins.
-  ResourceVec least = AvailableAt(w, start);
-  ForEach(w.future_head, [&](const Hold& h) {
-    if (h.start > start && h.start < end) least = Min(least, AvailableAt(w, h.start));
-  });
+  // The cached step function: the step in force at `start`, then every step before `end`.
+  const auto [steps, count] = StepsOf(w);
+  std::size_t i = static_cast<std::size_t>(
+      std::upper_bound(steps, steps + count, start,
+                       [](Time t, const std::pair<Time, ResourceVec>& s) { return t < s.first; }) -
+      steps);
+  i = i == 0 ? 0 : i - 1;
+  ResourceVec least = steps[i].second;
+  for (++i; i < count && steps[i].first < end; ++i) least = Min(least, steps[i].second);
   return least;
 }
 
@@ -226,6 +240,7 @@ Time AvailabilityPlanner::NextChangeAfter(std::uint32_t n, Time t) const {
 
 std::uint64_t AvailabilityPlanner::StartNow(std::uint32_t n, const ResourceVec& amount, Time end,
                                             std::uint32_t owner) {
+  Touch(n);
   NodeWork& w = nodes_[n];
   std::uint64_t taken = 0;
   for (int i = 0; i < kMaxGpuTypesPerNode; ++i) {
@@ -245,14 +260,18 @@ std::uint64_t AvailabilityPlanner::StartNow(std::uint32_t n, const ResourceVec& 
 
 void AvailabilityPlanner::Reserve(std::uint32_t n, const ResourceVec& amount, Time start, Time end,
                                   std::uint32_t owner) {
+  Touch(n);
   Link(&nodes_[n].future_head, {start, end, amount, owner});
   nodes_[n].steps_valid = false;
 }
 
 void AvailabilityPlanner::SetRunningEnd(std::uint32_t n, std::uint32_t owner, Time end) {
-  ForEachMutable(nodes_[n].running_head, [&](Hold& h) {
-    if (h.owner == owner) h.end = end;
-  });
+  Touch(n);
+  for (std::int32_t i = nodes_[n].running_head; i >= 0; i = next_[i]) {
+    if (pool_[i].owner != owner) continue;
+    if (in_pass_) saved_ends_.push_back({i, pool_[i].end});
+    pool_[i].end = end;
+  }
   nodes_[n].steps_valid = false;
 }
 
@@ -262,6 +281,75 @@ std::vector<std::uint32_t> AvailabilityPlanner::RunningEndingBy(std::uint32_t n,
     if (h.end > now_ && h.end <= by) owners.push_back(h.owner);
   });
   return owners;
+}
+
+ResourceVec AvailabilityPlanner::AmountOf(std::uint32_t n, const NodeAllocation& a) const {
+  return AmountOnNode(nodes_[n], a);
+}
+
+void AvailabilityPlanner::AddRunning(std::uint32_t n, const NodeAllocation& a, Time end,
+                                     std::uint32_t owner) {
+  NodeWork& w = nodes_[n];
+  ResourceVec amount = AmountOnNode(w, a);
+  Link(&w.running_head, {now_, end, amount, owner});
+  w.free_now -= amount;
+  w.free_devices &= ~a.gpus;
+  w.steps_valid = false;
+}
+
+void AvailabilityPlanner::RemoveRunning(std::uint32_t n, const NodeAllocation& a,
+                                        std::uint32_t owner) {
+  NodeWork& w = nodes_[n];
+  for (std::int32_t* link = &w.running_head; *link >= 0; link = &next_[*link]) {
+    std::int32_t i = *link;
+    if (pool_[i].owner != owner) continue;
+    w.free_now += pool_[i].amount;
+    *link = next_[i];
+    free_slots_.push_back(i);
+    break;
+  }
+  w.free_devices |= a.gpus;
+  w.steps_valid = false;
+}
+
+void AvailabilityPlanner::RelabelRunning(std::uint32_t n, std::uint32_t from, std::uint32_t to) {
+  ForEachMutable(nodes_[n].running_head, [&](Hold& h) {
+    if (h.owner == from) h.owner = to;
+  });
+}
+
+void AvailabilityPlanner::Touch(std::uint32_t n) {
+  if (!in_pass_ || saved_[n]) return;
+  saved_[n] = true;
+  saved_nodes_.push_back({n, nodes_[n]});
+}
+
+void AvailabilityPlanner::BeginPass() {
+  // Stale step functions pile up in the pool across passes: start it afresh now and then.
+  if (steps_pool_.size() > 8 * nodes_.size() + 4096) {
+    for (NodeWork& w : nodes_) w.steps_valid = false;
+    steps_pool_.clear();
+  }
+  in_pass_ = true;
+  pass_pool_size_ = pool_.size();
+}
+
+std::vector<std::uint32_t> AvailabilityPlanner::Rollback() {
+  for (auto it = saved_ends_.rbegin(); it != saved_ends_.rend(); ++it)
+    pool_[it->first].end = it->second;
+  std::vector<std::uint32_t> touched;
+  touched.reserve(saved_nodes_.size());
+  for (auto& [n, w] : saved_nodes_) {
+    nodes_[n] = w;
+    saved_[n] = false;
+    touched.push_back(n);
+  }
+  pool_.resize(pass_pool_size_);
+  next_.resize(pass_pool_size_);
+  saved_nodes_.clear();
+  saved_ends_.clear();
+  in_pass_ = false;
+  return touched;
 }
 
 }  // namespace lockstep::engine

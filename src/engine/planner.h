@@ -7,7 +7,13 @@
 // ([start, end)). A node without future holds answers "now" queries from a cached free vector,
 // which keeps the common case O(1) per node.
 //
-// Not thread-safe; one pass owns one planner.
+// plan() builds a planner for one pass and throws it away. The Scheduler keeps one between passes:
+// it adds and removes running holds as jobs start and end (AddRunning, RemoveRunning), and
+// brackets each pass with BeginPass and Rollback, which undoes what the pass did (starts,
+// reservations, preemption trials) so that the next pass starts from the running jobs alone.
+// Cached step functions survive a pass for every node the pass did not touch.
+//
+// Not thread-safe; one owner at a time.
 #pragma once
 
 #include <cstdint>
@@ -88,7 +94,29 @@ class AvailabilityPlanner {
   // The running jobs whose holds on node n end in (now, by]: what a reservation waits for.
   std::vector<std::uint32_t> RunningEndingBy(std::uint32_t n, Time by) const;
 
+  // What a running allocation holds on node n, counted per GPU type slot.
+  ResourceVec AmountOf(std::uint32_t n, const NodeAllocation& a) const;
+
+  // ---- Kept between passes (Scheduler only; never during a pass) ----
+  // A running job's share of node n until `end` (devices: the GPU device bits it holds).
+  void AddRunning(std::uint32_t n, const NodeAllocation& a, Time end, std::uint32_t owner);
+  // Gives back what AddRunning took.
+  void RemoveRunning(std::uint32_t n, const NodeAllocation& a, std::uint32_t owner);
+  // The running job `from` is now known as `to` (its index moved).
+  void RelabelRunning(std::uint32_t n, std::uint32_t from, std::uint32_t to);
+  void SetUsable(std::uint32_t n, bool usable) { nodes_[n].usable = usable; }
+  // The clock moves on; every running hold must end after `now` (the Scheduler moves the ends
+  // of jobs past their limits first).
+  void SetNow(Time now) { now_ = now; }
+
+  // Records what the pass changes from here on; Rollback restores it and returns the nodes it
+  // touched (their free-node index entries need refreshing).
+  void BeginPass();
+  std::vector<std::uint32_t> Rollback();
+
  private:
+  // Saves node n (and nothing else) before a pass first changes it.
+  void Touch(std::uint32_t n);
   ResourceVec AvailableAt(const NodeWork& w, Time t) const;
   // The node's steps: a view into steps_pool_, valid until the next StepsOf call.
   std::pair<const std::pair<Time, ResourceVec>*, std::size_t> StepsOf(const NodeWork& w) const;
@@ -110,6 +138,13 @@ class AvailabilityPlanner {
   mutable std::vector<std::pair<Time, ResourceVec>> steps_pool_;  // every node's steps, appended
   std::vector<Hold> pool_;
   std::vector<std::int32_t> next_;
+  std::vector<std::int32_t> free_slots_;  // pool slots of removed holds, reused outside passes
+  // The undo journal of the pass in progress.
+  bool in_pass_ = false;
+  std::size_t pass_pool_size_ = 0;
+  std::vector<std::pair<std::uint32_t, NodeWork>> saved_nodes_;
+  std::vector<std::pair<std::int32_t, Time>> saved_ends_;  // (pool slot, end before the pass)
+  std::vector<bool> saved_;                                // per node: in saved_nodes_
 };
 
 }  // namespace lockstep::engine

@@ -7,9 +7,9 @@
 
 namespace lockstep::engine {
 
-PriorityContext MakePriorityContext(const Snapshot& s, const PriorityWeights& w) {
+PriorityContext MakePriorityContext(const Snapshot& s, const PriorityWeights& w, Time at) {
   PriorityContext ctx;
-  ctx.now = s.now;
+  ctx.now = at;
   if (w.fairshare > 0) ctx.fairshare = FairTreeFactors(s.accounts, s.associations);
   double cpus = 0, mem = 0, gpus = 0;
   for (const Node& n : s.nodes) {

@@ -19,8 +19,9 @@ struct PriorityContext {
   double max_qos_priority = 0;
 };
 
-// Fair Tree runs only when fair share has a weight.
-PriorityContext MakePriorityContext(const Snapshot& s, const PriorityWeights& w);
+// Fair Tree runs only when fair share has a weight. `at`: the moment the age factor is
+// computed for (PriorityTime in queue_order.h).
+PriorityContext MakePriorityContext(const Snapshot& s, const PriorityWeights& w, Time at);
 
 // The priority of a pending job and its weighted parts. Held jobs get 0, as in Slurm.
 PriorityBreakdown ComputePriority(const Job& job, const JobShape& shape, const Snapshot& s,

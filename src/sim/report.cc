@@ -225,12 +225,31 @@ Summary Summarize(const SimResult& result) {
   return summary;
 }
 
+std::int64_t NodeCount(const std::vector<NodeShapeCount>& shapes) {
+  std::int64_t n = 0;
+  for (const NodeShapeCount& s : shapes) n += s.count;
+  return n;
+}
+
+// "240 nodes: 240 x 1 cpu", "1,152 nodes: 1,008 x 80 cpus + 144 x 88 cpus".
+std::string DescribeMachine(const std::vector<NodeShapeCount>& shapes) {
+  std::string out = fmt::format("{} nodes:", FormatNumber(NodeCount(shapes)));
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const NodeShapeCount& s = shapes[i];
+    out += fmt::format("{} {} x {} cpu{}", i == 0 ? "" : " +", FormatNumber(s.count), s.cpus,
+                       s.cpus == 1 ? "" : "s");
+    if (s.gpus > 0) out += fmt::format(" {} gpu{}", s.gpus, s.gpus == 1 ? "" : "s");
+  }
+  return out;
+}
+
 std::string FormatSummary(const SimResult& result, const Summary& summary) {
   std::string out;
   if (!result.policy.empty()) {
     out += Line("policy", fmt::format("{} on {} {}", result.policy,
                                       FormatNumber(result.capacity_units), result.unit_name));
   }
+  if (!result.node_shapes.empty()) out += Line("machine", DescribeMachine(result.node_shapes));
   std::string jobs =
       fmt::format("{}   skipped {}", FormatNumber(summary.jobs), FormatNumber(summary.skipped));
   if (result.never_started > 0) {
@@ -268,6 +287,7 @@ std::string SummaryJson(const SimResult& result, const Summary& summary) {
       {"never_started", result.never_started},
       {"capacity_units", result.capacity_units},
       {"unit", result.unit_name},
+      {"nodes", NodeCount(result.node_shapes)},
       {"makespan_s", summary.makespan_s},
       {"utilization", summary.utilization},
       {"offered_load", summary.offered_load},
@@ -281,6 +301,10 @@ std::string SummaryJson(const SimResult& result, const Summary& summary) {
       {"scheduler_seconds", summary.scheduler_seconds},
       {"plan_calls", result.plan_calls},
   };
+  nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
+  for (const NodeShapeCount& s : result.node_shapes)
+    shapes.push_back({{"count", s.count}, {"cpus", s.cpus}, {"gpus", s.gpus}});
+  json["node_shapes"] = std::move(shapes);
   if (summary.has_recorded) {
     json["recorded"] = {{"mean_wait_s", summary.recorded_mean_wait_s},
                         {"p50_wait_s", summary.recorded_p50_wait_s},

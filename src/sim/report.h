@@ -34,14 +34,22 @@ struct Sample {
   std::int64_t running_jobs = 0;
 };
 
+// Nodes alike in CPUs and GPUs, and how many of them the modelled machine has.
+struct NodeShapeCount {
+  std::int64_t count = 0;
+  std::int32_t cpus = 0;
+  std::int32_t gpus = 0;
+};
+
 struct SimResult {
   std::vector<JobRecord> jobs;     // every job that ran, in id order
   std::vector<Sample> samples;     // in time order
   std::int64_t skipped = 0;        // trace records that could not run
   std::int64_t never_started = 0;  // jobs that can never run on this cluster
   std::int64_t capacity_units = 0;
-  std::string unit_name;         // "gpus" or "cpus"
-  double scheduler_seconds = 0;  // wall time spent in plan()
+  std::string unit_name;                    // "gpus" or "cpus"
+  std::vector<NodeShapeCount> node_shapes;  // how the machine was modelled, in node order
+  double scheduler_seconds = 0;             // wall time spent in Scheduler::Plan
   std::int64_t plan_calls = 0;
   std::string policy;  // "fcfs", "easy", "conservative"
 };
@@ -63,6 +71,9 @@ struct Summary {
 };
 
 Summary Summarize(const SimResult& result);
+std::int64_t NodeCount(const std::vector<NodeShapeCount>& shapes);
+// "1,152 nodes: 1,008 x 80 cpus + 144 x 88 cpus".
+std::string DescribeMachine(const std::vector<NodeShapeCount>& shapes);
 // A few human-readable lines.
 std::string FormatSummary(const SimResult& result, const Summary& summary);
 // One JSON object (the keys of Summary, plus policy, capacity and plan_calls).

@@ -197,17 +197,47 @@ TEST(FormatSummaryTest, OmitsWhatDoesNotApply) {
   EXPECT_NE(text.find("3-01:01:01"), std::string::npos) << text;
 }
 
+TEST(SummaryJsonTest, SaysHowTheMachineWasModelled) {
+  SimResult result = ThreeJobs();
+  result.node_shapes = {{2, 80, 0}, {1, 88, 4}};
+  nlohmann::json json = nlohmann::json::parse(SummaryJson(result, Summarize(result)));
+  EXPECT_EQ(json["nodes"], 3);
+  ASSERT_EQ(json["node_shapes"].size(), 2u);
+  EXPECT_EQ(json["node_shapes"][1]["count"], 1);
+  EXPECT_EQ(json["node_shapes"][1]["cpus"], 88);
+  EXPECT_EQ(json["node_shapes"][1]["gpus"], 4);
+  EXPECT_EQ(DescribeMachine(result.node_shapes), "3 nodes: 2 x 80 cpus + 1 x 88 cpus 4 gpus");
+  EXPECT_NE(FormatSummary(result, Summarize(result)).find("3 nodes: 2 x 80 cpus"),
+            std::string::npos);
+}
+
 TEST(SummaryJsonTest, KeysAndValues) {
   SimResult result = ThreeJobs();
   Summary summary = Summarize(result);
   nlohmann::json json = nlohmann::json::parse(SummaryJson(result, summary));
   std::set<std::string> keys;
   for (const auto& item : json.items()) keys.insert(item.key());
-  EXPECT_EQ(keys, (std::set<std::string>{"policy", "jobs", "skipped", "never_started",
-                                         "capacity_units", "unit", "makespan_s", "utilization",
-                                         "offered_load", "mean_wait_s", "p50_wait_s", "p95_wait_s",
-                                         "p99_wait_s", "max_wait_s", "mean_bsld", "mean_jct_s",
-                                         "scheduler_seconds", "plan_calls", "recorded"}));
+  EXPECT_EQ(keys, (std::set<std::string>{"policy",
+                                         "jobs",
+                                         "skipped",
+                                         "never_started",
+                                         "capacity_units",
+                                         "unit",
+                                         "makespan_s",
+                                         "utilization",
+                                         "offered_load",
+                                         "mean_wait_s",
+                                         "p50_wait_s",
+                                         "p95_wait_s",
+                                         "p99_wait_s",
+                                         "max_wait_s",
+                                         "mean_bsld",
+                                         "mean_jct_s",
+                                         "scheduler_seconds",
+                                         "plan_calls",
+                                         "recorded",
+                                         "nodes",
+                                         "node_shapes"}));
   EXPECT_EQ(json["policy"], "easy");
   EXPECT_EQ(json["jobs"], 3);
   EXPECT_EQ(json["skipped"], 2);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -9,6 +10,7 @@
 #include "sim/workload.h"
 #include "common/hostlist.h"
 #include "engine/fairshare.h"
+#include "engine/scheduler.h"
 
 namespace lockstep::sim {
 namespace {
@@ -32,6 +34,18 @@ bool NeverRuns(PendingReason r) {
   }
 }
 
+// Runs of nodes alike in CPUs and GPUs, in node order.
+std::vector<NodeShapeCount> NodeShapes(const std::vector<engine::Node>& nodes) {
+  std::vector<NodeShapeCount> shapes;
+  for (const engine::Node& n : nodes) {
+    auto gpus = static_cast<std::int32_t>(n.gpus.size());
+    if (shapes.empty() || shapes.back().cpus != n.cpus || shapes.back().gpus != gpus)
+      shapes.push_back({0, n.cpus, gpus});
+    ++shapes.back().count;
+  }
+  return shapes;
+}
+
 struct Completion {
   Time at;
   JobId job;
@@ -39,18 +53,20 @@ struct Completion {
   bool operator>(const Completion& o) const { return at != o.at ? at > o.at : job > o.job; }
 };
 
+// The replay drives the engine's Scheduler through the job lifecycle the Scheduler itself
+// implements (StartJob, Requeue, SetFinished): this file only keeps the clock, the completions
+// and the records.
 class Replay {
  public:
   Replay(const trace::Trace& trace, config::ClusterConfig cluster, const SimOptions& o)
-      : trace_(trace), cluster_(std::move(cluster)), o_(o), snap_(cluster_.base) {
-    for (const engine::Node& n : snap_.nodes) {
-      gpu_cluster_ |= !n.gpus.empty();
-    }
-    for (const engine::Node& n : snap_.nodes)
+      : trace_(trace), cluster_(std::move(cluster)), o_(o) {
+    for (const engine::Node& n : cluster_.base.nodes) gpu_cluster_ |= !n.gpus.empty();
+    for (const engine::Node& n : cluster_.base.nodes)
       result_.capacity_units += gpu_cluster_ ? static_cast<std::int64_t>(n.gpus.size()) : n.cpus;
     result_.unit_name = gpu_cluster_ ? "gpus" : "cpus";
-    for (const engine::Node& n : snap_.nodes)
+    for (const engine::Node& n : cluster_.base.nodes)
       if (n.state == engine::NodeState::kUp) free_cpus_ += n.cpus;
+    result_.node_shapes = NodeShapes(cluster_.base.nodes);
     result_.policy = o.policy_name;
     result_.skipped = trace.skipped;
   }
@@ -58,7 +74,15 @@ class Replay {
   SimResult Run() {
     jobs_.reserve(trace_.jobs.size());
     for (const trace::TraceJob& t : trace_.jobs) jobs_.push_back(ToSimJob(t, cluster_));
-    snap_.associations = cluster_.base.associations;  // AssociationFor may have added some
+    // AssociationFor may have added associations: the scheduler starts from the final list.
+    engine::Snapshot base = cluster_.base;
+    base.pending.clear();
+    base.running.clear();
+    base.finished.clear();
+    base.now = jobs_.empty() ? 0 : jobs_.front().job.submit_time;
+    usage_.clear();
+    for (const auto& a : base.associations) usage_.push_back(a.usage);
+    sched_.emplace(std::move(base), o_.policy);
     ProgressBar progress(o_.progress ? static_cast<std::int64_t>(jobs_.size()) : 0);
     std::size_t next_submit = 0;
     while (true) {
@@ -82,7 +106,7 @@ class Replay {
       Sample();
       if (o_.progress) progress.Update(static_cast<std::int64_t>(ended_));
     }
-    result_.never_started += static_cast<std::int64_t>(snap_.pending.size());
+    result_.never_started += static_cast<std::int64_t>(sched_->snapshot().pending.size());
     std::sort(result_.jobs.begin(), result_.jobs.end(),
               [](const JobRecord& a, const JobRecord& b) { return a.id < b.id; });
     return std::move(result_);
@@ -90,23 +114,27 @@ class Replay {
 
  private:
   void Advance(Time t) {
-    if (o_.policy.weights.fairshare > 0 && t > snap_.now)
-      for (auto& a : snap_.associations)
-        a.usage = engine::DecayUsage(a.usage, t - snap_.now, o_.fairshare_half_life);
-    snap_.now = t;
+    if (o_.policy.weights.fairshare > 0 && t > now_) {
+      for (std::uint32_t a = 0; a < usage_.size(); ++a) {
+        usage_[a] = engine::DecayUsage(usage_[a], t - now_, o_.fairshare_half_life);
+        sched_->SetUsage(a, usage_[a]);
+      }
+    }
+    now_ = t;
   }
 
   void Submit(std::size_t i) {
     index_[jobs_[i].job.id] = i;
-    snap_.pending.push_back(jobs_[i].job);
+    queued_seq_[jobs_[i].job.id] = next_seq_++;
+    sched_->SetPending(jobs_[i].job);
   }
 
   // Ends a job; false when the completion is stale (the job was preempted since).
   bool End(const Completion& c) {
     const JobId id = c.job;
-    auto it = running_pos_.find(id);
-    if (it == running_pos_.end()) return false;  // preempted before its end
-    const Job& job = snap_.running[it->second];
+    const Job* running = sched_->Find(id);
+    if (running == nullptr || running->allocation.nodes.empty()) return false;  // preempted
+    const Job& job = *running;
     if (job.start_time != c.started) return false;  // an earlier run, requeued since
     const SimJob& sj = jobs_[index_[id]];
     JobRecord rec;
@@ -114,7 +142,7 @@ class Replay {
     rec.user = sj.user;
     rec.submit = job.submit_time;
     rec.start = job.start_time;
-    rec.end = snap_.now;
+    rec.end = now_;
     rec.nodes = static_cast<std::int32_t>(job.allocation.nodes.size());
     for (const auto& a : job.allocation.nodes) {
       rec.gpus += __builtin_popcountll(a.gpus);
@@ -125,31 +153,21 @@ class Replay {
     rec.killed_at_limit = sj.run_time > job.req.time_limit;
     busy_units_ -= rec.units;
     free_cpus_ += rec.cpus;
-    snap_.associations[job.assoc].usage +=
-        static_cast<double>(rec.units) * static_cast<double>(rec.end - rec.start);
-    if (o_.event_log) *o_.event_log << "t=" << snap_.now << " end job " << id << "\n";
+    usage_[job.assoc] += static_cast<double>(rec.units) * static_cast<double>(rec.end - rec.start);
+    if (o_.policy.weights.fairshare > 0) sched_->SetUsage(job.assoc, usage_[job.assoc]);
+    if (o_.event_log) *o_.event_log << "t=" << now_ << " end job " << id << "\n";
     result_.jobs.push_back(std::move(rec));
-    RemoveRunning(id);
+    sched_->SetFinished(id, engine::Outcome::kCompleted);
     ++ended_;
     return true;
-  }
-
-  void RemoveRunning(JobId id) {
-    std::size_t pos = running_pos_[id];
-    running_pos_.erase(id);
-    if (pos + 1 != snap_.running.size()) {
-      snap_.running[pos] = std::move(snap_.running.back());
-      running_pos_[snap_.running[pos].id] = pos;
-    }
-    snap_.running.pop_back();
   }
 
   void PlanUntilStable() {
     // Preemptions free resources only once applied: plan again at the same moment, a bounded
     // number of times.
-    for (int round = 0; round < 16 && !snap_.pending.empty(); ++round) {
+    for (int round = 0; round < 16 && !sched_->snapshot().pending.empty(); ++round) {
       auto t0 = std::chrono::steady_clock::now();
-      engine::Plan plan = engine::plan(snap_, o_.policy);
+      engine::Plan plan = sched_->Plan(now_, engine::PlanDetail::kDecisions);
       result_.scheduler_seconds +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       ++result_.plan_calls;
@@ -162,89 +180,83 @@ class Replay {
 
   bool ApplyPreemptions(const engine::Plan& plan) {
     for (const engine::Preemption& p : plan.preemptions) {
-      auto it = running_pos_.find(p.victim);
-      if (it == running_pos_.end()) continue;
-      Job job = snap_.running[it->second];
-      busy_units_ -= UnitsOf(job, job.allocation, gpu_cluster_);
-      for (const auto& a : job.allocation.nodes) free_cpus_ += a.cpus;
+      const Job* job = sched_->Find(p.victim);
+      if (job == nullptr || job->allocation.nodes.empty()) continue;
+      busy_units_ -= UnitsOf(*job, job->allocation, gpu_cluster_);
+      for (const auto& a : job->allocation.nodes) free_cpus_ += a.cpus;
       if (o_.event_log)
-        *o_.event_log << "t=" << snap_.now << " preempt job " << p.victim << " for job "
-                      << p.for_job
+        *o_.event_log << "t=" << now_ << " preempt job " << p.victim << " for job " << p.for_job
                       << (p.mode == engine::PreemptMode::kCancel ? " cancel" : " requeue") << "\n";
-      RemoveRunning(p.victim);
       if (p.mode == engine::PreemptMode::kCancel) {
+        sched_->SetFinished(p.victim, engine::Outcome::kCancelled);
         ++ended_;
         ++result_.never_started;  // cancelled: it never completes
         continue;
       }
-      job.allocation = {};
-      job.start_time = 0;
-      snap_.pending.push_back(std::move(job));
+      sched_->Requeue(p.victim);
+      queued_seq_[p.victim] = next_seq_++;
     }
     return !plan.preemptions.empty();
   }
 
   void ApplyStarts(const engine::Plan& plan) {
     if (plan.starts.empty()) return;
-    std::unordered_map<JobId, const engine::Start*> started;
-    for (const engine::Start& s : plan.starts) started[s.job] = &s;
-    std::vector<Job> still_pending;
-    still_pending.reserve(snap_.pending.size());
-    for (Job& j : snap_.pending) {
-      auto it = started.find(j.id);
-      if (it == started.end()) {
-        still_pending.push_back(std::move(j));
-        continue;
-      }
-      j.start_time = snap_.now;
-      j.allocation = it->second->allocation;
+    // In the order the jobs joined the queue, so that logs list simultaneous starts alike
+    // whatever order the plan gives them in.
+    std::vector<const engine::Start*> starts;
+    for (const engine::Start& s : plan.starts) starts.push_back(&s);
+    std::sort(starts.begin(), starts.end(), [&](const engine::Start* a, const engine::Start* b) {
+      return queued_seq_[a->job] < queued_seq_[b->job];
+    });
+    for (const engine::Start* s : starts) {
+      if (!sched_->StartJob(s->job, s->allocation)) continue;
+      const Job& j = *sched_->Find(s->job);
       const SimJob& sj = jobs_[index_[j.id]];
       Seconds runs = std::min(sj.run_time, j.req.time_limit);
-      completions_.push({snap_.now + runs, j.id, snap_.now});
+      completions_.push({now_ + runs, j.id, now_});
       busy_units_ += UnitsOf(j, j.allocation, gpu_cluster_);
       for (const auto& a : j.allocation.nodes) free_cpus_ -= a.cpus;
       if (o_.event_log) LogStart(j);
-      running_pos_[j.id] = snap_.running.size();
-      snap_.running.push_back(std::move(j));
     }
-    snap_.pending = std::move(still_pending);
   }
 
   void LogStart(const Job& j) {
     std::vector<std::string> names;
     std::string gpus;
     for (const auto& a : j.allocation.nodes) {
-      names.push_back(snap_.nodes[a.node].name);
+      names.push_back(sched_->snapshot().nodes[a.node].name);
       for (int d = 0; d < 64; ++d)
         if (a.gpus >> d & 1) gpus += (gpus.empty() ? "" : ",") + std::to_string(d);
     }
-    *o_.event_log << "t=" << snap_.now << " start job " << j.id << " on " << CompressHostlist(names)
+    *o_.event_log << "t=" << now_ << " start job " << j.id << " on " << CompressHostlist(names)
                   << (gpus.empty() ? "" : " gpus " + gpus) << "\n";
   }
 
   void DropNeverRunnable(const engine::Plan& plan) {
-    std::unordered_set<JobId> drop;
-    for (const engine::Pending& p : plan.pending)
-      if (NeverRuns(p.reason)) drop.insert(p.job);
-    if (drop.empty()) return;
-    std::erase_if(snap_.pending, [&](const Job& j) { return drop.count(j.id) > 0; });
-    result_.never_started += static_cast<std::int64_t>(drop.size());
-    ended_ += drop.size();
+    for (const engine::Pending& p : plan.pending) {
+      if (!NeverRuns(p.reason)) continue;
+      sched_->Remove(p.job);
+      ++result_.never_started;
+      ++ended_;
+    }
   }
 
   void Sample() {
-    result_.samples.push_back({snap_.now, busy_units_,
-                               static_cast<std::int64_t>(snap_.pending.size()),
-                               static_cast<std::int64_t>(snap_.running.size())});
+    const engine::Snapshot& s = sched_->snapshot();
+    result_.samples.push_back({now_, busy_units_, static_cast<std::int64_t>(s.pending.size()),
+                               static_cast<std::int64_t>(s.running.size())});
   }
 
   const trace::Trace& trace_;
   config::ClusterConfig cluster_;
   const SimOptions& o_;
-  engine::Snapshot snap_;
+  std::optional<engine::Scheduler> sched_;
+  Time now_ = 0;
+  std::vector<double> usage_;  // fair-share usage per association, decayed as time passes
   std::vector<SimJob> jobs_;
   std::unordered_map<JobId, std::size_t> index_;        // job id -> jobs_
-  std::unordered_map<JobId, std::size_t> running_pos_;  // job id -> snap_.running
+  std::unordered_map<JobId, std::uint64_t> queued_seq_;  // when it last joined the queue
+  std::uint64_t next_seq_ = 0;
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
   SimResult result_;
   std::int64_t busy_units_ = 0;

@@ -1,7 +1,7 @@
-// The trace simulator: replays a workload in virtual time through the engine's plan(), the same
-// code the controller calls. A job ends after its recorded run time, or is killed at its time
-// limit. Preempted jobs go back to the queue (REQUEUE) or end (CANCEL) at once: the replay does
-// not model grace times.
+// The trace simulator: replays a workload in virtual time through the engine's Scheduler (whose
+// plans equal plan()'s, the code the controller calls) and its job lifecycle. A job ends after
+// its recorded run time, or is killed at its time limit. Preempted jobs go back to the queue
+// (REQUEUE) or end (CANCEL) at once: the replay does not model grace times.
 //
 // Single-threaded; a Simulator is used once.
 #pragma once

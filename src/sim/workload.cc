@@ -6,8 +6,9 @@
 namespace lockstep::sim {
 namespace {
 
-// CPUs of the first node of a partition: SWF jobs are sized in processors, and the cluster a
-// trace ran on is homogeneous.
+// CPUs of the first node of a partition: SWF jobs are sized in processors. The cluster a trace
+// describes is homogeneous, or thin nodes first and then nodes of one more CPU (trace_swf.cc),
+// so a job spread over nodes of the first node's size fits on any of them.
 std::int32_t CpusPerNode(const config::ClusterConfig& c, std::uint32_t partition) {
   const auto& p = c.base.partitions[partition];
   if (p.nodes.empty()) return 1;

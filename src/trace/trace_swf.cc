@@ -157,17 +157,22 @@ class SwfParser {
     return Status::Ok();
   }
 
-  // MaxNodes nodes of MaxProcs / MaxNodes CPUs; either alone gives nodes of one CPU.
+  // The machine the log ran on, with exactly MaxProcs processors when the header gives them:
+  // MaxNodes nodes sharing MaxProcs as evenly as whole CPUs allow (thin nodes of
+  // floor(MaxProcs / MaxNodes) first, then the fat ones with one more), or MaxProcs nodes of one
+  // CPU when there are fewer processors than nodes. Either count alone gives nodes of one CPU.
   void MakeNodes() {
     if (max_nodes_ <= 0 && max_procs_ <= 0) return;
-    const std::int64_t n = max_nodes_ > 0 ? max_nodes_ : max_procs_;
-    const std::int64_t cpus = max_procs_ > 0 ? std::max<std::int64_t>(1, max_procs_ / n) : 1;
+    std::int64_t n = max_nodes_ > 0 ? max_nodes_ : max_procs_;
+    if (max_procs_ > 0) n = std::min(n, max_procs_);
+    const std::int64_t procs = max_procs_ > 0 ? max_procs_ : n;
+    const std::int64_t thin = procs / n, fat = procs % n;  // the last `fat` nodes get one more
     const std::size_t width = std::to_string(n - 1).size();
     trace_.nodes.reserve(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) {
       TraceNode& node = trace_.nodes.emplace_back();
       node.name = fmt::format("n{:0{}}", i, width);
-      node.cpus = static_cast<std::int32_t>(cpus);
+      node.cpus = static_cast<std::int32_t>(thin + (i >= n - fat ? 1 : 0));
     }
   }
 

@@ -101,14 +101,32 @@ TEST(SwfTest, HeaderDescribesCluster) {
   EXPECT_EQ(wide.nodes[11].cpus, 1);
 }
 
+// A header whose MaxProcs is not MaxNodes times a whole number: thin and fat nodes that add up
+// to MaxProcs, not MaxNodes x floor(MaxProcs / MaxNodes) (which lost 4,608 of the 93,312
+// processors of one log of the archive).
+TEST(SwfTest, NodesAddUpToMaxProcsWhenTheyDoNotDivide) {
+  Trace t = ParseOk("; MaxNodes: 4\n; MaxProcs: 10\n");
+  ASSERT_EQ(t.nodes.size(), 4u);
+  EXPECT_EQ(t.nodes[0].cpus, 2);
+  EXPECT_EQ(t.nodes[1].cpus, 2);
+  EXPECT_EQ(t.nodes[2].cpus, 3);
+  EXPECT_EQ(t.nodes[3].cpus, 3);
+  Trace big = ParseOk("; MaxNodes: 1152\n; MaxProcs: 93312\n");
+  std::int64_t sum = 0;
+  for (const TraceNode& n : big.nodes) sum += n.cpus;
+  EXPECT_EQ(sum, 93312);
+  EXPECT_EQ(big.nodes.size(), 1152u);
+}
+
 TEST(SwfTest, HeaderWithOneCountOnly) {
   Trace nodes_only = ParseOk("; MaxNodes: 3\n");
   ASSERT_EQ(nodes_only.nodes.size(), 3u);
   EXPECT_EQ(nodes_only.nodes[0].cpus, 1);
   Trace procs_only = ParseOk("; MaxProcs: 5\n");
   EXPECT_EQ(procs_only.nodes.size(), 5u);
-  Trace more_nodes = ParseOk("; MaxNodes: 8\n; MaxProcs: 4\n");  // at least one CPU each
-  ASSERT_EQ(more_nodes.nodes.size(), 8u);
+  // Fewer processors than nodes: one node per processor, so the machine has MaxProcs.
+  Trace more_nodes = ParseOk("; MaxNodes: 8\n; MaxProcs: 4\n");
+  ASSERT_EQ(more_nodes.nodes.size(), 4u);
   EXPECT_EQ(more_nodes.nodes[0].cpus, 1);
   EXPECT_TRUE(ParseOk("; MaxNodes: -1\n; MaxProcs: -1\n").nodes.empty());
 }

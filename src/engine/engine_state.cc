@@ -1,0 +1,93 @@
+#include "engine/engine_state.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace lockstep::engine {
+namespace {
+
+std::vector<JobShape> PendingShapes(const Snapshot& s) {
+  std::vector<JobShape> shapes;
+  shapes.reserve(s.pending.size());
+  for (const Job& j : s.pending) shapes.push_back(ShapeIn(j, s));
+  return shapes;
+}
+
+std::vector<Time> RunningEnds(const Snapshot& s) {
+  std::vector<Time> ends(s.running.size());
+  for (std::size_t r = 0; r < s.running.size(); ++r) ends[r] = AssumedEnd(s.running[r], s);
+  return ends;
+}
+
+}  // namespace
+
+Time AssumedEnd(const Job& running, const Snapshot& s) {
+  Seconds d = ShapeIn(running, s).duration;
+  Time end = d >= kUnlimited ? kInfiniteTime : running.start_time + d;
+  return std::max(end, s.now + 1);
+}
+
+EngineState::EngineState(const Snapshot& snapshot)
+    : s(snapshot),
+      shapes(PendingShapes(snapshot)),
+      static_reason(snapshot.pending.size(), kFitUnknown),
+      running_ends(RunningEnds(snapshot)),
+      planner(snapshot, running_ends),
+      topology(snapshot),
+      node_partitions(snapshot),
+      free_index(snapshot, planner, node_partitions),
+      eligibility(snapshot) {
+  need_class.assign(snapshot.pending.size(), kClassUnknown);
+  hot.reserve(snapshot.pending.size());
+  for (const Job& j : snapshot.pending) hot.push_back(HotOf(j));
+  RecountPartitions();
+}
+
+EngineState::HotJob EngineState::HotOf(const Job& j) {
+  bool plain = !j.held_by_user && !j.held_by_admin && j.dependencies.empty() &&
+               (j.array_job_id == 0 || j.array_max_running == 0);
+  Time switches_free_at = std::numeric_limits<Time>::min();
+  if (j.req.max_switches != 0)
+    switches_free_at =
+        j.req.switches_wait > 0 ? j.submit_time + j.req.switches_wait : kInfiniteTime;
+  return {j.begin_time, switches_free_at, j.partition, plain};
+}
+
+std::uint32_t EngineState::NeedClassOf(std::uint32_t j) {
+  if (need_class[j] != kClassUnknown) return need_class[j];
+  ShapeKey key;
+  key.partition = s.pending[j].partition;
+  key.need = shapes[j].per_node;
+  key.features = shapes[j].features;
+  need_class[j] =
+      need_classes.try_emplace(key, static_cast<std::uint32_t>(need_classes.size())).first->second;
+  return need_class[j];
+}
+
+void EngineState::RecountPartitions() {
+  std::fill(static_reason.begin(), static_reason.end(), kFitUnknown);
+  partition_free.assign(s.partitions.size(), {});
+  partition_classes.assign(s.partitions.size(), {});
+  for (std::uint32_t p = 0; p < s.partitions.size(); ++p) {
+    std::vector<NodeClass>& classes = partition_classes[p];
+    for (std::uint32_t n : s.partitions[p].nodes) {
+      if (n >= planner.node_count()) continue;
+      const NodeWork& w = planner.node(n);
+      if (w.usable) {
+        partition_free[p].cpus += w.free_now.cpus;
+        partition_free[p].gpus += w.free_now.total_gpus();
+      }
+      auto same = [&](const NodeClass& c) {
+        const NodeWork& r = planner.node(c.representative);
+        return r.capacity == w.capacity && r.slot_type == w.slot_type &&
+               s.nodes[c.representative].features == s.nodes[n].features;
+      };
+      auto it = std::find_if(classes.begin(), classes.end(), same);  // classes are few
+      if (it == classes.end()) it = classes.insert(classes.end(), {n, 0, 0});
+      ++it->count;
+      it->usable += w.usable ? 1 : 0;
+    }
+  }
+}
+
+}  // namespace lockstep::engine

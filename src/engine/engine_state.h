@@ -1,0 +1,103 @@
+// What a planning pass reads about the cluster and its jobs, apart from the Snapshot itself:
+// every pending job's shape, every running job's assumed end, the availability planner with
+// the running jobs' holds, the free-node index, per-partition sums and node classes.
+//
+// plan() builds one from a Snapshot for a single pass. The Scheduler keeps one between passes
+// and updates it as jobs and nodes change (scheduler.h); a pass changes only the planner and the
+// free-node index, and the Scheduler undoes that after the pass (AvailabilityPlanner::Rollback).
+//
+// Holds a reference to the Snapshot it was built from, which must outlive it and stay where it
+// is. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/eligibility.h"
+#include "engine/free_index.h"
+#include "engine/model.h"
+#include "engine/node_partitions.h"
+#include "engine/placement.h"
+#include "engine/planner.h"
+#include "engine/request.h"
+
+namespace lockstep::engine {
+
+// Jobs with equal keys are interchangeable for placement: if one cannot start now, none can
+// for the rest of the pass (the pass only ever takes resources away).
+struct ShapeKey {
+  std::uint32_t partition = 0;
+  std::int32_t nodes = 0, max_nodes = 0, max_switches = 0;
+  NodeNeed need;
+  std::uint64_t features = 0;
+  Seconds duration = 0;
+  bool operator==(const ShapeKey&) const = default;
+};
+
+struct ShapeKeyHash {
+  std::size_t operator()(const ShapeKey& k) const;
+};
+
+// Nodes alike in capacity, GPU types and features: they answer "could this job ever fit" alike.
+struct NodeClass {
+  std::uint32_t representative = 0;
+  int count = 0;
+  int usable = 0;
+};
+
+// Free CPUs and GPUs now, summed over a partition's usable nodes.
+struct FreeSum {
+  std::int64_t cpus = 0, gpus = 0;
+};
+
+// Where a running job is assumed to end: its time limit, and never in the past (a job over its
+// limit is about to be killed).
+Time AssumedEnd(const Job& running, const Snapshot& s);
+
+struct EngineState {
+  explicit EngineState(const Snapshot& snapshot);
+  EngineState(const EngineState&) = delete;
+  EngineState& operator=(const EngineState&) = delete;
+
+  // Recomputes partition_free and partition_classes (after a node changed state).
+  void RecountPartitions();
+
+  const Snapshot& s;
+  std::vector<JobShape> shapes;  // per s.pending
+  // Per s.pending: what keeps the job from ever running as the partition, QoS and nodes are
+  // (its partition's or QoS's static limits, PartitionConfig, BadConstraints, ReqNodeNotAvail;
+  // kNone when nothing does), or kFitUnknown. Depends only on the shape, the limits and the
+  // nodes: RecountPartitions forgets it.
+  static constexpr std::uint8_t kFitUnknown = 0xff;
+  std::vector<std::uint8_t> static_reason;
+  // Per s.pending: the job's need class, jobs of one partition with the same per-node need and
+  // features; the pass's memo of failed starts is kept per class. Computed on first use.
+  static constexpr std::uint32_t kClassUnknown = 0xffffffffu;
+  // Per s.pending: what the backfill scan reads of every job, apart from the Job itself, so that
+  // a pass over a long queue touches one small record per job. `plain`: not held, without
+  // dependencies and without an array throttle, so only its begin time can hold it back.
+  struct HotJob {
+    Time begin_time = 0;
+    // From when the job's --switches count no longer binds it (its wait is over): the lowest
+    // Time without one, kInfiniteTime when it binds for good.
+    Time switches_free_at = 0;
+    std::uint32_t partition = 0;
+    bool plain = false;
+  };
+  static HotJob HotOf(const Job& j);
+  std::vector<HotJob> hot;
+  std::vector<std::uint32_t> need_class;
+  std::unordered_map<ShapeKey, std::uint32_t, ShapeKeyHash> need_classes;
+  std::uint32_t NeedClassOf(std::uint32_t j);
+  std::vector<Time> running_ends;  // per s.running
+  AvailabilityPlanner planner;
+  Topology topology;
+  NodePartitions node_partitions;
+  FreeNodeIndex free_index;
+  std::vector<FreeSum> partition_free;                    // per partition
+  std::vector<std::vector<NodeClass>> partition_classes;  // per partition
+  EligibilityIndex eligibility;
+};
+
+}  // namespace lockstep::engine

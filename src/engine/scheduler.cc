@@ -1,0 +1,351 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+
+namespace lockstep::engine {
+
+Scheduler::Scheduler(Snapshot cluster, PolicyOptions options)
+    : s_(std::make_unique<Snapshot>(std::move(cluster))), o_(options) {
+  for (std::uint32_t j = 0; j < s_->pending.size(); ++j)
+    slots_[s_->pending[j].id] = {List::kPending, j};
+  for (std::uint32_t r = 0; r < s_->running.size(); ++r)
+    slots_[s_->running[r].id] = {List::kRunning, r};
+  for (std::uint32_t f = 0; f < s_->finished.size(); ++f) {
+    slots_[s_->finished[f].id] = {List::kFinished, f};
+    finished_time_.push_back(s_->now);
+    finished_at_.push_back({s_->now, s_->finished[f].id});
+  }
+  Rebuild();
+}
+
+Scheduler::~Scheduler() = default;
+Scheduler::Scheduler(Scheduler&&) noexcept = default;
+Scheduler& Scheduler::operator=(Scheduler&&) noexcept = default;
+
+void Scheduler::Rebuild() {
+  st_ = std::make_unique<EngineState>(*s_);
+  deadlines_ = {};
+  for (std::uint32_t r = 0; r < s_->running.size(); ++r)
+    deadlines_.push({st_->running_ends[r], s_->running[r].id});
+  queue_.priorities.clear();
+  for (const Job& j : s_->pending) queue_.priorities.emplace_back(j.id, PriorityBreakdown{});
+  queue_.order.clear();
+  tombstones_ = 0;
+  priorities_stale_ = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jobs
+
+const Job* Scheduler::Find(JobId id) const {
+  auto it = slots_.find(id);
+  if (it == slots_.end()) return nullptr;
+  if (it->second.list == List::kPending) return &s_->pending[it->second.index];
+  if (it->second.list == List::kRunning) return &s_->running[it->second.index];
+  return nullptr;
+}
+
+void Scheduler::SetPending(Job job) {
+  Unplace(job.id);
+  job.start_time = 0;
+  job.allocation = {};
+  AddPending(std::move(job));
+}
+
+void Scheduler::SetRunning(Job job) {
+  Unplace(job.id);
+  AddRunning(std::move(job));
+}
+
+void Scheduler::SetFinished(JobId id, Outcome outcome) {
+  Unplace(id);
+  AddFinished({id, outcome});
+}
+
+void Scheduler::Remove(JobId id) {
+  Unplace(id);
+}
+
+bool Scheduler::StartJob(JobId id, const Allocation& allocation) {
+  auto it = slots_.find(id);
+  if (it == slots_.end() || it->second.list != List::kPending) return false;
+  Job job = s_->pending[it->second.index];
+  RemovePendingAt(it->second.index);
+  job.start_time = s_->now;
+  job.allocation = allocation;
+  AddRunning(std::move(job));
+  return true;
+}
+
+bool Scheduler::Requeue(JobId id) {
+  auto it = slots_.find(id);
+  if (it == slots_.end() || it->second.list != List::kRunning) return false;
+  Job job = s_->running[it->second.index];
+  RemoveRunningAt(it->second.index);
+  job.start_time = 0;
+  job.allocation = {};
+  AddPending(std::move(job));
+  return true;
+}
+
+void Scheduler::Unplace(JobId id) {
+  auto it = slots_.find(id);
+  if (it == slots_.end()) return;
+  switch (it->second.list) {
+    case List::kPending:
+      RemovePendingAt(it->second.index);
+      break;
+    case List::kRunning:
+      RemoveRunningAt(it->second.index);
+      break;
+    case List::kFinished:
+      RemoveFinishedAt(it->second.index);
+      break;
+  }
+}
+
+QueueEntry Scheduler::EntryOf(std::uint32_t j) const {
+  return QueueEntryOf(s_->pending[j], queue_.priorities[j].second.total, j, *s_);
+}
+
+std::vector<QueueEntry>::iterator Scheduler::FindEntry(std::uint32_t j) {
+  QueueEntry key = EntryOf(j);
+  // Entries of one job with one key sit together: the live one, and the tombstones of its
+  // earlier stays in the queue.
+  auto it = std::lower_bound(queue_.order.begin(), queue_.order.end(), key, QueueBefore);
+  for (; it != queue_.order.end() && !QueueBefore(key, *it); ++it)
+    if (it->index == j) return it;
+  return queue_.order.end();
+}
+
+void Scheduler::AddPending(Job job) {
+  const auto j = static_cast<std::uint32_t>(s_->pending.size());
+  slots_[job.id] = {List::kPending, j};
+  s_->pending.push_back(std::move(job));
+  st_->shapes.push_back(ShapeIn(s_->pending[j], *s_));
+  st_->static_reason.push_back(EngineState::kFitUnknown);
+  st_->need_class.push_back(EngineState::kClassUnknown);
+  st_->hot.push_back(EngineState::HotOf(s_->pending[j]));
+  const Job& added = s_->pending[j];
+  if (!added.dependencies.empty() && !st_->eligibility.tracks_dependencies())
+    st_->eligibility.TrackDependencies(*s_);  // the first job with dependencies: every job
+  else
+    st_->eligibility.AddPending(added);
+  // While priorities are stale the queue is rebuilt at the next Plan anyway.
+  queue_.priorities.emplace_back(
+      s_->pending[j].id,
+      priorities_stale_ ? PriorityBreakdown{}
+                        : ComputePriority(s_->pending[j], st_->shapes[j], *s_, ctx_, o_.weights));
+  if (priorities_stale_) return;
+  QueueEntry e = EntryOf(j);
+  queue_.order.insert(std::upper_bound(queue_.order.begin(), queue_.order.end(), e, QueueBefore),
+                      e);
+}
+
+void Scheduler::RemovePendingAt(std::uint32_t j) {
+  const auto last = static_cast<std::uint32_t>(s_->pending.size() - 1);
+  if (!priorities_stale_) {
+    // A tombstone rather than an erase: a pass that starts many jobs would otherwise move the
+    // whole queue once per start. Plan compacts the queue when tombstones pile up.
+    if (auto it = FindEntry(j); it != queue_.order.end()) {
+      it->index = kQueueTombstone;
+      ++tombstones_;
+    }
+    if (j != last)
+      if (auto it = FindEntry(last); it != queue_.order.end()) it->index = j;
+  }
+  slots_.erase(s_->pending[j].id);
+  st_->eligibility.RemovePending(s_->pending[j]);
+  if (j != last) {
+    s_->pending[j] = std::move(s_->pending[last]);
+    st_->shapes[j] = st_->shapes[last];
+    st_->static_reason[j] = st_->static_reason[last];
+    st_->need_class[j] = st_->need_class[last];
+    st_->hot[j] = st_->hot[last];
+    queue_.priorities[j] = queue_.priorities[last];
+    slots_[s_->pending[j].id] = {List::kPending, j};
+  }
+  s_->pending.pop_back();
+  st_->shapes.pop_back();
+  st_->static_reason.pop_back();
+  st_->need_class.pop_back();
+  st_->hot.pop_back();
+  queue_.priorities.pop_back();
+}
+
+void Scheduler::ChangeRunningHolds(std::uint32_t r, int sign) {
+  const Job& job = s_->running[r];
+  for (const NodeAllocation& a : job.allocation.nodes) {
+    if (a.node >= st_->planner.node_count()) continue;
+    ResourceVec amount = st_->planner.AmountOf(a.node, a);
+    if (sign > 0)
+      st_->planner.AddRunning(a.node, a, st_->running_ends[r], r);
+    else
+      st_->planner.RemoveRunning(a.node, a, r);
+    if (st_->planner.node(a.node).usable) {
+      for (std::uint32_t p : st_->node_partitions.of(a.node)) {
+        st_->partition_free[p].cpus -= sign * amount.cpus;
+        st_->partition_free[p].gpus -= sign * amount.total_gpus();
+      }
+    }
+    st_->free_index.Update(a.node);
+  }
+}
+
+void Scheduler::AddRunning(Job job) {
+  const auto r = static_cast<std::uint32_t>(s_->running.size());
+  slots_[job.id] = {List::kRunning, r};
+  s_->running.push_back(std::move(job));
+  st_->running_ends.push_back(AssumedEnd(s_->running[r], *s_));
+  deadlines_.push({st_->running_ends[r], s_->running[r].id});
+  ChangeRunningHolds(r, +1);
+  st_->eligibility.AddRunning(s_->running[r]);
+}
+
+void Scheduler::RemoveRunningAt(std::uint32_t r) {
+  ChangeRunningHolds(r, -1);
+  st_->eligibility.RemoveRunning(s_->running[r]);
+  const auto last = static_cast<std::uint32_t>(s_->running.size() - 1);
+  slots_.erase(s_->running[r].id);
+  if (r != last) {
+    for (const NodeAllocation& a : s_->running[last].allocation.nodes)
+      if (a.node < st_->planner.node_count()) st_->planner.RelabelRunning(a.node, last, r);
+    s_->running[r] = std::move(s_->running[last]);
+    st_->running_ends[r] = st_->running_ends[last];
+    slots_[s_->running[r].id] = {List::kRunning, r};
+  }
+  s_->running.pop_back();
+  st_->running_ends.pop_back();
+}
+
+void Scheduler::AddFinished(FinishedJob f) {
+  slots_[f.id] = {List::kFinished, static_cast<std::uint32_t>(s_->finished.size())};
+  s_->finished.push_back(f);
+  st_->eligibility.AddFinished(f);
+  finished_time_.push_back(s_->now);
+  finished_at_.push_back({s_->now, f.id});
+}
+
+void Scheduler::RemoveFinishedAt(std::uint32_t f) {
+  const auto last = static_cast<std::uint32_t>(s_->finished.size() - 1);
+  slots_.erase(s_->finished[f].id);
+  st_->eligibility.RemoveFinished(s_->finished[f].id);
+  if (f != last) {
+    s_->finished[f] = s_->finished[last];
+    finished_time_[f] = finished_time_[last];
+    slots_[s_->finished[f].id] = {List::kFinished, f};
+  }
+  s_->finished.pop_back();
+  finished_time_.pop_back();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cluster
+
+void Scheduler::SetNodeState(std::uint32_t node, NodeState state, std::string reason) {
+  if (node >= s_->nodes.size()) return;
+  s_->nodes[node].state = state;
+  s_->nodes[node].reason = std::move(reason);
+  st_->planner.SetUsable(node, state == NodeState::kUp);
+  st_->free_index.Update(node);
+  st_->RecountPartitions();
+}
+
+void Scheduler::SetNode(std::uint32_t node, Node n) {
+  if (node >= s_->nodes.size()) return;
+  s_->nodes[node] = std::move(n);
+  Rebuild();
+}
+
+void Scheduler::SetUsage(std::uint32_t association, double usage) {
+  if (association >= s_->associations.size()) return;
+  s_->associations[association].usage = usage;
+  if (o_.weights.fairshare > 0) priorities_stale_ = true;
+}
+
+void Scheduler::SetLimits(std::vector<Partition> partitions, std::vector<Qos> qos,
+                          std::vector<Account> accounts, std::vector<Association> associations) {
+  s_->partitions = std::move(partitions);
+  s_->qos = std::move(qos);
+  s_->accounts = std::move(accounts);
+  s_->associations = std::move(associations);
+  Rebuild();
+}
+
+void Scheduler::SetPolicy(PolicyOptions options) {
+  o_ = options;
+  priorities_stale_ = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Planning
+
+void Scheduler::RefreshPriorities() {
+  Time at = PriorityTime(s_->now, o_.priority_calc_period);
+  if (!priorities_stale_ && (o_.weights.age == 0 || at == ctx_.now)) return;
+  ctx_ = MakePriorityContext(*s_, o_.weights, at);
+  queue_.order.clear();
+  queue_.order.reserve(s_->pending.size());
+  for (std::uint32_t j = 0; j < s_->pending.size(); ++j) {
+    queue_.priorities[j] = {s_->pending[j].id,
+                            ComputePriority(s_->pending[j], st_->shapes[j], *s_, ctx_, o_.weights)};
+    queue_.order.push_back(EntryOf(j));
+  }
+  std::sort(queue_.order.begin(), queue_.order.end(), QueueBefore);
+  priorities_stale_ = false;
+  tombstones_ = 0;
+}
+
+void Scheduler::CompactQueue() {
+  if (tombstones_ * 4 <= queue_.order.size()) return;
+  std::erase_if(queue_.order, [](const QueueEntry& e) { return e.index == kQueueTombstone; });
+  tombstones_ = 0;
+}
+
+void Scheduler::SetRunningEnd(std::uint32_t r, Time end) {
+  st_->running_ends[r] = end;
+  for (const NodeAllocation& a : s_->running[r].allocation.nodes)
+    if (a.node < st_->planner.node_count()) st_->planner.SetRunningEnd(a.node, r, end);
+  deadlines_.push({end, s_->running[r].id});
+}
+
+// A running job past its limit is assumed to end in the next second (AssumedEnd): move the
+// ends the clock has passed. Entries of jobs that ended or moved since are dropped.
+void Scheduler::MoveOverdueEnds() {
+  std::vector<std::uint32_t> overdue;
+  while (!deadlines_.empty() && deadlines_.top().end <= s_->now) {
+    Deadline d = deadlines_.top();
+    deadlines_.pop();
+    auto it = slots_.find(d.id);
+    if (it == slots_.end() || it->second.list != List::kRunning) continue;
+    if (st_->running_ends[it->second.index] != d.end) continue;
+    overdue.push_back(it->second.index);
+  }
+  for (std::uint32_t r : overdue) SetRunningEnd(r, s_->now + 1);
+}
+
+void Scheduler::ForgetOldFinished() {
+  while (!finished_at_.empty() && s_->now - finished_at_.front().first > o_.min_job_age) {
+    auto [time, id] = finished_at_.front();
+    finished_at_.pop_front();
+    auto it = slots_.find(id);
+    // A job finished again since has a later entry: only that one counts.
+    if (it == slots_.end() || it->second.list != List::kFinished) continue;
+    if (finished_time_[it->second.index] == time) RemoveFinishedAt(it->second.index);
+  }
+}
+
+engine::Plan Scheduler::Plan(Time now, PlanDetail detail) {
+  s_->now = std::max(s_->now, now);
+  st_->planner.SetNow(s_->now);
+  MoveOverdueEnds();
+  ForgetOldFinished();
+  RefreshPriorities();
+  CompactQueue();
+  st_->planner.BeginPass();
+  engine::Plan plan = Pass(*st_, o_, queue_, detail).Run();
+  st_->free_index.AfterRollback(st_->planner.Rollback());
+  return plan;
+}
+
+}  // namespace lockstep::engine

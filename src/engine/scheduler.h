@@ -1,0 +1,133 @@
+// The stateful scheduler: the engine's state kept between events, so that planning after one
+// event costs what changed plus the backfill scan, not a rebuild of the whole cluster and queue.
+//
+//   Scheduler sched(cluster, options);          // nodes, partitions, QoS, accounts (and jobs)
+//   sched.SetPending(job);                      // a submission, or a pending job that changed
+//   Plan p = sched.Plan(now);                   // what plan(snapshot(), options) would give
+//   sched.StartJob(id, p.starts[0].allocation); // the caller started it: pending -> running
+//   sched.SetFinished(id, Outcome::kCompleted); // it ended
+//
+// It keeps its own Snapshot (snapshot() shows it) together with what a pass reads
+// (EngineState: shapes, the availability planner holding the running jobs, the free-node index,
+// partition sums) and the queue in order with cached priorities. Each event updates those in
+// place; Plan runs one pass over them and then undoes what the pass itself changed. The pure
+// plan() stays as its oracle: for the same jobs, nodes, usage and clock the two give the same
+// plan (scheduler_differential_test.cc checks it after every event of long random sequences).
+//
+// Priorities: a job's priority is computed when it arrives or changes. Factors that vary with
+// time (age) are recomputed for all jobs when the clock enters a new PriorityCalcPeriod
+// (PolicyOptions::priority_calc_period; 0: at every Plan), fair share when usage was set.
+//
+// Finished jobs are kept for the dependencies of others for PolicyOptions::min_job_age
+// after SetFinished (measured on the clock of the last Plan), then forgotten.
+//
+// Ownership: the Scheduler owns copies of everything it is given. Thread-safety: none; one
+// thread at a time (a controller calls it from its scheduling thread only). Pure like plan():
+// no clock, no I/O, no threads.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "engine/model.h"
+#include "engine/pass.h"
+#include "engine/priority.h"
+#include "engine/queue_order.h"
+
+namespace lockstep::engine {
+
+class Scheduler {
+ public:
+  // `cluster`: nodes, partitions, QoS, accounts, associations and the clock; its pending,
+  // running and finished jobs are the initial jobs.
+  Scheduler(Snapshot cluster, PolicyOptions options);
+  ~Scheduler();
+  Scheduler(Scheduler&&) noexcept;
+  Scheduler& operator=(Scheduler&&) noexcept;
+
+  // ---- Jobs: the methods of the controller's IncrementalSnapshot ----
+  // Puts `job` in the queue, replacing what was known of it (a running job goes back).
+  void SetPending(Job job);
+  // Puts `job`, with its start time and allocation, among the running jobs.
+  void SetRunning(Job job);
+  // Records how `id` ended, for the dependencies of others (and forgets it as a job).
+  void SetFinished(JobId id, Outcome outcome);
+  // Forgets `id` entirely.
+  void Remove(JobId id);
+
+  // ---- The lifecycle of a planned job ----
+  // Pending `id` started now on `allocation` (a Start of the last plan). False when unknown.
+  bool StartJob(JobId id, const Allocation& allocation);
+  // Running `id` goes back to the queue (preempted with REQUEUE, or its node failed).
+  bool Requeue(JobId id);
+
+  // ---- The cluster ----
+  void SetNodeState(std::uint32_t node, NodeState state, std::string reason = {});
+  // A node's resources or topology changed: the pass's state is rebuilt.
+  void SetNode(std::uint32_t node, Node n);
+  // Decayed fair-share usage of one association (taken into account at the next Plan).
+  void SetUsage(std::uint32_t association, double usage);
+  // Partitions, QoS, accounts or associations changed: the pass's state is rebuilt.
+  void SetLimits(std::vector<Partition> partitions, std::vector<Qos> qos,
+                 std::vector<Account> accounts, std::vector<Association> associations);
+  void SetPolicy(PolicyOptions options);
+
+  // One planning pass at `now` (never earlier than the last). With PlanDetail::kFull the plan
+  // equals plan(snapshot(), options()) up to the order of Plan::priorities.
+  engine::Plan Plan(Time now, PlanDetail detail = PlanDetail::kFull);
+
+  const Snapshot& snapshot() const { return *s_; }
+  const PolicyOptions& options() const { return o_; }
+  // The job if it is pending or running, else nullptr; valid until the next change.
+  const Job* Find(JobId id) const;
+
+ private:
+  enum class List : std::uint8_t { kPending, kRunning, kFinished };
+  struct Slot {
+    List list;
+    std::uint32_t index;
+  };
+  struct Deadline {  // a running job's assumed end, to move it when the clock passes it
+    Time end;
+    JobId id;
+    bool operator>(const Deadline& o) const { return end > o.end; }
+  };
+
+  void AddPending(Job job);
+  void AddRunning(Job job);
+  void AddFinished(FinishedJob f);
+  void Unplace(JobId id);  // takes the job out of whichever list holds it
+  void RemovePendingAt(std::uint32_t j);
+  void RemoveRunningAt(std::uint32_t r);
+  void RemoveFinishedAt(std::uint32_t f);
+  // Running holds of job r on every node of its allocation: +1 takes, -1 gives back.
+  void ChangeRunningHolds(std::uint32_t r, int sign);
+  void SetRunningEnd(std::uint32_t r, Time end);
+  QueueEntry EntryOf(std::uint32_t j) const;
+  std::vector<QueueEntry>::iterator FindEntry(std::uint32_t j);
+  void RefreshPriorities();
+  void CompactQueue();
+  void MoveOverdueEnds();
+  void ForgetOldFinished();
+  void Rebuild();
+
+  std::unique_ptr<Snapshot> s_;
+  PolicyOptions o_;
+  std::unique_ptr<EngineState> st_;
+  QueueState queue_;
+  PriorityContext ctx_;
+  bool priorities_stale_ = true;
+  std::size_t tombstones_ = 0;  // queue entries of jobs no longer pending
+  std::unordered_map<JobId, Slot> slots_;
+  std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
+  std::vector<Time> finished_time_;                 // per s_->finished: when it was set
+  std::deque<std::pair<Time, JobId>> finished_at_;  // in the order SetFinished was called
+};
+
+}  // namespace lockstep::engine
