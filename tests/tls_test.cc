@@ -255,6 +255,37 @@ TEST(Tls, ATokenSurvivesARestartOfLockstepd) {
   EXPECT_EQ(t.cluster.Job(id)["user"], "root");
 }
 
+// Issue 17: tokens could not be revoked. A revoked token is refused over HTTPS at once and after
+// a restart; the caller's other token is untouched.
+TEST(Tls, ARevokedTokenIsRefusedAndTheOthersStillWork) {
+  TlsCluster t;
+  ASSERT_TRUE(t.certs.made);
+  ASSERT_TRUE(t.cluster.Start());
+  CommandResult first = t.cluster.Run({"token"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string id_key = "LOCKSTEP_TOKEN_ID=";
+  const std::size_t at = first.out.find(id_key);
+  ASSERT_NE(at, std::string::npos) << first.out;
+  std::string id = first.out.substr(at + id_key.size());
+  id = id.substr(0, id.find('\n'));
+  std::string revoked = first.out.substr(std::string("LOCKSTEP_TOKEN=").size());
+  revoked = revoked.substr(0, revoked.find('\n'));
+  std::string kept = t.Token({"token"});
+  ASSERT_FALSE(kept.empty());
+  ASSERT_EQ(t.RunRemote({"squeue"}, revoked).exit_code, 0);
+  CommandResult r = t.cluster.Run({"token", "revoke", id});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("revoked 1 token"), std::string::npos) << r.out;
+  r = t.RunRemote({"sbatch", "--wrap", "true"}, revoked);
+  EXPECT_NE(r.exit_code, 0) << "a revoked token submitted a job";
+  EXPECT_EQ(t.RunRemote({"squeue"}, kept).exit_code, 0);
+  t.cluster.KillDaemon();
+  t.cluster.StartDaemon();
+  ASSERT_TRUE(t.WaitUp());
+  EXPECT_NE(t.RunRemote({"squeue"}, revoked).exit_code, 0) << "revocation is durable";
+  EXPECT_EQ(t.RunRemote({"squeue"}, kept).exit_code, 0);
+}
+
 // Issue 17: a deleted user's token still submitted jobs as the orphaned uid. The token's record
 // is made to name a user the host no longer has (as `userdel` would leave it), with lockstepd
 // down, through the store's own API; lockstepd must then refuse the token.

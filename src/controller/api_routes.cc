@@ -361,6 +361,7 @@ Response HandleRequest(Controller& c, AgentEndpoints* agents, const Caller& call
       return s.ok() ? Ok() : Error(s);
     }
     if (p[2] == "partitions" && verb == http::verb::get) return Ok(c.ListPartitions());
+    if (p[2] == "diag" && verb == http::verb::get) return Ok(c.Diagnostics());
     if (p[2] == "priorities" && verb == http::verb::get) return Ok(c.Priorities());
     if (p[2] == "accounting" && verb == http::verb::get) {
       nlohmann::json filter = query;
@@ -391,10 +392,16 @@ Response HandleRequest(Controller& c, AgentEndpoints* agents, const Caller& call
 Response HandleTokenRequest(Controller& c, TokenRegistry& tokens, const Caller& caller,
                             const http::request<http::string_body>& req, Time now) {
   std::string_view target(req.target().data(), req.target().size());
-  if (Split(target.substr(0, target.find('?'))).size() != 3 || req.method() != http::verb::post)
+  const std::vector<std::string_view> path = Split(target.substr(0, target.find('?')));
+  const bool revoke = path.size() == 4 && path[3] == "revoke";
+  if ((path.size() != 3 && !revoke) || req.method() != http::verb::post)
     return Error(NotFound("no such endpoint"));
   Result<nlohmann::json> body = Body(req);
   if (!body.ok()) return Error(body.status());
+  if (revoke) {
+    Result<nlohmann::json> revoked = RevokeTokens(c, tokens, caller, *body);
+    return revoked.ok() ? Ok(*revoked) : Error(revoked.status());
+  }
   if (!body->is_object() || (body->contains("user") && !(*body)["user"].is_string()) ||
       (body->contains("lifespan") && !(*body)["lifespan"].is_number_integer()))
     return Error(InvalidArgument("expected {\"user\": NAME, \"lifespan\": SECONDS}"));

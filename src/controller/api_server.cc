@@ -20,8 +20,9 @@ std::string_view PathOf(const server::Request& req) {
   return t;
 }
 
+// Issuing (/api/v1/tokens) and revoking (/api/v1/tokens/revoke): the Unix socket only.
 bool IsTokensTarget(const server::Request& req) {
-  return PathOf(req) == "/api/v1/tokens";
+  return PathOf(req) == "/api/v1/tokens" || PathOf(req) == "/api/v1/tokens/revoke";
 }
 
 // GET /api/v1/agent/commands and GET /api/v1/jobs/{id}/steps/{s}/output: the long polls.

@@ -64,7 +64,7 @@ Controller::~Controller() {
   events_changed_.notify_all();
   if (events_thread_.joinable()) events_thread_.join();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    HeldLock lock(*this);
     stopping_ = true;
   }
   wake_scheduler_.notify_all();
@@ -79,7 +79,7 @@ Status Controller::Recover() {
   if (!arrays.ok()) return arrays.status();
   Result<std::vector<store::Record>> records = store_->Scan("jobs");
   if (!records.ok()) return records.status();
-  std::lock_guard<std::mutex> lock(mu_);
+  HeldLock lock(*this);
   options_.check_snapshot = options_.check_snapshot || std::getenv("LOCKSTEP_CHECK_SNAPSHOT");
   for (const store::Record& r : *arrays) {
     Result<jobspec::JobSpec> spec = jobspec::JobSpecFromJson(r.value);
@@ -164,17 +164,24 @@ JobEnvInput Controller::EnvInputLocked(const JobEntry& job) const {
   });
 }
 
+nlohmann::json Controller::Diagnostics() const {
+  return {{"lock_hold", lock_stats_.ToJson()}};
+}
+
 void Controller::ScheduleLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     wake_scheduler_.wait_for(lock, options_.periodic_pass,
                              [this] { return stopping_ || pass_requested_; });
     if (stopping_) break;
+    std::optional<HeldSpan> held(std::in_place, lock_stats_);
     if (pass_requested_ && options_.schedule_delay.count() > 0) {
       // Let a burst of submissions arrive before planning once for all of them.
+      held.reset();
       lock.unlock();
       std::this_thread::sleep_for(options_.schedule_delay);
       lock.lock();
+      held.emplace(lock_stats_);
     }
     pass_requested_ = false;
     const std::uint64_t covers = pass_requests_;  // every request so far is served by this pass
@@ -182,9 +189,11 @@ void Controller::ScheduleLoop() {
     EnforceLimitsLocked(now);
     if (ReplayChangesLocked(now)) {
       engine::PolicyOptions policy = cluster_.policy;
+      held.reset();
       lock.unlock();
       engine::Plan plan = engine::plan(sched_->snapshot(), policy);
       lock.lock();
+      held.emplace(lock_stats_);
       if (stopping_) break;
       ApplyPlanLocked(plan, now);
     }

@@ -39,6 +39,7 @@
 #include "controller/incremental_snapshot.h"
 #include "controller/job_entry.h"
 #include "controller/job_env.h"
+#include "controller/lock_stats.h"
 #include "controller/spec_interner.h"
 #include "controller/step_output.h"
 #include "engine/model.h"
@@ -117,6 +118,9 @@ class Controller : private backend::EventSink, private backend::Admission {
 
   // The durable store, for state kept beside the controller's (bearer tokens, tokens.h).
   store::Store& store() { return *store_; }
+
+  // What lockstepd says of itself (GET /api/v1/diag): the controller lock's hold times.
+  nlohmann::json Diagnostics() const;
 
   // --- For tests: barriers instead of sleeps. ---
   // Waits until every event queued so far is applied and every command decided so far is sent.
@@ -219,6 +223,13 @@ class Controller : private backend::EventSink, private backend::Admission {
   std::unique_ptr<store::Store> store_;
 
   mutable std::mutex mu_;
+  mutable LockHoldStats lock_stats_;  // how long mu_ is held, each time
+  // mu_ taken for a scope, its hold time recorded.
+  struct HeldLock {
+    explicit HeldLock(const Controller& c) : guard(c.mu_), span(c.lock_stats_) {}
+    std::lock_guard<std::mutex> guard;
+    HeldSpan span;
+  };
   std::condition_variable wake_scheduler_;
   bool stopping_ = false;          // guarded by mu_
   bool pass_requested_ = false;    // guarded by mu_

@@ -15,7 +15,7 @@ Result<JobId> Controller::Admit(jobspec::JobSpec spec, const std::string& ns) {
 Status Controller::Withdraw(JobId id) {
   store::PendingWrite write;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    HeldLock lock(*this);
     Result<JobEntry*> found = FindLocked(id);
     if (!found.ok()) return found.status();
     JobEntry& e = **found;
@@ -40,7 +40,7 @@ Status Controller::Withdraw(JobId id) {
 
 std::vector<backend::ExternalJob> Controller::ExternalJobs(const std::set<JobId>* only) const {
   std::vector<backend::ExternalJob> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  HeldLock lock(*this);
   auto add = [&](const JobEntry& e) {
     // Stores from before JobSpec::external name such jobs "<namespace>/<gang>", user "k8s:<ns>".
     const bool legacy =

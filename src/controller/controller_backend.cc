@@ -146,7 +146,7 @@ Result<FeatureChange> FeatureChangeOf(const FeatureNodes& now, const FeatureNode
 }  // namespace
 
 Status Controller::SetPlacementFeatures(const FeatureNodes& features) {
-  std::lock_guard<std::mutex> lock(mu_);
+  HeldLock lock(*this);
   Result<FeatureChange> change = FeatureChangeOf(placement_features_, features, cluster_);
   if (!change.ok()) return change.status();
   const std::uint64_t before = BitsOf(placement_features_, cluster_);
@@ -184,7 +184,7 @@ Status Controller::SetPlacementFeatures(const FeatureNodes& features) {
 Result<std::string> Controller::JobLogs(const Caller& caller, JobId id) {
   backend::LogsRequest request;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    HeldLock lock(*this);
     Result<JobEntry*> found = FindLocked(id);
     if (!found.ok()) return found.status();
     const JobEntry& job = **found;

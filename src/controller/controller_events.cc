@@ -26,7 +26,7 @@ void Controller::EventLoop() {
     batch.swap(events_);
     events_lock.unlock();
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      HeldLock lock(*this);
       const Time now = clock_.Now();
       for (auto& apply : batch) apply(now);
     }

@@ -41,7 +41,7 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
   // Every number in range and every product fits, before anything changes (jobspec/validate.h).
   LOCKSTEP_RETURN_IF_ERROR(jobspec::Validate(spec, {.caller_is_operator = IsOperator(caller.uid)}));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    HeldLock lock(*this);
     LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));
     // Dependencies on array tasks ("after:40_2") name that task's own job id.
     for (jobspec::DependencySpec& d : spec.dependencies) {
@@ -94,7 +94,7 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
   }
   store::PendingWrite write;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    HeldLock lock(*this);
     std::shared_ptr<const jobspec::JobSpec> shared = specs_.Intern(std::move(spec));
     const std::shared_ptr<const std::string> spec_json = specs_.JsonOf(shared);
     // An array's spec is stored once; its tasks' records name it (RecordOfLocked).
@@ -126,7 +126,7 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
 Status Controller::Cancel(const Caller& caller, JobId id, int signal) {
   store::PendingWrite write;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    HeldLock lock(*this);
     Result<JobEntry*> found = FindLocked(id);
     if (!found.ok()) return found.status();
     JobEntry& e = **found;
@@ -158,7 +158,7 @@ Status Controller::Cancel(const Caller& caller, JobId id, int signal) {
 Status Controller::Hold(const Caller& caller, JobId id) {
   store::PendingWrite write;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    HeldLock lock(*this);
     Result<JobEntry*> found = FindLocked(id);
     if (!found.ok()) return found.status();
     JobEntry& e = **found;
@@ -184,7 +184,7 @@ Status Controller::Hold(const Caller& caller, JobId id) {
 Status Controller::Release(const Caller& caller, JobId id) {
   store::PendingWrite write;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    HeldLock lock(*this);
     Result<JobEntry*> found = FindLocked(id);
     if (!found.ok()) return found.status();
     JobEntry& e = **found;
@@ -203,7 +203,7 @@ Status Controller::Release(const Caller& caller, JobId id) {
 Status Controller::Requeue(const Caller& caller, JobId id) {
   store::PendingWrite write;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    HeldLock lock(*this);
     Result<JobEntry*> found = FindLocked(id);
     if (!found.ok()) return found.status();
     JobEntry& e = **found;
@@ -221,7 +221,7 @@ Status Controller::Update(const Caller& caller, JobId id, const nlohmann::json& 
   if (!changes.is_object()) return InvalidArgument("update: the body must be an object");
   store::PendingWrite write;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    HeldLock lock(*this);
     Result<JobEntry*> found = FindLocked(id);
     if (!found.ok()) return found.status();
     JobEntry& e = **found;
@@ -281,7 +281,7 @@ Status Controller::SetNodeState(const Caller& caller, const std::string& node,
     return InvalidArgument("you must specify a reason when changing a node's state to " + s);
   store::PendingWrite write;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    HeldLock lock(*this);
     std::uint32_t n = NodeIndexLocked(node);
     if (n == engine::kNone) return NotFound("invalid node name specified: " + node);
     NodeInfo& info = nodes_[n];

@@ -175,7 +175,7 @@ void Controller::AttachBackend(backend::Backend* backend) {
     backend_ = backend;
     steps = backend && backend->SupportsSteps();
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  HeldLock lock(*this);
   supports_steps_ = steps;
 }
 

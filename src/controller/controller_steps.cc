@@ -96,7 +96,7 @@ Result<StepRequest> DecodeStepRequest(const nlohmann::json& req, const std::stri
 
 Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
                                               const nlohmann::json& body) {
-  std::lock_guard<std::mutex> lock(mu_);
+  HeldLock lock(*this);
   Result<JobEntry*> found = FindLocked(id);
   if (!found.ok()) return found.status();
   JobEntry& job = **found;
@@ -193,7 +193,7 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
 }
 
 Result<nlohmann::json> Controller::ShowStep(JobId id, std::int32_t step) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  HeldLock lock(*this);
   auto it = steps_.find({id, step});
   if (it == steps_.end())
     return NotFound("no step " + std::to_string(id) + "." + std::to_string(step));
@@ -243,7 +243,7 @@ Result<nlohmann::json> Controller::StepOutput(const Caller& caller, JobId id, st
 }
 
 Status Controller::SignalStep(const Caller& caller, JobId id, std::int32_t step, int signal) {
-  std::lock_guard<std::mutex> lock(mu_);
+  HeldLock lock(*this);
   Result<JobEntry*> job = FindLocked(id);
   if (!job.ok()) return job.status();
   LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, **job));

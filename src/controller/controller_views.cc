@@ -128,7 +128,7 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
 }
 
 nlohmann::json Controller::ListJobs(const nlohmann::json& filter) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  HeldLock lock(*this);
   // Query values arrive as strings: "all=1" lists finished jobs too.
   bool all_states = filter.contains("all") && filter["all"] != "0" && filter["all"] != false;
   nlohmann::json jobs = nlohmann::json::array();
@@ -148,14 +148,14 @@ nlohmann::json Controller::ListJobs(const nlohmann::json& filter) const {
 }
 
 Result<nlohmann::json> Controller::ShowJob(JobId id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  HeldLock lock(*this);
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return NotFound("invalid job id specified: " + std::to_string(id));
   return JobJsonLocked(it->second);
 }
 
 nlohmann::json Controller::Accounting(const nlohmann::json& filter) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  HeldLock lock(*this);
   Time start = filter.value("start", Time{0}), end = filter.value("end", kInfiniteTime);
   nlohmann::json jobs = nlohmann::json::array();
   for (const auto& [id, e] : jobs_) {
@@ -168,7 +168,7 @@ nlohmann::json Controller::Accounting(const nlohmann::json& filter) const {
 }
 
 Result<nlohmann::json> Controller::Why(JobId id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  HeldLock lock(*this);
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return NotFound("invalid job id specified: " + std::to_string(id));
   nlohmann::json out = JobJsonLocked(it->second);
@@ -199,7 +199,7 @@ Result<nlohmann::json> Controller::Why(JobId id) const {
 }
 
 nlohmann::json Controller::Priorities() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  HeldLock lock(*this);
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [id, b] : last_priorities_) {
     auto it = jobs_.find(id);
@@ -224,7 +224,7 @@ nlohmann::json Controller::Priorities() const {
 }
 
 nlohmann::json Controller::ListNodes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  HeldLock lock(*this);
   std::vector<std::int32_t> cpus(nodes_.size(), 0);
   std::vector<std::int64_t> mem(nodes_.size(), 0);
   std::vector<std::uint64_t> gpus(nodes_.size(), 0);
@@ -297,7 +297,7 @@ nlohmann::json Controller::ListNodes() const {
 }
 
 nlohmann::json Controller::ListPartitions() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  HeldLock lock(*this);
   nlohmann::json out = nlohmann::json::array();
   for (std::size_t i = 0; i < cluster_.base.partitions.size(); ++i) {
     const engine::Partition& p = cluster_.base.partitions[i];
