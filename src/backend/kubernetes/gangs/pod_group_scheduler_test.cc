@@ -42,9 +42,8 @@ TEST_F(PodGroupSchedulerTest, GangWaitsUntilTheWholeGangFitsThenBinds) {
 TEST_F(PodGroupSchedulerTest, GangThatCanNeverFitGetsAnEventAndNoBinding) {
   for (int i = 0; i < 8; ++i) CreateNode(i);
   SyncNodes();
-  ManualClock clock;  // the retries come when the test moves it
   PodGroupSchedulerOptions o;
-  o.clock = &clock;
+  o.clock = &manual_clock_;  // the retries come when the test moves it
   StartScheduler(o);
   CreatePods("huge", 0, 16, "16");
   ASSERT_TRUE(WaitUntil([&] { return Events("FailedScheduling").size() >= 16; }, seconds(20)));
@@ -56,7 +55,7 @@ TEST_F(PodGroupSchedulerTest, GangThatCanNeverFitGetsAnEventAndNoBinding) {
   ASSERT_TRUE(WaitUntil([&] { return scheduler_->stats().rejected >= 1; }, seconds(20)));
   for (int retry = 0; retry < 2; ++retry) {  // past a retry, twice
     const std::int64_t before = scheduler_->stats().rejected;
-    clock.Advance(milliseconds(1001));  // the fixture's retry_interval is 1 s
+    manual_clock_.Advance(milliseconds(1001));  // the fixture's retry_interval is 1 s
     scheduler_->TickForTest();
     ASSERT_TRUE(WaitUntil([&] { return scheduler_->stats().rejected > before; }, seconds(20)));
   }

@@ -296,6 +296,8 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
   GangBackend backend_;
   std::unique_ptr<controller::Controller> controller_;
   std::uint64_t last_pod_rv_ = 0;  // of the test's last pod write (NoteWrite)
+  // For tests that move time themselves (options.clock); outlives the scheduler.
+  ManualClock manual_clock_;
   std::unique_ptr<PodGroupScheduler> scheduler_;
 };
 
