@@ -222,7 +222,7 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
   // The test wrote this pod: Settle() waits until the scheduler has seen it.
   void NoteWrite(const Json& pod) {
     const Json& v = pod["metadata"]["resourceVersion"];
-    if (v.is_string()) last_pod_rv_ = std::max(last_pod_rv_, std::stoull(v.get<std::string>()));
+    if (v.is_string()) last_pod_rv_ = std::max<std::uint64_t>(last_pod_rv_, std::stoull(v.get<std::string>()));
   }
 
   // A barrier instead of a sleep: the scheduler has handled every pod the test wrote (and the
