@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "tests/cluster_harness.h"
@@ -102,8 +104,10 @@ TEST(Cluster, DependencyChainsRunInOrderAndFailedOnesNeverStart) {
   ASSERT_TRUE(a && b && never);
   EXPECT_EQ(c.WaitJob(b)["state"], "COMPLETED");
   EXPECT_LT(std::stoll(c.ReadFile("a.done")), std::stoll(c.ReadFile("b.done")));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  nlohmann::json n = c.Job(never);
+  // Its dependency can no longer be met once `a` completed: it waits with that reason, for good.
+  nlohmann::json n;
+  for (int i = 0; i < 400 && (n = c.Job(never))["reason"] != "DependencyNeverSatisfied"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
   EXPECT_EQ(n["state"], "PENDING");
   EXPECT_EQ(n["reason"], "DependencyNeverSatisfied");
 }
@@ -119,7 +123,9 @@ TEST(Cluster, CancelEndsARunningJobAndItsProcesses) {
   CommandResult r = c.Run({"scancel", std::to_string(id)});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(c.WaitJob(id)["state"], "CANCELLED");
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The agent reaps the process after reporting the job: wait for it to go (up to 10 s).
+  for (int i = 0; i < 400 && ::kill(pid, 0) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
   EXPECT_NE(::kill(pid, 0), 0) << "the job's process is still there";
   r = c.Run({"scancel", "999999"});
   EXPECT_NE(r.exit_code, 0);
@@ -166,16 +172,35 @@ TEST(Cluster, CrashOfTheControllerLosesNoAcknowledgedJobAndAdoptsRunningOnes) {
   ASSERT_GT(runner, 0u);
   for (int i = 0; i < 100 && c.Job(runner)["state"] != "RUNNING"; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  // A stream of submissions, and a crash in the middle of it.
+  // A stream of submissions, and a crash in the middle of it: once 10 are acknowledged (an
+  // event, not a delay, so that a slow machine still crashes mid-stream).
   std::vector<unsigned long long> acknowledged;
+  std::mutex mu;
+  std::condition_variable acked;
+  std::size_t acked_count = 0;
   std::thread killer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      acked.wait(lock, [&] { return acked_count >= 10; });
+    }
     c.KillDaemon();
   });
   for (int i = 0; i < 200; ++i) {
     unsigned long long id = Submit(c, {"--hold", "--wrap", "true"});
     if (id == 0) break;
     acknowledged.push_back(id);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++acked_count;
+    }
+    acked.notify_all();
+  }
+  if (acknowledged.size() < 10) {  // the stream ended early: the killer must not wait forever
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      acked_count = 10;
+    }
+    acked.notify_all();
   }
   killer.join();
   c.StartDaemon();

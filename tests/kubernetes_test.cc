@@ -129,7 +129,7 @@ TEST_F(KubernetesBackendTest, ForeignPodsCordonAndNotReady) {
   // Nothing is left for a second such job until the foreign pod goes.
   unsigned long long b = Submit(*c, {"-N", "1", "--gpus-per-node=8", "--wrap", "true"});
   ASSERT_GT(b, 0u);
-  std::this_thread::sleep_for(milliseconds(500));
+  EXPECT_TRUE(WaitUntil([&] { return Considered(c->Job(b)); }));  // a pass found no room
   EXPECT_EQ(c->Job(b)["state"], "PENDING");
   EXPECT_TRUE(JobPods(ns, b).empty());
   kube::DeleteOptions now;
@@ -152,7 +152,7 @@ TEST_F(KubernetesBackendTest, ForeignPodsCordonAndNotReady) {
   EXPECT_EQ(c->WaitJob(a)["state"], "COMPLETED");
   unsigned long long d = Submit(*c, {"-N", "1", "--gpus-per-node=8", "--wrap", "true"});
   ASSERT_GT(d, 0u);
-  std::this_thread::sleep_for(milliseconds(500));
+  EXPECT_TRUE(WaitUntil([&] { return Considered(c->Job(d)); }));  // a pass found no room
   EXPECT_EQ(c->Job(d)["state"], "PENDING");
   EXPECT_TRUE(JobPods(ns, d).empty());
   r = c->Run({"sinfo", "-N", "-o", "%N %T"});
@@ -255,8 +255,10 @@ TEST_F(KubernetesBackendTest, LeaderElectionKeepsAStandbyClosed) {
   const std::string elect = "  leader_elect: true\n  lease_name: kbe-d\n";
   std::unique_ptr<Cluster> leader = StartLockstepd(ns, 1, elect);
   std::unique_ptr<Cluster> standby = StartLockstepd(ns, -1, elect);
-  // The standby opens nothing while the other leads: no socket, no store.
-  std::this_thread::sleep_for(milliseconds(1500));
+  // The standby opens nothing while the other leads: no socket, no store (once it says it waits).
+  EXPECT_TRUE(WaitUntil([&] {
+    return Contains(standby->ReadFile(standby->dir() + "/lockstepd.log"), "waiting to lead");
+  }));
   EXPECT_TRUE(standby->Get("/api/v1/nodes").contains("error"));
   EXPECT_FALSE(fs::exists(standby->dir() + "/lockstepd.db"));
   EXPECT_TRUE(Contains(standby->ReadFile(standby->dir() + "/lockstepd.log"), "waiting to lead"));

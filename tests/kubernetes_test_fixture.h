@@ -43,6 +43,13 @@ inline bool WaitUntil(const std::function<bool()>& pred, int timeout_s = 20) {
   return pred();
 }
 
+// A scheduling pass has looked at the pending job and said why it waits (a barrier in place of
+// a sleep: the job is not started by that pass).
+inline bool Considered(const nlohmann::json& job) {
+  const std::string reason = job.value("reason", "");
+  return job.value("state", "") != "PENDING" || (!reason.empty() && reason != "None");
+}
+
 // The wall clock as the kubelet writes it: "2026-12-01T10:00:00Z".
 inline std::string NowRfc3339() {
   return kube::FormatRfc3339(static_cast<Time>(std::time(nullptr)));

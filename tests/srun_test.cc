@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -117,6 +118,22 @@ class Srun {
     return ::waitpid(pid_, &status, WNOHANG) == 0;
   }
   void Signal(int signo) { ::kill(pid_, signo); }
+  // Waits until `signo` is no longer pending for srun (its handler has run), so that a second
+  // one is a second delivery rather than merged into the first; whether it was within `timeout`.
+  bool WaitDelivered(int signo, std::chrono::milliseconds timeout) {
+    const unsigned long long bit = 1ULL << (signo - 1);
+    const auto deadline = Clock::now() + timeout;
+    for (;;) {
+      std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+      unsigned long long pending = 0;
+      for (std::string line; std::getline(status, line);)
+        if (line.rfind("SigPnd:", 0) == 0 || line.rfind("ShdPnd:", 0) == 0)
+          pending |= std::stoull(line.substr(7), nullptr, 16);
+      if (!(pending & bit)) return true;
+      if (Clock::now() > deadline) return false;
+      std::this_thread::sleep_for(1ms);
+    }
+  }
   const std::string& out() const { return out_; }
   const std::string& err() const { return err_; }
 
@@ -197,8 +214,8 @@ TEST(Srun, OutputArrivesWhileTheStepRunsAndCtrlCTwiceAbortsIt) {
         << s.err();
     EXPECT_TRUE(Contains(s.err(), "srun: interrupt (one more within 1 sec to abort)")) << s.err();
     EXPECT_TRUE(s.Running());
-    s.Signal(SIGINT);  // a pair within a second
-    std::this_thread::sleep_for(50ms);
+    s.Signal(SIGINT);  // a pair within a second, delivered one after the other
+    ASSERT_TRUE(s.WaitDelivered(SIGINT, 500ms));
     s.Signal(SIGINT);
     const auto start = Clock::now();
     int code = s.Finish(15s);

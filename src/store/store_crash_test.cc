@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -154,12 +155,15 @@ TEST(StoreCrashTest, KilledProcessLosesNothingAcknowledged) {
 
 // --- Power loss: only what SQLite fsync'd survives. ---
 
-// Writes from several threads until the power is cut at a random moment; returns what was
-// acknowledged. The store is closed (uncleanly, every write failing) before it returns.
+// Writes from several threads until the power is cut at a random moment (once a random number of
+// writes, 1 to 100, is acknowledged: a point in the stream, not a delay, so that a slow machine
+// cuts mid-stream too); returns what was acknowledged. The store is closed (uncleanly, every write failing) before it returns.
 Acknowledged WriteUntilPowerCut(const StoreOptions& options, FaultInjectionVfs* vfs,
                                 std::mt19937* random) {
   Acknowledged acked;
   std::mutex mu;
+  std::condition_variable acked_more;
+  const std::size_t cut_after = 1 + (*random)() % 100;
   auto store = OpenForTest(options);
   if (store == nullptr) return acked;
   std::atomic<bool> failed{false};
@@ -169,10 +173,15 @@ Acknowledged WriteUntilPowerCut(const StoreOptions& options, FaultInjectionVfs* 
       for (int i = 0; !failed; ++i) {
         const std::string key = fmt::format("t{}-{}", t, i);
         if (!store->Put({{"jobs", key, "job " + key}}).ok()) break;
-        std::lock_guard<std::mutex> lock(mu);
-        acked.keys.push_back(key);
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          acked.keys.push_back(key);
+        }
+        acked_more.notify_all();
       }
       failed = true;
+      { std::lock_guard<std::mutex> lock(mu); }
+      acked_more.notify_all();
     });
   }
   threads.emplace_back([&] {
@@ -183,8 +192,13 @@ Acknowledged WriteUntilPowerCut(const StoreOptions& options, FaultInjectionVfs* 
       acked.id_end = std::max(acked.id_end, *first + 2);
     }
     failed = true;
+    { std::lock_guard<std::mutex> lock(mu); }  // a waiter between its check and its wait sees it
+    acked_more.notify_all();
   });
-  std::this_thread::sleep_for(milliseconds(20 + (*random)() % 200));
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    acked_more.wait(lock, [&] { return failed || acked.keys.size() >= cut_after; });
+  }
   vfs->CutPower();
   for (std::thread& t : threads) t.join();
   // After the cut every write fails, and the store refuses further writes with that error.

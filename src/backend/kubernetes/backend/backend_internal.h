@@ -33,12 +33,8 @@ class PodGroupSchedulerHandle {};
 
 namespace lockstep::kube::backend_internal {
 
+// A type only: time is read from KubernetesBackendOptions::clock.
 using Clock = std::chrono::steady_clock;
-
-// The wall clock, Unix seconds (pods' times are wall-clock times).
-inline Time WallNow() {
-  return static_cast<Time>(std::time(nullptr));
-}
 
 inline void Log(const std::string& message) {
   std::fprintf(stderr, "lockstepd: kubernetes: %s\n", message.c_str());

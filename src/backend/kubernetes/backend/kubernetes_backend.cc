@@ -37,7 +37,6 @@ using backend_internal::Label;
 using backend_internal::Log;
 using backend_internal::Meta;
 using backend_internal::ParseInt;
-using backend_internal::WallNow;
 
 KubernetesBackend::KubernetesBackend(KubeClient* client, backend::EventSink& events,
                                      backend::Admission* admission,
@@ -112,7 +111,7 @@ Status KubernetesBackend::Start() {
 }
 
 bool KubernetesBackend::WaitForNodes(std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
+  const auto deadline = Clock::now() + timeout;  // a real-time wait
   if (!nodes_ || !nodes_->WaitForSync(timeout)) return false;
   if (!pods_->WaitForSync(std::chrono::duration_cast<std::chrono::milliseconds>(
           std::max(Clock::duration::zero(), deadline - Clock::now()))))
@@ -342,7 +341,7 @@ std::function<void()> KubernetesBackend::CheckRunLocked(const RunKey& key) {
       r.cause_rank = first_failed;
       r.kill_signal = SIGTERM;
       r.force_at =
-          Clock::now() + std::chrono::seconds(options_.kill_wait) + options_.force_delete_after;
+          MonoNow() + std::chrono::seconds(options_.kill_wait) + options_.force_delete_after;
       Op op;
       op.kind = Op::kDelete;
       op.key = key;
@@ -453,8 +452,9 @@ void KubernetesBackend::WorkLoop() {
     if (work_.empty()) {
       if (next == Clock::time_point::max())
         cv_.wait(lock, woken);
-      else
-        cv_.wait_until(lock, next, woken);
+      else  // `next` is on the injected clock; the wait is real time (WakeForTest ends it)
+        cv_.wait_until(lock, Clock::now() + std::max(Clock::duration::zero(), next - MonoNow()),
+                       woken);
     }
     if (stopping_) break;
     if (!work_.empty()) {
@@ -465,12 +465,20 @@ void KubernetesBackend::WorkLoop() {
       lock.lock();
       continue;
     }
-    const auto now = Clock::now();
+    const auto now = MonoNow();
     lock.unlock();
     if (now >= next_force) DoForce();
     if (now >= next_expiry) DoExpire();
     lock.lock();
   }
+}
+
+void KubernetesBackend::WakeForTest() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    expiries_changed_ = true;
+  }
+  cv_.notify_all();
 }
 
 void KubernetesBackend::Run(Op op) {

@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "backend/kubernetes/client/informer.h"
 #include "backend/kubernetes/client/kube_client.h"
 #include "backend/kubernetes/objects/node_mapping.h"
@@ -66,6 +67,10 @@ struct KubernetesBackendOptions {
   // Nodes are listed and watched in protobuf (objects/node_proto.h), without the status.images
   // and other parts nothing here reads; false: in JSON.
   bool protobuf_nodes = true;
+  // Every decision about time (forced deletions, finished_pod_ttl, pods' end times) reads this
+  // clock; waits on condition variables keep real-time timeouts. Must outlive the backend.
+  // Tests give a ManualClock, advance it, then call WakeForTest().
+  lockstep::Clock* clock = &SystemClock();
 };
 
 class KubernetesBackend : public backend::Backend {
@@ -77,6 +82,9 @@ class KubernetesBackend : public backend::Backend {
   ~KubernetesBackend() override;  // Stop()s
   KubernetesBackend(const KubernetesBackend&) = delete;
   KubernetesBackend& operator=(const KubernetesBackend&) = delete;
+
+  // The worker recomputes what is due by the injected clock (after a test advanced it).
+  void WakeForTest();
 
   // Creates the namespace when it is missing, starts the informers and threads.
   Status Start();
@@ -153,6 +161,9 @@ class KubernetesBackend : public backend::Backend {
   // A pod whose requests hold room lockstep cannot give: bound, unfinished, and another
   // scheduler's or another lockstepd's.
   bool TakesRoom(const Json& pod) const;
+  // The injected clock: monotonic, and wall (Unix seconds).
+  lockstep::Clock::Monotonic MonoNow() const { return options_.clock->MonotonicNow(); }
+  Time WallNow() const { return options_.clock->Now(); }
   void ReportLoop();
   void ReportNodes();
   void WorkLoop();

@@ -18,7 +18,6 @@ using backend_internal::Label;
 using backend_internal::Log;
 using backend_internal::Meta;
 using backend_internal::ParseInt;
-using backend_internal::WallNow;
 
 void KubernetesBackend::ReconcileVanishedRuns() {
   // lockstepd restarted: a job it recorded RUNNING whose pods were all deleted while it was
@@ -95,7 +94,7 @@ void KubernetesBackend::DoDelete(const RunKey& key, std::int64_t grace, int sign
         return p != r.pods.end() && p->second.terminal();
       });
       const auto force_at =
-          Clock::now() + std::chrono::seconds(grace) + options_.force_delete_after;
+          MonoNow() + std::chrono::seconds(grace) + options_.force_delete_after;
       if (!r.terminating || signal == SIGKILL || force_at < r.force_at) r.force_at = force_at;
       if (!r.terminating || signal == SIGKILL) r.kill_signal = signal;
       r.terminating = true;
@@ -126,7 +125,7 @@ void KubernetesBackend::DoForce() {
   std::vector<std::pair<std::string, std::string>> victims;  // ns, name
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const auto now = Clock::now();
+    const auto now = MonoNow();
     for (auto& [key, r] : runs_) {
       if (!r.terminating || r.reported || r.force_at > now) continue;
       r.force_at = now + std::chrono::seconds(5);  // again later if a delete does not take
@@ -198,7 +197,7 @@ void KubernetesBackend::ScheduleExpiryLocked(const RunKey& key, const RunState& 
 std::chrono::steady_clock::time_point KubernetesBackend::NextExpiryLocked() const {
   if (expiries_.empty()) return Clock::time_point::max();
   const Time in = std::max<Time>(0, expiries_.begin()->first - WallNow());
-  return Clock::now() + std::chrono::seconds(in);
+  return MonoNow() + std::chrono::seconds(in);
 }
 
 void KubernetesBackend::DoExpire() {

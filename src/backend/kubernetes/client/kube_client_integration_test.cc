@@ -359,8 +359,10 @@ TEST_F(KubeApiTest, ApiserverRestartMidWatchLosesNoEvent) {
   ASSERT_TRUE(client().Create(PodsPath("rs"), PodObject("rs", "before-stop")).ok());
   ASSERT_TRUE(client().Create(NodesPath(), NodeObject("rs-node")).ok());  // moves etcd's revision
   const auto t0 = std::chrono::steady_clock::now();
+  const std::int64_t errors_before = inf.stats().errors;
   ASSERT_EQ(Script("stop-apiserver"), 0);
-  std::this_thread::sleep_for(seconds(2));  // the informer retries against a dead server
+  // The informer has retried against the dead server (and failed) before it comes back.
+  EXPECT_TRUE(WaitUntil([&] { return inf.stats().errors >= errors_before + 2; }, seconds(30)));
   ASSERT_EQ(Script("start-apiserver"), 0);
   std::fprintf(stderr, "apiserver down and back in %.1f s\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

@@ -49,7 +49,7 @@ Status GangEvents::Post(const nlohmann::json& object, const std::string& type,
                         const std::string& reason, const std::string& message) {
   const std::string ns = Field(object, "metadata", "namespace");
   nlohmann::json event =
-      EventObject(object, type, reason, message, component_, gangs_internal::NowRfc3339());
+      EventObject(object, type, reason, message, component_, gangs_internal::NowRfc3339(clock_));
   Result<nlohmann::json> r = client_->Create("/api/v1/namespaces/" + ns + "/events", event);
   return r.ok() ? Status::Ok() : r.status();
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backend/kubernetes/client/kube_client.h"
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace lockstep::kube {
@@ -13,7 +14,9 @@ namespace lockstep::kube {
 // Stateless apart from the client (not owned; must outlive it). Thread-safe.
 class GangEvents {
  public:
-  GangEvents(KubeClient* client, std::string component) : client_(client), component_(component) {}
+  // `clock` stamps the Events (must outlive this).
+  GangEvents(KubeClient* client, std::string component, const lockstep::Clock& clock = SystemClock())
+      : client_(client), component_(component), clock_(clock) {}
 
   // POSTs an Event in the object's namespace whose involvedObject is `object` (a Pod or a
   // PodGroup as the apiserver returned it). `type` is "Normal" or "Warning".
@@ -23,6 +26,7 @@ class GangEvents {
  private:
   KubeClient* const client_;
   const std::string component_;
+  const lockstep::Clock& clock_;
 };
 
 // The Event object Post() sends, at `now_rfc3339` ("2024-05-01T10:00:00Z").

@@ -6,10 +6,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/clock.h"
 #include "backend/kubernetes/objects/pod_events.h"
 
 namespace lockstep::kube::gangs_internal {
 
+// A type only: time is read from PodGroupSchedulerOptions::clock.
 using Clock = std::chrono::steady_clock;
 
 // o[a][b] when it is a string, else "".
@@ -38,9 +40,9 @@ inline bool Deleting(const nlohmann::json& pod) {
   return m != pod.end() && m->contains("deletionTimestamp") && !(*m)["deletionTimestamp"].is_null();
 }
 
-// The wall clock as Kubernetes writes times: "2024-05-01T10:00:00Z".
-inline std::string NowRfc3339() {
-  return FormatRfc3339(static_cast<Time>(std::time(nullptr)));
+// `clock`'s wall time as Kubernetes writes times: "2024-05-01T10:00:00Z".
+inline std::string NowRfc3339(const lockstep::Clock& clock) {
+  return FormatRfc3339(clock.Now());
 }
 
 }  // namespace lockstep::kube::gangs_internal

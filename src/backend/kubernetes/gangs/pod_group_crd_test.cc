@@ -70,6 +70,7 @@ class PodGroupCrdTest : public PodGroupSchedulerTest {
                                                          {"uid", "0b6c2a8e-job-" + group}}});
       Result<Json> r = client_->Create(PodsPath(ns_), pod);
       ASSERT_TRUE(r.ok()) << r.status().ToString();
+      NoteWrite(*r);
     }
   }
 
@@ -116,7 +117,7 @@ TEST_F(PodGroupCrdTest, GangIsBoundWholeOnlyOnceMinMemberPodsExist) {
   ASSERT_TRUE(scheduler_->pod_groups_available());
   CreatePodGroup("llm", 4);
   CreateGroupPods("llm", 0, 3);
-  std::this_thread::sleep_for(seconds(2));
+  Settle();  // the scheduler has seen the three pods and decided
   EXPECT_EQ(BoundCount("llm"), 0) << "3 of minMember 4";
   EXPECT_EQ(JobOf("llm"), 0u) << "no job for an incomplete gang";
   CreateGroupPods("llm", 3, 4);
@@ -138,7 +139,7 @@ TEST_F(PodGroupCrdTest, MinMemberLargerThanThePodsWaitsUntilItIsMet) {
   StartScheduler();
   CreatePodGroup("big", 6);
   CreateGroupPods("big", 0, 4);
-  std::this_thread::sleep_for(seconds(2));
+  Settle();  // the scheduler has seen the four pods and decided
   EXPECT_EQ(BoundCount("big"), 0) << "4 pods of minMember 6";
   EXPECT_EQ(JobOf("big"), 0u);
   // Its owner lowers minMember to the pods it has: the gang is complete.
@@ -273,7 +274,8 @@ TEST_F(PodGroupCrdTest, StatusWritesNeverHoldUpBinding) {
   };
   StartScheduler();
   CreatePodGroup("fast", 2);
-  std::this_thread::sleep_for(milliseconds(500));  // its first write (Pending) is under way
+  // Its first write (Pending) is under way: the hook holds it.
+  ASSERT_TRUE(WaitUntil([&] { return held->load() >= 1; }, seconds(20)));
   CreateGroupPods("fast", 0, 2);
   const auto t0 = std::chrono::steady_clock::now();
   ASSERT_TRUE(WaitUntil([&] { return BoundCount("fast") == 2; }, seconds(20)));

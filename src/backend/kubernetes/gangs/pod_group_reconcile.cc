@@ -139,7 +139,7 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
   }
   if (!gang || !gang->Ready()) return;
   // A gang that failed waits for its retry time, unless its pods changed.
-  if (!g.failure.empty() && Clock::now() < g.retry_at && members == g.pods) return;
+  if (!g.failure.empty() && options_.clock->MonotonicNow() < g.retry_at && members == g.pods) return;
   // Submissions run on their own pool: each is a durable commit, and concurrent ones share the
   // store's group commit.
   {
@@ -271,7 +271,7 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std
     g.job = *id;
     g.pods_per_node = req->pods_per_node;
     g.failure.clear();
-    g.schedule_start = gangs_internal::NowRfc3339();
+    g.schedule_start = gangs_internal::NowRfc3339(*options_.clock);
     MarkStatusDirty(key);
     job_keys_[*id] = key;
     ++stats_.submitted;
@@ -289,7 +289,7 @@ void PodGroupScheduler::SubmitGang(const std::string& key, const Gang& gang, std
   }
   g.phase = Phase::kNone;
   ++stats_.rejected;
-  g.retry_at = Clock::now() + options_.retry_interval;
+  g.retry_at = options_.clock->MonotonicNow() + options_.retry_interval;
   std::string shape;
   if (req.ok()) {
     shape = ", each cpu " + std::to_string(req->request.cpus_per_task) + ", memory " +

@@ -3,6 +3,7 @@
 #include "backend/kubernetes/gangs/pod_group_scheduler.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <limits>
 #include <utility>
@@ -63,7 +64,7 @@ void PodGroupScheduler::Start() {
                    c.status().ToString().c_str());
     }
   }
-  events_ = std::make_unique<GangEvents>(client_, options_.event_component);
+  events_ = std::make_unique<GangEvents>(client_, options_.event_component, *options_.clock);
   pool_ = std::make_unique<WorkPool>(options_.bind_threads);
   submit_pool_ = std::make_unique<WorkPool>(options_.submit_threads);
   ListOptions probe;
@@ -77,6 +78,7 @@ void PodGroupScheduler::Start() {
   } else {
     PodGroupStatusWriterOptions so;
     so.interval = options_.status_interval;
+    so.clock = options_.clock;
     status_ = std::make_unique<PodGroupStatusWriter>(
         client_, [this](const std::string& key) { return StatusPatchOf(key); }, so);
     if (before_status_write_for_test_)
@@ -108,8 +110,29 @@ void PodGroupScheduler::Start() {
   }
   InformerHandlers h;
   // The pods are kept here (pods_), not in the informer too.
-  h.on_upsert = [this](Json p) { OnPod(std::move(p), true); };
-  h.on_delete = [this](const Json& p) { OnPod(p, false); };
+  // Each change handled is noted for SettleForTest().
+  auto note = [this](std::uint64_t rv) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pods_applied_rv_ = std::max(pods_applied_rv_, rv);
+    }
+    settled_.notify_all();
+  };
+  auto rv_of = [](const Json& p) -> std::uint64_t {
+    auto m = p.find("metadata");
+    if (m == p.end() || !m->is_object() || !m->contains("resourceVersion")) return 0;
+    const Json& v = (*m)["resourceVersion"];
+    return v.is_string() ? std::strtoull(v.get_ref<const std::string&>().c_str(), nullptr, 10) : 0;
+  };
+  h.on_upsert = [this, note, rv_of](Json p) {
+    const std::uint64_t rv = rv_of(p);
+    OnPod(std::move(p), true);
+    note(rv);
+  };
+  h.on_delete = [this, note, rv_of](const Json& p) {
+    OnPod(p, false);
+    note(rv_of(p));
+  };
   InformerOptions io;
   io.keep_objects = false;
   io.path = PodsPath("");
@@ -272,6 +295,23 @@ void PodGroupScheduler::NodeChanged(const Json& node, bool present) {
   wake_.notify_all();
 }
 
+bool PodGroupScheduler::SettleForTest(std::uint64_t resource_version,
+                                      std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return settled_.wait_for(lock, timeout, [&] {
+    return pods_applied_rv_ >= resource_version && !working_ && orders_.empty() &&
+           dirty_.empty() && !tick_for_test_;
+  });
+}
+
+void PodGroupScheduler::TickForTest() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tick_for_test_ = true;
+  }
+  wake_.notify_all();
+}
+
 bool PodGroupScheduler::WaitsLocked(const Group& g) {
   switch (g.phase) {
     case Phase::kSubmitting:
@@ -289,7 +329,7 @@ bool PodGroupScheduler::WaitsLocked(const Group& g) {
 void PodGroupScheduler::RetryFailedGangs() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const auto now = Clock::now();
+    const auto now = options_.clock->MonotonicNow();
     for (auto& [key, g] : groups_)
       if (g.phase == Phase::kNone && WaitsLocked(g)) {
         g.retry_at = now;
@@ -379,18 +419,19 @@ void PodGroupScheduler::Run() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       wake_.wait_until(lock, next_tick, [&] {
-        return stop_ || !orders_.empty() || !dirty_.empty() || nodes_changed_;
+        return stop_ || !orders_.empty() || !dirty_.empty() || nodes_changed_ || tick_for_test_;
       });
       if (stop_) return;
       nodes_changed = std::exchange(nodes_changed_, false);
-      if (Clock::now() >= next_tick) {
+      if (std::exchange(tick_for_test_, false) || Clock::now() >= next_tick) {
         tick = true;
-        // Gangs whose submission failed are tried again when their time comes.
-        const auto now = Clock::now();
+        // Gangs whose submission failed are tried again when their time comes (by the injected
+        // clock; the ticks themselves are real time).
+        const auto now = options_.clock->MonotonicNow();
         for (auto& [key, g] : groups_)
           if (g.phase == Phase::kNone && !g.failure.empty() && g.retry_at <= now)
             dirty_.insert(key);
-        next_tick = now + std::min<std::chrono::milliseconds>(options_.retry_interval,
+        next_tick = Clock::now() + std::min<std::chrono::milliseconds>(options_.retry_interval,
                                                               std::chrono::milliseconds(1000));
       }
       // Orders first: they are jobs the controller has started and waits on; those of recovered
@@ -408,6 +449,7 @@ void PodGroupScheduler::Run() {
         }
       for (auto it = dirty_.begin(); it != dirty_.end() && keys.size() < 64;)
         keys.push_back(*it), it = dirty_.erase(it);
+      working_ = true;
     }
     // Nodes relabelled, tainted, added: the placement features follow, and gangs that no node
     // allowed are tried again.
@@ -428,6 +470,11 @@ void PodGroupScheduler::Run() {
       CheckPendingJobs();
       next_check = Clock::now() + std::chrono::seconds(5);
     }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      working_ = false;
+    }
+    settled_.notify_all();
   }
 }
 

@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "backend/kubernetes/client/informer.h"
 #include "backend/kubernetes/client/kube_client.h"
 #include "backend/kubernetes/gangs/gang_events.h"
@@ -93,6 +94,10 @@ struct PodGroupSchedulerOptions {
   // PodGroups' status (pod_group_status.h) is written at most this often per PodGroup; a burst
   // of pod events within it becomes one write.
   std::chrono::milliseconds status_interval{1000};
+  // Every decision about time (retry_at, status writes' spacing, Events' and scheduling times)
+  // reads this clock; the worker's wake-ups stay real time (at most a second apart). Must outlive
+  // the scheduler.
+  lockstep::Clock* clock = &SystemClock();
 };
 
 // Counters for tests, metrics and the benchmark.
@@ -143,6 +148,14 @@ class PodGroupScheduler {
   PodGroupSchedulerStats stats() const;
   // The job submitted for gang "<namespace>/<name>", 0 when none.
   JobId JobOfGangForTest(const std::string& key) const;
+  // The worker ticks now: gangs whose retry_at has passed by the injected clock (which a test
+  // advanced) are tried again.
+  void TickForTest();
+  // A barrier instead of a sleep: waits until the pod informer has handed this scheduler every
+  // pod change up to `resource_version` (e.g. a test's own write) and the worker has handled
+  // every order and gang those made dirty. Submissions and Bindings already handed to their pools
+  // may still be in flight. False when `timeout` passes first.
+  bool SettleForTest(std::uint64_t resource_version, std::chrono::milliseconds timeout);
   // Runs on the worker after a gang's pods were checked and before its Bindings are posted.
   void SetBeforeBindForTest(std::function<void(const std::string& key)> hook) {
     before_bind_for_test_ = std::move(hook);
@@ -252,6 +265,10 @@ class PodGroupScheduler {
   std::condition_variable wake_;
   bool started_ = false, stop_ = false, ready_ = false;  // guarded by mu_
   bool nodes_changed_ = false;  // guarded by mu_: labels or taints of Nodes changed
+  bool tick_for_test_ = false;  // guarded by mu_
+  bool working_ = false;         // guarded by mu_: the worker handles what it took
+  std::uint64_t pods_applied_rv_ = 0;  // guarded by mu_: the last pod change OnPod() handled
+  std::condition_variable settled_;    // working_, pods_applied_rv_
   // Gang key -> pod name -> pod: every lockstep-scheduled pod not created by lockstep.
   std::map<std::string, std::map<std::string, SharedPod>> pods_;  // guarded by mu_
   std::map<std::string, std::string> pod_gang_;              // guarded by mu_: "ns/pod" -> gang key

@@ -31,7 +31,7 @@ TEST_F(PodGroupSchedulerTest, GangWaitsUntilTheWholeGangFitsThenBinds) {
   CreatePods("wide", 0, 4, "4");
   ASSERT_TRUE(
       WaitUntil([&] { return scheduler_->JobOfGangForTest(ns_ + "/wide") != 0; }, seconds(10)));
-  std::this_thread::sleep_for(seconds(2));
+  Settle();  // a scheduling pass has run with three nodes, and its orders (none) were handled
   EXPECT_EQ(BoundCount("wide"), 0) << "three free nodes must not get three of four pods";
   EXPECT_EQ(JobState(scheduler_->JobOfGangForTest(ns_ + "/wide")), "PENDING");
   SetNodeReady(3, true);
@@ -42,7 +42,9 @@ TEST_F(PodGroupSchedulerTest, GangWaitsUntilTheWholeGangFitsThenBinds) {
 TEST_F(PodGroupSchedulerTest, GangThatCanNeverFitGetsAnEventAndNoBinding) {
   for (int i = 0; i < 8; ++i) CreateNode(i);
   SyncNodes();
-  StartScheduler();
+  PodGroupSchedulerOptions o;
+  o.clock = &manual_clock_;  // the retries come when the test moves it
+  StartScheduler(o);
   CreatePods("huge", 0, 16, "16");
   ASSERT_TRUE(WaitUntil([&] { return Events("FailedScheduling").size() >= 16; }, seconds(20)));
   for (const std::string& m : Events("FailedScheduling")) {
@@ -50,7 +52,14 @@ TEST_F(PodGroupSchedulerTest, GangThatCanNeverFitGetsAnEventAndNoBinding) {
     EXPECT_NE(m.find("requested node configuration is not available"), std::string::npos) << m;
     EXPECT_NE(m.find("none of its pods is bound"), std::string::npos) << m;
   }
-  std::this_thread::sleep_for(milliseconds(2500));  // past a retry or two
+  ASSERT_TRUE(WaitUntil([&] { return scheduler_->stats().rejected >= 1; }, seconds(20)));
+  for (int retry = 0; retry < 2; ++retry) {  // past a retry, twice
+    const std::int64_t before = scheduler_->stats().rejected;
+    manual_clock_.Advance(milliseconds(1001));  // the fixture's retry_interval is 1 s
+    scheduler_->TickForTest();
+    ASSERT_TRUE(WaitUntil([&] { return scheduler_->stats().rejected > before; }, seconds(20)));
+  }
+  Settle();
   EXPECT_EQ(BoundCount("huge"), 0);
   EXPECT_EQ(scheduler_->JobOfGangForTest(ns_ + "/huge"), 0u);
   EXPECT_EQ(Events("FailedScheduling").size(), 16u) << "the same reason is posted once";
@@ -62,7 +71,7 @@ TEST_F(PodGroupSchedulerTest, IncompleteGangStaysUnboundUntilItsLastPod) {
   SyncNodes();
   StartScheduler();
   CreatePods("late", 0, 3, "4");
-  std::this_thread::sleep_for(seconds(2));
+  Settle();  // the scheduler has seen the three pods and decided
   EXPECT_EQ(BoundCount("late"), 0);
   EXPECT_EQ(scheduler_->JobOfGangForTest(ns_ + "/late"), 0u) << "no job for 3 of 4";
   CreatePods("late", 3, 4, "4");
@@ -82,7 +91,8 @@ TEST_F(PodGroupSchedulerTest, PodsFinishingEndTheJob) {
                                     PatchType::kMerge, {{"status", {{"phase", "Succeeded"}}}});
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     if (i == 0) {
-      std::this_thread::sleep_for(milliseconds(500));
+      NoteWrite(*r);
+      Settle();  // the scheduler has seen the pod end, the controller what it was told
       EXPECT_EQ(JobState(job), "RUNNING") << "one pod of two ended";
     }
   }

@@ -38,7 +38,7 @@ void PodGroupStatusWriter::MarkDirty(const std::string& key) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_ || due_.count(key)) return;  // already due: it will see the latest state
-    Clock::time_point at = Clock::now() + options_.delay;
+    Clock::time_point at = options_.clock->MonotonicNow() + options_.delay;
     if (auto last = last_write_.find(key); last != last_write_.end())
       at = std::max(at, last->second + options_.interval);
     due_[key] = at;
@@ -61,12 +61,13 @@ void PodGroupStatusWriter::Run() {
     }
     auto next = std::min_element(due_.begin(), due_.end(),
                                  [](const auto& a, const auto& b) { return a.second < b.second; });
-    if (Clock::now() < next->second) {
-      wake_.wait_until(lock, next->second);  // or a new key, or Stop()
+    if (const auto now = options_.clock->MonotonicNow(); now < next->second) {
+      // or a new key, or Stop(); `next` is on the injected clock, the wait in real time
+      wake_.wait_until(lock, Clock::now() + (next->second - now));
       continue;
     }
     std::vector<std::string> keys;
-    const auto now = Clock::now();
+    const auto now = options_.clock->MonotonicNow();
     for (auto it = due_.begin(); it != due_.end();) {
       if (it->second <= now) {
         keys.push_back(it->first);
@@ -94,7 +95,7 @@ void PodGroupStatusWriter::Write(const std::string& key) {
   Result<Json> r =
       client_->Patch(patch->path + "/status", PatchType::kMerge, {{"status", patch->status}});
   std::lock_guard<std::mutex> lock(mu_);
-  last_write_[key] = Clock::now();
+  last_write_[key] = options_.clock->MonotonicNow();
   if (r.ok()) {
     ++writes_;
     written_[key] = std::move(*patch);
@@ -104,7 +105,7 @@ void PodGroupStatusWriter::Write(const std::string& key) {
   if (IsNotFound(r.status())) return;  // deleted meanwhile
   std::fprintf(stderr, "lockstepd: pod groups: status of %s: %s\n", key.c_str(),
                r.status().ToString().c_str());
-  if (!stop_) due_.emplace(key, Clock::now() + options_.interval);  // again later
+  if (!stop_) due_.emplace(key, options_.clock->MonotonicNow() + options_.interval);  // again later
 }
 
 }  // namespace lockstep::kube

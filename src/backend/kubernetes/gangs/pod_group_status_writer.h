@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "common/clock.h"
 #include "backend/kubernetes/client/kube_client.h"
 
 namespace lockstep::kube {
@@ -36,6 +37,8 @@ struct PodGroupStatusWriterOptions {
   std::chrono::milliseconds delay{100};
   // ...and no sooner than this after its previous write.
   std::chrono::milliseconds interval{1000};
+  // What "due" is measured by (waits stay real time); must outlive the writer.
+  lockstep::Clock* clock = &SystemClock();
 };
 
 // Owns its thread. `compute` runs on it, without the writer's lock held, and returns the status

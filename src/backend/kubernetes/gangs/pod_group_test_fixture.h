@@ -215,7 +215,25 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
       pod["spec"].update(spec);
       Result<Json> r = client_->Create(PodsPath(ns_), pod);
       ASSERT_TRUE(r.ok()) << r.status().ToString();
+      NoteWrite(*r);
     }
+  }
+
+  // The test wrote this pod: Settle() waits until the scheduler has seen it.
+  void NoteWrite(const Json& pod) {
+    const Json& v = pod["metadata"]["resourceVersion"];
+    if (v.is_string()) last_pod_rv_ = std::max<std::uint64_t>(last_pod_rv_, std::stoull(v.get<std::string>()));
+  }
+
+  // A barrier instead of a sleep: the scheduler has handled every pod the test wrote (and the
+  // gangs they made dirty), the controller has applied what it was told and run a scheduling
+  // pass, and the scheduler has handled the orders that pass gave.
+  void Settle() {
+    ASSERT_TRUE(scheduler_->SettleForTest(last_pod_rv_, seconds(20)));
+    controller_->SettleForTest();
+    controller_->PassForTest();
+    controller_->SettleForTest();
+    ASSERT_TRUE(scheduler_->SettleForTest(last_pod_rv_, seconds(20)));
   }
 
   // The nodes the gang's pods are bound to, once all `count` are.
@@ -277,6 +295,9 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
   std::function<void(const std::string&)> status_write_hook_;  // set before StartScheduler()
   GangBackend backend_;
   std::unique_ptr<controller::Controller> controller_;
+  std::uint64_t last_pod_rv_ = 0;  // of the test's last pod write (NoteWrite)
+  // For tests that move time themselves (options.clock); outlives the scheduler.
+  ManualClock manual_clock_;
   std::unique_ptr<PodGroupScheduler> scheduler_;
 };
 

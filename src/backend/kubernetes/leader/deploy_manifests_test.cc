@@ -229,7 +229,13 @@ TEST_F(DeployManifestsTest, LeaderElectionWorksWithTheServiceAccountsRights) {
   LeaderElector elector(sa.get(), o, nullptr, nullptr);
   elector.Start();
   EXPECT_TRUE(WaitUntil([&] { return elector.IsLeader(); }, milliseconds(5'000)));
-  std::this_thread::sleep_for(milliseconds(1'000));  // renewals (update) are allowed too
+  // Renewals (update) are allowed too: the Lease's renewTime moves on.
+  auto renewed = [&] {
+    Result<Json> l = admin().Get("/apis/coordination.k8s.io/v1/namespaces/lockstep/leases/lockstepd");
+    return l.ok() ? LeaseRecordFromObject(*l).renew_time : std::string();
+  };
+  const std::string first = renewed();
+  EXPECT_TRUE(WaitUntil([&] { return renewed() != first; }, milliseconds(5'000)));
   EXPECT_TRUE(elector.IsLeader());
   elector.Stop();  // release: an update
   Result<Json> l = admin().Get("/apis/coordination.k8s.io/v1/namespaces/lockstep/leases/lockstepd");

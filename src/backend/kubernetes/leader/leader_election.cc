@@ -104,7 +104,7 @@ void LeaderElector::Stop() {
 
 bool LeaderElector::IsLeader() const {
   if (!leading_.load()) return false;
-  const auto since = SteadyNs(Clock::now()) - renewed_at_ns_.load();
+  const auto since = SteadyNs(options_.clock->MonotonicNow()) - renewed_at_ns_.load();
   return since <
          std::chrono::duration_cast<std::chrono::nanoseconds>(options_.renew_deadline).count();
 }
@@ -156,7 +156,8 @@ void LeaderElector::Run() {
         break;
       }
       const auto since =
-          Clock::now() - Clock::time_point(std::chrono::nanoseconds(renewed_at_ns_.load()));
+          options_.clock->MonotonicNow() -
+          Clock::time_point(std::chrono::nanoseconds(renewed_at_ns_.load()));
       if (since >= options_.renew_deadline) {
         why = "not renewed within the renew deadline";
         break;
@@ -174,7 +175,13 @@ void LeaderElector::Run() {
 }
 
 bool LeaderElector::TryAcquireOrRenew() {
-  const Clock::time_point start = Clock::now();
+  const bool ok = TryAcquireOrRenewOnce();
+  tries_.fetch_add(1);
+  return ok;
+}
+
+bool LeaderElector::TryAcquireOrRenewOnce() {
+  const Clock::time_point start = options_.clock->MonotonicNow();
   if (unreachable_.load()) {
     Log("cannot reach the apiserver (SetUnreachableForTest)");
     return false;
@@ -220,7 +227,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     return false;
   }
   lease_ = *written;
-  observed_ = {LeaseRecordFromObject(lease_), Clock::now()};
+  observed_ = {LeaseRecordFromObject(lease_), options_.clock->MonotonicNow()};
   renewed_at_ns_.store(SteadyNs(start));
   if (d.action != LeaseAction::kRenew) {
     Log(std::string(d.action == LeaseAction::kCreate ? "created" : "acquired") +

@@ -29,6 +29,7 @@
 
 #include "backend/kubernetes/client/kube_client.h"
 #include "backend/kubernetes/leader/lease_record.h"
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace lockstep::kube {
@@ -44,6 +45,11 @@ struct LeaderElectionOptions {
   std::chrono::milliseconds lease_duration{15'000};
   std::chrono::milliseconds renew_deadline{10'000};
   std::chrono::milliseconds retry_period{2'000};
+  // The monotonic clock every decision reads (the lease's expiry as observed, the renew
+  // deadline, IsLeader()); the waits between tries stay real time, and the times written into
+  // the Lease (MicroTime, for other holders to read) are the system's wall clock. Must outlive
+  // the elector.
+  lockstep::Clock* clock = &SystemClock();
 };
 
 // InvalidArgument naming the option when the durations break the rule above.
@@ -85,11 +91,15 @@ class LeaderElector {
   // Test hook: while set, every request fails at once as if the apiserver were unreachable (a
   // network partition of this replica); the elector keeps running.
   void SetUnreachableForTest(bool unreachable) { unreachable_.store(unreachable); }
+  // Tries to acquire or renew made so far (each ends before this counts it): tests wait for
+  // "two more tries" instead of sleeping for them.
+  std::int64_t TriesForTest() const { return tries_.load(); }
 
  private:
   void Run();
   // One look at the Lease and, if the decision says so, one write. True: we hold the lease now.
-  bool TryAcquireOrRenew();
+  bool TryAcquireOrRenew();  // counts the try
+  bool TryAcquireOrRenewOnce();
   void Release();
   // Sleeps `d`; false when Stop() was called.
   bool Sleep(std::chrono::steady_clock::duration d);
@@ -110,6 +120,7 @@ class LeaderElector {
   std::atomic<bool> leading_{false};
   std::atomic<int64_t> renewed_at_ns_{0};  // steady clock, start of the last successful write
   std::atomic<bool> unreachable_{false};
+  std::atomic<std::int64_t> tries_{0};
 
   // The elector thread's own state.
   LeaseObservation observed_;

@@ -102,8 +102,11 @@ TEST_F(LeaderElectionTest, TwoElectorsExactlyOneLeads) {
   b->elector->Start();
   ASSERT_TRUE(WaitUntil([&] { return a->elector->IsLeader() || b->elector->IsLeader(); },
                         milliseconds(5'000)));
-  // Several renewals later, still exactly one, and the same one.
-  std::this_thread::sleep_for(milliseconds(2'500));
+  // Several renewals later (three more tries by each), still exactly one, and the same one.
+  const std::int64_t a0 = a->elector->TriesForTest(), b0 = b->elector->TriesForTest();
+  ASSERT_TRUE(WaitUntil([&] {
+    return a->elector->TriesForTest() >= a0 + 3 && b->elector->TriesForTest() >= b0 + 3;
+  }, milliseconds(20'000)));
   EXPECT_NE(a->elector->IsLeader(), b->elector->IsLeader());
   EXPECT_EQ(a->started + b->started, 1);
   EXPECT_EQ(a->stopped + b->stopped, 0);
@@ -125,7 +128,8 @@ TEST_F(LeaderElectionTest, ALeaderThatStopsReleasesTheLeaseAndTheOtherTakesOver)
   auto b = NewReplica("handover", "replica-b");
   OverlapWatcher overlap(*a->elector, *b->elector);
   b->elector->Start();
-  std::this_thread::sleep_for(milliseconds(1'000));
+  // B has looked at the lease twice (held by A) and backed off.
+  ASSERT_TRUE(WaitUntil([&] { return b->elector->TriesForTest() >= 2; }, milliseconds(20'000)));
   EXPECT_FALSE(b->elector->IsLeader());
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -156,7 +160,7 @@ TEST_F(LeaderElectionTest, ALeaderCutOffFromTheApiserverLosesLeadershipAndTheOth
   auto b = NewReplica("failover", "replica-b");
   OverlapWatcher overlap(*a->elector, *b->elector);
   b->elector->Start();
-  std::this_thread::sleep_for(milliseconds(1'000));
+  ASSERT_TRUE(WaitUntil([&] { return b->elector->TriesForTest() >= 2; }, milliseconds(20'000)));
   ASSERT_FALSE(b->elector->IsLeader());
 
   // A is partitioned: it cannot renew, gives up after the renew deadline (1.5 s) and B, which
@@ -176,7 +180,11 @@ TEST_F(LeaderElectionTest, ALeaderCutOffFromTheApiserverLosesLeadershipAndTheOth
 
   // A reconnects: it is a standby now and does not lead while B renews.
   a->elector->SetUnreachableForTest(false);
-  std::this_thread::sleep_for(milliseconds(2'500));
+  // A has read the lease (held by B) three times since, and B has renewed meanwhile.
+  const std::int64_t a1 = a->elector->TriesForTest(), b1 = b->elector->TriesForTest();
+  ASSERT_TRUE(WaitUntil([&] {
+    return a->elector->TriesForTest() >= a1 + 3 && b->elector->TriesForTest() >= b1 + 2;
+  }, milliseconds(20'000)));
   EXPECT_FALSE(a->elector->IsLeader());
   EXPECT_TRUE(b->elector->IsLeader());
   EXPECT_EQ(a->started, 1);
