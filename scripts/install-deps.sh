@@ -8,6 +8,10 @@ packages=(
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   protobuf-compiler libprotobuf-dev
+  # The fuzzers (scripts/fuzz.sh): clang, libclang-rt-14-dev for its libFuzzer, ASan and UBSan
+  # runtimes (only recommended by clang, so named here), llvm for llvm-symbolizer (findings
+  # reported with file and line).
+  clang libclang-rt-14-dev llvm
 )
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi

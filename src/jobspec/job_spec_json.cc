@@ -125,9 +125,18 @@ Status ReadArraySpec(const Json& v, const std::string& path, std::optional<Array
            [&](const Json& x, const std::string& p) { return ReadInt(x, p, a.max_running); }},
           {"text", [&](const Json& x, const std::string& p) { return ReadString(x, p, a.text); }},
       }));
-  if (a.indices.empty() && !a.text.empty()) {
+  // The text is what is written back (JobSpecToJson), so indices given with a text must be the
+  // text's own: otherwise the job would change its tasks when its record is read again.
+  if (!a.text.empty()) {
     Result<ArraySpec> expanded = sbatch_internal::ParseArray(a.text);
-    if (!expanded.ok()) return InvalidArgument(path + ".text: " + a.text + " " + expanded.status().message());
+    if (!expanded.ok()) {
+      return InvalidArgument("job spec: '" + path + ".text': " + a.text + " " +
+                             expanded.status().message());
+    }
+    if (!a.indices.empty() && a.indices != expanded->indices) {
+      return InvalidArgument("job spec: '" + path + ".indices' are not those of '" + path +
+                             ".text' (" + a.text + ")");
+    }
     a.indices = std::move(expanded->indices);
     if (a.max_running == 0) a.max_running = expanded->max_running;
   }

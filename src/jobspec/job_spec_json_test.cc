@@ -160,6 +160,19 @@ TEST(JobSpecJsonTest, UnknownKeysAreErrors) {
             "job spec: unknown key 'dependencies[0].delay'");
 }
 
+// Found by fuzz/jobspec_json_fuzz: indices that disagreed with the text were kept, but only the
+// text is written back, so the job's tasks changed when its record was read again.
+TEST(JobSpecJsonTest, ArrayIndicesThatAreNotTheTextsAreErrors) {
+  EXPECT_EQ(ErrorOf(R"({"array": {"indices": [7], "text": "0-3"}})"),
+            "job spec: 'array.indices' are not those of 'array.text' (0-3)");
+  Result<JobSpec> same = JobSpecFromJson(R"({"array": {"indices": [0, 2], "text": "0-2:2"}})");
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  Result<JobSpec> back = JobSpecFromJson(JobSpecToJson(*same));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, *same);
+  EXPECT_EQ(ErrorOf(R"({"array": {"text": "x"}})").rfind("job spec: 'array.text': x ", 0), 0u);
+}
+
 TEST(JobSpecJsonTest, WrongTypesNameTheKey) {
   EXPECT_EQ(ErrorOf(R"({"ntasks": "4"})"), "job spec: 'ntasks' must be an integer");
   EXPECT_EQ(ErrorOf(R"({"ntasks": 4.5})"), "job spec: 'ntasks' must be an integer");
