@@ -53,6 +53,7 @@ Result<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& o
   c->events_thread_ = std::thread([raw] { raw->EventLoop(); });
   c->dispatcher_ = std::thread([raw] { raw->DispatchLoop(); });
   c->scheduler_ = std::thread([raw] { raw->ScheduleLoop(); });
+  c->step_waits_ = std::thread([raw] { raw->StepWaitLoop(); });
   return c;
 }
 
@@ -72,6 +73,7 @@ Controller::~Controller() {
   step_output_changed_.notify_all();
   if (scheduler_.joinable()) scheduler_.join();
   if (dispatcher_.joinable()) dispatcher_.join();
+  if (step_waits_.joinable()) step_waits_.join();  // it answers every waiter first
 }
 
 Status Controller::Recover() {

@@ -32,8 +32,9 @@ class AgentEndpointsOf : public lockstep::controller::AgentEndpoints {
  public:
   explicit AgentEndpointsOf(lockstep::agent::AgentBackend& agents) : agents_(agents) {}
   lockstep::Status Register(const nlohmann::json& body) override { return agents_.Register(body); }
-  nlohmann::json Poll(const std::string& agent, std::chrono::milliseconds wait) override {
-    return agents_.Poll(agent, wait);
+  void Poll(const std::string& agent, std::chrono::milliseconds wait,
+            std::function<void(nlohmann::json)> done) override {
+    agents_.Poll(agent, wait, std::move(done));
   }
   lockstep::Status Events(const nlohmann::json& body) override { return agents_.Events(body); }
   lockstep::Status Output(const nlohmann::json& body) override { return agents_.Output(body); }
