@@ -226,7 +226,7 @@ using Routed = std::optional<Response>;
 
 Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
             const std::vector<std::string_view>& p, const nlohmann::json& query,
-            const http::request<http::string_body>& req, Reply& reply) {
+            const http::request<http::string_body>& req, Replier& reply) {
   if (p.size() == 3) {
     if (verb == http::verb::get) return Ok(c.ListJobs(query));
     if (verb == http::verb::post) {
@@ -318,7 +318,7 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
 
 Routed Agent(Controller& c, AgentEndpoints* agents, const Caller& caller,
              const std::vector<std::string_view>& p, const nlohmann::json& query,
-             const http::request<http::string_body>& req, Reply& reply) {
+             const http::request<http::string_body>& req, Replier& reply) {
   if (!agents) return Error(NotFound("no such endpoint: this lockstepd has no agents"));
   // Agents run as root (or as the one user of a personal cluster): nobody else may pose as one.
   if (!c.IsOperator(caller.uid) && caller.uid != ::getuid())
@@ -348,7 +348,7 @@ Routed Agent(Controller& c, AgentEndpoints* agents, const Caller& caller,
 }
 
 Routed Route(Controller& c, AgentEndpoints* agents, const Caller& caller,
-             const http::request<http::string_body>& req, Reply& reply) {
+             const http::request<http::string_body>& req, Replier& reply) {
   std::string_view target(req.target().data(), req.target().size());
   std::size_t qmark = target.find('?');
   nlohmann::json query =
@@ -400,7 +400,7 @@ Routed Route(Controller& c, AgentEndpoints* agents, const Caller& caller,
 }  // namespace
 
 void HandleRequest(Controller& c, AgentEndpoints* agents, const Caller& caller,
-                   const http::request<http::string_body>& req, Reply reply) {
+                   const http::request<http::string_body>& req, Replier reply) {
   Routed response = Route(c, agents, caller, req, reply);
   if (response) reply(std::move(*response));
 }

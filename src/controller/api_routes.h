@@ -26,7 +26,7 @@ class AgentEndpoints {
 
 using ApiResponse = boost::beast::http::response<boost::beast::http::string_body>;
 // Called once with the answer to a request, from any thread.
-using Reply = std::function<void(ApiResponse)>;
+using Replier = std::function<void(ApiResponse)>;
 
 // Answers `request` through `reply`. Every route answers before returning, except the two long
 // polls (an agent's commands, a step's output), which register a waiter with the agents or the
@@ -35,7 +35,7 @@ using Reply = std::function<void(ApiResponse)>;
 // thread. `agents` may be null (no agents: /api/v1/agent answers 404).
 void HandleRequest(Controller& controller, AgentEndpoints* agents, const Caller& caller,
                    const boost::beast::http::request<boost::beast::http::string_body>& request,
-                   Reply reply);
+                   Replier reply);
 
 // POST /api/v1/tokens {"user": NAME, "lifespan": SECONDS} (both optional): a new bearer token
 // for the caller, or for NAME when the caller is an operator (docs/api.md). ApiService sends it
