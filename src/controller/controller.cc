@@ -1,4 +1,5 @@
 // Start-up, recovery, ownership checks and the scheduling loop.
+#include "common/log.h"
 #include "controller/controller.h"
 
 #include <sys/stat.h>
@@ -291,11 +292,9 @@ bool Controller::ReplayChangesLocked(Time now) {
     if (want != have) {
       std::size_t i = 0;
       while (i < want.size() && i < have.size() && want[i] == have[i]) ++i;
-      std::fprintf(stderr,
-                   "lockstepd: the incremental snapshot differs from a full one at line %zu:\n"
-                   "  full:        %s\n  incremental: %s\n",
-                   i, i < want.size() ? want[i].c_str() : "(end)",
-                   i < have.size() ? have[i].c_str() : "(end)");
+      log::Error(
+          "the incremental snapshot differs from a full one at line {}: full: {}; incremental: {}",
+          i, i < want.size() ? want[i] : "(end)", i < have.size() ? have[i] : "(end)");
       std::abort();
     }
   }

@@ -1,3 +1,4 @@
+#include "common/log.h"
 #include "backend/agent/agent_backend.h"
 
 #include <algorithm>
@@ -273,7 +274,7 @@ void AgentBackend::CheckAgents() {
       if (agent->waiter) answers.push_back({std::move(agent->waiter), MustRegister()});
       agent->waiter = nullptr;
       for (const std::string& node : agent->nodes) {
-        std::fprintf(stderr, "lockstepd: node %s not responding: DOWN\n", node.c_str());
+        log::Warning("node {} not responding: DOWN", node);
         backend::NodeReport r;
         r.name = node;
         r.ready = false;
