@@ -1,6 +1,7 @@
 #include "common/log.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -9,6 +10,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace lockstep::log {
 namespace {
@@ -33,14 +35,24 @@ spdlog::level::level_enum ToSpdlog(Level level) {
   return spdlog::level::info;
 }
 
-// The file, created 0640 when missing (spdlog would create it 0666 less the umask).
-Status CreateLogFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+// The file, created with `mode` when missing (spdlog would create it 0666 less the umask); an
+// existing one loses the permission bits beyond `mode`. Its identity, to compare with stderr's.
+Result<struct stat> CreateLogFile(const std::string& path, unsigned mode) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, mode);
   if (fd < 0) {
     return IoError("--log-file: cannot open '" + path + "': " + std::strerror(errno));
   }
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && (st.st_mode & 07777 & ~mode) != 0 && st.st_uid == ::geteuid())
+    ::fchmod(fd, st.st_mode & 07777 & mode);
   ::close(fd);
-  return Status::Ok();
+  return st;
+}
+
+// Whether stderr is the file `st` describes.
+bool StderrIs(const struct stat& st) {
+  struct stat err {};
+  return ::fstat(STDERR_FILENO, &err) == 0 && err.st_dev == st.st_dev && err.st_ino == st.st_ino;
 }
 
 }  // namespace
@@ -66,9 +78,13 @@ Status Init(const Options& options) {
       logger = std::make_shared<spdlog::logger>(options.program,
                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
     } else {
-      LOCKSTEP_RETURN_IF_ERROR(CreateLogFile(options.file));
-      logger = std::make_shared<spdlog::logger>(
-          options.program, std::make_shared<spdlog::sinks::basic_file_sink_mt>(options.file));
+      Result<struct stat> st = CreateLogFile(options.file, options.mode);
+      if (!st.ok()) return st.status();
+      std::vector<spdlog::sink_ptr> sinks = {
+          std::make_shared<spdlog::sinks::basic_file_sink_mt>(options.file)};
+      if (options.also_stderr && !StderrIs(*st))
+        sinks.push_back(std::make_shared<spdlog::sinks::stderr_sink_mt>());
+      logger = std::make_shared<spdlog::logger>(options.program, sinks.begin(), sinks.end());
     }
   } catch (const spdlog::spdlog_ex& e) {
     return IoError(std::string("--log-file: ") + e.what());

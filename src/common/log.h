@@ -28,9 +28,13 @@ std::string_view LevelName(Level level);
 struct Options {
   std::string program = "lockstep";  // the name each line carries
   Level level = Level::kInfo;        // lines below it are dropped
-  // Appended to (created 0640 when missing); empty: stderr. Every line is flushed as written,
-  // so that nothing is lost when the process is killed.
+  // Appended to (created with `mode` when missing); empty: stderr. Every line is flushed as
+  // written, so that nothing is lost when the process is killed.
   std::string file;
+  unsigned mode = 0640;  // of a file created; an existing file loses the bits beyond it
+  // With a file: lines go to stderr too, unless stderr is that very file (lockstep up and the
+  // tests send lockstepd's stderr there), so a daemon in a terminal still shows them.
+  bool also_stderr = false;
 };
 
 // Sets up the process's logger. IoError naming the file when it cannot be opened; the logger is

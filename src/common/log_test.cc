@@ -57,6 +57,30 @@ TEST(Log, WritesLinesAtOrAboveTheLevelToTheFileAtOnce) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Log, APrivateFileIsCreatedWithItsModeAndAnExistingOneIsTightened) {
+  std::string dir = (std::filesystem::path(::testing::TempDir()) / "log_test.XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::string created = dir + "/lockstepd.log", existing = dir + "/old.log";
+  Options o{"lockstepd", Level::kWarning, created, 0600, /*also_stderr=*/true};
+  ASSERT_TRUE(Init(o).ok());
+  Info("dropped");
+  Warning("node {} down", "n1");
+  struct stat st {};
+  ASSERT_EQ(::stat(created.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  const std::string text = Slurp(created);
+  EXPECT_EQ(text.find("dropped"), std::string::npos) << text;
+  EXPECT_NE(text.find(" warning lockstepd: node n1 down\n"), std::string::npos) << text;
+  std::ofstream(existing) << "before\n";
+  ::chmod(existing.c_str(), 0644);
+  o.file = existing;
+  ASSERT_TRUE(Init(o).ok());
+  ASSERT_EQ(::stat(existing.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_TRUE(Init({"lockstep-agent", Level::kInfo, ""}).ok());  // back to stderr
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Log, AFileThatCannotBeOpenedIsAnErrorNamingIt) {
   Status st = Init({"lockstep-agent", Level::kInfo, "/nonexistent/dir/agent.log"});
   EXPECT_EQ(st.code(), StatusCode::kIoError);

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -215,9 +216,17 @@ std::string DescribeTypeError(const nlohmann::json::type_error& e) {
   return "a field of the request has the wrong type";
 }
 
-Response Jobs(Controller& c, const Caller& caller, http::verb verb,
-              const std::vector<std::string_view>& p, const nlohmann::json& query,
-              const http::request<http::string_body>& req) {
+// A long poll's answer from a result (the step output's).
+Response Answer(const Result<nlohmann::json>& j) {
+  return j.ok() ? Ok(*j) : Error(j.status());
+}
+
+// A route's response, or nothing when a long poll took `reply` to answer later.
+using Routed = std::optional<Response>;
+
+Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
+            const std::vector<std::string_view>& p, const nlohmann::json& query,
+            const http::request<http::string_body>& req, Replier& reply) {
   if (p.size() == 3) {
     if (verb == http::verb::get) return Ok(c.ListJobs(query));
     if (verb == http::verb::post) {
@@ -292,9 +301,10 @@ Response Jobs(Controller& c, const Caller& caller, http::verb verb,
       Result<std::int64_t> offset = IntParam(query, "offset", 0);
       if (!offset.ok()) return Error(offset.status());
       if (*offset < 0) return Error(InvalidArgument("offset: must not be negative"));
-      Result<nlohmann::json> j = c.StepOutput(caller, id, static_cast<std::int32_t>(step),
-                                              static_cast<std::uint64_t>(*offset), *wait);
-      return j.ok() ? Ok(*j) : Error(j.status());
+      c.StepOutput(caller, id, static_cast<std::int32_t>(step),
+                   static_cast<std::uint64_t>(*offset), *wait,
+                   [reply = std::move(reply)](Result<nlohmann::json> j) { reply(Answer(j)); });
+      return std::nullopt;
     }
     if (verb == http::verb::post && p[6] == "cancel") {
       Result<int> signal = SignalField(*body);
@@ -306,9 +316,9 @@ Response Jobs(Controller& c, const Caller& caller, http::verb verb,
   return Error(NotFound("no such endpoint"));
 }
 
-Response Agent(Controller& c, AgentEndpoints* agents, const Caller& caller,
-               const std::vector<std::string_view>& p, const nlohmann::json& query,
-               const http::request<http::string_body>& req) {
+Routed Agent(Controller& c, AgentEndpoints* agents, const Caller& caller,
+             const std::vector<std::string_view>& p, const nlohmann::json& query,
+             const http::request<http::string_body>& req, Replier& reply) {
   if (!agents) return Error(NotFound("no such endpoint: this lockstepd has no agents"));
   // Agents run as root (or as the one user of a personal cluster): nobody else may pose as one.
   if (!c.IsOperator(caller.uid) && caller.uid != ::getuid())
@@ -322,7 +332,9 @@ Response Agent(Controller& c, AgentEndpoints* agents, const Caller& caller,
   if (p.size() == 4 && p[3] == "commands") {
     Result<std::chrono::milliseconds> wait = WaitParam(query);
     if (!wait.ok()) return Error(wait.status());
-    return Ok(agents->Poll(query.value("agent", ""), *wait));
+    agents->Poll(query.value("agent", ""), *wait,
+                 [reply = std::move(reply)](nlohmann::json commands) { reply(Ok(commands)); });
+    return std::nullopt;
   }
   if (p.size() == 4 && p[3] == "events") {
     Status s = agents->Events(*body);
@@ -335,10 +347,8 @@ Response Agent(Controller& c, AgentEndpoints* agents, const Caller& caller,
   return Error(NotFound("no such endpoint"));
 }
 
-}  // namespace
-
-Response HandleRequest(Controller& c, AgentEndpoints* agents, const Caller& caller,
-                       const http::request<http::string_body>& req) {
+Routed Route(Controller& c, AgentEndpoints* agents, const Caller& caller,
+             const http::request<http::string_body>& req, Replier& reply) {
   std::string_view target(req.target().data(), req.target().size());
   std::size_t qmark = target.find('?');
   nlohmann::json query =
@@ -347,8 +357,8 @@ Response HandleRequest(Controller& c, AgentEndpoints* agents, const Caller& call
   if (p.size() < 3 || p[0] != "api" || p[1] != "v1") return Error(NotFound("no such endpoint"));
   http::verb verb = req.method();
   try {
-    if (p[2] == "jobs") return Jobs(c, caller, verb, p, query, req);
-    if (p[2] == "agent") return Agent(c, agents, caller, p, query, req);
+    if (p[2] == "jobs") return Jobs(c, caller, verb, p, query, req, reply);
+    if (p[2] == "agent") return Agent(c, agents, caller, p, query, req, reply);
     if (p[2] == "nodes" && verb == http::verb::get) return Ok(c.ListNodes());
     if (p[2] == "nodes" && verb == http::verb::post && p.size() == 5 && p[4] == "state") {
       Result<nlohmann::json> body = Body(req);
@@ -386,6 +396,14 @@ Response HandleRequest(Controller& c, AgentEndpoints* agents, const Caller& call
     return Error(Internal("internal error while handling the request"));
   }
   return Error(NotFound("no such endpoint"));
+}
+
+}  // namespace
+
+void HandleRequest(Controller& c, AgentEndpoints* agents, const Caller& caller,
+                   const http::request<http::string_body>& req, Replier reply) {
+  Routed response = Route(c, agents, caller, req, reply);
+  if (response) reply(std::move(*response));
 }
 
 // --- Tokens (tokens.h): the caller's own, or anyone's for an operator. ---

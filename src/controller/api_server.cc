@@ -25,16 +25,6 @@ bool IsTokensTarget(const server::Request& req) {
   return PathOf(req) == "/api/v1/tokens" || PathOf(req) == "/api/v1/tokens/revoke";
 }
 
-// GET /api/v1/agent/commands and GET /api/v1/jobs/{id}/steps/{s}/output: the long polls.
-bool IsLongPoll(const server::Request& req) {
-  if (req.method() != http::verb::get) return false;
-  std::string_view path = PathOf(req);
-  if (path == "/api/v1/agent/commands") return true;
-  constexpr std::string_view kJobs = "/api/v1/jobs/", kOutput = "/output";
-  return path.substr(0, kJobs.size()) == kJobs && path.find("/steps/") != std::string_view::npos &&
-         path.size() > kOutput.size() && path.substr(path.size() - kOutput.size()) == kOutput;
-}
-
 // The controller's caller; a Unix peer's name from the user database (it may block: this
 // runs on a worker thread).
 Caller ControllerCaller(const server::Caller& who) {
@@ -54,8 +44,7 @@ Caller ControllerCaller(const server::Caller& who) {
 
 Result<std::unique_ptr<ApiService>> ApiService::Create(Controller& controller,
                                                        const ApiServiceOptions& options) {
-  if (options.route_threads < 1 || options.long_poll_threads < 1)
-    return InvalidArgument("api: route_threads and long_poll_threads must be at least 1");
+  if (options.route_threads < 1) return InvalidArgument("api: route_threads must be at least 1");
   std::unique_ptr<ApiService> service(new ApiService(controller, options));
   Result<std::size_t> gone = service->tokens_.RemoveExpired(std::time(nullptr));
   if (!gone.ok()) return gone.status();
@@ -66,17 +55,18 @@ ApiService::ApiService(Controller& controller, const ApiServiceOptions& options)
     : controller_(controller),
       agents_(options.agents),
       tokens_(controller.store()),
-      route_pool_(options.route_threads),
-      long_poll_pool_(options.long_poll_threads),
-      routes_(route_pool_,
-              [this](const server::Request& r, const server::Caller& c) { return Route(r, c); }),
-      long_polls_(long_poll_pool_, [this](const server::Request& r, const server::Caller& c) {
-        return Route(r, c);
-      }) {}
+      route_pool_(options.route_threads) {}
 
 void ApiService::Handle(server::Request request, server::Caller caller, server::Responder respond) {
-  server::BlockingHandler& pool = IsLongPoll(request) ? long_polls_ : routes_;
-  pool.Handle(std::move(request), std::move(caller), std::move(respond));
+  route_pool_.Post([this, request = std::move(request), caller = std::move(caller),
+                    respond = std::move(respond)] {
+    try {
+      Route(request, caller, respond);
+    } catch (...) {
+      respond.Respond(server::JsonError(http::status::internal_server_error,
+                                        "internal error while handling the request"));
+    }
+  });
 }
 
 void ApiService::Authenticate(std::string token, Done done) {
@@ -92,16 +82,19 @@ void ApiService::Authenticate(std::string token, Done done) {
   });
 }
 
-server::Response ApiService::Route(const server::Request& req, const server::Caller& who) {
+void ApiService::Route(const server::Request& req, const server::Caller& who,
+                       const server::Responder& respond) {
   if (IsTokensTarget(req)) {
     // A token never begets another: a stolen one cannot be renewed forever.
     if (who.transport != server::Transport::kUnixSocket)
-      return server::JsonError(
+      return respond.Respond(server::JsonError(
           http::status::forbidden,
-          "tokens are issued only on lockstepd's Unix socket (lockstep token)");
-    return HandleTokenRequest(controller_, tokens_, ControllerCaller(who), req, std::time(nullptr));
+          "tokens are issued only on lockstepd's Unix socket (lockstep token)"));
+    return respond.Respond(HandleTokenRequest(controller_, tokens_, ControllerCaller(who), req,
+                                              std::time(nullptr)));
   }
-  return HandleRequest(controller_, agents_, ControllerCaller(who), req);
+  HandleRequest(controller_, agents_, ControllerCaller(who), req,
+                [respond](server::Response response) { respond.Respond(std::move(response)); });
 }
 
 }  // namespace lockstep::controller

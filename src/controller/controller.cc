@@ -1,4 +1,5 @@
 // Start-up, recovery, ownership checks and the scheduling loop.
+#include "common/log.h"
 #include "controller/controller.h"
 
 #include <sys/stat.h>
@@ -53,6 +54,7 @@ Result<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& o
   c->events_thread_ = std::thread([raw] { raw->EventLoop(); });
   c->dispatcher_ = std::thread([raw] { raw->DispatchLoop(); });
   c->scheduler_ = std::thread([raw] { raw->ScheduleLoop(); });
+  c->step_waits_ = std::thread([raw] { raw->StepWaitLoop(); });
   return c;
 }
 
@@ -72,6 +74,7 @@ Controller::~Controller() {
   step_output_changed_.notify_all();
   if (scheduler_.joinable()) scheduler_.join();
   if (dispatcher_.joinable()) dispatcher_.join();
+  if (step_waits_.joinable()) step_waits_.join();  // it answers every waiter first
 }
 
 Status Controller::Recover() {
@@ -298,11 +301,9 @@ bool Controller::ReplayChangesLocked(Time now) {
     if (want != have) {
       std::size_t i = 0;
       while (i < want.size() && i < have.size() && want[i] == have[i]) ++i;
-      std::fprintf(stderr,
-                   "lockstepd: the incremental snapshot differs from a full one at line %zu:\n"
-                   "  full:        %s\n  incremental: %s\n",
-                   i, i < want.size() ? want[i].c_str() : "(end)",
-                   i < have.size() ? have[i].c_str() : "(end)");
+      log::Error(
+          "the incremental snapshot differs from a full one at line {}: full: {}; incremental: {}",
+          i, i < want.size() ? want[i] : "(end)", i < have.size() ? have[i] : "(end)");
       std::abort();
     }
   }

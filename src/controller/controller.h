@@ -96,9 +96,14 @@ class Controller : private backend::EventSink, private backend::Admission {
   // Steps (srun inside an allocation).
   Result<nlohmann::json> CreateStep(const Caller& caller, JobId id, const nlohmann::json& request);
   Result<nlohmann::json> ShowStep(JobId id, std::int32_t step) const;
-  // The step's output from `offset`, waiting up to `wait` for some (docs/api.md, step output).
-  Result<nlohmann::json> StepOutput(const Caller& caller, JobId id, std::int32_t step,
-                                    std::uint64_t offset, std::chrono::milliseconds wait);
+  // The step's output from `offset` (docs/api.md, step output), through `done`: at once when
+  // there are bytes past `offset`, the step has ended, `wait` is 0 or the request is refused;
+  // else as soon as output comes or the step ends, or with no new output when `wait` (real
+  // time) ends. Never blocks: `done` is kept as the step's waiter, and called once, from any
+  // thread, without the controller's lock.
+  using StepOutputDone = std::function<void(Result<nlohmann::json>)>;
+  void StepOutput(const Caller& caller, JobId id, std::int32_t step, std::uint64_t offset,
+                  std::chrono::milliseconds wait, StepOutputDone done);
   // signal 0: SIGTERM to the step's tasks, SIGKILL after KillWait; else that signal.
   Status SignalStep(const Caller& caller, JobId id, std::int32_t step, int signal);
   // The output of the job's current (or last) run, `lockstep logs`, from the backend.
@@ -216,6 +221,14 @@ class Controller : private backend::EventSink, private backend::Admission {
   std::string OutputPathLocked(const JobEntry& job, std::int32_t run) const;
   std::uint64_t PlacementFeatureMaskLocked(const std::string& node) const;
   void FreeStepOutputsLocked(Time now);
+  // Step output (controller_steps.cc): what a read from `offset` answers (the buffer goes once
+  // srun has read the end of an ended step), and whether it would answer now.
+  nlohmann::json ReadStepOutputLocked(StepOutputs::Key key, std::uint64_t offset);
+  bool StepOutputReadyLocked(StepOutputs::Key key, std::uint64_t offset);
+  // The timer of the step output waiters: answers those whose step has output past their
+  // offset or has ended, and those whose wait ended, each after releasing mu_. Woken by
+  // step_output_changed_.
+  void StepWaitLoop();
 
   ControllerOptions options_;
   Clock& clock_;
@@ -261,8 +274,15 @@ class Controller : private backend::EventSink, private backend::Admission {
   // From the last pass: the pending jobs that hold a reservation or wait for named jobs.
   std::unordered_map<JobId, engine::Pending> last_pending_;  // guarded by mu_
   std::vector<std::pair<JobId, engine::PriorityBreakdown>> last_priorities_;  // guarded by mu_
-  // Step output: buffers of streamed steps, and srun's long polls.
+  // Step output: buffers of streamed steps, and srun's long polls waiting on them.
   StepOutputs step_outputs_;  // guarded by mu_
+  struct StepWaiter {
+    std::uint64_t offset = 0;
+    std::chrono::steady_clock::time_point deadline;
+    StepOutputDone done;
+  };
+  std::map<StepOutputs::Key, std::vector<StepWaiter>> step_waiters_;  // guarded by mu_
+  // Output appended, a step ended, a waiter added, or stopping: wakes StepWaitLoop.
   std::condition_variable step_output_changed_;
 
   // The outbox (controller_outbox.cc): guarded by mu_, carried out by the dispatcher thread.
@@ -293,6 +313,7 @@ class Controller : private backend::EventSink, private backend::Admission {
   std::thread scheduler_;
   std::thread events_thread_;
   std::thread dispatcher_;
+  std::thread step_waits_;
 };
 
 }  // namespace lockstep::controller

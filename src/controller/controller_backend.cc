@@ -10,6 +10,7 @@
 #include <cstring>
 #include <set>
 
+#include "common/log.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "jobspec/output_pattern.h"
@@ -66,7 +67,7 @@ void Controller::NodesReportedLocked(const std::vector<NodeReport>& reports, boo
           operator_states_.erase(said);
         }
         cluster_changed_ = true;
-        std::fprintf(stderr, "lockstepd: node %s joined\n", r.name.c_str());
+        log::Info("node {} joined", r.name);
       } else if (!SameResources(cluster_.base.nodes[n], node)) {
         cluster_.base.nodes[n] = std::move(node);
         cluster_changed_ = true;
@@ -81,8 +82,7 @@ void Controller::NodesReportedLocked(const std::vector<NodeReport>& reports, boo
     info.down_reason = r.ready ? "" : r.down_reason;
     if (info.responding && !r.ready) {
       info.responding = false;
-      std::fprintf(stderr, "lockstepd: node %s down: %s\n", r.name.c_str(),
-                   r.down_reason.c_str());
+      log::Warning("node {} down: {}", r.name, r.down_reason);
       NodeLostLocked(n, now);
     }
     info.responding = r.ready;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/log.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 
@@ -120,8 +121,7 @@ void Controller::LaunchFailedLocked(backend::RunId run, const std::string& why, 
   if (run.run != e.restart_count ||
       (e.state != JobState::kRunning && e.state != JobState::kCompleting))
     return;
-  std::fprintf(stderr, "lockstepd: job %s: launch failed: %s\n", e.DisplayId().c_str(),
-               why.c_str());
+  log::Warning("job {}: launch failed: {}", e.DisplayId(), why);
   if (may_requeue && e.spec->requeue.value_or(true) && !e.cancel_requested) {
     RequeueLocked(e, "LaunchFailed", now);
     return;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/log.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "controller/job_env.h"
@@ -65,10 +66,9 @@ Status Controller::Durable(store::PendingWrite write) {
 
 void Controller::StoreFailed(const Status& status) {
   if (options_.on_store_failure) return options_.on_store_failure(status);
-  std::fprintf(stderr,
-               "lockstepd: store write failed: %s\nlockstepd: stopping: memory and disk would "
-               "differ; start lockstepd again to recover from the store\n",
-               status.ToString().c_str());
+  log::Error("store write failed: {}", status.ToString());
+  log::Error("stopping: memory and disk would differ; start lockstepd again to recover from the "
+             "store");
   std::abort();
 }
 
@@ -161,7 +161,7 @@ void Controller::Dispatch(Command& command) {
   else if (auto* ss = std::get_if<Command::SignalStep>(&command.what))
     s = WithBackend(
         [&](backend::Backend& b) { return b.SignalStep(ss->job, ss->step, ss->signo, ss->grace); });
-  if (!s.ok()) std::fprintf(stderr, "lockstepd: backend: %s\n", s.ToString().c_str());
+  if (!s.ok()) log::Error("backend: {}", s.ToString());
 }
 
 Result<std::string> Controller::BackendLogs(const backend::LogsRequest& request) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/log.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "controller/job_convert.h"
@@ -122,8 +123,7 @@ store::PendingWrite Controller::RequeueLocked(JobEntry& job, const std::string& 
   job.placement.clear();
   job.timed_out = false;
   // Slurm holds a requeued job back briefly (requeue_delay); here it may start at the next pass.
-  std::fprintf(stderr, "lockstepd: job %s requeued (%s) at %lld\n", job.DisplayId().c_str(),
-               reason.c_str(), static_cast<long long>(now));
+  log::Info("job {} requeued ({}) at {}", job.DisplayId(), reason, static_cast<long long>(now));
   store::PendingWrite write = PersistLocked({&job});
   RequestPassLocked();
   return write;

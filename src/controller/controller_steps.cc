@@ -209,23 +209,42 @@ Result<nlohmann::json> Controller::ShowStep(JobId id, std::int32_t step) const {
 
 namespace lockstep::controller {
 
-Result<nlohmann::json> Controller::StepOutput(const Caller& caller, JobId id, std::int32_t step,
-                                              std::uint64_t offset,
-                                              std::chrono::milliseconds wait) {
-  std::unique_lock<std::mutex> lock(mu_);
-  Result<JobEntry*> job = FindLocked(id);
-  if (!job.ok()) return job.status();
-  LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, **job));
-  const StepOutputs::Key key{id, step};
-  if (!steps_.count(key))
-    return NotFound("no step " + std::to_string(id) + "." + std::to_string(step));
-  // Wait for bytes past `offset` or the step's end: both wake step_output_changed_.
-  auto ready = [&] {
-    const StepOutputBuffer* b = step_outputs_.Find(key);
-    return stopping_ || steps_.at(key)->state != "RUNNING" || (b && b->end() > offset);
-  };
-  step_output_changed_.wait_for(lock, wait, ready);
-  const bool ended = steps_.at(key)->state != "RUNNING";
+void Controller::StepOutput(const Caller& caller, JobId id, std::int32_t step,
+                            std::uint64_t offset, std::chrono::milliseconds wait,
+                            StepOutputDone done) {
+  Result<nlohmann::json> now = nlohmann::json();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const StepOutputs::Key key{id, step};
+    Result<JobEntry*> job = FindLocked(id);
+    if (!job.ok()) {
+      now = job.status();
+    } else if (Status owner = CheckOwner(caller, **job); !owner.ok()) {
+      now = owner;
+    } else if (!steps_.count(key)) {
+      now = NotFound("no step " + std::to_string(id) + "." + std::to_string(step));
+    } else if (wait.count() <= 0 || StepOutputReadyLocked(key, offset)) {
+      now = ReadStepOutputLocked(key, offset);
+    } else {
+      step_waiters_[key].push_back(
+          {offset, std::chrono::steady_clock::now() + wait, std::move(done)});
+      step_output_changed_.notify_all();  // its deadline may be the timer's next
+      return;
+    }
+  }
+  done(std::move(now));
+}
+
+bool Controller::StepOutputReadyLocked(StepOutputs::Key key, std::uint64_t offset) {
+  auto step = steps_.find(key);
+  const StepOutputBuffer* b = step_outputs_.Find(key);
+  return stopping_ || step == steps_.end() || step->second->state != "RUNNING" ||
+         (b && b->end() > offset);
+}
+
+nlohmann::json Controller::ReadStepOutputLocked(StepOutputs::Key key, std::uint64_t offset) {
+  auto step = steps_.find(key);
+  const bool ended = step == steps_.end() || step->second->state != "RUNNING";
   StepOutputBuffer* buffer = step_outputs_.Find(key);
   StepOutputBuffer::Read r;
   r.next = offset;
@@ -238,8 +257,44 @@ Result<nlohmann::json> Controller::StepOutput(const Caller& caller, JobId id, st
   const bool done = ended && (!buffer || r.next == buffer->end());
   // srun has read everything: the buffer goes (a later read answers done with nothing).
   if (done && buffer) step_outputs_.Free(key);
-  return nlohmann::json{{"job_id", id},         {"step_id", step}, {"offset", r.next},
-                        {"dropped", r.dropped}, {"done", done},    {"chunks", std::move(chunks)}};
+  return nlohmann::json{{"job_id", key.first}, {"step_id", key.second}, {"offset", r.next},
+                        {"dropped", r.dropped}, {"done", done},      {"chunks", std::move(chunks)}};
+}
+
+void Controller::StepWaitLoop() {
+  using SteadyClock = std::chrono::steady_clock;
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    const SteadyClock::time_point now = SteadyClock::now();
+    SteadyClock::time_point next = SteadyClock::time_point::max();
+    std::vector<std::pair<StepOutputDone, nlohmann::json>> answers;
+    for (auto it = step_waiters_.begin(); it != step_waiters_.end();) {
+      std::vector<StepWaiter>& waiters = it->second;
+      for (std::size_t i = 0; i < waiters.size();) {
+        StepWaiter& w = waiters[i];
+        if (w.deadline <= now || StepOutputReadyLocked(it->first, w.offset)) {
+          answers.emplace_back(std::move(w.done), ReadStepOutputLocked(it->first, w.offset));
+          waiters.erase(waiters.begin() + static_cast<std::ptrdiff_t>(i));
+        } else {
+          next = std::min(next, w.deadline);
+          ++i;
+        }
+      }
+      it = waiters.empty() ? step_waiters_.erase(it) : std::next(it);
+    }
+    if (!answers.empty()) {
+      lock.unlock();
+      for (auto& [done, answer] : answers) done(std::move(answer));
+      answers.clear();  // the Responders they hold go before the lock is taken again
+      lock.lock();
+      continue;  // more may have come meanwhile
+    }
+    if (stopping_) return;  // every waiter was answered above
+    if (next == SteadyClock::time_point::max())
+      step_output_changed_.wait(lock);
+    else
+      step_output_changed_.wait_until(lock, next);
+  }
 }
 
 Status Controller::SignalStep(const Caller& caller, JobId id, std::int32_t step, int signal) {

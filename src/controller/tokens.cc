@@ -1,3 +1,4 @@
+#include "common/log.h"
 #include "controller/tokens.h"
 
 #include <openssl/evp.h>
@@ -62,7 +63,7 @@ std::string TokenRegistry::KeyOf(std::string_view token) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   if (EVP_Digest(token.data(), token.size(), digest, &len, EVP_sha256(), nullptr) != 1) {
-    std::fprintf(stderr, "lockstepd: SHA-256 failed\n");
+    log::Error("SHA-256 failed");
     std::abort();  // libcrypto without SHA-256 is a broken installation, not bad input
   }
   return Hex(digest, len);

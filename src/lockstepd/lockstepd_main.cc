@@ -2,8 +2,10 @@
 //   lockstepd --config cluster.yaml --state-dir DIR [--socket PATH] [--node-timeout S]
 //             [--backend agent|kubernetes] [--kubeconfig FILE]
 //             [--operator UID ...] [--listen HOST:PORT --tls-cert FILE --tls-key FILE]
+//             [--log-level LEVEL] [--log-file FILE|-]
 #include <malloc.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -17,6 +19,7 @@
 #include "backend/kubernetes/backend/kubernetes_backend.h"
 #include "backend/kubernetes/client/kube_client.h"
 #include "backend/kubernetes/client/kubeconfig.h"
+#include "common/log.h"
 #include "config/cluster_config.h"
 #include "controller/api_server.h"
 #include "controller/controller.h"
@@ -32,8 +35,9 @@ class AgentEndpointsOf : public lockstep::controller::AgentEndpoints {
  public:
   explicit AgentEndpointsOf(lockstep::agent::AgentBackend& agents) : agents_(agents) {}
   lockstep::Status Register(const nlohmann::json& body) override { return agents_.Register(body); }
-  nlohmann::json Poll(const std::string& agent, std::chrono::milliseconds wait) override {
-    return agents_.Poll(agent, wait);
+  void Poll(const std::string& agent, std::chrono::milliseconds wait,
+            std::function<void(nlohmann::json)> done) override {
+    agents_.Poll(agent, wait, std::move(done));
   }
   lockstep::Status Events(const nlohmann::json& body) override { return agents_.Events(body); }
   lockstep::Status Output(const nlohmann::json& body) override { return agents_.Output(body); }
@@ -86,12 +90,37 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"agent", "kubernetes"}));
   app.add_option("--kubeconfig", kubeconfig,
                  "the cluster's kubeconfig (overrides the YAML's kubernetes.kubeconfig)");
+  std::string log_level = "info", log_file;
+  app.add_option("--log-level", log_level, "trace, debug, info, warn(ing), error or off")
+      ->capture_default_str();
+  app.add_option("--log-file", log_file,
+                 "the log, created 0600 (default STATE_DIR/lockstepd.log; - for stderr only)");
   CLI11_PARSE(app, argc, argv);
   if (api.socket_path.empty()) api.socket_path = o.state_dir + "/lockstepd.sock";
+  // The log before any thread: lines go to the file, and to stderr too unless stderr is the
+  // file (lockstep up sends lockstepd's stderr there).
+  {
+    lockstep::Result<lockstep::log::Level> level = lockstep::log::ParseLevel(log_level);
+    if (!level.ok()) {
+      std::fprintf(stderr, "lockstepd: %s\n", level.status().message().c_str());
+      return 2;
+    }
+    ::mkdir(o.state_dir.c_str(), 0711);  // as the controller makes it; the store makes it private
+    lockstep::log::Options lo;
+    lo.program = "lockstepd";
+    lo.level = *level;
+    lo.file = log_file.empty() ? o.state_dir + "/lockstepd.log" : log_file == "-" ? "" : log_file;
+    lo.mode = 0600;  // it names users' jobs
+    lo.also_stderr = true;
+    if (lockstep::Status s = lockstep::log::Init(lo); !s.ok()) {
+      std::fprintf(stderr, "lockstepd: %s\n", s.message().c_str());
+      return 2;
+    }
+  }
   if (!api.listen.empty() && (api.tls_cert.empty() || api.tls_key.empty())) {
-    std::fprintf(stderr,
-                 "lockstepd: --listen needs --tls-cert and --tls-key: lockstepd does not serve "
-                 "plain HTTP on TCP, where bearer tokens would travel in the clear\n");
+    lockstep::log::Error(
+        "--listen needs --tls-cert and --tls-key: lockstepd does not serve plain HTTP on TCP, "
+        "where bearer tokens would travel in the clear");
     return 2;
   }
 
@@ -115,7 +144,7 @@ int main(int argc, char** argv) {
   {
     auto cluster = lockstep::config::LoadClusterConfig(o.cluster_config, o.backend);
     if (!cluster.ok()) {
-      std::fprintf(stderr, "lockstepd: %s\n", cluster.status().message().c_str());
+      lockstep::log::Error("{}", cluster.status().message());
       return 1;
     }
     if (cluster->backend == "kubernetes") o.backend = "kubernetes";
@@ -129,17 +158,17 @@ int main(int argc, char** argv) {
     co.burst = kset.burst;
     auto client = KubeClientFor(kset, co);
     if (!client.ok()) {
-      std::fprintf(stderr, "lockstepd: kubernetes: %s\n", client.status().message().c_str());
+      lockstep::log::Error("kubernetes: {}", client.status().message());
       return 1;
     }
     kube.client = std::move(*client);
     // The namespace holds the jobs' pods and the leader Lease.
     if (lockstep::Status ns = lockstep::kube::EnsureNamespace(*kube.client, kset.ns); !ns.ok()) {
-      std::fprintf(stderr, "lockstepd: kubernetes: %s\n", ns.message().c_str());
+      lockstep::log::Error("kubernetes: {}", ns.message());
       return 1;
     }
-    std::fprintf(stderr, "lockstepd: kubernetes: API at %s, namespace %s\n",
-                 kube.client->config().server.c_str(), kset.ns.c_str());
+    lockstep::log::Info("kubernetes: API at {}, namespace {}", kube.client->config().server,
+                        kset.ns);
   }
   if (o.backend == "kubernetes" && kset.leader_elect) {
 #ifdef LOCKSTEP_HAVE_KUBE_LEADER
@@ -149,7 +178,7 @@ int main(int argc, char** argv) {
     lo.identity = lockstep::kube::DefaultLeaderIdentity();
     auto ec = KubeClientFor(kset, lockstep::kube::LeaderElectionClientOptions(lo));
     if (!ec.ok()) {
-      std::fprintf(stderr, "lockstepd: kubernetes: %s\n", ec.status().message().c_str());
+      lockstep::log::Error("kubernetes: {}", ec.status().message());
       return 1;
     }
     kube.election_client = std::move(*ec);
@@ -161,8 +190,7 @@ int main(int argc, char** argv) {
           ::kill(::getpid(), SIGTERM);
         });
     kube.elector->Start();
-    std::fprintf(stderr, "lockstepd: waiting to lead (lease %s/%s, identity %s)\n", lo.ns.c_str(),
-                 lo.name.c_str(), lo.identity.c_str());
+    lockstep::log::Info("waiting to lead (lease {}/{}, identity {})", lo.ns, lo.name, lo.identity);
     // A standby opens nothing (the state volume may be shared) until it leads.
     timespec tick{0, 200'000'000};
     while (!kube.elector->IsLeader()) {
@@ -171,17 +199,17 @@ int main(int argc, char** argv) {
         return 0;
       }
     }
-    std::fprintf(stderr, "lockstepd: leading (lease %s/%s)\n", lo.ns.c_str(), lo.name.c_str());
+    lockstep::log::Info("leading (lease {}/{})", lo.ns, lo.name);
 #else
     // TODO(kubernetes-leader): leader election once src/backend/kubernetes/leader is built in.
-    std::fprintf(stderr, "lockstepd: kubernetes.leader_elect is not supported by this build\n");
+    lockstep::log::Error("kubernetes.leader_elect is not supported by this build");
     return 1;
 #endif
   }
 
   auto controller = lockstep::controller::Controller::Start(o);
   if (!controller.ok()) {
-    std::fprintf(stderr, "lockstepd: %s\n", controller.status().message().c_str());
+    lockstep::log::Error("{}", controller.status().message());
     return 1;
   }
   // The backend: lockstep's agents, or Kubernetes.
@@ -212,33 +240,32 @@ int main(int argc, char** argv) {
               std::to_string(kSyncSeconds) +
               " s: is the API server reachable, and may this identity list nodes and pods?");
     if (!started.ok()) {
-      std::fprintf(stderr, "lockstepd: kubernetes: %s\n", started.message().c_str());
+      lockstep::log::Error("kubernetes: {}", started.message());
       (*controller)->DetachBackend();
       kube.backend.reset();
       return 1;
     }
-    std::fprintf(stderr, "lockstepd: kubernetes: nodes listed\n");
+    lockstep::log::Info("kubernetes: nodes listed");
   }
   lockstep::controller::ApiServiceOptions service_options;
   service_options.agents = agent_endpoints.get();
   auto service = lockstep::controller::ApiService::Create(**controller, service_options);
   if (!service.ok()) {
-    std::fprintf(stderr, "lockstepd: %s\n", service.status().message().c_str());
+    lockstep::log::Error("{}", service.status().message());
     return 1;
   }
   auto server = lockstep::server::Server::Start(api, **service, service->get());
   if (!server.ok()) {
-    std::fprintf(stderr, "lockstepd: %s\n", server.status().message().c_str());
+    lockstep::log::Error("{}", server.status().message());
     return 1;
   }
   std::ofstream(o.state_dir + "/lockstepd.pid") << ::getpid() << "\n";
-  std::fprintf(stderr, "lockstepd: listening on %s\n", api.socket_path.c_str());
+  lockstep::log::Info("listening on {}", api.socket_path);
   if (!api.listen.empty())
-    std::fprintf(stderr, "lockstepd: listening on https://%s (port %d)\n", api.listen.c_str(),
-                 (*server)->tcp_port());
+    lockstep::log::Info("listening on https://{} (port {})", api.listen, (*server)->tcp_port());
   int sig = 0;
   sigwait(&signals, &sig);
-  std::fprintf(stderr, "lockstepd: signal %d, stopping (jobs keep running)\n", sig);
+  lockstep::log::Info("signal {}, stopping (jobs keep running)", sig);
   server->reset();
   service->reset();
   (*controller)->DetachBackend();
@@ -250,10 +277,8 @@ int main(int argc, char** argv) {
   if (kube.elector) kube.elector->Stop();  // releases the lease for a standby
 #endif
   if (lost_leadership) {
-    std::fprintf(stderr,
-                 "lockstepd: lost the leadership (lease %s/%s): another replica leads now; "
-                 "exiting\n",
-                 kset.ns.c_str(), kset.lease_name.c_str());
+    lockstep::log::Error("lost the leadership (lease {}/{}): another replica leads now; exiting",
+                         kset.ns, kset.lease_name);
     return 1;
   }
   return 0;

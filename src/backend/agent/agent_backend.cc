@@ -1,11 +1,24 @@
+#include "common/log.h"
 #include "backend/agent/agent_backend.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "backend/agent/agent_messages.h"
 #include "backend/agent/output_file.h"
 
 namespace lockstep::agent {
+namespace {
+
+nlohmann::json EmptyAnswer() {
+  return {{"commands", nlohmann::json::array()}};
+}
+
+nlohmann::json MustRegister() {
+  return {{"commands", nlohmann::json::array()}, {"register", true}};
+}
+
+}  // namespace
 
 AgentBackend::AgentBackend(backend::EventSink& sink, AgentBackendOptions options)
     : sink_(sink),
@@ -16,13 +29,16 @@ AgentBackend::AgentBackend(backend::EventSink& sink, AgentBackendOptions options
 }
 
 AgentBackend::~AgentBackend() {
+  std::vector<Answer> answers;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
-    for (auto& [name, agent] : agents_) agent->wake.notify_all();
+    for (auto& [name, agent] : agents_)
+      if (agent->waiter) answers.push_back({std::move(agent->waiter), EmptyAnswer()});
   }
   watchdog_wake_.notify_all();
   watchdog_.join();
+  Deliver(std::move(answers));
 }
 
 bool AgentBackend::SendLocked(const std::string& node, nlohmann::json command) {
@@ -31,25 +47,60 @@ bool AgentBackend::SendLocked(const std::string& node, nlohmann::json command) {
   AgentState& agent = *agents_.at(served->second);
   command["node"] = node;
   agent.commands.push_back(std::move(command));
-  agent.wake.notify_all();
+  if (agent.waiter) woken_.push_back(&agent);  // answered by TakeAnswersLocked
   return true;
+}
+
+AgentBackend::Answer AgentBackend::AnswerLocked(AgentState& agent) {
+  Answer a{std::move(agent.waiter), EmptyAnswer()};
+  agent.waiter = nullptr;
+  while (!agent.commands.empty()) {
+    a.body["commands"].push_back(std::move(agent.commands.front()));
+    agent.commands.pop_front();
+  }
+  agent.last_seen = clock_.MonotonicNow();
+  return a;
+}
+
+std::vector<AgentBackend::Answer> AgentBackend::TakeAnswersLocked() {
+  std::vector<Answer> answers;
+  for (AgentState* agent : woken_)
+    if (agent->waiter && !agent->commands.empty()) answers.push_back(AnswerLocked(*agent));
+  woken_.clear();
+  return answers;
+}
+
+std::vector<AgentBackend::Answer> AgentBackend::ExpireLocked(
+    std::chrono::steady_clock::time_point now) {
+  std::vector<Answer> answers;
+  for (auto& [name, agent] : agents_)
+    if (agent->waiter && agent->deadline <= now) answers.push_back(AnswerLocked(*agent));
+  return answers;
+}
+
+void AgentBackend::Deliver(std::vector<Answer> answers) {
+  for (Answer& a : answers) a.done(std::move(a.body));
 }
 
 Status AgentBackend::Launch(backend::LaunchOrder order) {
   if (order.nodes.empty()) return InvalidArgument("launch: the allocation has no node");
-  std::lock_guard<std::mutex> lock(mu_);
-  const std::string& first = order.nodes.front().node;
-  std::set<std::string>& nodes = run_nodes_[order.id()];
-  for (const backend::PlacedNode& p : order.nodes) nodes.insert(p.node);
-  if (!SendLocked(first, LaunchCommand(order))) {
-    run_nodes_.erase(order.id());
-    return Status(StatusCode::kUnavailable, "no agent serves node " + first);
-  }
-  return Status::Ok();
+  return WithAnswers([&] {
+    const std::string first = order.nodes.front().node;
+    std::set<std::string>& nodes = run_nodes_[order.id()];
+    for (const backend::PlacedNode& p : order.nodes) nodes.insert(p.node);
+    if (!SendLocked(first, LaunchCommand(order))) {
+      run_nodes_.erase(order.id());
+      return Status(StatusCode::kUnavailable, "no agent serves node " + first);
+    }
+    return Status::Ok();
+  });
 }
 
 Status AgentBackend::Terminate(backend::RunId run, Seconds grace) {
-  std::lock_guard<std::mutex> lock(mu_);
+  return WithAnswers([&] { return TerminateLocked(run, grace); });
+}
+
+Status AgentBackend::TerminateLocked(backend::RunId run, Seconds grace) {
   auto it = run_nodes_.find(run);
   if (it == run_nodes_.end()) return Status::Ok();  // nothing of it runs on any agent
   for (const std::string& node : it->second)
@@ -59,7 +110,10 @@ Status AgentBackend::Terminate(backend::RunId run, Seconds grace) {
 }
 
 Status AgentBackend::Signal(backend::RunId run, int signo) {
-  std::lock_guard<std::mutex> lock(mu_);
+  return WithAnswers([&] { return SignalLocked(run, signo); });
+}
+
+Status AgentBackend::SignalLocked(backend::RunId run, int signo) {
   auto it = run_nodes_.find(run);
   if (it == run_nodes_.end()) return NotFound("job " + std::to_string(run.job) + " runs on no agent");
   for (const std::string& node : it->second)
@@ -68,11 +122,14 @@ Status AgentBackend::Signal(backend::RunId run, int signo) {
 }
 
 Status AgentBackend::LaunchStep(backend::StepLaunch step) {
-  std::lock_guard<std::mutex> lock(mu_);
+  return WithAnswers([&] { return LaunchStepLocked(step); });
+}
+
+Status AgentBackend::LaunchStepLocked(const backend::StepLaunch& step) {
   std::set<std::string>& run = run_nodes_[{step.job, step.run}];
   std::set<std::string>& nodes = step_nodes_[{step.job, step.step}];
   Status status = Status::Ok();
-  for (auto& [node, tasks] : step.tasks_by_node) {
+  for (const auto& [node, tasks] : step.tasks_by_node) {
     run.insert(node);
     nodes.insert(node);
     if (!SendLocked(node, StepLaunchCommand(step, tasks)))
@@ -82,7 +139,10 @@ Status AgentBackend::LaunchStep(backend::StepLaunch step) {
 }
 
 Status AgentBackend::SignalStep(JobId job, std::int32_t step, int signo, Seconds grace) {
-  std::lock_guard<std::mutex> lock(mu_);
+  return WithAnswers([&] { return SignalStepLocked(job, step, signo, grace); });
+}
+
+Status AgentBackend::SignalStepLocked(JobId job, std::int32_t step, int signo, Seconds grace) {
   auto it = step_nodes_.find({job, step});
   if (it == step_nodes_.end()) return Status::Ok();
   for (const std::string& node : it->second) {
@@ -137,21 +197,44 @@ Status AgentBackend::Register(const nlohmann::json& body) {
   return Status::Ok();
 }
 
-nlohmann::json AgentBackend::Poll(const std::string& name, std::chrono::milliseconds wait) {
-  const nlohmann::json must_register = {{"commands", nlohmann::json::array()}, {"register", true}};
-  std::unique_lock<std::mutex> lock(mu_);
-  auto it = agents_.find(name);
-  if (it == agents_.end() || it->second->lost) return must_register;
-  AgentState* agent = it->second.get();
-  agent->last_seen = clock_.MonotonicNow();
-  agent->wake.wait_for(lock, wait, [&] { return stopping_ || !agent->commands.empty(); });
-  nlohmann::json out = {{"commands", nlohmann::json::array()}};
-  while (!agent->commands.empty()) {
-    out["commands"].push_back(std::move(agent->commands.front()));
-    agent->commands.pop_front();
+void AgentBackend::Poll(const std::string& name, std::chrono::milliseconds wait,
+                        PollWaiter done) {
+  std::vector<Answer> answers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = agents_.find(name);
+    if (it == agents_.end() || it->second->lost) {
+      answers.push_back({std::move(done), MustRegister()});
+    } else {
+      AgentState& agent = *it->second;
+      // A newer poll: the older one's connection is most likely gone; it gets no commands.
+      if (agent.waiter) answers.push_back({std::move(agent.waiter), EmptyAnswer()});
+      agent.waiter = std::move(done);
+      agent.last_seen = clock_.MonotonicNow();
+      const auto now = std::chrono::steady_clock::now();
+      agent.deadline = now + wait;
+      if (stopping_ || wait.count() <= 0 || !agent.commands.empty()) {
+        answers.push_back(AnswerLocked(agent));
+      } else if (agent.deadline < watchdog_next_) {
+        watchdog_next_ = agent.deadline;
+        watchdog_wake_.notify_all();
+      }
+    }
   }
-  agent->last_seen = clock_.MonotonicNow();
-  return out;
+  Deliver(std::move(answers));
+}
+
+template <typename F>
+Status AgentBackend::WithAnswers(F&& locked) {
+  std::vector<Answer> answers;
+  Status status = Status::Ok();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status = locked();
+    answers = TakeAnswersLocked();
+  }
+  Deliver(std::move(answers));
+  return status;
 }
 
 Status AgentBackend::Events(const nlohmann::json& body) {
@@ -180,6 +263,7 @@ Status AgentBackend::Output(const nlohmann::json& body) {
 
 void AgentBackend::CheckAgents() {
   std::vector<backend::NodeReport> lost;
+  std::vector<Answer> answers;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const Clock::Monotonic deadline =
@@ -187,8 +271,10 @@ void AgentBackend::CheckAgents() {
     for (auto& [name, agent] : agents_) {
       if (agent->lost || agent->last_seen >= deadline) continue;
       agent->lost = true;
+      if (agent->waiter) answers.push_back({std::move(agent->waiter), MustRegister()});
+      agent->waiter = nullptr;
       for (const std::string& node : agent->nodes) {
-        std::fprintf(stderr, "lockstepd: node %s not responding: DOWN\n", node.c_str());
+        log::Warning("node {} not responding: DOWN", node);
         backend::NodeReport r;
         r.name = node;
         r.ready = false;
@@ -197,17 +283,31 @@ void AgentBackend::CheckAgents() {
       }
     }
   }
+  Deliver(std::move(answers));
   if (!lost.empty()) sink_.NodesReported(std::move(lost), /*complete=*/false);
 }
 
+// The timer of the polls (their deadlines) and of the silent agents' check (check_period).
 void AgentBackend::WatchdogLoop() {
+  using SteadyClock = std::chrono::steady_clock;
   std::unique_lock<std::mutex> lock(mu_);
+  SteadyClock::time_point next_check = SteadyClock::now() + options_.check_period;
   while (!stopping_) {
-    watchdog_wake_.wait_for(lock, options_.check_period, [this] { return stopping_; });
-    if (stopping_) break;
-    lock.unlock();
-    CheckAgents();
-    lock.lock();
+    const SteadyClock::time_point now = SteadyClock::now();
+    std::vector<Answer> answers = ExpireLocked(now);
+    const bool check = now >= next_check;
+    if (check) next_check = now + options_.check_period;
+    if (!answers.empty() || check) {
+      lock.unlock();
+      Deliver(std::move(answers));
+      if (check) CheckAgents();
+      lock.lock();
+      continue;  // deadlines may have passed meanwhile
+    }
+    watchdog_next_ = next_check;
+    for (const auto& [name, agent] : agents_)
+      if (agent->waiter) watchdog_next_ = std::min(watchdog_next_, agent->deadline);
+    watchdog_wake_.wait_until(lock, watchdog_next_);
   }
 }
 

@@ -4,13 +4,16 @@
 // silent for node_timeout makes its nodes DOWN. The HTTP routes are in agent_routes.h.
 //
 // Thread-safety: every method may be called from any thread. Its own mutex guards the agents;
-// each agent has its own wake-up, so a command for one agent wakes only that agent's poll.
-// Ownership: borrows the sink, which must outlive it; owns a watchdog thread.
+// each agent has its own wake-up (the waiter of its poll), so a command for one agent answers
+// only that agent's poll. Waiters are called without the mutex held.
+// Ownership: borrows the sink, which must outlive it; owns a watchdog thread, which is also the
+// timer that answers polls whose wait ended.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,10 +36,14 @@ struct AgentBackendOptions {
   std::chrono::milliseconds check_period{1000};
 };
 
+// Answers an agent's poll: {"commands": [...]} and "register": true when the agent must
+// register. Called once, from any thread, never with the backend's mutex held.
+using PollWaiter = std::function<void(nlohmann::json)>;
+
 class AgentBackend : public backend::Backend {
  public:
   AgentBackend(backend::EventSink& sink, AgentBackendOptions options);
-  ~AgentBackend() override;  // stops the watchdog and wakes every poll
+  ~AgentBackend() override;  // answers every poll (no commands) and stops the watchdog
   AgentBackend(const AgentBackend&) = delete;
   AgentBackend& operator=(const AgentBackend&) = delete;
 
@@ -52,9 +59,11 @@ class AgentBackend : public backend::Backend {
 
   // --- The agents' API (docs/api.md, "Agents"); bodies are checked whole before use. ---
   Status Register(const nlohmann::json& body);
-  // Waits up to `wait` for commands: {"commands": [...]} and "register": true when the agent
-  // must register (first, or again after it was declared lost).
-  nlohmann::json Poll(const std::string& agent, std::chrono::milliseconds wait);
+  // The agent's commands, through `done`: at once when some are queued, when `wait` is 0, or
+  // when the agent must register (first, or again after it was declared lost); else as soon as
+  // one is queued, or with none when `wait` (real time) ends. A newer poll of the same agent
+  // answers the older one at once, with no commands. Never blocks.
+  void Poll(const std::string& agent, std::chrono::milliseconds wait, PollWaiter done);
   Status Events(const nlohmann::json& body);
   Status Output(const nlohmann::json& body);
 
@@ -69,11 +78,34 @@ class AgentBackend : public backend::Backend {
     Clock::Monotonic last_seen;
     bool lost = false;  // declared silent: it must register again
     std::deque<nlohmann::json> commands;
-    std::condition_variable wake;  // its own: commands for it, or stopping
+    // Its poll in progress, if any: answered by a command, a newer poll, or its deadline.
+    PollWaiter waiter;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  // A poll's answer, to be given once the mutex is released.
+  struct Answer {
+    PollWaiter done;
+    nlohmann::json body;
   };
 
-  // Queues `command` for the agent serving `node`; false when no agent serves it.
+  // Queues `command` for the agent serving `node`; false when no agent serves it. A poll
+  // waiting for it is answered by TakeAnswersLocked, so that one answer carries every command
+  // queued under one hold of the mutex.
   bool SendLocked(const std::string& node, nlohmann::json command);
+  // The answers of the polls whose agents got commands since the last call.
+  std::vector<Answer> TakeAnswersLocked();
+  // Takes the agent's queued commands (and its waiter, if any) into an answer.
+  Answer AnswerLocked(AgentState& agent);
+  // The polls whose deadline is not after `now` (real time), answered with their commands.
+  std::vector<Answer> ExpireLocked(std::chrono::steady_clock::time_point now);
+  static void Deliver(std::vector<Answer> answers);
+  // Runs `locked` under the mutex, then answers the polls its commands woke.
+  template <typename F>
+  Status WithAnswers(F&& locked);
+  Status TerminateLocked(backend::RunId run, Seconds grace);
+  Status SignalLocked(backend::RunId run, int signo);
+  Status LaunchStepLocked(const backend::StepLaunch& step);
+  Status SignalStepLocked(JobId job, std::int32_t step, int signo, Seconds grace);
   void WatchdogLoop();
 
   backend::EventSink& sink_;
@@ -89,6 +121,10 @@ class AgentBackend : public backend::Backend {
   std::map<backend::RunId, std::set<std::string>> run_nodes_;
   // guarded by mu_: the nodes of each step, for signals.
   std::map<std::pair<JobId, std::int32_t>, std::set<std::string>> step_nodes_;
+  // guarded by mu_: agents whose poll waits and who got commands (TakeAnswersLocked).
+  std::vector<AgentState*> woken_;
+  // guarded by mu_: when the watchdog wakes next (a newer earlier deadline wakes it sooner).
+  std::chrono::steady_clock::time_point watchdog_next_;
   std::condition_variable watchdog_wake_;
   std::thread watchdog_;
 };

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <future>
-
+#include <memory>
 
 namespace lockstep::agent {
 namespace {
@@ -69,6 +69,23 @@ class AgentBackendTest : public ::testing::Test {
     return o;
   }
 
+  // A poll whose answer the test reads from the future it returns.
+  std::future<json> PollAsync(const std::string& agent, std::chrono::milliseconds wait) {
+    auto answer = std::make_shared<std::promise<json>>();
+    std::future<json> f = answer->get_future();
+    agents_->Poll(agent, wait, [answer](json body) { answer->set_value(std::move(body)); });
+    return f;
+  }
+  // A poll that does not wait (answered before Poll returns).
+  json PollNow(const std::string& agent) {
+    std::future<json> f = PollAsync(agent, std::chrono::milliseconds(0));
+    EXPECT_TRUE(Answered(f)) << "a poll without a wait is answered at once";
+    return f.get();
+  }
+  static bool Answered(const std::future<json>& f) {
+    return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  }
+
   ManualClock clock_;
   RecordingSink sink_;
   std::unique_ptr<AgentBackend> agents_;
@@ -103,25 +120,78 @@ TEST_F(AgentBackendTest, RegistrationReportsTheNodesAndWhatStillRunsThere) {
   EXPECT_EQ(sink_.alive[0], (backend::RunId{4, 2}));
   // The adopted run can be ended.
   ASSERT_TRUE(agents_->Terminate({4, 2}, 5).ok());
-  json polled = agents_->Poll("a", std::chrono::milliseconds(0));
+  json polled = PollNow("a");
   ASSERT_EQ(polled["commands"].size(), 1u);
   EXPECT_EQ(polled["commands"][0]["type"], "terminate");
   EXPECT_EQ(polled["commands"][0]["grace_s"], 5);
 }
 
-TEST_F(AgentBackendTest, ACommandWakesOnlyTheAgentItIsFor) {
+TEST_F(AgentBackendTest, ACommandAnswersOnlyThePollOfTheAgentItIsFor) {
   ASSERT_TRUE(agents_->Register(Registration("a", {"n1"})).ok());
   ASSERT_TRUE(agents_->Register(Registration("b", {"n2"})).ok());
-  auto b_poll = std::async(std::launch::async,
-                           [&] { return agents_->Poll("b", std::chrono::seconds(30)); });
+  std::future<json> a_poll = PollAsync("a", std::chrono::seconds(30));
+  // The waiter is called without the backend's lock: it may call the backend again.
+  auto b_answer = std::make_shared<std::promise<json>>();
+  std::future<json> b_poll = b_answer->get_future();
+  agents_->Poll("b", std::chrono::seconds(30), [this, b_answer](json body) {
+    json again = PollNow("a");
+    EXPECT_TRUE(again["commands"].empty());
+    b_answer->set_value(std::move(body));
+  });
+  EXPECT_FALSE(Answered(b_poll));
   ASSERT_TRUE(agents_->Launch(Order(9, {"n2"})).ok());
-  json b = b_poll.get();  // woken by its command, long before 30 s
+  ASSERT_TRUE(Answered(b_poll)) << "answered by its command, before Launch returned";
+  json b = b_poll.get();
   ASSERT_EQ(b["commands"].size(), 1u);
   EXPECT_EQ(b["commands"][0]["type"], "launch");
   EXPECT_EQ(b["commands"][0]["node"], "n2");
-  EXPECT_EQ(agents_->Poll("a", std::chrono::milliseconds(0))["commands"].size(), 0u);
+  // a's poll was answered (empty) by the newer poll of a inside b's waiter.
+  ASSERT_TRUE(Answered(a_poll));
+  EXPECT_TRUE(a_poll.get()["commands"].empty());
   // No agent serves n3: the launch is refused, and the controller requeues it.
   EXPECT_EQ(agents_->Launch(Order(10, {"n3"})).code(), StatusCode::kUnavailable);
+}
+
+TEST_F(AgentBackendTest, CommandsQueuedTogetherAnswerOnePollTogether) {
+  json running = json::array({{{"job_id", 4}, {"run", 0}, {"step", "batch"}, {"node", "n1"}},
+                              {{"job_id", 4}, {"run", 0}, {"step", "batch"}, {"node", "n2"}}});
+  ASSERT_TRUE(agents_->Register(Registration("a", {"n1", "n2"}, running)).ok());
+  std::future<json> poll = PollAsync("a", std::chrono::seconds(30));
+  ASSERT_TRUE(agents_->Terminate({4, 0}, 5).ok());
+  ASSERT_TRUE(Answered(poll));
+  EXPECT_EQ(poll.get()["commands"].size(), 2u) << "one terminate per node, in one answer";
+}
+
+TEST_F(AgentBackendTest, APollWithoutCommandsIsAnsweredEmptyWhenItsWaitEnds) {
+  ASSERT_TRUE(agents_->Register(Registration("a", {"n1"})).ok());
+  // The watchdog checks agents once an hour here: only the poll's own deadline answers it.
+  std::future<json> poll = PollAsync("a", std::chrono::milliseconds(20));
+  json answer = poll.get();
+  EXPECT_TRUE(answer["commands"].empty());
+  EXPECT_FALSE(answer.contains("register"));
+  // A command queued afterwards waits for the next poll.
+  ASSERT_TRUE(agents_->Launch(Order(9, {"n1"})).ok());
+  EXPECT_EQ(PollNow("a")["commands"].size(), 1u);
+}
+
+TEST_F(AgentBackendTest, ANewerPollAnswersTheOlderAtOnceWithNoCommands) {
+  ASSERT_TRUE(agents_->Register(Registration("a", {"n1"})).ok());
+  std::future<json> older = PollAsync("a", std::chrono::seconds(30));
+  std::future<json> newer = PollAsync("a", std::chrono::seconds(30));
+  ASSERT_TRUE(Answered(older));
+  EXPECT_TRUE(older.get()["commands"].empty());
+  EXPECT_FALSE(Answered(newer));
+  ASSERT_TRUE(agents_->Launch(Order(9, {"n1"})).ok());
+  ASSERT_TRUE(Answered(newer));
+  EXPECT_EQ(newer.get()["commands"].size(), 1u) << "the command went to the newer poll only";
+}
+
+TEST_F(AgentBackendTest, PollsStillWaitingAreAnsweredWhenTheBackendGoes) {
+  ASSERT_TRUE(agents_->Register(Registration("a", {"n1"})).ok());
+  std::future<json> poll = PollAsync("a", std::chrono::seconds(30));
+  agents_.reset();
+  ASSERT_TRUE(Answered(poll));
+  EXPECT_TRUE(poll.get()["commands"].empty());
 }
 
 TEST_F(AgentBackendTest, ASilentAgentsNodesGoDownAndItMustRegisterAgain) {
@@ -135,7 +205,16 @@ TEST_F(AgentBackendTest, ASilentAgentsNodesGoDownAndItMustRegisterAgain) {
   ASSERT_EQ(sink_.reports.size(), 1u);
   EXPECT_FALSE(sink_.reports[0].ready);
   EXPECT_EQ(sink_.reports[0].down_reason, "not responding");
-  EXPECT_EQ(agents_->Poll("a", std::chrono::milliseconds(0))["register"], true);
+  EXPECT_EQ(PollNow("a")["register"], true);
+}
+
+TEST_F(AgentBackendTest, AWaitingPollOfAnAgentDeclaredLostIsToldToRegister) {
+  ASSERT_TRUE(agents_->Register(Registration("a", {"n1"})).ok());
+  std::future<json> poll = PollAsync("a", std::chrono::seconds(30));
+  clock_.Advance(std::chrono::seconds(31));
+  agents_->CheckAgents();
+  ASSERT_TRUE(Answered(poll));
+  EXPECT_EQ(poll.get()["register"], true);
 }
 
 TEST_F(AgentBackendTest, EventsBecomeRunEndsAndStepEnds) {

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <string>
 
+#include "common/log.h"
 #include "backend/kubernetes/backend/kubernetes_backend.h"
 #include "backend/kubernetes/objects/pod_builder.h"
 
@@ -37,7 +38,7 @@ namespace lockstep::kube::backend_internal {
 using Clock = std::chrono::steady_clock;
 
 inline void Log(const std::string& message) {
-  std::fprintf(stderr, "lockstepd: kubernetes: %s\n", message.c_str());
+  log::Warning("kubernetes: {}", message);
 }
 
 inline std::string Label(const Json& obj, const char* key) {

@@ -1,0 +1,124 @@
+// srun's long poll on a step's output: a waiter kept by the controller per step, answered by the
+// step's output, by its end (its last node's, or its job's), or by its wait's end; refusals and
+// reads with no wait are answered at once.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <memory>
+
+#include "controller/controller_test_util.h"
+
+namespace lockstep::controller {
+namespace {
+
+using testing::ControllerTest;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class StepOutputWaitTest : public ControllerTest {
+ protected:
+  void SetUp() override {
+    ControllerTest::SetUp();
+    if (HasFatalFailure()) return;
+    backend_.steps = true;
+    controller_->AttachBackend(&backend_);
+    Report(testing::Nodes(2, 8));
+    Result<JobId> id = controller_->Submit(kAlice, Spec(4));
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    job_ = *id;
+    controller_->PassForTest();
+    ASSERT_EQ(Field(job_, "state"), "RUNNING");
+  }
+
+  // A streamed step of one task; its id.
+  std::int32_t Step() {
+    Result<nlohmann::json> step = controller_->CreateStep(
+        kAlice, job_, {{"argv", {"train"}}, {"ntasks", 1}, {"stream", true}});
+    EXPECT_TRUE(step.ok()) << step.status().ToString();
+    return step.ok() ? (*step)["step_id"].get<std::int32_t>() : -1;
+  }
+
+  std::future<Result<nlohmann::json>> Read(std::int32_t step, std::uint64_t offset,
+                                           milliseconds wait, const Caller& who) {
+    auto answer = std::make_shared<std::promise<Result<nlohmann::json>>>();
+    std::future<Result<nlohmann::json>> f = answer->get_future();
+    controller_->StepOutput(who, job_, step, offset, wait,
+                            [answer](Result<nlohmann::json> j) { answer->set_value(std::move(j)); });
+    return f;
+  }
+  std::future<Result<nlohmann::json>> Read(std::int32_t step, std::uint64_t offset,
+                                           milliseconds wait) {
+    return Read(step, offset, wait, kAlice);
+  }
+  static bool Answered(const std::future<Result<nlohmann::json>>& f) {
+    return f.wait_for(seconds(0)) == std::future_status::ready;
+  }
+
+  JobId job_ = 0;
+};
+
+TEST_F(StepOutputWaitTest, AWaitingReadIsAnsweredByTheStepsOutputThenByItsEnd) {
+  const std::int32_t step = Step();
+  std::future<Result<nlohmann::json>> first = Read(step, 0, seconds(30));
+  EXPECT_FALSE(Answered(first)) << "nothing to read yet: it waits";
+  controller_->events().StepOutput({{job_, step, 0, false, "hello"}});
+  Result<nlohmann::json> out = first.get();  // long before 30 s
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ((*out)["chunks"].size(), 1u);
+  EXPECT_EQ((*out)["chunks"][0]["data"], "aGVsbG8=");
+  EXPECT_EQ((*out)["offset"], 5);
+  EXPECT_EQ((*out)["done"], false);
+
+  std::future<Result<nlohmann::json>> second = Read(step, 5, seconds(30));
+  EXPECT_FALSE(Answered(second));
+  controller_->events().StepNodeExited(job_, step, backend_.NodeOf(job_), {0, 0, false});
+  Result<nlohmann::json> end = second.get();
+  ASSERT_TRUE(end.ok()) << end.status().ToString();
+  EXPECT_TRUE((*end)["chunks"].empty());
+  EXPECT_EQ((*end)["offset"], 5);
+  EXPECT_EQ((*end)["done"], true);
+}
+
+TEST_F(StepOutputWaitTest, AWaitingReadIsAnsweredWhenTheJobEnds) {
+  const std::int32_t step = Step();
+  std::future<Result<nlohmann::json>> read = Read(step, 0, seconds(30));
+  EXPECT_FALSE(Answered(read));
+  controller_->events().RunExited({job_, 0}, {0, 0, false});
+  Result<nlohmann::json> end = read.get();
+  ASSERT_TRUE(end.ok()) << end.status().ToString();
+  EXPECT_EQ((*end)["done"], true);
+}
+
+TEST_F(StepOutputWaitTest, AReadWhoseWaitEndsIsAnsweredWithNoNewOutput) {
+  const std::int32_t step = Step();
+  Result<nlohmann::json> none = Read(step, 0, milliseconds(20)).get();
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE((*none)["chunks"].empty());
+  EXPECT_EQ((*none)["offset"], 0);
+  EXPECT_EQ((*none)["done"], false);
+}
+
+TEST_F(StepOutputWaitTest, RefusalsAndReadsWithoutAWaitAreAnsweredAtOnce) {
+  const std::int32_t step = Step();
+  const Caller bob{1001, 1001, "bob"};
+  std::future<Result<nlohmann::json>> theirs = Read(step, 0, seconds(30), bob);
+  ASSERT_TRUE(Answered(theirs));
+  EXPECT_EQ(theirs.get().status().code(), StatusCode::kPermissionDenied);
+  std::future<Result<nlohmann::json>> missing = Read(step + 7, 0, seconds(30));
+  ASSERT_TRUE(Answered(missing));
+  EXPECT_EQ(missing.get().status().code(), StatusCode::kNotFound);
+  std::future<Result<nlohmann::json>> now = Read(step, 0, milliseconds(0));
+  ASSERT_TRUE(Answered(now));
+  EXPECT_TRUE(now.get().ok());
+}
+
+TEST_F(StepOutputWaitTest, ReadsStillWaitingAreAnsweredWhenTheControllerStops) {
+  const std::int32_t step = Step();
+  std::future<Result<nlohmann::json>> read = Read(step, 0, seconds(30));
+  Stop();
+  ASSERT_TRUE(Answered(read));
+  EXPECT_TRUE(read.get().ok());
+}
+
+}  // namespace
+}  // namespace lockstep::controller
