@@ -139,7 +139,7 @@ class EventSink {
   // The backend knows what runs on `nodes` now (an agent registered, or pods were listed): the
   // runs in `alive` run there; any other run whose first node is among them ended unseen (it
   // is requeued, or ends NODE_FAIL), and a run in `alive` that the controller no longer wants
-  // is terminated.
+  // is terminated. `nodes` empty: every node this backend serves (it knows all of its runs).
   virtual void RunsAlive(std::vector<std::string> nodes, std::vector<RunId> alive) = 0;
   // A run's batch step (or every pod of it) ended.
   virtual void RunExited(RunId run, ExitStatus status) = 0;

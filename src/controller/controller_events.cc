@@ -87,7 +87,8 @@ void Controller::RunsAliveLocked(const std::vector<std::string>& nodes,
     JobEntry& e = jobs_.at(id);
     if (e.state != JobState::kRunning && e.state != JobState::kCompleting) continue;
     // Judged by its first node, where the batch step runs.
-    const bool here = !e.placement.empty() && on.count(e.placement.front().node) > 0;
+    const bool here =
+        !e.placement.empty() && (nodes.empty() || on.count(e.placement.front().node) > 0);
     if (here && !running.count({e.id, e.restart_count})) RunLostLocked(e, "NodeFail", now);
   }
   // Runs lockstepd no longer wants (ended, cancelled, or requeued while their node was

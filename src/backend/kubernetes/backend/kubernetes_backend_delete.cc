@@ -24,8 +24,8 @@ void KubernetesBackend::ReconcileVanishedRuns() {
   // down would otherwise wait forever for their end. The controller is told which runs have
   // pods on the Nodes; any other run there failed like a node (requeued, or NODE_FAIL). Pod
   // groups of others are the gangs component's to reconcile: they count as alive here.
+  // Every node: this backend knows every run it has (the Nodes may not all be listed yet).
   std::vector<std::string> nodes;
-  for (const Json& node : nodes_->List()) nodes.push_back(Meta(node, "name"));
   std::vector<backend::RunId> alive;
   if (admission_)
     for (const backend::ExternalJob& j : admission_->ExternalJobs(nullptr))
