@@ -20,8 +20,6 @@
 namespace lockstep::testing {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // Alive and not a zombie (a process whose parent died is reaped by init, or stays a zombie
 // under a container's init that reaps nothing).
 bool Running(pid_t pid) {
@@ -29,17 +27,6 @@ bool Running(pid_t pid) {
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::size_t close = stat.rfind(')');
   return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
-}
-
-// Polls until `done` holds or `timeout` passes; whether it held.
-template <typename Condition>
-bool WaitFor(Condition done, std::chrono::seconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (!done()) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
 }
 
 pid_t ReadPidFile(const std::string& path) {

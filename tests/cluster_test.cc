@@ -106,8 +106,8 @@ TEST(Cluster, DependencyChainsRunInOrderAndFailedOnesNeverStart) {
   EXPECT_LT(std::stoll(c.ReadFile("a.done")), std::stoll(c.ReadFile("b.done")));
   // Its dependency can no longer be met once `a` completed: it waits with that reason, for good.
   nlohmann::json n;
-  for (int i = 0; i < 400 && (n = c.Job(never))["reason"] != "DependencyNeverSatisfied"; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  WaitFor([&] { return (n = c.Job(never))["reason"] == "DependencyNeverSatisfied"; },
+          std::chrono::seconds(10));
   EXPECT_EQ(n["state"], "PENDING");
   EXPECT_EQ(n["reason"], "DependencyNeverSatisfied");
 }
@@ -124,8 +124,7 @@ TEST(Cluster, CancelEndsARunningJobAndItsProcesses) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(c.WaitJob(id)["state"], "CANCELLED");
   // The agent reaps the process after reporting the job: wait for it to go (up to 10 s).
-  for (int i = 0; i < 400 && ::kill(pid, 0) == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  WaitFor([&] { return ::kill(pid, 0) != 0; }, std::chrono::seconds(10));
   EXPECT_NE(::kill(pid, 0), 0) << "the job's process is still there";
   r = c.Run({"scancel", "999999"});
   EXPECT_NE(r.exit_code, 0);

@@ -122,17 +122,15 @@ class Srun {
   // one is a second delivery rather than merged into the first; whether it was within `timeout`.
   bool WaitDelivered(int signo, std::chrono::milliseconds timeout) {
     const unsigned long long bit = 1ULL << (signo - 1);
-    const auto deadline = Clock::now() + timeout;
-    for (;;) {
+    auto delivered = [&] {
       std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
       unsigned long long pending = 0;
       for (std::string line; std::getline(status, line);)
         if (line.rfind("SigPnd:", 0) == 0 || line.rfind("ShdPnd:", 0) == 0)
           pending |= std::stoull(line.substr(7), nullptr, 16);
-      if (!(pending & bit)) return true;
-      if (Clock::now() > deadline) return false;
-      std::this_thread::sleep_for(1ms);
-    }
+      return !(pending & bit);
+    };
+    return WaitFor(delivered, timeout, 1ms);
   }
   const std::string& out() const { return out_; }
   const std::string& err() const { return err_; }

@@ -209,6 +209,8 @@ class Controller : private backend::EventSink, private backend::Admission {
   // The run on a lost node: requeued, or ended NODE_FAIL when it may not be.
   void RunLostLocked(JobEntry& job, const std::string& reason, Time now);
   void TerminateLocked(JobEntry& job);
+  // Cancels a pending job at once, or asks a running one to end (CANCELLED when it has).
+  store::PendingWrite CancelLocked(JobEntry& job);
   // A node stopped responding: its jobs are requeued, or end NODE_FAIL.
   void NodeLostLocked(std::uint32_t node, Time now);
   LaunchOrder LaunchOrderLocked(const JobEntry& job) const;

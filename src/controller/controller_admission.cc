@@ -22,18 +22,7 @@ Status Controller::Withdraw(JobId id) {
     if (e.spec->external.empty() && e.user.rfind("k8s:", 0) != 0)
       return PermissionDenied("admission: job " + e.DisplayId() + " is not a job for pods");
     if (IsFinished(e.state)) return Status::Ok();
-    if (e.state == JobState::kPending) {
-      e.state = JobState::kCancelled;
-      e.end_time = clock_.Now();
-      e.reason = "None";
-      TouchLocked(e);
-      write = PersistLocked({&e});
-    } else {
-      e.cancel_requested = true;
-      write = PersistLocked({&e});
-      TerminateLocked(e);
-    }
-    RequestPassLocked();
+    write = CancelLocked(e);
   }
   return Durable(std::move(write));
 }

@@ -139,20 +139,26 @@ Status Controller::Cancel(const Caller& caller, JobId id, int signal) {
       SendLocked({Command::Signal{{e.id, e.restart_count}, signal}});
       return Status::Ok();
     }
-    if (e.state == JobState::kPending) {
-      e.state = JobState::kCancelled;
-      e.end_time = clock_.Now();
-      e.reason = "None";
-      TouchLocked(e);
-      write = PersistLocked({&e});
-    } else {
-      e.cancel_requested = true;
-      write = PersistLocked({&e});
-      TerminateLocked(e);
-    }
-    RequestPassLocked();
+    write = CancelLocked(e);
   }
   return Durable(std::move(write));
+}
+
+store::PendingWrite Controller::CancelLocked(JobEntry& e) {
+  store::PendingWrite write;
+  if (e.state == JobState::kPending) {
+    e.state = JobState::kCancelled;
+    e.end_time = clock_.Now();
+    e.reason = "None";
+    TouchLocked(e);
+    write = PersistLocked({&e});
+  } else {
+    e.cancel_requested = true;
+    write = PersistLocked({&e});
+    TerminateLocked(e);
+  }
+  RequestPassLocked();
+  return write;
 }
 
 Status Controller::Hold(const Caller& caller, JobId id) {
