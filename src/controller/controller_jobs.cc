@@ -16,12 +16,6 @@ std::string ScriptKey(JobId id) {
   return std::to_string(id);
 }
 
-std::string JobKey(JobId id) {
-  char key[24];
-  std::snprintf(key, sizeof key, "%020llu", static_cast<unsigned long long>(id));
-  return key;
-}
-
 }  // namespace
 
 Result<JobId> Controller::Submit(const Caller& caller, jobspec::JobSpec spec) {

@@ -9,16 +9,6 @@
 #include "controller/job_env.h"
 
 namespace lockstep::controller {
-namespace {
-
-std::string JobKey(JobId id) {
-  char key[24];
-  std::snprintf(key, sizeof key, "%020llu", static_cast<unsigned long long>(id));
-  return key;
-}
-
-}  // namespace
-
 store::PendingWrite Controller::PersistLocked(const std::vector<const JobEntry*>& jobs) {
   std::vector<store::Record> records;
   records.reserve(jobs.size());

@@ -1,5 +1,7 @@
 #include "controller/job_entry.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
@@ -49,6 +51,12 @@ bool IsFinished(JobState s) {
 std::string JobEntry::DisplayId() const {
   if (!is_array_task()) return std::to_string(id);
   return std::to_string(array_job_id) + "_" + std::to_string(array_task_id);
+}
+
+std::string JobKey(JobId id) {
+  char key[24];
+  std::snprintf(key, sizeof key, "%020llu", static_cast<unsigned long long>(id));
+  return key;
 }
 
 std::string EntryToJson(const JobEntry& e) {

@@ -63,6 +63,9 @@ struct JobEntry {
   std::string DisplayId() const;
 };
 
+// The store's key of a job's record: its id, zero-padded to 20 digits so keys sort as ids do.
+std::string JobKey(JobId id);
+
 // Persistence: the whole entry as JSON (the store's value) and back. `spec_json` is
 // jobspec::JobSpecToJson(*e.spec), when the caller has it already (SpecInterner::JsonOf); empty
 // for an array task whose spec is its array's, stored once in the table "array_specs" (the
