@@ -307,6 +307,10 @@ void ClusterConfigParser::ReadScheduler(const YAML::Node& map) {
                                   o.preempt);
   o.max_jobs_tested = static_cast<int>(m.Int("max_jobs_tested", 0, 0, INT32_MAX));
   o.estimate_starts = m.Bool("estimate_starts", o.estimate_starts);
+  o.priority_calc_period = m.Duration("priority_calc_period", o.priority_calc_period);
+  o.min_job_age = m.DurationSeconds("min_job_age", o.min_job_age);
+  o.max_reservation_rounds =
+      static_cast<int>(m.Int("max_reservation_rounds", o.max_reservation_rounds, 0, INT32_MAX));
   config_.fairshare_half_life = m.Duration("fairshare_half_life", config_.fairshare_half_life);
 
   engine::PriorityWeights& w = o.weights;

@@ -314,6 +314,9 @@ scheduler:
   preempt_type: qos
   max_jobs_tested: 500
   estimate_starts: false
+  priority_calc_period: "5:00"
+  min_job_age: 1-00:00:00
+  max_reservation_rounds: 4096
   weights: {age: 1000, fairshare: 10000, job_size: 1, partition: 2, qos: 3, tres_cpu: 4,
             tres_mem: 5, tres_gpu: 6}
   max_age: 1-00:00:00
@@ -323,6 +326,9 @@ scheduler:
   EXPECT_EQ(o.preempt, engine::PreemptType::kQos);
   EXPECT_EQ(o.max_jobs_tested, 500);
   EXPECT_FALSE(o.estimate_starts);
+  EXPECT_EQ(o.priority_calc_period, 300);
+  EXPECT_EQ(o.min_job_age, 86400);
+  EXPECT_EQ(o.max_reservation_rounds, 4096);
   EXPECT_EQ(o.weights.age, 1000u);
   EXPECT_EQ(o.weights.fairshare, 10000u);
   EXPECT_EQ(o.weights.job_size, 1u);

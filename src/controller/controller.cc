@@ -11,6 +11,9 @@
 #include "controller/controller_internal.h"
 #include "controller/job_convert.h"
 #include "controller/job_env.h"
+#include "controller/snapshot_text.h"
+#include "engine/plan_checker.h"
+#include "engine/scheduler.h"
 #include "engine/request.h"
 
 namespace lockstep::controller {
@@ -191,10 +194,10 @@ void Controller::ScheduleLoop() {
     Time now = clock_.Now();
     EnforceLimitsLocked(now);
     if (ReplayChangesLocked(now)) {
-      engine::PolicyOptions policy = cluster_.policy;
       held.reset();
       lock.unlock();
-      engine::Plan plan = engine::plan(sched_->snapshot(), policy);
+      engine::Plan plan = sched_->Plan(now);
+      if (check_reference_) CheckSchedulerPlan(plan);
       lock.lock();
       held.emplace(lock_stats_);
       if (stopping_) break;
@@ -243,30 +246,67 @@ engine::Outcome OutcomeOf(JobState s) {
 
 }  // namespace
 
-void Controller::PlaceJobLocked(const JobEntry& e, IncrementalSnapshot& s) {
-  if (e.state == JobState::kPending)
-    s.SetPending(ToEngineJob(e, cluster_));
-  else if (e.state == JobState::kRunning || e.state == JobState::kCompleting)
+void Controller::PlaceJobLocked(const JobEntry& e, engine::Scheduler& s) {
+  if (e.state == JobState::kPending) {
+    engine::Job job = ToEngineJob(e, cluster_);
+    // Every ended target the job's dependencies name, as the controller knows it: the
+    // scheduler forgets finished jobs after MinJobAge, the controller never does.
+    for (const engine::Dependency& d : job.dependencies) {
+      if (d.kind == engine::DependencyKind::kSingleton) continue;
+      auto target = jobs_.find(d.target);
+      if (target != jobs_.end() && IsFinished(target->second.state))
+        s.SetFinished(d.target, OutcomeOf(target->second.state));
+    }
+    s.SetPending(std::move(job));
+  } else if (e.state == JobState::kRunning || e.state == JobState::kCompleting) {
     s.SetRunning(RunningEngineJobLocked(e));
-  else
+  } else {
     s.SetFinished(e.id, OutcomeOf(e.state));
+  }
 }
 
-engine::Snapshot Controller::BuildSnapshotLocked() {
-  IncrementalSnapshot full(cluster_.base);
-  for (const auto& [id, e] : jobs_) PlaceJobLocked(e, full);
-  return full.snapshot();
+engine::NodeState Controller::SchedulingStateLocked(std::uint32_t node) const {
+  const NodeInfo& info = nodes_[node];
+  if (!info.responding) return engine::NodeState::kDown;
+  if (info.cordoned && info.admin == engine::NodeState::kUp) return engine::NodeState::kDrain;
+  return info.admin;
+}
+
+engine::Snapshot Controller::BuildSnapshotLocked(Time now) {
+  engine::Snapshot s = cluster_.base;
+  for (auto& [id, e] : jobs_) {
+    if (e.state == JobState::kPending)
+      s.pending.push_back(ToEngineJob(e, cluster_));
+    else if (e.state == JobState::kRunning || e.state == JobState::kCompleting)
+      s.running.push_back(RunningEngineJobLocked(e));
+    else
+      s.finished.push_back({id, OutcomeOf(e.state)});
+  }
+  s.associations = cluster_.base.associations;  // ToEngineJob may have added some
+  s.accounts = cluster_.base.accounts;
+  for (std::uint32_t n = 0; n < nodes_.size(); ++n) s.nodes[n].state = SchedulingStateLocked(n);
+  s.now = now;
+  return s;
+}
+
+void Controller::NewSchedulerLocked() {
+  engine::Snapshot cluster = cluster_.base;
+  cluster.pending.clear();
+  cluster.running.clear();
+  cluster.finished.clear();
+  sched_ = std::make_unique<engine::Scheduler>(std::move(cluster), cluster_.policy);
+  sched_node_states_.assign(nodes_.size(), engine::NodeState::kUp);
+  sched_accounts_ = cluster_.base.accounts.size();
+  sched_associations_ = cluster_.base.associations.size();
+  for (const auto& [id, e] : jobs_) dirty_.insert(id);
 }
 
 bool Controller::ReplayChangesLocked(Time now) {
-  if (!sched_) {
-    sched_ = std::make_unique<IncrementalSnapshot>(cluster_.base);
-    for (const auto& [id, e] : jobs_) dirty_.insert(id);
-  }
-  // Nodes joined or changed (a backend's): running jobs name nodes by name, and one that named
-  // a node not known at their last replay (lockstepd restarting before the backend reported
-  // its nodes) must be replayed with its allocation now.
-  if (cluster_changed_) dirty_.insert(active_.begin(), active_.end());
+  // Nodes joined or changed (a backend's): the scheduler starts again from the cluster, and
+  // every job is replayed (running jobs name nodes by name, and one that named a node not
+  // known at its last replay must now be placed with its allocation).
+  if (!sched_ || cluster_changed_) NewSchedulerLocked();
+  cluster_changed_ = false;
   for (JobId id : dirty_) {
     auto it = jobs_.find(id);
     if (it == jobs_.end()) {
@@ -276,38 +316,55 @@ bool Controller::ReplayChangesLocked(Time now) {
     PlaceJobLocked(it->second, *sched_);
   }
   dirty_.clear();
-  engine::Snapshot& s = sched_->cluster();
-  s.now = now;
-  if (cluster_changed_) {
-    // Nodes found or resized by the backend: everything but the jobs comes from the cluster.
-    s.nodes = cluster_.base.nodes;
-    s.partitions = cluster_.base.partitions;
-    s.switches = cluster_.base.switches;
-    s.blocks = cluster_.base.blocks;
-    s.gpu_types = cluster_.base.gpu_types;
-    s.features = cluster_.base.features;
-    cluster_changed_ = false;
+  // Users and accounts seen for the first time (ToEngineJob adds them): rare, and a rebuild of
+  // the scheduler's state.
+  if (cluster_.base.accounts.size() != sched_accounts_ ||
+      cluster_.base.associations.size() != sched_associations_) {
+    sched_->SetLimits(cluster_.base.partitions, cluster_.base.qos, cluster_.base.accounts,
+                      cluster_.base.associations);
+    sched_accounts_ = cluster_.base.accounts.size();
+    sched_associations_ = cluster_.base.associations.size();
   }
-  for (std::size_t n = 0; n < nodes_.size(); ++n) {
-    const NodeInfo& info = nodes_[n];
-    engine::NodeState state = info.admin;
-    if (info.cordoned && state == engine::NodeState::kUp) state = engine::NodeState::kDrain;
-    s.nodes[n].state = !info.responding ? engine::NodeState::kDown : state;
+  for (std::uint32_t n = 0; n < nodes_.size(); ++n) {
+    engine::NodeState state = SchedulingStateLocked(n);
+    if (state == sched_node_states_[n]) continue;
+    sched_node_states_[n] = state;
+    sched_->SetNodeState(n, state);
   }
-  s.associations = cluster_.base.associations;  // ToEngineJob may have added some
-  if (options_.check_snapshot) {
-    std::vector<std::string> want = IncrementalSnapshot::Describe(BuildSnapshotLocked());
-    std::vector<std::string> have = IncrementalSnapshot::Describe(s);
-    if (want != have) {
-      std::size_t i = 0;
-      while (i < want.size() && i < have.size() && want[i] == have[i]) ++i;
-      log::Error(
-          "the incremental snapshot differs from a full one at line {}: full: {}; incremental: {}",
-          i, i < want.size() ? want[i] : "(end)", i < have.size() ? have[i] : "(end)");
-      std::abort();
-    }
-  }
-  return !s.pending.empty();
+  if (options_.check_snapshot) CheckSchedulerJobsLocked(now);
+  return !sched_->snapshot().pending.empty();
+}
+
+// The self-check ($LOCKSTEP_CHECK_SNAPSHOT, tests): the scheduler, kept up to date event by
+// event, must hold the jobs that a snapshot built from every job holds (checked at the replay,
+// under mu_), and plan what the pure plan() plans from that snapshot (checked after the plan).
+// Stops lockstepd on a difference.
+namespace {
+
+[[noreturn]] void SelfCheckFailed(const char* what, const std::string& full,
+                                  const std::string& scheduler) {
+  log::Error("the scheduler's {} differ from a full snapshot's: full: {}; scheduler: {}", what,
+             full, scheduler);
+  std::abort();
+}
+
+}  // namespace
+
+void Controller::CheckSchedulerJobsLocked(Time now) {
+  check_reference_ = BuildSnapshotLocked(now);
+  std::vector<std::string> want = DescribeJobs(*check_reference_);
+  std::vector<std::string> have = DescribeJobs(sched_->snapshot());
+  if (want == have) return;
+  std::size_t i = 0;
+  while (i < want.size() && i < have.size() && want[i] == have[i]) ++i;
+  SelfCheckFailed("jobs", i < want.size() ? want[i] : "(end)", i < have.size() ? have[i] : "(end)");
+}
+
+void Controller::CheckSchedulerPlan(const engine::Plan& got) {
+  const std::string want = engine::DescribePlan(engine::plan(*check_reference_, sched_->options()));
+  const std::string have = engine::DescribePlan(got);
+  if (want != have) SelfCheckFailed("plans", want, have);
+  check_reference_.reset();
 }
 
 void Controller::ApplyPlanLocked(engine::Plan& plan, Time now) {

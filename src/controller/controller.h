@@ -36,7 +36,6 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "config/cluster_config.h"
-#include "controller/incremental_snapshot.h"
 #include "controller/job_entry.h"
 #include "controller/job_env.h"
 #include "controller/lock_stats.h"
@@ -44,6 +43,10 @@
 #include "controller/step_output.h"
 #include "engine/model.h"
 #include "store/store.h"
+
+namespace lockstep::engine {
+class Scheduler;
+}  // namespace lockstep::engine
 
 namespace lockstep::controller {
 
@@ -193,10 +196,18 @@ class Controller : private backend::EventSink, private backend::Admission {
   // Records that `job` changed, for the next pass's replay.
   void TouchLocked(const JobEntry& job);
   engine::Job RunningEngineJobLocked(const JobEntry& job);
-  // Puts `job` in the pending, running or finished list of `snapshot`, as its state says.
-  void PlaceJobLocked(const JobEntry& job, IncrementalSnapshot& snapshot);
+  // Tells `sched` of `job` as its state says: pending (with the ended targets of its
+  // dependencies), running with its allocation, or finished.
+  void PlaceJobLocked(const JobEntry& job, engine::Scheduler& sched);
+  // A node as the scheduler sees it: down when not responding, drained when cordoned.
+  engine::NodeState SchedulingStateLocked(std::uint32_t node) const;
+  // A new scheduler from the cluster, every job to be replayed into it.
+  void NewSchedulerLocked();
   // A snapshot from every job: the self-check's reference.
-  engine::Snapshot BuildSnapshotLocked();
+  engine::Snapshot BuildSnapshotLocked(Time now);
+  // The self-check of the scheduler against plan() ($LOCKSTEP_CHECK_SNAPSHOT).
+  void CheckSchedulerJobsLocked(Time now);
+  void CheckSchedulerPlan(const engine::Plan& got);
   void EnforceLimitsLocked(Time now);
 
   // --- A job's life (controller_run.cc). ---
@@ -256,7 +267,13 @@ class Controller : private backend::EventSink, private backend::Admission {
                                      // made durable by the job records that use them
   std::unordered_set<JobId> dirty_;  // guarded by mu_: changed since the last replay
   std::set<JobId> active_;           // guarded by mu_: RUNNING and COMPLETING jobs
-  std::unique_ptr<IncrementalSnapshot> sched_;  // the scheduling thread's alone
+  // The engine's state between passes: jobs are replayed into it under mu_ (ReplayChangesLocked)
+  // and it plans without mu_, on the scheduling thread only.
+  std::unique_ptr<engine::Scheduler> sched_;
+  std::vector<engine::NodeState> sched_node_states_;  // guarded by mu_: what sched_ was told
+  std::size_t sched_accounts_ = 0;                    // guarded by mu_: the sizes sched_ has
+  std::size_t sched_associations_ = 0;
+  std::optional<engine::Snapshot> check_reference_;  // the self-check's, from replay to plan
   SpecInterner specs_;                          // guarded by mu_
   // guarded by mu_: each array's spec as stored once (table "array_specs"); its tasks' records
   // name it while they ask what it asked.

@@ -133,7 +133,9 @@ TEST_F(CoreTest, NoBackendCallIsMadeUnderTheControllersLock) {
   const bool answered = served.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
   slow.Open();
   EXPECT_TRUE(answered) << "a request waited for the backend";
-  if (answered) EXPECT_TRUE(served.get());
+  if (answered) {
+    EXPECT_TRUE(served.get());
+  }
   controller_->SettleForTest();
   controller_->DetachBackend();
   controller_->AttachBackend(&backend_);

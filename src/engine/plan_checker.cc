@@ -1,6 +1,8 @@
 #include "engine/plan_checker.h"
 
+#include <algorithm>
 #include <bit>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 
@@ -165,5 +167,36 @@ Status CheckPlan(const Snapshot& s, const PolicyOptions& o, const Plan& plan) {
   LOCKSTEP_RETURN_IF_ERROR(CheckCapacity(s, occ));
   return Status::Ok();
 }
+
+std::string DescribePlan(const Plan& p) {
+  std::ostringstream out;
+  auto alloc = [&](const Allocation& a) {
+    for (const NodeAllocation& n : a.nodes)
+      out << " n" << n.node << ":" << n.cpus << "c" << n.mem_mb << "m" << n.gpus << "g"
+          << n.gpu_count;
+  };
+  for (const Start& s : p.starts) {
+    out << "start " << s.job << (s.backfilled ? " backfilled" : "");
+    alloc(s.allocation);
+    out << "\n";
+  }
+  for (const Preemption& x : p.preemptions)
+    out << "preempt " << x.victim << " for " << x.for_job << " mode " << int(x.mode) << " grace "
+        << x.grace << "\n";
+  for (const Pending& x : p.pending) {
+    out << "pending " << x.job << " " << PendingReasonName(x.reason) << " at " << x.expected_start
+        << (x.reserved ? " reserved" : "");
+    alloc(x.reservation);
+    for (JobId b : x.blocked_by) out << " after " << b;
+    out << "\n";
+  }
+  auto prios = p.priorities;
+  std::sort(prios.begin(), prios.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [id, b] : prios) out << "priority " << id << " " << b.total << "\n";
+  out << "tested " << p.jobs_tested << "\n";
+  return out.str();
+}
+
 
 }  // namespace lockstep::engine

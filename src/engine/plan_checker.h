@@ -7,6 +7,8 @@
 //    reserved resources for its whole window.
 #pragma once
 
+#include <string>
+
 #include "common/status.h"
 #include "engine/model.h"
 
@@ -14,5 +16,9 @@ namespace lockstep::engine {
 
 // Ok, or the first broken invariant, naming the job and node.
 Status CheckPlan(const Snapshot& s, const PolicyOptions& o, const Plan& plan);
+
+// A canonical text of a plan, a line per start, preemption, pending job and priority (these by
+// job id): to compare two plans of the same jobs, and print where they differ.
+std::string DescribePlan(const Plan& plan);
 
 }  // namespace lockstep::engine

@@ -6,8 +6,10 @@ namespace lockstep::engine {
 
 Scheduler::Scheduler(Snapshot cluster, PolicyOptions options)
     : s_(std::make_unique<Snapshot>(std::move(cluster))), o_(options) {
-  for (std::uint32_t j = 0; j < s_->pending.size(); ++j)
+  for (std::uint32_t j = 0; j < s_->pending.size(); ++j) {
     slots_[s_->pending[j].id] = {List::kPending, j};
+    CountAwaited(s_->pending[j], +1);
+  }
   for (std::uint32_t r = 0; r < s_->running.size(); ++r)
     slots_[s_->running[r].id] = {List::kRunning, r};
   for (std::uint32_t f = 0; f < s_->finished.size(); ++f) {
@@ -127,6 +129,7 @@ void Scheduler::AddPending(Job job) {
   st_->need_class.push_back(EngineState::kClassUnknown);
   st_->hot.push_back(EngineState::HotOf(s_->pending[j]));
   const Job& added = s_->pending[j];
+  CountAwaited(added, +1);
   if (!added.dependencies.empty() && !st_->eligibility.tracks_dependencies())
     st_->eligibility.TrackDependencies(*s_);  // the first job with dependencies: every job
   else
@@ -156,6 +159,7 @@ void Scheduler::RemovePendingAt(std::uint32_t j) {
   }
   slots_.erase(s_->pending[j].id);
   st_->eligibility.RemovePending(s_->pending[j]);
+  CountAwaited(s_->pending[j], -1);
   if (j != last) {
     s_->pending[j] = std::move(s_->pending[last]);
     st_->shapes[j] = st_->shapes[last];
@@ -324,14 +328,40 @@ void Scheduler::MoveOverdueEnds() {
   for (std::uint32_t r : overdue) SetRunningEnd(r, s_->now + 1);
 }
 
+void Scheduler::CountAwaited(const Job& pending, int sign) {
+  for (const Dependency& d : pending.dependencies) {
+    if (d.kind == DependencyKind::kSingleton) continue;
+    if (sign > 0) {
+      ++awaited_[d.target];
+    } else if (auto it = awaited_.find(d.target); it != awaited_.end() && --it->second == 0) {
+      awaited_.erase(it);
+    }
+  }
+}
+
 void Scheduler::ForgetOldFinished() {
+  // A job finished again since has a later entry: only that one counts.
+  auto current = [&](Time time, JobId id) -> const Slot* {
+    auto it = slots_.find(id);
+    if (it == slots_.end() || it->second.list != List::kFinished) return nullptr;
+    return finished_time_[it->second.index] == time ? &it->second : nullptr;
+  };
+  std::erase_if(old_but_awaited_, [&](const std::pair<Time, JobId>& e) {
+    const Slot* slot = current(e.first, e.second);
+    if (!slot) return true;
+    if (awaited_.count(e.second)) return false;
+    RemoveFinishedAt(slot->index);
+    return true;
+  });
   while (!finished_at_.empty() && s_->now - finished_at_.front().first > o_.min_job_age) {
     auto [time, id] = finished_at_.front();
     finished_at_.pop_front();
-    auto it = slots_.find(id);
-    // A job finished again since has a later entry: only that one counts.
-    if (it == slots_.end() || it->second.list != List::kFinished) continue;
-    if (finished_time_[it->second.index] == time) RemoveFinishedAt(it->second.index);
+    const Slot* slot = current(time, id);
+    if (!slot) continue;
+    if (awaited_.count(id))
+      old_but_awaited_.emplace_back(time, id);  // forgotten once no pending job names it
+    else
+      RemoveFinishedAt(slot->index);
   }
 }
 

@@ -19,7 +19,10 @@
 // (PolicyOptions::priority_calc_period; 0: at every Plan), fair share when usage was set.
 //
 // Finished jobs are kept for the dependencies of others for PolicyOptions::min_job_age
-// after SetFinished (measured on the clock of the last Plan), then forgotten.
+// after SetFinished (measured on the clock of the last Plan), then forgotten, except while a
+// pending job's dependency names them: a job whose afterok was met does not turn
+// DependencyNeverSatisfied because it waited for resources longer than MinJobAge (Slurm
+// resolves a dependency once, when its target ends).
 //
 // Ownership: the Scheduler owns copies of everything it is given. Thread-safety: none; one
 // thread at a time (a controller calls it from its scheduling thread only). Pure like plan():
@@ -51,7 +54,7 @@ class Scheduler {
   Scheduler(Scheduler&&) noexcept;
   Scheduler& operator=(Scheduler&&) noexcept;
 
-  // ---- Jobs: the methods of the controller's IncrementalSnapshot ----
+  // ---- Jobs ----
   // Puts `job` in the queue, replacing what was known of it (a running job goes back).
   void SetPending(Job job);
   // Puts `job`, with its start time and allocation, among the running jobs.
@@ -115,6 +118,8 @@ class Scheduler {
   void CompactQueue();
   void MoveOverdueEnds();
   void ForgetOldFinished();
+  // Counts, per target, the dependencies of pending jobs that name it (+1 or -1).
+  void CountAwaited(const Job& pending, int sign);
   void Rebuild();
 
   std::unique_ptr<Snapshot> s_;
@@ -128,6 +133,8 @@ class Scheduler {
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
   std::vector<Time> finished_time_;                 // per s_->finished: when it was set
   std::deque<std::pair<Time, JobId>> finished_at_;  // in the order SetFinished was called
+  std::unordered_map<JobId, std::uint32_t> awaited_;  // target -> pending dependencies on it
+  std::vector<std::pair<Time, JobId>> old_but_awaited_;  // past min_job_age, still awaited
 };
 
 }  // namespace lockstep::engine

@@ -16,37 +16,6 @@
 namespace lockstep::engine {
 namespace {
 
-// A canonical text of a plan: what the differential test compares, and prints on a difference.
-std::string Describe(const Plan& p) {
-  std::ostringstream out;
-  auto alloc = [&](const Allocation& a) {
-    for (const NodeAllocation& n : a.nodes)
-      out << " n" << n.node << ":" << n.cpus << "c" << n.mem_mb << "m" << n.gpus << "g"
-          << n.gpu_count;
-  };
-  for (const Start& s : p.starts) {
-    out << "start " << s.job << (s.backfilled ? " backfilled" : "");
-    alloc(s.allocation);
-    out << "\n";
-  }
-  for (const Preemption& x : p.preemptions)
-    out << "preempt " << x.victim << " for " << x.for_job << " mode " << int(x.mode) << " grace "
-        << x.grace << "\n";
-  for (const Pending& x : p.pending) {
-    out << "pending " << x.job << " " << PendingReasonName(x.reason) << " at " << x.expected_start
-        << (x.reserved ? " reserved" : "");
-    alloc(x.reservation);
-    for (JobId b : x.blocked_by) out << " after " << b;
-    out << "\n";
-  }
-  auto prios = p.priorities;
-  std::sort(prios.begin(), prios.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [id, b] : prios) out << "priority " << id << " " << b.total << "\n";
-  out << "tested " << p.jobs_tested << "\n";
-  return out.str();
-}
-
 // A cluster with two GPU types, MIG slices, two leaf switches, two partitions (the higher tier
 // preempts the lower), a QoS with per-user and group limits, and two accounts.
 Snapshot RandomCluster(std::mt19937_64& rng) {
@@ -131,9 +100,10 @@ class Sequence {
   int Pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
   void Compare(int step) {
+    ForgetOldFinished();
     Plan want = plan(mirror_, o_);
     Plan got = sched_.Plan(mirror_.now);
-    ASSERT_EQ(Describe(got), Describe(want)) << "step " << step;
+    ASSERT_EQ(DescribePlan(got), DescribePlan(want)) << "step " << step;
     Status st = CheckPlan(mirror_, o_, want);
     ASSERT_TRUE(st.ok()) << "step " << step << ": " << st.ToString();
     seen.starts += want.starts.size();
@@ -282,14 +252,23 @@ class Sequence {
     sched_.SetPending(j);
   }
 
-  void Advance(Seconds by) {
-    mirror_.now += by;
-    // MinJobAge, as the Scheduler documents it.
-    while (!finished_at_.empty() && mirror_.now - finished_at_.front().first > o_.min_job_age) {
-      JobId id = finished_at_.front().second;
-      finished_at_.erase(finished_at_.begin());
-      std::erase_if(mirror_.finished, [&](const FinishedJob& f) { return f.id == id; });
-    }
+  void Advance(Seconds by) { mirror_.now += by; }
+
+  // MinJobAge, as the Scheduler documents it (at each Plan): a finished job is forgotten once
+  // it is older than min_job_age and no pending job's dependency names it.
+  void ForgetOldFinished() {
+    auto awaited = [&](JobId id) {
+      return std::any_of(mirror_.pending.begin(), mirror_.pending.end(), [&](const Job& j) {
+        return std::any_of(j.dependencies.begin(), j.dependencies.end(), [&](const Dependency& d) {
+          return d.kind != DependencyKind::kSingleton && d.target == id;
+        });
+      });
+    };
+    std::erase_if(finished_at_, [&](const std::pair<Time, JobId>& e) {
+      if (mirror_.now - e.first <= o_.min_job_age || awaited(e.second)) return false;
+      std::erase_if(mirror_.finished, [&](const FinishedJob& f) { return f.id == e.second; });
+      return true;
+    });
   }
 
   void ChangeNodeState() {
@@ -402,6 +381,47 @@ TEST(SchedulerDifferential, PriorityCalcPeriodAndBestFitMatchPlan) {
   o.priority_calc_period = 600;
   o.placement = PlacementPolicy::kBestFit;
   RunSequence(31, o, 1500);
+}
+
+PendingReason ReasonOf(const Plan& p, JobId id) {
+  for (const Pending& x : p.pending)
+    if (x.job == id) return x.reason;
+  return PendingReason::kNone;
+}
+
+// A met afterok stays met while the dependent waits for resources longer than MinJobAge
+// (Slurm resolves a dependency when its target ends); the target is forgotten once nothing
+// pending names it.
+TEST(Scheduler, KeepsAFinishedJobWhilePendingJobsDependOnIt) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(1, 64, 1 << 20, 8);
+  b.Running(9, {0}, 8, 3600, 0);  // the whole node's GPUs, for an hour
+  PolicyOptions o;
+  o.min_job_age = 300;
+  Scheduler sched(b.snapshot(), o);
+  Job target = b.snapshot().running[0];
+  target.id = 1;
+  target.allocation = {};
+  sched.SetPending(target);
+  sched.SetFinished(1, Outcome::kCompleted);
+  Job dependent = target;
+  dependent.id = 2;
+  dependent.dependencies = {{DependencyKind::kAfterOk, 1}};
+  sched.SetPending(dependent);
+
+  EXPECT_EQ(ReasonOf(sched.Plan(100), 2), PendingReason::kResources);
+  EXPECT_EQ(ReasonOf(sched.Plan(1800), 2), PendingReason::kResources)
+      << "the target ended 1,800 s ago, beyond min_job_age, and the dependency stays met";
+  ASSERT_EQ(sched.snapshot().finished.size(), 1u);
+
+  sched.SetFinished(9, Outcome::kCompleted);  // the node is free
+  Plan p = sched.Plan(1900);
+  ASSERT_EQ(p.starts.size(), 1u);
+  EXPECT_EQ(p.starts[0].job, 2u);
+  ASSERT_TRUE(sched.StartJob(2, p.starts[0].allocation));
+  sched.Plan(2300);
+  for (const FinishedJob& f : sched.snapshot().finished)
+    EXPECT_NE(f.id, 1u) << "nothing pending names job 1 any more: it is forgotten";
 }
 
 }  // namespace
