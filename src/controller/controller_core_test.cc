@@ -54,6 +54,33 @@ TEST_F(CoreTest, ALostRunEndsNodeFailDurablyAndItsAfterokDependentsNeverRun) {
   EXPECT_EQ(backend_.NodeOf(*b), "");
 }
 
+// The scheduler forgets finished jobs after min_job_age (300 s); lockstepd keeps every job, so
+// a dependency on one that ended long ago is judged by how it ended.
+TEST_F(CoreTest, ADependencyOnAJobThatEndedLongAgoFollowsHowItEnded) {
+  Result<JobId> ok = controller_->Submit(kAlice, Spec());
+  Result<JobId> failed = controller_->Submit(kAlice, Spec());
+  ASSERT_TRUE(ok.ok() && failed.ok());
+  controller_->PassForTest();
+  controller_->events().RunExited({*ok, 0}, {0, 0, false});
+  controller_->events().RunExited({*failed, 0}, {1, 0, false});
+  controller_->SettleForTest();
+  ASSERT_EQ(Field(*ok, "state"), "COMPLETED");
+  ASSERT_EQ(Field(*failed, "state"), "FAILED");
+  clock_.Advance(std::chrono::hours(2));
+  controller_->PassForTest();  // the scheduler forgets them now
+
+  jobspec::JobSpec after_ok = Spec();
+  after_ok.dependencies.push_back({jobspec::DependencyType::kAfterOk, *ok});
+  jobspec::JobSpec after_failed = Spec();
+  after_failed.dependencies.push_back({jobspec::DependencyType::kAfterOk, *failed});
+  Result<JobId> runs = controller_->Submit(kAlice, after_ok);
+  Result<JobId> never = controller_->Submit(kAlice, after_failed);
+  ASSERT_TRUE(runs.ok() && never.ok());
+  controller_->PassForTest();
+  EXPECT_EQ(Field(*runs, "state"), "RUNNING");
+  EXPECT_EQ(Field(*never, "reason"), "DependencyNeverSatisfied");
+}
+
 TEST_F(CoreTest, ARunThatMayBeRequeuedGoesBackToTheQueueAndRunsAgain) {
   Result<JobId> a = controller_->Submit(kAlice, Spec());
   ASSERT_TRUE(a.ok());
