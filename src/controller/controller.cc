@@ -177,8 +177,8 @@ nlohmann::json Controller::Diagnostics() const {
 void Controller::ScheduleLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
-    wake_scheduler_.wait_for(lock, options_.periodic_pass,
-                             [this] { return stopping_ || pass_requested_; });
+    const bool requested = wake_scheduler_.wait_for(
+        lock, options_.periodic_pass, [this] { return stopping_ || pass_requested_; });
     if (stopping_) break;
     std::optional<HeldSpan> held(std::in_place, lock_stats_);
     if (pass_requested_ && options_.schedule_delay.count() > 0) {
@@ -192,26 +192,55 @@ void Controller::ScheduleLoop() {
     pass_requested_ = false;
     const std::uint64_t covers = pass_requests_;  // every request so far is served by this pass
     Time now = clock_.Now();
+    // A pass on events decides (starts, reservations, preemptions); the periodic pass, and one
+    // at least every periodic_pass under a stream of events, also says why each job pends,
+    // when it should start and its priority: Slurm's quick scheduler on events and its
+    // backfill cycle. With 100,000 pending jobs the full record is most of a pass.
+    const auto period = std::chrono::duration_cast<std::chrono::seconds>(options_.periodic_pass);
+    const bool full = !requested || full_pass_requested_ || now - last_full_pass_ >= period.count();
+    full_pass_requested_ = false;
+    if (full) last_full_pass_ = now;
     EnforceLimitsLocked(now);
     if (ReplayChangesLocked(now)) {
-      held.reset();
-      lock.unlock();
-      engine::Plan plan = sched_->Plan(now);
-      if (check_reference_) CheckSchedulerPlan(plan);
-      lock.lock();
-      held.emplace(lock_stats_);
-      if (stopping_) break;
-      ApplyPlanLocked(plan, now);
+      if (!PassLocked(lock, held, now, full ? engine::PlanDetail::kFull
+                                            : engine::PlanDetail::kDecisions))
+        break;
     }
     passes_covering_ = covers;
     pass_done_.notify_all();
   }
 }
 
+bool Controller::PassLocked(std::unique_lock<std::mutex>& lock, std::optional<HeldSpan>& held,
+                            Time now, engine::PlanDetail detail) {
+  auto unlocked = [&](auto work) {
+    held.reset();
+    lock.unlock();
+    work();
+    lock.lock();
+    held.emplace(lock_stats_);
+    return !stopping_;
+  };
+  engine::Plan plan;
+  PendingViews views;
+  bool go_on = unlocked([&] {
+    plan = sched_->Plan(now, detail);
+    if (check_reference_) CheckSchedulerPlan(plan, detail);
+    views = ChangedPendingViews(plan, detail);
+  });
+  if (!go_on) return false;
+  ApplyPlanLocked(plan, now);
+  // The starts are made: let requests see them before the pending jobs' views change.
+  if (!unlocked([] {})) return false;
+  PublishPendingViewsLocked(std::move(views), std::move(plan.priorities));
+  return true;
+}
+
 void Controller::PassForTest() {
   SettleForTest();
   std::unique_lock<std::mutex> lock(mu_);
   RequestPassLocked();
+  full_pass_requested_ = true;  // tests read reasons and priorities after it
   const std::uint64_t mine = pass_requests_;
   pass_done_.wait(lock, [&] { return passes_covering_ >= mine || stopping_; });
   lock.unlock();
@@ -308,6 +337,7 @@ bool Controller::ReplayChangesLocked(Time now) {
   if (!sched_ || cluster_changed_) NewSchedulerLocked();
   cluster_changed_ = false;
   for (JobId id : dirty_) {
+    shown_.erase(id);  // what the next pass says of it is published whether it changed or not
     auto it = jobs_.find(id);
     if (it == jobs_.end()) {
       sched_->Remove(id);
@@ -360,60 +390,12 @@ void Controller::CheckSchedulerJobsLocked(Time now) {
   SelfCheckFailed("jobs", i < want.size() ? want[i] : "(end)", i < have.size() ? have[i] : "(end)");
 }
 
-void Controller::CheckSchedulerPlan(const engine::Plan& got) {
-  const std::string want = engine::DescribePlan(engine::plan(*check_reference_, sched_->options()));
-  const std::string have = engine::DescribePlan(got);
+void Controller::CheckSchedulerPlan(const engine::Plan& got, engine::PlanDetail detail) {
+  const std::string want =
+      engine::DescribePlan(engine::plan(*check_reference_, sched_->options()), detail);
+  const std::string have = engine::DescribePlan(got, detail);
   if (want != have) SelfCheckFailed("plans", want, have);
   check_reference_.reset();
-}
-
-void Controller::ApplyPlanLocked(engine::Plan& plan, Time now) {
-  // The plan was made from the jobs as they were at the replay. A job touched since (held,
-  // cancelled, changed) and a node that went down or was drained since are left to the next
-  // pass, which sees them as they are now.
-  auto unchanged = [&](JobId id, JobState want) -> JobEntry* {
-    if (dirty_.count(id)) return nullptr;
-    auto it = jobs_.find(id);
-    return it != jobs_.end() && it->second.state == want ? &it->second : nullptr;
-  };
-  auto nodes_usable = [&](const engine::Allocation& a) {
-    return std::all_of(a.nodes.begin(), a.nodes.end(), [&](const engine::NodeAllocation& n) {
-      const NodeInfo& info = nodes_[n.node];
-      return info.responding && !info.cordoned && info.admin == engine::NodeState::kUp;
-    });
-  };
-  for (const engine::Preemption& p : plan.preemptions) {
-    JobEntry* victim = unchanged(p.victim, JobState::kRunning);
-    if (!victim) continue;
-    if (p.mode == engine::PreemptMode::kCancel) victim->cancel_requested = true;
-    victim->reason = "Preempted";
-    PersistLocked({victim});
-    TerminateLocked(*victim);
-  }
-  for (const engine::Start& st : plan.starts) {
-    JobEntry* e = unchanged(st.job, JobState::kPending);
-    // Nodes resized since the replay (others' pods took room): the plan may no longer fit.
-    if (!e || cluster_changed_ || !nodes_usable(st.allocation)) {
-      RequestPassLocked();
-      continue;
-    }
-    StartJobLocked(*e, st.allocation, now);
-  }
-  last_pending_.clear();
-  for (engine::Pending& p : plan.pending) {
-    auto it = jobs_.find(p.job);
-    // A job changed since the replay (held, released, updated) keeps the reason it was given.
-    if (it == jobs_.end() || it->second.state != JobState::kPending || dirty_.count(p.job))
-      continue;
-    it->second.reason = engine::PendingReasonName(p.reason);
-    it->second.expected_start = p.expected_start;
-    if (p.reserved || !p.blocked_by.empty()) last_pending_[p.job] = std::move(p);
-  }
-  for (const auto& [id, b] : plan.priorities) {
-    auto found = jobs_.find(id);
-    if (found != jobs_.end()) found->second.priority = b.total;
-  }
-  last_priorities_ = std::move(plan.priorities);
 }
 
 void Controller::EnforceLimitsLocked(Time now) {

@@ -192,7 +192,28 @@ class Controller : private backend::EventSink, private backend::Admission {
   // the engine plans without it (submissions go on meanwhile), ApplyPlanLocked acts on the plan
   // where the jobs and nodes it names have not changed since.
   bool ReplayChangesLocked(Time now);
+  // Plans (without mu_), applies the plan and publishes what it says of the pending jobs.
+  // False when lockstepd is stopping.
+  bool PassLocked(std::unique_lock<std::mutex>& lock, std::optional<HeldSpan>& held, Time now,
+                  engine::PlanDetail detail);
   void ApplyPlanLocked(engine::Plan& plan, Time now);
+  // What a pass says of the pending jobs (reason, expected start, priority), as changes to
+  // what the passes before said: computed off mu_ by the scheduling thread, so that only what
+  // changed is written back under it (controller_apply.cc).
+  struct PendingView {
+    engine::PendingReason reason = engine::PendingReason::kNone;
+    Time expected_start = 0;
+    std::uint32_t priority = 0;
+    bool changed = false;  // since the last ChangedPendingViews
+  };
+  struct PendingViews {
+    bool full = false;  // from a PlanDetail::kFull plan: every pending job has its view
+    std::vector<std::pair<JobId, PendingView>> changed;
+    std::unordered_map<JobId, engine::Pending> detailed;  // reserved or blocked by others
+  };
+  PendingViews ChangedPendingViews(engine::Plan& plan, engine::PlanDetail detail);
+  void PublishPendingViewsLocked(PendingViews views,
+                                 std::vector<std::pair<JobId, engine::PriorityBreakdown>> prios);
   // Records that `job` changed, for the next pass's replay.
   void TouchLocked(const JobEntry& job);
   engine::Job RunningEngineJobLocked(const JobEntry& job);
@@ -207,7 +228,7 @@ class Controller : private backend::EventSink, private backend::Admission {
   engine::Snapshot BuildSnapshotLocked(Time now);
   // The self-check of the scheduler against plan() ($LOCKSTEP_CHECK_SNAPSHOT).
   void CheckSchedulerJobsLocked(Time now);
-  void CheckSchedulerPlan(const engine::Plan& got);
+  void CheckSchedulerPlan(const engine::Plan& got, engine::PlanDetail detail);
   void EnforceLimitsLocked(Time now);
 
   // --- A job's life (controller_run.cc). ---
@@ -259,6 +280,8 @@ class Controller : private backend::EventSink, private backend::Admission {
   std::condition_variable wake_scheduler_;
   bool stopping_ = false;          // guarded by mu_
   bool pass_requested_ = false;    // guarded by mu_
+  bool full_pass_requested_ = false;  // guarded by mu_: the next pass is a full one
+  Time last_full_pass_ = 0;           // the scheduling thread's
   std::uint64_t pass_requests_ = 0;    // guarded by mu_: passes ever requested
   std::uint64_t passes_covering_ = 0;  // guarded by mu_: requests the last finished pass served
   std::condition_variable pass_done_;
@@ -274,6 +297,9 @@ class Controller : private backend::EventSink, private backend::Admission {
   std::size_t sched_accounts_ = 0;                    // guarded by mu_: the sizes sched_ has
   std::size_t sched_associations_ = 0;
   std::optional<engine::Snapshot> check_reference_;  // the self-check's, from replay to plan
+  // The scheduling thread's: what was last published of each pending job. A replayed job's
+  // entry is dropped, so that the next pass publishes it whatever it says.
+  std::unordered_map<JobId, PendingView> shown_;
   SpecInterner specs_;                          // guarded by mu_
   // guarded by mu_: each array's spec as stored once (table "array_specs"); its tasks' records
   // name it while they ask what it asked.

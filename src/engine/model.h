@@ -270,6 +270,13 @@ struct PolicyOptions {
   Seconds min_job_age = 300;
 };
 
+// How much of the plan to write out.
+enum class PlanDetail : std::uint8_t {
+  kFull,       // everything this file describes
+  kDecisions,  // starts, preemptions, reservations, and pending entries only for jobs held back
+               // by something other than Priority or Resources; no priorities (a replay's needs)
+};
+
 // ---------------------------------------------------------------------------------------------
 // Plan
 

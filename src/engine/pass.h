@@ -21,13 +21,6 @@
 
 namespace lockstep::engine {
 
-// How much of the plan to write out.
-enum class PlanDetail : std::uint8_t {
-  kFull,       // everything model.h describes
-  kDecisions,  // starts, preemptions, reservations, and pending entries only for jobs held back
-               // by something other than Priority or Resources; no priorities (a replay's needs)
-};
-
 // A shape and the QoS that picks its victims: the key of the pass's memo of failed preemption.
 struct PreemptKey {
   ShapeKey shape;

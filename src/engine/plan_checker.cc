@@ -168,7 +168,7 @@ Status CheckPlan(const Snapshot& s, const PolicyOptions& o, const Plan& plan) {
   return Status::Ok();
 }
 
-std::string DescribePlan(const Plan& p) {
+std::string DescribePlan(const Plan& p, PlanDetail detail) {
   std::ostringstream out;
   auto alloc = [&](const Allocation& a) {
     for (const NodeAllocation& n : a.nodes)
@@ -183,14 +183,18 @@ std::string DescribePlan(const Plan& p) {
   for (const Preemption& x : p.preemptions)
     out << "preempt " << x.victim << " for " << x.for_job << " mode " << int(x.mode) << " grace "
         << x.grace << "\n";
+  const bool full = detail == PlanDetail::kFull;
   for (const Pending& x : p.pending) {
+    if (!full && !x.reserved &&
+        (x.reason == PendingReason::kPriority || x.reason == PendingReason::kResources))
+      continue;
     out << "pending " << x.job << " " << PendingReasonName(x.reason) << " at " << x.expected_start
         << (x.reserved ? " reserved" : "");
     alloc(x.reservation);
     for (JobId b : x.blocked_by) out << " after " << b;
     out << "\n";
   }
-  auto prios = p.priorities;
+  auto prios = full ? p.priorities : std::vector<std::pair<JobId, PriorityBreakdown>>{};
   std::sort(prios.begin(), prios.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [id, b] : prios) out << "priority " << id << " " << b.total << "\n";

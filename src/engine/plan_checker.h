@@ -18,7 +18,9 @@ namespace lockstep::engine {
 Status CheckPlan(const Snapshot& s, const PolicyOptions& o, const Plan& plan);
 
 // A canonical text of a plan, a line per start, preemption, pending job and priority (these by
-// job id): to compare two plans of the same jobs, and print where they differ.
-std::string DescribePlan(const Plan& plan);
+// job id): to compare two plans of the same jobs, and print where they differ. With
+// PlanDetail::kDecisions, only what such a plan holds: no priorities, and pending entries only
+// for reserved jobs and jobs held back for other reasons than their turn or resources.
+std::string DescribePlan(const Plan& plan, PlanDetail detail = PlanDetail::kFull);
 
 }  // namespace lockstep::engine
