@@ -29,19 +29,14 @@ namespace lockstep::testing {
 using kube::Json;
 using kube::KubeClient;
 using std::chrono::milliseconds;
+using std::chrono::seconds;
 
 inline bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
-inline bool WaitUntil(const std::function<bool()>& pred, int timeout_s = 20) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return pred();
-}
+// How long a test waits for what lockstepd and the apiserver do (WaitFor, common/wait_for.h).
+inline constexpr std::chrono::seconds kWait{20};
 
 // A scheduling pass has looked at the pending job and said why it waits (a barrier in place of
 // a sleep: the job is not started by that pass).
@@ -142,7 +137,7 @@ class KubernetesBackendTest : public kube::testing::ApiServerTest {
   static unsigned long long RunJobToCompletion(Cluster& c, const std::string& ns) {
     unsigned long long id = Submit(c, {"-N", "2", "--gpus-per-node=8", "--wrap", "true"});
     EXPECT_GT(id, 0u);
-    EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, id).size() == 2; }));
+    EXPECT_TRUE(WaitFor([&] { return JobPods(ns, id).size() == 2; }, kWait));
     for (const auto& [name, pod] : JobPods(ns, id)) SetPodPhase(ns, name, "Succeeded");
     EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
     return id;

@@ -99,7 +99,7 @@ class PodGroupCrdTest : public PodGroupSchedulerTest {
 
   // Waits until the PodGroup's status has every field of `want`.
   bool WaitForStatus(const std::string& group, const Json& want) {
-    return WaitUntil(
+    return WaitFor(
         [&] {
           const Json have = StatusOf(group);
           for (const auto& [key, value] : want.items())
@@ -121,7 +121,7 @@ TEST_F(PodGroupCrdTest, GangIsBoundWholeOnlyOnceMinMemberPodsExist) {
   EXPECT_EQ(BoundCount("llm"), 0) << "3 of minMember 4";
   EXPECT_EQ(JobOf("llm"), 0u) << "no job for an incomplete gang";
   CreateGroupPods("llm", 3, 4);
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("llm") == 4; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return BoundCount("llm") == 4; }, seconds(20)));
   std::set<std::string> nodes;
   for (const auto& [pod, node] : Placement("llm")) nodes.insert(node);
   EXPECT_EQ(nodes.size(), 4u);
@@ -146,7 +146,7 @@ TEST_F(PodGroupCrdTest, MinMemberLargerThanThePodsWaitsUntilItIsMet) {
   Result<Json> r =
       client_->Patch(GroupPath("big"), PatchType::kMerge, {{"spec", {{"minMember", 4}}}});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("big") == 4; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return BoundCount("big") == 4; }, seconds(20)));
 }
 
 // A pending gang whose PodGroup is deleted has its job cancelled and stays unbound, with a
@@ -158,12 +158,11 @@ TEST_F(PodGroupCrdTest, DeletingThePodGroupOfAPendingGangCancelsItsJob) {
   StartScheduler();
   CreatePodGroup("wait", 2);
   CreateGroupPods("wait", 0, 2);
-  ASSERT_TRUE(WaitUntil([&] { return JobOf("wait") != 0; }, seconds(10)));
+  ASSERT_TRUE(WaitFor([&] { return JobOf("wait") != 0; }, seconds(10)));
   const JobId job = JobOf("wait");
   EXPECT_EQ(JobState(job), "PENDING");
   DeletePodGroup("wait");
-  ASSERT_TRUE(WaitUntil([&] { return JobState(job) == "CANCELLED"; }, seconds(10)))
-      << JobState(job);
+  ASSERT_TRUE(WaitFor([&] { return JobState(job) == "CANCELLED"; }, seconds(10))) << JobState(job);
   auto has_event = [&] {
     for (const std::string& m : Events("FailedScheduling"))
       if (m.find("scheduling.x-k8s.io/pod-group: PodGroup " + ns_ + "/wait not found") !=
@@ -171,7 +170,7 @@ TEST_F(PodGroupCrdTest, DeletingThePodGroupOfAPendingGangCancelsItsJob) {
         return true;
     return false;
   };
-  EXPECT_TRUE(WaitUntil(has_event, seconds(10)));
+  EXPECT_TRUE(WaitFor(has_event, seconds(10)));
   SetNodeReady(1, true);
   SyncNodes();
   std::this_thread::sleep_for(seconds(2));
@@ -179,7 +178,7 @@ TEST_F(PodGroupCrdTest, DeletingThePodGroupOfAPendingGangCancelsItsJob) {
   EXPECT_EQ(JobOf("wait"), 0u);
   // The PodGroup is back: a new job, bound whole.
   CreatePodGroup("wait", 2);
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("wait") == 2; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return BoundCount("wait") == 2; }, seconds(20)));
   EXPECT_NE(JobOf("wait"), job);
 }
 
@@ -190,15 +189,14 @@ TEST_F(PodGroupCrdTest, DeletingThePodGroupOfABoundGangLeavesItRunning) {
   StartScheduler();
   CreatePodGroup("run", 2);
   CreateGroupPods("run", 0, 2);
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("run") == 2; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return BoundCount("run") == 2; }, seconds(20)));
   const JobId job = JobOf("run");
   DeletePodGroup("run");
   std::this_thread::sleep_for(seconds(1));
   EXPECT_EQ(BoundCount("run"), 2);
   EXPECT_EQ(JobState(job), "RUNNING");
   for (int i = 0; i < 2; ++i) SetPodPhase("run-" + std::to_string(i), "Succeeded");
-  ASSERT_TRUE(WaitUntil([&] { return JobState(job) == "COMPLETED"; }, seconds(20)))
-      << JobState(job);
+  ASSERT_TRUE(WaitFor([&] { return JobState(job) == "COMPLETED"; }, seconds(20))) << JobState(job);
 }
 
 // The status through a gang's life, the test playing the kubelet: Pending while incomplete,
@@ -234,7 +232,7 @@ TEST_F(PodGroupCrdTest, StatusFollowsTheGangsLife) {
   EXPECT_TRUE(WaitForStatus("life", {{"phase", "Finished"}, {"running", 0}, {"succeeded", 2}}))
       << StatusOf("life").dump();
   EXPECT_EQ(StatusOf("life").value("scheduleStartTime", ""), start) << "set once";
-  ASSERT_TRUE(WaitUntil([&] { return JobState(job) == "COMPLETED"; }, seconds(10)));
+  ASSERT_TRUE(WaitFor([&] { return JobState(job) == "COMPLETED"; }, seconds(10)));
 
   // Nothing changes any more: nothing is written.
   const std::int64_t writes = scheduler_->stats().status_writes;
@@ -250,7 +248,7 @@ TEST_F(PodGroupCrdTest, StatusWritesAreCoalescedAndAFailureIsFailed) {
   StartScheduler();
   CreatePodGroup("wide", 16);
   CreateGroupPods("wide", 0, 16);
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("wide") == 16; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return BoundCount("wide") == 16; }, seconds(20)));
   EXPECT_TRUE(WaitForStatus("wide", {{"phase", "Scheduled"}, {"scheduled", 16}}))
       << StatusOf("wide").dump();
   // 32 pod events (creations and bindings): Pending, then Scheduling and Scheduled at most,
@@ -275,10 +273,10 @@ TEST_F(PodGroupCrdTest, StatusWritesNeverHoldUpBinding) {
   StartScheduler();
   CreatePodGroup("fast", 2);
   // Its first write (Pending) is under way: the hook holds it.
-  ASSERT_TRUE(WaitUntil([&] { return held->load() >= 1; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return held->load() >= 1; }, seconds(20)));
   CreateGroupPods("fast", 0, 2);
   const auto t0 = std::chrono::steady_clock::now();
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("fast") == 2; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return BoundCount("fast") == 2; }, seconds(20)));
   EXPECT_LT(std::chrono::steady_clock::now() - t0, seconds(3));
   EXPECT_GE(held->load(), 1) << "a status write was under way";
 }
@@ -298,7 +296,7 @@ TEST_F(PodGroupCrdTest, ACrdWithoutStatusScheduledGetsTheRestOfTheStatus) {
     ~PutOursBack() { EXPECT_TRUE(Apply(*client_, crd).ok()); }
   } put_back{ours};
   CreatePodGroup("probe", 1);
-  ASSERT_TRUE(WaitUntil(
+  ASSERT_TRUE(WaitFor(
       [&] {
         Result<Json> r = client_->Patch(GroupPath("probe") + "/status", PatchType::kMerge,
                                         {{"status", {{"scheduled", 1}}}});

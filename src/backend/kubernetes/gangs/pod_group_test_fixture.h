@@ -30,7 +30,7 @@ namespace lockstep::kube::gangs_test {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using testing::WaitUntil;
+using testing::WaitFor;
 
 // Forwards the launches of jobs that stand for pod groups to the scheduler, as the core backend
 // does.
@@ -238,7 +238,7 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
 
   // The nodes the gang's pods are bound to, once all `count` are.
   std::set<std::string> BoundNodes(const std::string& gang, int count) {
-    EXPECT_TRUE(WaitUntil([&] { return BoundCount(gang) == count; }, seconds(20)))
+    EXPECT_TRUE(WaitFor([&] { return BoundCount(gang) == count; }, seconds(20)))
         << gang << ": " << BoundCount(gang) << " of " << count << " bound";
     std::set<std::string> nodes;
     for (const auto& [pod, node] : Placement(gang)) nodes.insert(node);

@@ -17,7 +17,7 @@ namespace lockstep::kube {
 namespace {
 
 using std::chrono::milliseconds;
-using testing::WaitUntil;
+using testing::WaitFor;
 
 constexpr char kNs[] = "lockstep";
 
@@ -100,13 +100,13 @@ TEST_F(LeaderElectionTest, TwoElectorsExactlyOneLeads) {
   OverlapWatcher overlap(*a->elector, *b->elector);
   a->elector->Start();
   b->elector->Start();
-  ASSERT_TRUE(WaitUntil([&] { return a->elector->IsLeader() || b->elector->IsLeader(); },
-                        milliseconds(5'000)));
+  ASSERT_TRUE(WaitFor([&] { return a->elector->IsLeader() || b->elector->IsLeader(); },
+                      milliseconds(5'000)));
   // Several renewals later (three more tries by each), still exactly one, and the same one.
   const std::int64_t a0 = a->elector->TriesForTest(), b0 = b->elector->TriesForTest();
-  ASSERT_TRUE(WaitUntil([&] {
-    return a->elector->TriesForTest() >= a0 + 3 && b->elector->TriesForTest() >= b0 + 3;
-  }, milliseconds(20'000)));
+  ASSERT_TRUE(WaitFor(
+      [&] { return a->elector->TriesForTest() >= a0 + 3 && b->elector->TriesForTest() >= b0 + 3; },
+      milliseconds(20'000)));
   EXPECT_NE(a->elector->IsLeader(), b->elector->IsLeader());
   EXPECT_EQ(a->started + b->started, 1);
   EXPECT_EQ(a->stopped + b->stopped, 0);
@@ -124,12 +124,12 @@ TEST_F(LeaderElectionTest, TwoElectorsExactlyOneLeads) {
 TEST_F(LeaderElectionTest, ALeaderThatStopsReleasesTheLeaseAndTheOtherTakesOver) {
   auto a = NewReplica("handover", "replica-a");
   a->elector->Start();
-  ASSERT_TRUE(WaitUntil([&] { return a->elector->IsLeader(); }, milliseconds(5'000)));
+  ASSERT_TRUE(WaitFor([&] { return a->elector->IsLeader(); }, milliseconds(5'000)));
   auto b = NewReplica("handover", "replica-b");
   OverlapWatcher overlap(*a->elector, *b->elector);
   b->elector->Start();
   // B has looked at the lease twice (held by A) and backed off.
-  ASSERT_TRUE(WaitUntil([&] { return b->elector->TriesForTest() >= 2; }, milliseconds(20'000)));
+  ASSERT_TRUE(WaitFor([&] { return b->elector->TriesForTest() >= 2; }, milliseconds(20'000)));
   EXPECT_FALSE(b->elector->IsLeader());
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -138,7 +138,7 @@ TEST_F(LeaderElectionTest, ALeaderThatStopsReleasesTheLeaseAndTheOtherTakesOver)
   EXPECT_EQ(a->stopped, 1);
   // Released: the standby takes over within its retry period (with jitter), well before the
   // 2 s lease would have expired.
-  ASSERT_TRUE(WaitUntil([&] { return b->elector->IsLeader(); }, milliseconds(4'000)));
+  ASSERT_TRUE(WaitFor([&] { return b->elector->IsLeader(); }, milliseconds(4'000)));
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr, "handover after Stop() took %.2f s\n", took);
   EXPECT_LT(took, 2.0);
@@ -156,24 +156,24 @@ TEST_F(LeaderElectionTest, ALeaderThatStopsReleasesTheLeaseAndTheOtherTakesOver)
 TEST_F(LeaderElectionTest, ALeaderCutOffFromTheApiserverLosesLeadershipAndTheOtherTakesOver) {
   auto a = NewReplica("failover", "replica-a");
   a->elector->Start();
-  ASSERT_TRUE(WaitUntil([&] { return a->elector->IsLeader(); }, milliseconds(5'000)));
+  ASSERT_TRUE(WaitFor([&] { return a->elector->IsLeader(); }, milliseconds(5'000)));
   auto b = NewReplica("failover", "replica-b");
   OverlapWatcher overlap(*a->elector, *b->elector);
   b->elector->Start();
-  ASSERT_TRUE(WaitUntil([&] { return b->elector->TriesForTest() >= 2; }, milliseconds(20'000)));
+  ASSERT_TRUE(WaitFor([&] { return b->elector->TriesForTest() >= 2; }, milliseconds(20'000)));
   ASSERT_FALSE(b->elector->IsLeader());
 
   // A is partitioned: it cannot renew, gives up after the renew deadline (1.5 s) and B, which
   // saw the record stop changing, takes over once the 2 s lease has expired by its clock.
   const auto t0 = std::chrono::steady_clock::now();
   a->elector->SetUnreachableForTest(true);
-  ASSERT_TRUE(WaitUntil([&] { return b->elector->IsLeader(); }, milliseconds(6'000)));
+  ASSERT_TRUE(WaitFor([&] { return b->elector->IsLeader(); }, milliseconds(6'000)));
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr, "failover after the leader was cut off took %.2f s\n", took);
   EXPECT_GE(took, 1.5);
   EXPECT_LT(took, 4.0);
   EXPECT_FALSE(a->elector->IsLeader());
-  EXPECT_TRUE(WaitUntil([&] { return a->stopped == 1; }, milliseconds(1'000)));
+  EXPECT_TRUE(WaitFor([&] { return a->stopped == 1; }, milliseconds(1'000)));
   EXPECT_FALSE(overlap.overlap());
   EXPECT_EQ(Lease("failover").holder_identity, "replica-b");
   EXPECT_EQ(Lease("failover").lease_transitions, 1);
@@ -182,16 +182,16 @@ TEST_F(LeaderElectionTest, ALeaderCutOffFromTheApiserverLosesLeadershipAndTheOth
   a->elector->SetUnreachableForTest(false);
   // A has read the lease (held by B) three times since, and B has renewed meanwhile.
   const std::int64_t a1 = a->elector->TriesForTest(), b1 = b->elector->TriesForTest();
-  ASSERT_TRUE(WaitUntil([&] {
-    return a->elector->TriesForTest() >= a1 + 3 && b->elector->TriesForTest() >= b1 + 2;
-  }, milliseconds(20'000)));
+  ASSERT_TRUE(WaitFor(
+      [&] { return a->elector->TriesForTest() >= a1 + 3 && b->elector->TriesForTest() >= b1 + 2; },
+      milliseconds(20'000)));
   EXPECT_FALSE(a->elector->IsLeader());
   EXPECT_TRUE(b->elector->IsLeader());
   EXPECT_EQ(a->started, 1);
 
   // B steps down: A leads again, the third holder in a row and the second takeover.
   b->elector->Stop();
-  ASSERT_TRUE(WaitUntil([&] { return a->elector->IsLeader(); }, milliseconds(4'000)));
+  ASSERT_TRUE(WaitFor([&] { return a->elector->IsLeader(); }, milliseconds(4'000)));
   EXPECT_EQ(a->started, 2);
   EXPECT_EQ(b->stopped, 1);
   const LeaseRecord lease = Lease("failover");
@@ -210,7 +210,7 @@ TEST_F(LeaderElectionTest, ManyCandidatesRacingForANewLeaseElectOne) {
     for (auto& r : replicas) n += r->elector->IsLeader() ? 1 : 0;
     return n;
   };
-  ASSERT_TRUE(WaitUntil([&] { return leaders() == 1; }, milliseconds(5'000)));
+  ASSERT_TRUE(WaitFor([&] { return leaders() == 1; }, milliseconds(5'000)));
   for (int i = 0; i < 20; ++i) {
     EXPECT_LE(leaders(), 1);
     std::this_thread::sleep_for(milliseconds(50));
