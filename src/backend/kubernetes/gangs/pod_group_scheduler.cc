@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstdio>
 #include <limits>
 #include <utility>
 
@@ -13,6 +12,7 @@
 #include "backend/kubernetes/gangs/pod_group_status.h"
 #include "backend/kubernetes/objects/node_proto.h"
 #include "backend/kubernetes/objects/pod_proto.h"
+#include "common/log.h"
 
 namespace lockstep::kube {
 
@@ -60,8 +60,7 @@ void PodGroupScheduler::Start() {
       bind_client_ = std::move(*c);
       binder_ = bind_client_.get();
     } else {
-      std::fprintf(stderr, "lockstepd: pod groups: bind client: %s; binding with the main one\n",
-                   c.status().ToString().c_str());
+      log::Warning("pod groups: bind client: {}; binding with the main one", c.status().ToString());
     }
   }
   events_ = std::make_unique<GangEvents>(client_, options_.event_component, *options_.clock);
@@ -72,9 +71,9 @@ void PodGroupScheduler::Start() {
   Result<Json> groups = client_->List(kPodGroupApi, probe);
   pod_groups_available_ = groups.ok() || !IsNotFound(groups.status());
   if (!pod_groups_available_) {
-    std::fprintf(stderr,
-                 "lockstepd: pod groups: the PodGroup CRD (scheduling.x-k8s.io/v1alpha1) is not "
-                 "installed: gangs come from lockstep.dev/gang annotations only\n");
+    log::Info(
+        "pod groups: the PodGroup CRD (scheduling.x-k8s.io/v1alpha1) is not installed: gangs "
+        "come from lockstep.dev/gang annotations only");
   } else {
     PodGroupStatusWriterOptions so;
     so.interval = options_.status_interval;

@@ -128,8 +128,8 @@ class PodGroupScheduler {
   // Probes the PodGroup CRD, starts the informers and the worker, which recovers group -> job
   // from Admission::ExternalJobs once Nodes and PodGroups are listed, submits complete gangs while
   // the pods stream in, and looks at the recovered gangs once every pod is listed. Problems (no
-  // PodGroup CRD, a bind client that cannot be made: the given client binds) are logged to
-  // stderr.
+  // PodGroup CRD, a bind client that cannot be made: the given client binds) are logged
+  // (common/log.h).
   void Start();
   // Prompt; idempotent. Queued orders are dropped: the controller's recovery deals with them.
   void Stop();

@@ -1,10 +1,10 @@
 #include "backend/kubernetes/gangs/pod_group_status_writer.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <vector>
 
 #include "backend/kubernetes/client/api_error.h"
+#include "common/log.h"
 
 namespace lockstep::kube {
 
@@ -103,8 +103,8 @@ void PodGroupStatusWriter::Write(const std::string& key) {
   }
   written_.erase(key);
   if (IsNotFound(r.status())) return;  // deleted meanwhile
-  std::fprintf(stderr, "lockstepd: pod groups: status of %s: %s\n", key.c_str(),
-               r.status().ToString().c_str());
+  log::Warning("pod groups: status of {}: {} (again in {} ms)", key, r.status().ToString(),
+               options_.interval.count());
   if (!stop_) due_.emplace(key, options_.clock->MonotonicNow() + options_.interval);  // again later
 }
 
