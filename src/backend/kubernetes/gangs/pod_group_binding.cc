@@ -111,7 +111,7 @@ void PodGroupScheduler::HandleBind(const Order& order) {
   }
   if (before_bind_for_test_) before_bind_for_test_(batch->key);
   for (std::size_t i = 0; i < batch->bindings.size(); ++i) {
-    pool_->Post([this, batch, i] {
+    PostCounted(*pool_, [this, batch, i] {
       const PodBinding& b = batch->bindings[i];
       Status st = binder_->Bind(b.ns, b.pod, b.node);
       {

@@ -83,7 +83,8 @@ TEST_F(PodGroupSchedulerTest, PendingGangKeepsItsNodeSelectorAcrossARestart) {
   // The recovered job asks pool=a100 before the new scheduler has given it to any node: it
   // must neither run elsewhere (nodes 0 and 2 are free) nor wait forever.
   RestartLockstepd();
-  std::this_thread::sleep_for(seconds(1));
+  Settle();  // the recovered gang looked at, and a scheduling pass run since
+  EXPECT_EQ(JobState(job), "PENDING");
   EXPECT_EQ(BoundCount("again"), 0);
   SetNodeReady(1, true);
   SyncNodes();

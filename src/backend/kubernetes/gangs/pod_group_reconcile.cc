@@ -150,7 +150,8 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
     cur.key = key;
     cur.phase = Phase::kSubmitting;
   }
-  submit_pool_->Post([this, key, seen, gang = std::move(*gang)] { SubmitGang(key, gang, seen); });
+  PostCounted(*submit_pool_,
+              [this, key, seen, gang = std::move(*gang)] { SubmitGang(key, gang, seen); });
 }
 
 bool PodGroupScheduler::TooFewPodsLocked(const std::string& key) const {

@@ -21,6 +21,18 @@ using gangs_internal::Deleting;
 using gangs_internal::Meta;
 using gangs_internal::Str;
 
+namespace {
+
+// An object's metadata.resourceVersion as a number (0 when absent), for SettleForTest.
+std::uint64_t ResourceVersionOf(const Json& object) {
+  auto m = object.find("metadata");
+  if (m == object.end() || !m->is_object() || !m->contains("resourceVersion")) return 0;
+  const Json& v = (*m)["resourceVersion"];
+  return v.is_string() ? std::strtoull(v.get_ref<const std::string&>().c_str(), nullptr, 10) : 0;
+}
+
+}  // namespace
+
 std::string GangKeyOf(const Json& pod, bool pod_groups) {
   const std::string& ns = Str(pod, "metadata", "namespace");
   const std::string& gang = Meta(pod, "annotations", kGangAnnotation);
@@ -117,20 +129,14 @@ void PodGroupScheduler::Start() {
     }
     settled_.notify_all();
   };
-  auto rv_of = [](const Json& p) -> std::uint64_t {
-    auto m = p.find("metadata");
-    if (m == p.end() || !m->is_object() || !m->contains("resourceVersion")) return 0;
-    const Json& v = (*m)["resourceVersion"];
-    return v.is_string() ? std::strtoull(v.get_ref<const std::string&>().c_str(), nullptr, 10) : 0;
-  };
-  h.on_upsert = [this, note, rv_of](Json p) {
-    const std::uint64_t rv = rv_of(p);
+  h.on_upsert = [this, note](Json p) {
+    const std::uint64_t rv = ResourceVersionOf(p);
     OnPod(std::move(p), true);
     note(rv);
   };
-  h.on_delete = [this, note, rv_of](const Json& p) {
+  h.on_delete = [this, note](const Json& p) {
     OnPod(p, false);
-    note(rv_of(p));
+    note(ResourceVersionOf(p));
   };
   InformerOptions io;
   io.keep_objects = false;
@@ -177,6 +183,11 @@ JobId PodGroupScheduler::JobOfGangForTest(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = groups_.find(key);
   return it == groups_.end() ? 0 : it->second.job;
+}
+
+bool PodGroupScheduler::HasPodGroupForTest(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pod_groups_.count(key) > 0;
 }
 
 void PodGroupScheduler::Bind(const backend::LaunchOrder& order) {
@@ -273,11 +284,17 @@ void PodGroupScheduler::OnPodGroup(const Json& group, bool present) {
     ChangedLocked(key);
   }
   wake_.notify_all();
-  if (!status_) return;
-  if (present)
-    MarkStatusDirty(key);
-  else
-    status_->Forget(key);
+  if (status_) {
+    if (present)
+      MarkStatusDirty(key);
+    else
+      status_->Forget(key);
+  }
+  {  // handled, status marks included (SettleForTest)
+    std::lock_guard<std::mutex> lock(mu_);
+    groups_applied_rv_ = std::max(groups_applied_rv_, ResourceVersionOf(group));
+  }
+  settled_.notify_all();
 }
 
 void PodGroupScheduler::ChangedLocked(const std::string& key) {
@@ -295,11 +312,33 @@ void PodGroupScheduler::NodeChanged(const Json& node, bool present) {
 }
 
 bool PodGroupScheduler::SettleForTest(std::uint64_t resource_version,
-                                      std::chrono::milliseconds timeout) {
+                                      std::chrono::milliseconds timeout,
+                                      std::uint64_t pod_groups_rv) {
   std::unique_lock<std::mutex> lock(mu_);
   return settled_.wait_for(lock, timeout, [&] {
-    return pods_applied_rv_ >= resource_version && !working_ && orders_.empty() &&
-           dirty_.empty() && !tick_for_test_;
+    return pods_applied_rv_ >= resource_version && groups_applied_rv_ >= pod_groups_rv &&
+           !working_ && orders_.empty() && dirty_.empty() && !tick_for_test_ && !nodes_changed_ &&
+           pool_tasks_ == 0;
+  });
+}
+
+bool PodGroupScheduler::StatusSettledForTest(std::chrono::milliseconds timeout) {
+  return !status_ || status_->SettleForTest(timeout);
+}
+
+void PodGroupScheduler::PostCounted(WorkPool& pool, std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++pool_tasks_;
+  }
+  // A task that Stop() drops is never counted down: nobody settles a stopped scheduler.
+  pool.Post([this, task = std::move(task)] {
+    task();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --pool_tasks_;
+    }
+    settled_.notify_all();
   });
 }
 

@@ -117,7 +117,8 @@ TEST_F(PodGroupSchedulerTest, PendingGangLosingAPodIsCancelled) {
   ASSERT_TRUE(WaitFor([&] { return JobState(job) == "CANCELLED"; }, seconds(10))) << JobState(job);
   SetNodeReady(1, true);
   SyncNodes();
-  std::this_thread::sleep_for(seconds(1));
+  Settle();  // a scheduling pass with room for the whole gang, and the scheduler after it
+  EXPECT_EQ(scheduler_->JobOfGangForTest(ns_ + "/gone"), 0u) << "no job for half a gang";
   EXPECT_EQ(BoundCount("gone"), 0) << "half a gang is never bound";
 }
 

@@ -34,6 +34,11 @@ std::int64_t PodGroupStatusWriter::writes() const {
   return writes_;
 }
 
+bool PodGroupStatusWriter::SettleForTest(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return settled_.wait_for(lock, timeout, [&] { return due_.empty() && !writing_; });
+}
+
 void PodGroupStatusWriter::MarkDirty(const std::string& key) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -76,9 +81,12 @@ void PodGroupStatusWriter::Run() {
         ++it;
       }
     }
+    writing_ = true;
     lock.unlock();
     for (const std::string& key : keys) Write(key);
     lock.lock();
+    writing_ = false;
+    settled_.notify_all();
   }
 }
 
