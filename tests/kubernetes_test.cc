@@ -61,8 +61,11 @@ TEST_F(KubernetesBackendTest, NodesJobsPodsAndTheirEnds) {
   SetPodPhase(ns, p0, "Running");
   SetPodPhase(ns, p1, "Running");
   SetPodPhase(ns, p0, "Succeeded");
-  std::this_thread::sleep_for(milliseconds(300));
-  EXPECT_EQ(c->Job(id)["state"], "RUNNING");  // one pod is still running
+  // lockstepd has handled p0's end and not ended the run: one pod is still running.
+  const std::string handled = WaitForPodLine(*c, p0, id, "Succeeded");
+  ASSERT_FALSE(handled.empty()) << DaemonLog(*c);
+  EXPECT_FALSE(Contains(handled, "-> report")) << handled;
+  EXPECT_EQ(c->Job(id)["state"], "RUNNING");
   SetPodPhase(ns, p1, "Succeeded");
   EXPECT_EQ(c->WaitJob(id)["state"], "COMPLETED");
   r = c->Run({"sacct", "-j", std::to_string(id), "-X", "-o", "JobID,State,ExitCode"});
@@ -339,7 +342,9 @@ TEST_F(KubernetesBackendTest, PodsOfOthersGoWhereTheirNodeSelectorAllows) {
   // No node has pool=h100: it waits, and goes to a node once relabelled (lockstepd's own Node
   // informer tells the pod-group scheduler).
   create("on-h100", "h100");
-  std::this_thread::sleep_for(milliseconds(1500));
+  // The scheduler has tried the gang and said why it cannot place it: it is not bound.
+  EXPECT_TRUE(
+      WaitFor([&] { return !PodEvents(ns, "on-h100", "FailedScheduling").empty(); }, kWait));
   EXPECT_EQ(node_of("on-h100"), "");
   ASSERT_TRUE(kc().Patch(kube::NodePath("kbe-g-3"), kube::PatchType::kMerge,
                          {{"metadata", {{"labels", {{"pool", "h100"}}}}}})
