@@ -10,24 +10,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <vector>
 
-namespace lockstep::testing {
+#include "common/wait_for.h"  // WaitFor: the one polling wait of the tests
 
-// Waits for an observable condition of real processes (a state, a file, a pid gone), looking
-// every `every`, until `timeout`; whether it held. The one polling loop of the end-to-end
-// tests: they wait on what they then assert, never for a fixed time.
-template <typename Condition>
-bool WaitFor(Condition done, std::chrono::milliseconds timeout,
-             std::chrono::milliseconds every = std::chrono::milliseconds(50)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(every);
-  }
-  return true;
-}
+namespace lockstep::testing {
 
 struct CommandResult {
   int exit_code = -1;

@@ -26,7 +26,7 @@ TEST_F(KubernetesBackendTest, PerTaskPodsHaveTheirRanksAndShares) {
                                       "--cpus-per-task=2", "--wrap", "python train.py"});
   ASSERT_GT(id, 0u);
   std::map<std::string, Json> pods;
-  ASSERT_TRUE(WaitUntil([&] { return (pods = JobPods(ns, id)).size() == 8; })) << pods.size();
+  ASSERT_TRUE(WaitFor([&] { return (pods = JobPods(ns, id)).size() == 8; }, kWait)) << pods.size();
   EXPECT_EQ(c->Job(id)["state"], "RUNNING");
 
   std::map<std::string, std::set<int>> ranks_by_node;
@@ -64,7 +64,11 @@ TEST_F(KubernetesBackendTest, PerTaskPodsHaveTheirRanksAndShares) {
   // Seven of eight succeed: still running. The eighth: COMPLETED.
   for (int rank = 0; rank < 8; ++rank) SetPodPhase(ns, PodName(id, rank), "Running");
   for (int rank = 0; rank < 7; ++rank) SetPodPhase(ns, PodName(id, rank), "Succeeded");
-  std::this_thread::sleep_for(milliseconds(500));
+  for (int rank = 0; rank < 7; ++rank) {  // handled by lockstepd, and the run goes on
+    const std::string handled = WaitForPodLine(*c, PodName(id, rank), id, "Succeeded");
+    ASSERT_FALSE(handled.empty()) << rank << "\n" << DaemonLog(*c);
+    EXPECT_FALSE(Contains(handled, "-> report")) << handled;
+  }
   EXPECT_EQ(c->Job(id)["state"], "RUNNING");
   SetPodPhase(ns, PodName(id, 7), "Succeeded");
   EXPECT_EQ(c->WaitJob(id)["state"], "COMPLETED");
@@ -79,12 +83,13 @@ TEST_F(KubernetesBackendTest, PerTaskPodFailingEndsTheJobWithItsExitCode) {
   unsigned long long id =
       Submit(*c, {"-N", "2", "--ntasks-per-node=4", "--gpus-per-task=1", "--wrap", "train"});
   ASSERT_GT(id, 0u);
-  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, id).size() == 8; }));
+  ASSERT_TRUE(WaitFor([&] { return JobPods(ns, id).size() == 8; }, kWait));
   for (int rank = 0; rank < 8; ++rank) SetPodPhase(ns, PodName(id, rank), "Running");
   SetPodPhase(ns, PodName(id, 5), "Failed", 5);
   // The seven others are deleted (gracefully, then at once: there is no kubelet to confirm).
   std::map<std::string, Json> left;
-  EXPECT_TRUE(WaitUntil([&] { return (left = JobPods(ns, id)).size() == 1; }, 30)) << left.size();
+  EXPECT_TRUE(WaitFor([&] { return (left = JobPods(ns, id)).size() == 1; }, seconds(30)))
+      << left.size();
   EXPECT_TRUE(left.count(PodName(id, 5))) << "the failed pod is kept (its logs)";
   Json j = c->WaitJob(id, 30);
   EXPECT_EQ(j["state"], "FAILED");
@@ -101,7 +106,7 @@ TEST_F(KubernetesBackendTest, APodThatCannotStartFailsTheJobAndGoes) {
   std::unique_ptr<Cluster> c = StartLockstepd(ns, 1);
   unsigned long long id =
       Submit(*c, {"--gpus-per-node=8", "--container-image=no such", "--wrap", "true"});
-  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, id).size() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return JobPods(ns, id).size() == 1; }, kWait));
   Result<Json> pod = kc().Get(kube::PodPath(ns, PodName(id, 0)));
   ASSERT_TRUE(pod.ok()) << pod.status().ToString();
   Json p = *pod;
@@ -120,7 +125,7 @@ TEST_F(KubernetesBackendTest, APodThatCannotStartFailsTheJobAndGoes) {
   Json j = c->WaitJob(id);
   EXPECT_EQ(j["state"], "FAILED");
   EXPECT_EQ(j["exit_code"], 1);
-  EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, id).empty(); }, 10));
+  EXPECT_TRUE(WaitFor([&] { return JobPods(ns, id).empty(); }, seconds(10)));
 }
 
 // finished_pod_ttl: the pods of a finished run (and the job's Service) are kept that long after
@@ -135,20 +140,28 @@ TEST_F(KubernetesBackendTest, FinishedPodsGoAfterTheirTtlEvenAcrossARestart) {
   EXPECT_EQ(JobPods(ns, id).size(), 2u) << "kept for their TTL";
   EXPECT_TRUE(ServiceExists(ns, id));
   const auto ended = std::chrono::steady_clock::now();
-  EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, id).empty(); }, 15));
-  EXPECT_GE(std::chrono::steady_clock::now() - ended, std::chrono::seconds(2));
-  EXPECT_TRUE(WaitUntil([&] { return !ServiceExists(ns, id); })) << "the Service goes with them";
+  EXPECT_TRUE(WaitFor([&] { return JobPods(ns, id).empty(); }, seconds(15)));
+  EXPECT_GE(std::chrono::steady_clock::now() - ended, seconds(2));
+  EXPECT_TRUE(WaitFor([&] { return !ServiceExists(ns, id); }, kWait))
+      << "the Service goes with them";
 
-  // lockstepd is away while the TTL passes: back, it deletes them at once (not 4 s later).
+  // lockstepd is away while the TTL passes: back, it deletes them at once, by their finishedAt,
+  // though it has only just seen them. No waiting for the TTL: it is half an hour from here on,
+  // and the kubelet's record says that the pods ended an hour ago; counted from when lockstepd
+  // saw them end, or from its start, they would be kept.
+  c->KillDaemon();
+  WriteClusterYaml(*c, ns, "  finished_pod_ttl: 1800\n");
+  c->StartDaemon();
+  ASSERT_TRUE(c->WaitNodes("idle", 2, 30));
   unsigned long long again = RunJobToCompletion(*c, ns);
   c->KillDaemon();
-  std::this_thread::sleep_for(std::chrono::seconds(5));
+  const std::string an_hour_ago = kube::FormatRfc3339(static_cast<Time>(std::time(nullptr)) - 3600);
+  for (const auto& [name, pod] : JobPods(ns, again))
+    SetPodPhase(ns, name, "Succeeded", 0, an_hour_ago);
   EXPECT_EQ(JobPods(ns, again).size(), 2u);
   c->StartDaemon();
-  const auto back = std::chrono::steady_clock::now();
-  EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, again).empty(); }, 15));
-  EXPECT_LT(std::chrono::steady_clock::now() - back, std::chrono::seconds(3));
-  EXPECT_TRUE(WaitUntil([&] { return !ServiceExists(ns, again); }));
+  EXPECT_TRUE(WaitFor([&] { return JobPods(ns, again).empty(); }, kWait));
+  EXPECT_TRUE(WaitFor([&] { return !ServiceExists(ns, again); }, kWait));
 }
 
 // finished_pod_ttl 0: deleted as soon as the run ends; a failing run's pods too.
@@ -158,14 +171,14 @@ TEST_F(KubernetesBackendTest, FinishedPodTtlZeroDeletesThemWhenTheRunEnds) {
   CreateNode(ns, "kbe-z-2", 8);
   std::unique_ptr<Cluster> c = StartLockstepd(ns, 2, "  finished_pod_ttl: 0\n");
   unsigned long long id = RunJobToCompletion(*c, ns);
-  EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, id).empty(); }, 5));
-  EXPECT_TRUE(WaitUntil([&] { return !ServiceExists(ns, id); }, 5));
+  EXPECT_TRUE(WaitFor([&] { return JobPods(ns, id).empty(); }, seconds(5)));
+  EXPECT_TRUE(WaitFor([&] { return !ServiceExists(ns, id); }, seconds(5)));
 
   unsigned long long bad = Submit(*c, {"-N", "1", "--gpus-per-node=8", "--wrap", "exit 3"});
-  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, bad).size() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return JobPods(ns, bad).size() == 1; }, kWait));
   SetPodPhase(ns, PodName(bad, 0), "Failed", 3);
   EXPECT_EQ(c->WaitJob(bad)["exit_code"], 3);
-  EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, bad).empty(); }, 5));
+  EXPECT_TRUE(WaitFor([&] { return JobPods(ns, bad).empty(); }, seconds(5)));
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ TEST_F(KubernetesBackendTest, NodesJobsPodsAndTheirEnds) {
                                       "--wrap", "python train.py"});
   ASSERT_GT(id, 0u);
   std::map<std::string, Json> pods;
-  ASSERT_TRUE(WaitUntil([&] { return (pods = JobPods(ns, id)).size() == 2; })) << pods.size();
+  ASSERT_TRUE(WaitFor([&] { return (pods = JobPods(ns, id)).size() == 2; }, kWait)) << pods.size();
   const std::string p0 = "lockstep-" + std::to_string(id) + "-0",
                     p1 = "lockstep-" + std::to_string(id) + "-1";
   ASSERT_TRUE(pods.count(p0) && pods.count(p1));
@@ -61,8 +61,11 @@ TEST_F(KubernetesBackendTest, NodesJobsPodsAndTheirEnds) {
   SetPodPhase(ns, p0, "Running");
   SetPodPhase(ns, p1, "Running");
   SetPodPhase(ns, p0, "Succeeded");
-  std::this_thread::sleep_for(milliseconds(300));
-  EXPECT_EQ(c->Job(id)["state"], "RUNNING");  // one pod is still running
+  // lockstepd has handled p0's end and not ended the run: one pod is still running.
+  const std::string handled = WaitForPodLine(*c, p0, id, "Succeeded");
+  ASSERT_FALSE(handled.empty()) << DaemonLog(*c);
+  EXPECT_FALSE(Contains(handled, "-> report")) << handled;
+  EXPECT_EQ(c->Job(id)["state"], "RUNNING");
   SetPodPhase(ns, p1, "Succeeded");
   EXPECT_EQ(c->WaitJob(id)["state"], "COMPLETED");
   r = c->Run({"sacct", "-j", std::to_string(id), "-X", "-o", "JobID,State,ExitCode"});
@@ -77,7 +80,7 @@ TEST_F(KubernetesBackendTest, NodesJobsPodsAndTheirEnds) {
   unsigned long long bad = Submit(*c, {"-N", "1", "--gpus-per-node=8", "--wrap", "exit 3"});
   ASSERT_GT(bad, 0u);
   const std::string bp = "lockstep-" + std::to_string(bad) + "-0";
-  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, bad).size() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return JobPods(ns, bad).size() == 1; }, kWait));
   EXPECT_EQ(JobPods(ns, bad)[bp]["spec"]["containers"][0]["image"], "busybox:default");
   SetPodPhase(ns, bp, "Failed", 3);
   Json j = c->WaitJob(bad);
@@ -91,17 +94,19 @@ TEST_F(KubernetesBackendTest, NodesJobsPodsAndTheirEnds) {
   // grace) and the job is CANCELLED.
   unsigned long long cancel = Submit(*c, {"-N", "2", "--gpus-per-node=8", "--wrap", "sleep 1d"});
   ASSERT_GT(cancel, 0u);
-  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, cancel).size() == 2; }));
+  ASSERT_TRUE(WaitFor([&] { return JobPods(ns, cancel).size() == 2; }, kWait));
   r = c->Run({"scancel", std::to_string(cancel)});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, cancel).empty(); }, 20));
+  EXPECT_TRUE(WaitFor([&] { return JobPods(ns, cancel).empty(); }, seconds(20)));
   EXPECT_EQ(c->WaitJob(cancel)["state"], "CANCELLED");
   // The job's Service went with it.
-  EXPECT_TRUE(WaitUntil([&] {
-    return kube::IsNotFound(
-        kc().Get("/api/v1/namespaces/" + ns + "/services/lockstep-" + std::to_string(cancel))
-            .status());
-  }));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return kube::IsNotFound(
+            kc().Get("/api/v1/namespaces/" + ns + "/services/lockstep-" + std::to_string(cancel))
+                .status());
+      },
+      kWait));
 }
 
 TEST_F(KubernetesBackendTest, ForeignPodsCordonAndNotReady) {
@@ -124,18 +129,18 @@ TEST_F(KubernetesBackendTest, ForeignPodsCordonAndNotReady) {
 
   unsigned long long a = Submit(*c, {"-N", "1", "--gpus-per-node=8", "--wrap", "true"});
   ASSERT_GT(a, 0u);
-  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, a).size() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return JobPods(ns, a).size() == 1; }, kWait));
   EXPECT_EQ(JobPods(ns, a).begin()->second["spec"]["nodeName"], "kbe-b-2");
   // Nothing is left for a second such job until the foreign pod goes.
   unsigned long long b = Submit(*c, {"-N", "1", "--gpus-per-node=8", "--wrap", "true"});
   ASSERT_GT(b, 0u);
-  EXPECT_TRUE(WaitUntil([&] { return Considered(c->Job(b)); }));  // a pass found no room
+  EXPECT_TRUE(WaitFor([&] { return Considered(c->Job(b)); }, kWait));  // a pass found no room
   EXPECT_EQ(c->Job(b)["state"], "PENDING");
   EXPECT_TRUE(JobPods(ns, b).empty());
   kube::DeleteOptions now;
   now.grace_period_seconds = 0;
   ASSERT_TRUE(kc().Delete(kube::PodPath("default", "other"), now).ok());
-  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, b).size() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return JobPods(ns, b).size() == 1; }, kWait));
   EXPECT_EQ(JobPods(ns, b).begin()->second["spec"]["nodeName"], "kbe-b-1");
 
   // A cordon drains kbe-b-2 ("cordoned"); its job goes on, no new job goes there.
@@ -143,16 +148,19 @@ TEST_F(KubernetesBackendTest, ForeignPodsCordonAndNotReady) {
                          {{"spec", {{"unschedulable", true}}}})
                   .ok());
   CommandResult r;
-  EXPECT_TRUE(WaitUntil([&] {
-    r = c->Run({"sinfo", "-R"});
-    return Contains(r.out, "cordoned") && Contains(r.out, "kbe-b-2");
-  })) << r.out;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        r = c->Run({"sinfo", "-R"});
+        return Contains(r.out, "cordoned") && Contains(r.out, "kbe-b-2");
+      },
+      kWait))
+      << r.out;
   const std::string pa = "lockstep-" + std::to_string(a) + "-0";
   SetPodPhase(ns, pa, "Succeeded");
   EXPECT_EQ(c->WaitJob(a)["state"], "COMPLETED");
   unsigned long long d = Submit(*c, {"-N", "1", "--gpus-per-node=8", "--wrap", "true"});
   ASSERT_GT(d, 0u);
-  EXPECT_TRUE(WaitUntil([&] { return Considered(c->Job(d)); }));  // a pass found no room
+  EXPECT_TRUE(WaitFor([&] { return Considered(c->Job(d)); }, kWait));  // a pass found no room
   EXPECT_EQ(c->Job(d)["state"], "PENDING");
   EXPECT_TRUE(JobPods(ns, d).empty());
   r = c->Run({"sinfo", "-N", "-o", "%N %T"});
@@ -160,17 +168,21 @@ TEST_F(KubernetesBackendTest, ForeignPodsCordonAndNotReady) {
 
   // Ready False: kbe-b-1 is down, its job requeued and its pod deleted.
   SetReady("kbe-b-1", false);
-  EXPECT_TRUE(WaitUntil([&] {
-    Json j = c->Job(b);
-    return j["state"] == "PENDING" && j.value("restart_count", 0) >= 1;
-  })) << c->Job(b).dump();
-  EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, b).empty(); }));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        Json j = c->Job(b);
+        return j["state"] == "PENDING" && j.value("restart_count", 0) >= 1;
+      },
+      kWait))
+      << c->Job(b).dump();
+  EXPECT_TRUE(WaitFor([&] { return JobPods(ns, b).empty(); }, kWait));
   r = c->Run({"sinfo", "-R"});
   EXPECT_TRUE(Contains(r.out, "KubeletNotReady")) << r.out;
 
   // Back: it runs again, as run 1.
   SetReady("kbe-b-1", true);
-  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, b).size() == 1 || JobPods(ns, d).size() == 1; }));
+  ASSERT_TRUE(
+      WaitFor([&] { return JobPods(ns, b).size() == 1 || JobPods(ns, d).size() == 1; }, kWait));
 }
 
 TEST_F(KubernetesBackendTest, LaunchIsAllOrNothing) {
@@ -203,17 +215,19 @@ TEST_F(KubernetesBackendTest, LaunchIsAllOrNothing) {
   // Requeueable: back to the queue (and tried again) until the name is free; then it runs.
   unsigned long long two = Submit(*c, {"-N", "2", "--gpus-per-node=8", "--wrap", "true"});
   ASSERT_EQ(two, 2u);
-  ASSERT_TRUE(WaitUntil([&] { return c->Job(two).value("restart_count", 0) >= 1; }))
+  ASSERT_TRUE(WaitFor([&] { return c->Job(two).value("restart_count", 0) >= 1; }, kWait))
       << c->Job(two).dump();
   EXPECT_NE(c->Job(two)["state"], "COMPLETED");
   kube::DeleteOptions now;
   now.grace_period_seconds = 0;
   ASSERT_TRUE(kc().Delete(kube::PodPath(ns, "lockstep-2-1"), now).ok());
   std::map<std::string, Json> pods;
-  ASSERT_TRUE(WaitUntil([&] {
-    pods = JobPods(ns, two);
-    return pods.size() == 2 && c->Job(two)["state"] == "RUNNING";
-  }));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        pods = JobPods(ns, two);
+        return pods.size() == 2 && c->Job(two)["state"] == "RUNNING";
+      },
+      kWait));
   for (const auto& [name, pod] : pods) SetPodPhase(ns, name, "Succeeded");
   EXPECT_EQ(c->WaitJob(two)["state"], "COMPLETED");
 }
@@ -226,8 +240,8 @@ TEST_F(KubernetesBackendTest, RestartAdoptsLivePodsAndRequeuesJobsWhosePodsVanis
   unsigned long long kept = Submit(*c, {"--gpus-per-node=8", "--wrap", "true"});
   unsigned long long lost = Submit(*c, {"--gpus-per-node=8", "--wrap", "true"});
   ASSERT_TRUE(kept && lost);
-  ASSERT_TRUE(
-      WaitUntil([&] { return JobPods(ns, kept).size() == 1 && JobPods(ns, lost).size() == 1; }));
+  ASSERT_TRUE(WaitFor(
+      [&] { return JobPods(ns, kept).size() == 1 && JobPods(ns, lost).size() == 1; }, kWait));
   for (unsigned long long job : {kept, lost})
     for (const auto& [name, pod] : JobPods(ns, job)) SetPodPhase(ns, name, "Running");
   // lockstepd dies; meanwhile one job's pod is deleted (an operator, an eviction).
@@ -238,13 +252,13 @@ TEST_F(KubernetesBackendTest, RestartAdoptsLivePodsAndRequeuesJobsWhosePodsVanis
     ASSERT_TRUE(kc().Delete(kube::PodPath(ns, name), now).ok());
   c->StartDaemon();
   // The job whose pod vanished goes back to the queue and runs again; the other was adopted.
-  ASSERT_TRUE(WaitUntil([&] { return c->Job(lost).value("restart_count", 0) >= 1; }))
+  ASSERT_TRUE(WaitFor([&] { return c->Job(lost).value("restart_count", 0) >= 1; }, kWait))
       << c->Job(lost).dump();
   EXPECT_EQ(c->Job(kept)["state"], "RUNNING");
   EXPECT_EQ(c->Job(kept).value("restart_count", 0), 0);
   for (const auto& [name, pod] : JobPods(ns, kept)) SetPodPhase(ns, name, "Succeeded");
   EXPECT_EQ(c->WaitJob(kept)["state"], "COMPLETED");
-  ASSERT_TRUE(WaitUntil([&] { return JobPods(ns, lost).size() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return JobPods(ns, lost).size() == 1; }, kWait));
   for (const auto& [name, pod] : JobPods(ns, lost)) SetPodPhase(ns, name, "Succeeded");
   EXPECT_EQ(c->WaitJob(lost)["state"], "COMPLETED");
 }
@@ -256,9 +270,11 @@ TEST_F(KubernetesBackendTest, LeaderElectionKeepsAStandbyClosed) {
   std::unique_ptr<Cluster> leader = StartLockstepd(ns, 1, elect);
   std::unique_ptr<Cluster> standby = StartLockstepd(ns, -1, elect);
   // The standby opens nothing while the other leads: no socket, no store (once it says it waits).
-  EXPECT_TRUE(WaitUntil([&] {
-    return Contains(standby->ReadFile(standby->dir() + "/lockstepd.log"), "waiting to lead");
-  }));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return Contains(standby->ReadFile(standby->dir() + "/lockstepd.log"), "waiting to lead");
+      },
+      kWait));
   EXPECT_TRUE(standby->Get("/api/v1/nodes").contains("error"));
   EXPECT_FALSE(fs::exists(standby->dir() + "/lockstepd.db"));
   EXPECT_TRUE(Contains(standby->ReadFile(standby->dir() + "/lockstepd.log"), "waiting to lead"));
@@ -321,16 +337,20 @@ TEST_F(KubernetesBackendTest, PodsOfOthersGoWhereTheirNodeSelectorAllows) {
     return p.ok() ? (*p)["spec"].value("nodeName", "") : "<gone>";
   };
   create("on-a100", "a100");
-  EXPECT_TRUE(WaitUntil([&] { return node_of("on-a100") == "kbe-g-2"; })) << node_of("on-a100");
+  EXPECT_TRUE(WaitFor([&] { return node_of("on-a100") == "kbe-g-2"; }, kWait))
+      << node_of("on-a100");
   // No node has pool=h100: it waits, and goes to a node once relabelled (lockstepd's own Node
   // informer tells the pod-group scheduler).
   create("on-h100", "h100");
-  std::this_thread::sleep_for(milliseconds(1500));
+  // The scheduler has tried the gang and said why it cannot place it: it is not bound.
+  EXPECT_TRUE(
+      WaitFor([&] { return !PodEvents(ns, "on-h100", "FailedScheduling").empty(); }, kWait));
   EXPECT_EQ(node_of("on-h100"), "");
   ASSERT_TRUE(kc().Patch(kube::NodePath("kbe-g-3"), kube::PatchType::kMerge,
                          {{"metadata", {{"labels", {{"pool", "h100"}}}}}})
                   .ok());
-  EXPECT_TRUE(WaitUntil([&] { return node_of("on-h100") == "kbe-g-3"; })) << node_of("on-h100");
+  EXPECT_TRUE(WaitFor([&] { return node_of("on-h100") == "kbe-g-3"; }, kWait))
+      << node_of("on-h100");
   kube::DeleteOptions now;
   now.grace_period_seconds = 0;
   for (const char* name : {"on-a100", "on-h100"}) (void)kc().Delete(kube::PodPath(ns, name), now);

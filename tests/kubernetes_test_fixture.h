@@ -13,8 +13,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
-#include <thread>
+#include <vector>
 
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/client/kube_client.h"
@@ -29,19 +30,14 @@ namespace lockstep::testing {
 using kube::Json;
 using kube::KubeClient;
 using std::chrono::milliseconds;
+using std::chrono::seconds;
 
 inline bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
-inline bool WaitUntil(const std::function<bool()>& pred, int timeout_s = 20) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return pred();
-}
+// How long a test waits for what lockstepd and the apiserver do (WaitFor, common/wait_for.h).
+inline constexpr std::chrono::seconds kWait{20};
 
 // A scheduling pass has looked at the pending job and said why it waits (a barrier in place of
 // a sleep: the job is not started by that pass).
@@ -108,20 +104,21 @@ class KubernetesBackendTest : public kube::testing::ApiServerTest {
     return out;
   }
 
-  // The kubelet's part: the pod's phase and its container's state (started and finished now).
+  // The kubelet's part: the pod's phase and its container's state, started and finished `when`
+  // (RFC 3339; now by default).
   static void SetPodPhase(const std::string& ns, const std::string& name, const std::string& phase,
-                          int exit_code = 0) {
+                          int exit_code = 0, const std::string& when = NowRfc3339()) {
     Result<Json> pod = kc().Get(kube::PodPath(ns, name));
     ASSERT_TRUE(pod.ok()) << pod.status().ToString();
     Json state;
     if (phase == "Running")
-      state = {{"running", {{"startedAt", NowRfc3339()}}}};
+      state = {{"running", {{"startedAt", when}}}};
     else
       state = {{"terminated",
                 {{"exitCode", exit_code},
                  {"reason", exit_code == 0 ? "Completed" : "Error"},
-                 {"startedAt", NowRfc3339()},
-                 {"finishedAt", NowRfc3339()}}}};
+                 {"startedAt", when},
+                 {"finishedAt", when}}}};
     Json p = *pod;
     p["status"]["phase"] = phase;
     p["status"]["containerStatuses"] = Json::array({{{"name", "job"},
@@ -142,7 +139,7 @@ class KubernetesBackendTest : public kube::testing::ApiServerTest {
   static unsigned long long RunJobToCompletion(Cluster& c, const std::string& ns) {
     unsigned long long id = Submit(c, {"-N", "2", "--gpus-per-node=8", "--wrap", "true"});
     EXPECT_GT(id, 0u);
-    EXPECT_TRUE(WaitUntil([&] { return JobPods(ns, id).size() == 2; }));
+    EXPECT_TRUE(WaitFor([&] { return JobPods(ns, id).size() == 2; }, kWait));
     for (const auto& [name, pod] : JobPods(ns, id)) SetPodPhase(ns, name, "Succeeded");
     EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
     return id;
@@ -154,14 +151,11 @@ class KubernetesBackendTest : public kube::testing::ApiServerTest {
     return "<unset>";
   }
 
-  // lockstepd in kubernetes mode for the nodes labelled `tag`, its pods in namespace `tag`.
-  // nodes < 0: do not wait for it (a standby).
-  std::unique_ptr<Cluster> StartLockstepd(const std::string& tag, int nodes,
-                                          const std::string& extra = "") {
-    ClusterOptions o;
-    o.kill_wait_s = 1;
-    auto c = std::make_unique<Cluster>(o);
-    std::ofstream(c->dir() + "/cluster.yaml")
+  // lockstepd's cluster.yaml in `c`'s directory: kubernetes mode for the nodes labelled `tag`,
+  // its pods in namespace `tag`; `extra`: more lines of its kubernetes section. A test may
+  // rewrite it between a KillDaemon() and a StartDaemon().
+  static void WriteClusterYaml(Cluster& c, const std::string& tag, const std::string& extra) {
+    std::ofstream(c.dir() + "/cluster.yaml")
         << "backend: kubernetes\n"
         << "kubernetes:\n"
         << "  kubeconfig: " << run_dir_ << "/kubeconfig\n"
@@ -170,11 +164,61 @@ class KubernetesBackendTest : public kube::testing::ApiServerTest {
         << "  image: busybox:default\n"
         << extra << "partitions:\n  - name: gpu\n    nodes: ALL\n    default: true\n"
         << "    max_time: UNLIMITED\n";
+  }
+
+  // lockstepd in kubernetes mode (WriteClusterYaml), logging at debug level: the backend's
+  // per-pod lines are the tests' barriers (WaitForPodLine). nodes < 0: do not wait for it (a
+  // standby).
+  std::unique_ptr<Cluster> StartLockstepd(const std::string& tag, int nodes,
+                                          const std::string& extra = "") {
+    ClusterOptions o;
+    o.kill_wait_s = 1;
+    o.daemon_args = {"--log-level", "debug"};
+    auto c = std::make_unique<Cluster>(o);
+    WriteClusterYaml(*c, tag, extra);
     c->Start(/*with_agent=*/false);
     if (nodes >= 0) {
       EXPECT_TRUE(c->WaitNodes("idle", nodes, 30)) << c->Get("/api/v1/nodes").dump();
     }
     return c;
+  }
+
+  static std::string DaemonLog(Cluster& c) { return c.ReadFile(c.dir() + "/lockstepd.log"); }
+
+  // A barrier for what must not follow a pod change: waits until lockstepd's Kubernetes backend
+  // has handled pod `pod` of `job` in phase `phase` (its debug line "pod <pod> job <job> run <r>
+  // phase <phase> ..."), by which time a run that this change ended would have been reported
+  // (the line then says "-> report"); the line, or "" after kWait.
+  static std::string WaitForPodLine(Cluster& c, const std::string& pod, unsigned long long job,
+                                    const std::string& phase) {
+    const std::string head = "pod " + pod + " job " + std::to_string(job) + " run ";
+    const std::string tail = " phase " + phase;
+    std::string found;
+    WaitFor(
+        [&] {
+          std::istringstream log(DaemonLog(c));
+          for (std::string line; std::getline(log, line);)
+            if (Contains(line, head) && Contains(line, tail)) {
+              found = line;
+              return true;
+            }
+          return false;
+        },
+        kWait);
+    return found;
+  }
+
+  // The messages of the Events with `reason` about pod ns/`pod`.
+  static std::vector<std::string> PodEvents(const std::string& ns, const std::string& pod,
+                                            const std::string& reason) {
+    std::vector<std::string> out;
+    Result<Json> list = kc().List("/api/v1/namespaces/" + ns + "/events");
+    if (!list.ok()) return out;
+    for (const Json& e : (*list)["items"])
+      if (e.value("reason", "") == reason &&
+          e.value("involvedObject", Json::object()).value("name", "") == pod)
+        out.push_back(e.value("message", ""));
+    return out;
   }
 };
 

@@ -278,11 +278,12 @@ void KubernetesBackend::OnPod(const Json* old_pod, const Json* pod, bool deleted
       }
     }
     report = CheckRunLocked({job, run});
-    if (std::getenv("LOCKSTEP_KUBE_DEBUG"))
-      Log("pod " + ps.name + " job " + std::to_string(job) + " run " + std::to_string(run) +
-          " phase " + PodPhaseName(ps.status.phase) + (ps.status.ended ? " ended" : "") +
-          (ps.gone ? " gone" : "") + " expected " + std::to_string(r.expected) +
-          (r.launching ? " launching" : "") + (report ? " -> report" : ""));
+    // Written once the change is accounted for (the end-to-end tests wait for it before they
+    // assert that a run has not ended).
+    log::Debug("kubernetes: pod {} job {} run {} phase {}{}{} expected {}{}{}", ps.name, job, run,
+               PodPhaseName(ps.status.phase), ps.status.ended ? " ended" : "",
+               ps.gone ? " gone" : "", r.expected, r.launching ? " launching" : "",
+               report ? " -> report" : "");
     // A run that has ended and left nothing behind is forgotten; the job's Service goes with
     // its last pods.
     if (r.reported && !r.launching &&

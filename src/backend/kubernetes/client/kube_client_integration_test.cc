@@ -26,7 +26,7 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using testing::WaitUntil;
+using testing::WaitFor;
 
 uint64_t Rv(const std::string& rv) {
   return rv.empty() ? 0 : std::stoull(rv);
@@ -301,7 +301,7 @@ TEST_F(KubeApiTest, InformerSyncsThenSeesAddsUpdatesDeletes) {
   now.grace_period_seconds = 0;
   ASSERT_TRUE(client().Delete(PodPath("inf", "b"), now).ok());
 
-  ASSERT_TRUE(WaitUntil([&] { return view.Saw("delete inf/b") && inf.Size() == 3; }, seconds(10)));
+  ASSERT_TRUE(WaitFor([&] { return view.Saw("delete inf/b") && inf.Size() == 3; }, seconds(10)));
   EXPECT_TRUE(view.Saw("add inf/d"));
   EXPECT_TRUE(view.Saw("update inf/a"));
   EXPECT_EQ((*inf.Get("inf/a"))["metadata"]["labels"]["changed"], "yes");
@@ -327,7 +327,7 @@ TEST_F(KubeApiTest, BookmarksAdvanceTheResourceVersion) {
   // watcher a bookmark only for a change made after its watch began (the cacher starts each
   // watcher at the newest pod event of any namespace), so keep changing while waiting.
   int other = 0;
-  ASSERT_TRUE(WaitUntil(
+  ASSERT_TRUE(WaitFor(
       [&] {
         if (other < 60) {
           EXPECT_TRUE(client()
@@ -362,7 +362,7 @@ TEST_F(KubeApiTest, ApiserverRestartMidWatchLosesNoEvent) {
   const std::int64_t errors_before = inf.stats().errors;
   ASSERT_EQ(Script("stop-apiserver"), 0);
   // The informer has retried against the dead server (and failed) before it comes back.
-  EXPECT_TRUE(WaitUntil([&] { return inf.stats().errors >= errors_before + 2; }, seconds(30)));
+  EXPECT_TRUE(WaitFor([&] { return inf.stats().errors >= errors_before + 2; }, seconds(30)));
   ASSERT_EQ(Script("start-apiserver"), 0);
   std::fprintf(stderr, "apiserver down and back in %.1f s\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -376,7 +376,7 @@ TEST_F(KubeApiTest, ApiserverRestartMidWatchLosesNoEvent) {
   now.grace_period_seconds = 0;
   ASSERT_TRUE(client().Delete(PodPath("rs", "remove"), now).ok());
 
-  const bool converged = WaitUntil(
+  const bool converged = WaitFor(
       [&] {
         const auto server = ServerState(PodsPath("rs"));
         return CacheState(inf) == server && view.State() == server;
@@ -419,7 +419,7 @@ TEST_F(KubeApiTest, CompactionForcesRelistThatConverges) {
   const int64_t gone_before = inf.stats().relists_on_gone;
   inf.ResumeForTest();
 
-  const bool converged = WaitUntil(
+  const bool converged = WaitFor(
       [&] {
         const auto server = ServerState(NodesPath(), "suite=compact");
         return CacheState(inf) == server && view.State() == server;
@@ -480,7 +480,7 @@ TEST_F(KubeApiTest, AnInformerCanLeaveTheObjectsToItsHandler) {
                          {{"metadata", {{"labels", {{"changed", "yes"}}}}}})
                   .ok());
   ASSERT_TRUE(client().Delete(NodePath("own-b")).ok());
-  EXPECT_TRUE(WaitUntil([&] { return kept_state() == server(); }, seconds(10)));
+  EXPECT_TRUE(WaitFor([&] { return kept_state() == server(); }, seconds(10)));
   EXPECT_EQ(CacheState(inf), server());
 
   // A re-list after 410 (this suite's apiserver has no watch cache of nodes) hands the changes
@@ -495,8 +495,8 @@ TEST_F(KubeApiTest, AnInformerCanLeaveTheObjectsToItsHandler) {
   ASSERT_EQ(Script("compact"), 0);
   const int64_t gone_before = inf.stats().relists_on_gone;
   inf.ResumeForTest();
-  EXPECT_TRUE(WaitUntil([&] { return kept_state() == server() && CacheState(inf) == server(); },
-                        seconds(30)));
+  EXPECT_TRUE(WaitFor([&] { return kept_state() == server() && CacheState(inf) == server(); },
+                      seconds(30)));
   EXPECT_GT(inf.stats().relists_on_gone, gone_before);
   EXPECT_FALSE(inf.Get("own-d")->contains("status"));
   {
@@ -530,7 +530,7 @@ TEST_F(KubeApiTest, ClientCertificateContextAndConcurrentRequestsDuringWatch) {
     }
   });
   for (int i = 0; i < 20; ++i) ASSERT_TRUE((*c)->Get(NamespacesPath() + "/default").ok());
-  ASSERT_TRUE(WaitUntil([&] { return seen.load() > 0; }, seconds(5)));  // synthetic ADDEDs
+  ASSERT_TRUE(WaitFor([&] { return seen.load() > 0; }, seconds(5)));  // synthetic ADDEDs
   const auto t0 = std::chrono::steady_clock::now();
   (*w)->Stop();
   reader.join();

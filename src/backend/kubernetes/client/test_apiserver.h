@@ -12,14 +12,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/client/kube_client.h"
 #include "backend/kubernetes/client/kubeconfig.h"
+#include "common/wait_for.h"
 
 namespace lockstep::kube::testing {
 
@@ -41,14 +40,8 @@ inline std::string SourceDir() {
   return LOCKSTEP_SOURCE_DIR_FOR_TEST;
 }
 
-inline bool WaitUntil(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return pred();
-}
+// The tests' one polling wait (common/wait_for.h), for the suites in this namespace.
+using lockstep::testing::WaitFor;
 
 // Derive a test suite from this; its tests call SetUp() as usual. A suite that needs more
 // apiserver flags defines its own SetUpTestSuite() calling StartApiServer(flags).

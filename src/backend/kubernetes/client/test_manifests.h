@@ -7,11 +7,11 @@
 #include <cctype>
 #include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/client/kube_client.h"
+#include "common/wait_for.h"
 
 namespace lockstep::kube::testing {
 
@@ -92,7 +92,6 @@ inline Result<Json> Apply(KubeClient& client, const Json& obj) {
 // `list_path`, a collection of its resource, answers; false after `timeout`.
 inline bool WaitForCrdEstablished(KubeClient& client, const std::string& name,
                                   const std::string& list_path, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
   const std::string path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + name;
   auto established = [&] {
     Result<Json> crd = client.Get(path);
@@ -101,11 +100,8 @@ inline bool WaitForCrdEstablished(KubeClient& client, const std::string& name,
       if (c.value("type", "") == "Established" && c.value("status", "") == "True") return true;
     return false;
   };
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (established() && client.List(list_path).ok()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
+  return lockstep::testing::WaitFor([&] { return established() && client.List(list_path).ok(); },
+                                    timeout, std::chrono::milliseconds(100));
 }
 
 }  // namespace lockstep::kube::testing

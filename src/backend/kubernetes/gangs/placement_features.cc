@@ -1,6 +1,6 @@
 #include "backend/kubernetes/gangs/placement_features.h"
 
-#include <cstdio>
+#include "common/log.h"
 
 namespace lockstep::kube {
 
@@ -37,8 +37,7 @@ bool PlacementFeatures::Refresh() {
   if (moved) {
     Status st = SyncLocked();
     if (!st.ok())  // only adding features can fail
-      std::fprintf(stderr, "lockstepd: pod groups: placement features: %s\n",
-                   st.ToString().c_str());
+      log::Warning("pod groups: placement features: {}", st.ToString());
   }
   return moved;
 }

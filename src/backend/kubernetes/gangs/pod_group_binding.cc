@@ -1,11 +1,11 @@
 // The pod group scheduler's binding of a started job's pods, all or nothing, and the termination
 // of a bound gang.
 #include <atomic>
-#include <cstdio>
 
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/gangs/gang_json.h"
 #include "backend/kubernetes/gangs/pod_group_scheduler.h"
+#include "common/log.h"
 
 namespace lockstep::kube {
 using gangs_internal::Str;
@@ -24,8 +24,7 @@ struct PodGroupScheduler::BindBatch {
 
 void PodGroupScheduler::HandleBind(const Order& order) {
   auto fail = [&](const std::string& why) {
-    std::fprintf(stderr, "lockstepd: pod groups: job %llu: %s\n",
-                 static_cast<unsigned long long>(order.job), why.c_str());
+    log::Warning("pod groups: job {}: {}", order.job, why);
     sink_.LaunchFailed({order.job, order.run}, why);
   };
   // The order's nodes, in order: BindingsFor's view of the allocation.
@@ -112,7 +111,7 @@ void PodGroupScheduler::HandleBind(const Order& order) {
   }
   if (before_bind_for_test_) before_bind_for_test_(batch->key);
   for (std::size_t i = 0; i < batch->bindings.size(); ++i) {
-    pool_->Post([this, batch, i] {
+    PostCounted(*pool_, [this, batch, i] {
       const PodBinding& b = batch->bindings[i];
       Status st = binder_->Bind(b.ns, b.pod, b.node);
       {
@@ -160,8 +159,7 @@ void PodGroupScheduler::FinishBatch(const std::shared_ptr<BindBatch>& batch) {
     MarkStatusDirty(batch->key);
   }
   wake_.notify_all();
-  std::fprintf(stderr, "lockstepd: pod groups: job %llu: %s\n",
-               static_cast<unsigned long long>(batch->job), why.c_str());
+  log::Warning("pod groups: job {}: {}", batch->job, why);
   sink_.LaunchFailed({batch->job, batch->run}, why);
 }
 
@@ -200,8 +198,7 @@ void PodGroupScheduler::DeletePods(const std::string& ns, const std::vector<std:
   for (const std::string& name : names) {
     Result<Json> r = client_->Delete(PodPath(ns, name), o);
     if (!r.ok() && !IsNotFound(r.status()))
-      std::fprintf(stderr, "lockstepd: pod groups: deleting pod %s/%s: %s\n", ns.c_str(),
-                   name.c_str(), r.status().ToString().c_str());
+      log::Warning("pod groups: deleting pod {}/{}: {}", ns, name, r.status().ToString());
   }
 }
 

@@ -4,10 +4,10 @@
 // (pod_group_status.h). Fixture: pod_group_test_fixture.h.
 #include <gtest/gtest.h>
 
-#include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <set>
-#include <thread>
 
 #include "backend/kubernetes/client/test_manifests.h"
 #include "backend/kubernetes/gangs/pod_group_test_fixture.h"
@@ -51,11 +51,19 @@ class PodGroupCrdTest : public PodGroupSchedulerTest {
     Result<Json> r = client_->Create(
         "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/" + ns_ + "/podgroups", group);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
+    NotePodGroupWrite(*r);
   }
 
+  // Deletes a PodGroup the scheduler has, and waits until it has seen the deletion (the
+  // apiserver answers a custom resource's deletion with a Status, without the resourceVersion
+  // that Settle() could wait for).
   void DeletePodGroup(const std::string& name) {
+    const std::string key = ns_ + "/" + name;
+    ASSERT_TRUE(scheduler_->HasPodGroupForTest(key)) << key;
     Result<Json> r = client_->Delete(GroupPath(name));
     ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_TRUE(WaitFor([&] { return !scheduler_->HasPodGroupForTest(key); }, seconds(20)))
+        << key;
   }
 
   // Pods [from, to) of PodGroup `group`, asking 8 GPUs each, owned by a Job named `group`.
@@ -88,6 +96,7 @@ class PodGroupCrdTest : public PodGroupSchedulerTest {
     Result<Json> r =
         client_->Patch(PodPath(ns_, pod) + "/status", PatchType::kMerge, {{"status", status}});
     ASSERT_TRUE(r.ok()) << r.status().ToString();
+    NoteWrite(*r);
   }
 
   JobId JobOf(const std::string& group) { return scheduler_->JobOfGangForTest(ns_ + "/" + group); }
@@ -99,7 +108,7 @@ class PodGroupCrdTest : public PodGroupSchedulerTest {
 
   // Waits until the PodGroup's status has every field of `want`.
   bool WaitForStatus(const std::string& group, const Json& want) {
-    return WaitUntil(
+    return WaitFor(
         [&] {
           const Json have = StatusOf(group);
           for (const auto& [key, value] : want.items())
@@ -121,7 +130,7 @@ TEST_F(PodGroupCrdTest, GangIsBoundWholeOnlyOnceMinMemberPodsExist) {
   EXPECT_EQ(BoundCount("llm"), 0) << "3 of minMember 4";
   EXPECT_EQ(JobOf("llm"), 0u) << "no job for an incomplete gang";
   CreateGroupPods("llm", 3, 4);
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("llm") == 4; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return BoundCount("llm") == 4; }, seconds(20)));
   std::set<std::string> nodes;
   for (const auto& [pod, node] : Placement("llm")) nodes.insert(node);
   EXPECT_EQ(nodes.size(), 4u);
@@ -146,7 +155,7 @@ TEST_F(PodGroupCrdTest, MinMemberLargerThanThePodsWaitsUntilItIsMet) {
   Result<Json> r =
       client_->Patch(GroupPath("big"), PatchType::kMerge, {{"spec", {{"minMember", 4}}}});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("big") == 4; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return BoundCount("big") == 4; }, seconds(20)));
 }
 
 // A pending gang whose PodGroup is deleted has its job cancelled and stays unbound, with a
@@ -158,12 +167,11 @@ TEST_F(PodGroupCrdTest, DeletingThePodGroupOfAPendingGangCancelsItsJob) {
   StartScheduler();
   CreatePodGroup("wait", 2);
   CreateGroupPods("wait", 0, 2);
-  ASSERT_TRUE(WaitUntil([&] { return JobOf("wait") != 0; }, seconds(10)));
+  ASSERT_TRUE(WaitFor([&] { return JobOf("wait") != 0; }, seconds(10)));
   const JobId job = JobOf("wait");
   EXPECT_EQ(JobState(job), "PENDING");
   DeletePodGroup("wait");
-  ASSERT_TRUE(WaitUntil([&] { return JobState(job) == "CANCELLED"; }, seconds(10)))
-      << JobState(job);
+  ASSERT_TRUE(WaitFor([&] { return JobState(job) == "CANCELLED"; }, seconds(10))) << JobState(job);
   auto has_event = [&] {
     for (const std::string& m : Events("FailedScheduling"))
       if (m.find("scheduling.x-k8s.io/pod-group: PodGroup " + ns_ + "/wait not found") !=
@@ -171,15 +179,15 @@ TEST_F(PodGroupCrdTest, DeletingThePodGroupOfAPendingGangCancelsItsJob) {
         return true;
     return false;
   };
-  EXPECT_TRUE(WaitUntil(has_event, seconds(10)));
+  EXPECT_TRUE(WaitFor(has_event, seconds(10)));
   SetNodeReady(1, true);
   SyncNodes();
-  std::this_thread::sleep_for(seconds(2));
+  Settle();  // a scheduling pass with room for the gang, and the scheduler after it
   EXPECT_EQ(BoundCount("wait"), 0) << "pods of a deleted PodGroup are not scheduled";
   EXPECT_EQ(JobOf("wait"), 0u);
   // The PodGroup is back: a new job, bound whole.
   CreatePodGroup("wait", 2);
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("wait") == 2; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return BoundCount("wait") == 2; }, seconds(20)));
   EXPECT_NE(JobOf("wait"), job);
 }
 
@@ -190,15 +198,14 @@ TEST_F(PodGroupCrdTest, DeletingThePodGroupOfABoundGangLeavesItRunning) {
   StartScheduler();
   CreatePodGroup("run", 2);
   CreateGroupPods("run", 0, 2);
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("run") == 2; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return BoundCount("run") == 2; }, seconds(20)));
   const JobId job = JobOf("run");
   DeletePodGroup("run");
-  std::this_thread::sleep_for(seconds(1));
+  Settle();  // the scheduler has handled the deletion, the controller what it was told
   EXPECT_EQ(BoundCount("run"), 2);
   EXPECT_EQ(JobState(job), "RUNNING");
   for (int i = 0; i < 2; ++i) SetPodPhase("run-" + std::to_string(i), "Succeeded");
-  ASSERT_TRUE(WaitUntil([&] { return JobState(job) == "COMPLETED"; }, seconds(20)))
-      << JobState(job);
+  ASSERT_TRUE(WaitFor([&] { return JobState(job) == "COMPLETED"; }, seconds(20))) << JobState(job);
 }
 
 // The status through a gang's life, the test playing the kubelet: Pending while incomplete,
@@ -210,7 +217,7 @@ TEST_F(PodGroupCrdTest, StatusFollowsTheGangsLife) {
   CreatePodGroup("life", 2);
   EXPECT_TRUE(WaitForStatus("life", {{"phase", "Pending"}})) << StatusOf("life").dump();
   CreateGroupPods("life", 0, 1);
-  std::this_thread::sleep_for(seconds(1));
+  SettleStatus();  // the scheduler has seen the pod, and the status says what it makes of it
   EXPECT_TRUE(WaitForStatus("life", {{"phase", "Pending"}, {"scheduled", 0}}))
       << StatusOf("life").dump();
 
@@ -234,11 +241,11 @@ TEST_F(PodGroupCrdTest, StatusFollowsTheGangsLife) {
   EXPECT_TRUE(WaitForStatus("life", {{"phase", "Finished"}, {"running", 0}, {"succeeded", 2}}))
       << StatusOf("life").dump();
   EXPECT_EQ(StatusOf("life").value("scheduleStartTime", ""), start) << "set once";
-  ASSERT_TRUE(WaitUntil([&] { return JobState(job) == "COMPLETED"; }, seconds(10)));
+  ASSERT_TRUE(WaitFor([&] { return JobState(job) == "COMPLETED"; }, seconds(10)));
 
-  // Nothing changes any more: nothing is written.
+  // Nothing changes any more: nothing is written, once every pod change has been looked at.
   const std::int64_t writes = scheduler_->stats().status_writes;
-  std::this_thread::sleep_for(seconds(2));
+  SettleStatus();
   EXPECT_EQ(scheduler_->stats().status_writes, writes);
 }
 
@@ -250,7 +257,7 @@ TEST_F(PodGroupCrdTest, StatusWritesAreCoalescedAndAFailureIsFailed) {
   StartScheduler();
   CreatePodGroup("wide", 16);
   CreateGroupPods("wide", 0, 16);
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("wide") == 16; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return BoundCount("wide") == 16; }, seconds(20)));
   EXPECT_TRUE(WaitForStatus("wide", {{"phase", "Scheduled"}, {"scheduled", 16}}))
       << StatusOf("wide").dump();
   // 32 pod events (creations and bindings): Pending, then Scheduling and Scheduled at most,
@@ -263,24 +270,52 @@ TEST_F(PodGroupCrdTest, StatusWritesAreCoalescedAndAFailureIsFailed) {
       << StatusOf("wide").dump();
 }
 
-// Binding never waits for status writes: with every write held up 5 s, a gang is bound at once.
+// Holds every PodGroup status write until the test opens it.
+class StatusWriteGate {
+ public:
+  // The status writer's hook: counts the write and waits for Open().
+  void Hold() {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++held_;
+    cv_.wait(lock, [&] { return open_; });
+  }
+  void Open() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  int held() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return held_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;  // guarded by mu_
+  int held_ = 0;       // guarded by mu_
+};
+
+// Binding never waits for status writes: with a write held until the gang is bound, it is bound.
 TEST_F(PodGroupCrdTest, StatusWritesNeverHoldUpBinding) {
   for (int i = 0; i < 2; ++i) CreateNode(i);
   SyncNodes();
-  auto held = std::make_shared<std::atomic<int>>(0);  // the hook may outlive this body
-  status_write_hook_ = [held](const std::string&) {
-    ++*held;
-    std::this_thread::sleep_for(seconds(5));
-  };
+  auto gate = std::make_shared<StatusWriteGate>();  // the hook may outlive this body
+  status_write_hook_ = [gate](const std::string&) { gate->Hold(); };
+  // Opened however the body ends, before TearDown() stops the writer that waits at it.
+  struct OpenAtEnd {
+    StatusWriteGate& gate;
+    ~OpenAtEnd() { gate.Open(); }
+  } open_at_end{*gate};
   StartScheduler();
   CreatePodGroup("fast", 2);
-  // Its first write (Pending) is under way: the hook holds it.
-  ASSERT_TRUE(WaitUntil([&] { return held->load() >= 1; }, seconds(20)));
+  // Its first write (Pending) is under way: the gate holds it.
+  ASSERT_TRUE(WaitFor([&] { return gate->held() >= 1; }, seconds(20)));
   CreateGroupPods("fast", 0, 2);
-  const auto t0 = std::chrono::steady_clock::now();
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("fast") == 2; }, seconds(20)));
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, seconds(3));
-  EXPECT_GE(held->load(), 1) << "a status write was under way";
+  EXPECT_TRUE(WaitFor([&] { return BoundCount("fast") == 2; }, seconds(20)))
+      << "bound while a status write is held";
 }
 
 // scheduler-plugins' own CRD (its newer releases) has no status.scheduled, which the apiserver
@@ -298,7 +333,7 @@ TEST_F(PodGroupCrdTest, ACrdWithoutStatusScheduledGetsTheRestOfTheStatus) {
     ~PutOursBack() { EXPECT_TRUE(Apply(*client_, crd).ok()); }
   } put_back{ours};
   CreatePodGroup("probe", 1);
-  ASSERT_TRUE(WaitUntil(
+  ASSERT_TRUE(WaitFor(
       [&] {
         Result<Json> r = client_->Patch(GroupPath("probe") + "/status", PatchType::kMerge,
                                         {{"status", {{"scheduled", 1}}}});
@@ -315,14 +350,14 @@ TEST_F(PodGroupCrdTest, ACrdWithoutStatusScheduledGetsTheRestOfTheStatus) {
   EXPECT_TRUE(WaitForStatus("theirs", {{"phase", "Scheduled"}, {"running", 0}}))
       << StatusOf("theirs").dump();
   EXPECT_FALSE(StatusOf("theirs").contains("scheduled"));
-  std::this_thread::sleep_for(milliseconds(1500));
+  SettleStatus();  // the binding's writes are done
   const std::int64_t writes = scheduler_->stats().status_writes;
-  // A pod event that changes nothing of the status: no write.
-  ASSERT_TRUE(client_
-                  ->Patch(PodPath(ns_, "theirs-0"), PatchType::kMerge,
-                          {{"metadata", {{"labels", {{"touched", "yes"}}}}}})
-                  .ok());
-  std::this_thread::sleep_for(milliseconds(2500));
+  // A pod event that changes nothing of the status: looked at (the barrier), and no write.
+  Result<Json> touched = client_->Patch(PodPath(ns_, "theirs-0"), PatchType::kMerge,
+                                        {{"metadata", {{"labels", {{"touched", "yes"}}}}}});
+  ASSERT_TRUE(touched.ok()) << touched.status().ToString();
+  NoteWrite(*touched);
+  SettleStatus();
   EXPECT_EQ(scheduler_->stats().status_writes, writes);
   SetPodPhase("theirs-0", "Running");
   SetPodPhase("theirs-1", "Running");

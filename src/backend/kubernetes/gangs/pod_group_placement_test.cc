@@ -55,7 +55,7 @@ TEST_F(PodGroupSchedulerTest, GangNoNodeAllowsWaitsWithAnEventUntilANodeIsRelabe
   SyncNodes();
   StartScheduler();
   CreatePods("h100", 0, 2, "2", 8, {{"nodeSelector", {{"pool", "h100"}}}});
-  ASSERT_TRUE(WaitUntil([&] { return Events("FailedScheduling").size() >= 2; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return Events("FailedScheduling").size() >= 2; }, seconds(20)));
   for (const std::string& m : Events("FailedScheduling")) {
     EXPECT_NE(m.find("gang " + ns_ + "/h100 (2 pods"), std::string::npos) << m;
     EXPECT_NE(m.find("node feature pool=h100: 0 of 2 nodes allow its pods' nodeSelector, node "
@@ -77,13 +77,14 @@ TEST_F(PodGroupSchedulerTest, PendingGangKeepsItsNodeSelectorAcrossARestart) {
   StartScheduler();
   CreatePods("again", 0, 2, "2", 8, {{"nodeSelector", {{"pool", "a100"}}}});
   ASSERT_TRUE(
-      WaitUntil([&] { return scheduler_->JobOfGangForTest(ns_ + "/again") != 0; }, seconds(10)));
+      WaitFor([&] { return scheduler_->JobOfGangForTest(ns_ + "/again") != 0; }, seconds(10)));
   const JobId job = scheduler_->JobOfGangForTest(ns_ + "/again");
   EXPECT_EQ(JobState(job), "PENDING") << "one of its two nodes is not Ready";
   // The recovered job asks pool=a100 before the new scheduler has given it to any node: it
   // must neither run elsewhere (nodes 0 and 2 are free) nor wait forever.
   RestartLockstepd();
-  std::this_thread::sleep_for(seconds(1));
+  Settle();  // the recovered gang looked at, and a scheduling pass run since
+  EXPECT_EQ(JobState(job), "PENDING");
   EXPECT_EQ(BoundCount("again"), 0);
   SetNodeReady(1, true);
   SyncNodes();

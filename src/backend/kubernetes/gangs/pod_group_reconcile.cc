@@ -1,11 +1,11 @@
 // The pod group scheduler's reconciliation of one gang: submit it when complete, cancel its
 // pending job when it loses pods, end its job when its bound pods have ended, and Events.
 #include <algorithm>
-#include <cstdio>
 
 #include "backend/kubernetes/gangs/gang_json.h"
 #include "backend/kubernetes/gangs/pod_group_scheduler.h"
 #include "backend/kubernetes/objects/pod_events.h"
+#include "common/log.h"
 #include "jobspec/sbatch_internal.h"
 
 namespace lockstep::kube {
@@ -111,16 +111,18 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
       Result<std::string> f =
           placement.ok() ? features_->Register(key, *placement, g.feature) : placement.status();
       if (!f.ok())
-        std::fprintf(stderr, "lockstepd: pod groups: gang %s: placement feature %s: %s\n",
-                     key.c_str(), g.feature.c_str(), f.status().ToString().c_str());
+        log::Warning("pod groups: gang {}: placement feature {}: {}", key, g.feature,
+                     f.status().ToString());
     }
     // Pods went away (or were replaced) while the job waited: cancel it; a complete gang of the
     // pods that are there now is submitted afresh.
     if (gang && gang->Ready() && members == g.pods) return;
     Status st = admission_.Withdraw(g.job);
-    std::fprintf(stderr, "lockstepd: pod groups: gang %s lost pods: job %llu cancelled%s\n",
-                 key.c_str(), static_cast<unsigned long long>(g.job),
-                 st.ok() ? "" : (": " + st.ToString()).c_str());
+    if (st.ok())
+      log::Info("pod groups: gang {} lost pods: job {} cancelled", key, g.job);
+    else
+      log::Warning("pod groups: gang {} lost pods: cancelling job {}: {}", key, g.job,
+                   st.ToString());
     std::lock_guard<std::mutex> lock(mu_);
     Group& cur = groups_[key];
     if (cur.phase != Phase::kPending || cur.job != g.job) return;  // bound meanwhile
@@ -148,7 +150,8 @@ void PodGroupScheduler::Reconcile(const std::string& key) {
     cur.key = key;
     cur.phase = Phase::kSubmitting;
   }
-  submit_pool_->Post([this, key, seen, gang = std::move(*gang)] { SubmitGang(key, gang, seen); });
+  PostCounted(*submit_pool_,
+              [this, key, seen, gang = std::move(*gang)] { SubmitGang(key, gang, seen); });
 }
 
 bool PodGroupScheduler::TooFewPodsLocked(const std::string& key) const {
@@ -327,20 +330,25 @@ void PodGroupScheduler::EventGang(const std::string& key, const std::vector<Shar
             it != pod_groups_.end())
           group = it->second;
   }
-  std::fprintf(stderr, "lockstepd: pod groups: %s\n", message.c_str());
-  int posted = 0;
+  log::Warning("pod groups: {}", message);  // as the Event, once per gang and message
+  int posted = 0, failed = 0;
+  Status first_failure;
   auto post = [&](const Json& object) {
     Status st = events_->Post(object, "Warning", reason, message);
-    if (!st.ok()) {
-      std::fprintf(stderr, "lockstepd: pod groups: event: %s\n", st.ToString().c_str());
-    } else {
+    if (st.ok()) {
       ++posted;
+    } else if (failed++ == 0) {
+      first_failure = st;
     }
   };
   if (!group.is_null()) post(group);
   for (std::size_t i = 0; i < pods.size() && static_cast<int>(i) < options_.max_events_per_gang;
        ++i)
     post(*pods[i]);
+  // One line for the gang, not one per pod.
+  if (failed > 0)
+    log::Warning("pod groups: gang {}: {} of {} Events not posted: {}", key, failed,
+                 failed + posted, first_failure.ToString());
   std::lock_guard<std::mutex> lock(mu_);
   stats_.events += posted;
 }

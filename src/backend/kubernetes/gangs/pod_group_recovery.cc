@@ -2,10 +2,10 @@
 // earlier lockstepd submitted stands for (before any pod is looked at, so that none is
 // submitted twice), and, once every pod is listed, the pods of those gangs.
 #include <algorithm>
-#include <cstdio>
 
 #include "backend/kubernetes/gangs/gang_json.h"
 #include "backend/kubernetes/gangs/pod_group_scheduler.h"
+#include "common/log.h"
 
 namespace lockstep::kube {
 
@@ -53,9 +53,8 @@ void PodGroupScheduler::FinishRecovery() {
     }
     g.pods_per_node = std::max<std::int32_t>(
         1, (static_cast<std::int32_t>(g.pods.size()) + node_count - 1) / node_count);
-    std::fprintf(stderr, "lockstepd: pod groups: job %llu is gang %s (%s, %zu pods)\n",
-                 static_cast<unsigned long long>(g.job), key.c_str(),
-                 running ? "RUNNING" : "PENDING", g.pods.size());
+    log::Info("pod groups: job {} is gang {} ({}, {} pods)", g.job, key,
+              running ? "RUNNING" : "PENDING", g.pods.size());
     dirty_.insert(key);
   }
   recovering_.clear();

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstdio>
 #include <limits>
 #include <utility>
 
@@ -13,6 +12,7 @@
 #include "backend/kubernetes/gangs/pod_group_status.h"
 #include "backend/kubernetes/objects/node_proto.h"
 #include "backend/kubernetes/objects/pod_proto.h"
+#include "common/log.h"
 
 namespace lockstep::kube {
 
@@ -20,6 +20,18 @@ using gangs_internal::Clock;
 using gangs_internal::Deleting;
 using gangs_internal::Meta;
 using gangs_internal::Str;
+
+namespace {
+
+// An object's metadata.resourceVersion as a number (0 when absent), for SettleForTest.
+std::uint64_t ResourceVersionOf(const Json& object) {
+  auto m = object.find("metadata");
+  if (m == object.end() || !m->is_object() || !m->contains("resourceVersion")) return 0;
+  const Json& v = (*m)["resourceVersion"];
+  return v.is_string() ? std::strtoull(v.get_ref<const std::string&>().c_str(), nullptr, 10) : 0;
+}
+
+}  // namespace
 
 std::string GangKeyOf(const Json& pod, bool pod_groups) {
   const std::string& ns = Str(pod, "metadata", "namespace");
@@ -60,8 +72,7 @@ void PodGroupScheduler::Start() {
       bind_client_ = std::move(*c);
       binder_ = bind_client_.get();
     } else {
-      std::fprintf(stderr, "lockstepd: pod groups: bind client: %s; binding with the main one\n",
-                   c.status().ToString().c_str());
+      log::Warning("pod groups: bind client: {}; binding with the main one", c.status().ToString());
     }
   }
   events_ = std::make_unique<GangEvents>(client_, options_.event_component, *options_.clock);
@@ -72,9 +83,9 @@ void PodGroupScheduler::Start() {
   Result<Json> groups = client_->List(kPodGroupApi, probe);
   pod_groups_available_ = groups.ok() || !IsNotFound(groups.status());
   if (!pod_groups_available_) {
-    std::fprintf(stderr,
-                 "lockstepd: pod groups: the PodGroup CRD (scheduling.x-k8s.io/v1alpha1) is not "
-                 "installed: gangs come from lockstep.dev/gang annotations only\n");
+    log::Info(
+        "pod groups: the PodGroup CRD (scheduling.x-k8s.io/v1alpha1) is not installed: gangs "
+        "come from lockstep.dev/gang annotations only");
   } else {
     PodGroupStatusWriterOptions so;
     so.interval = options_.status_interval;
@@ -118,20 +129,14 @@ void PodGroupScheduler::Start() {
     }
     settled_.notify_all();
   };
-  auto rv_of = [](const Json& p) -> std::uint64_t {
-    auto m = p.find("metadata");
-    if (m == p.end() || !m->is_object() || !m->contains("resourceVersion")) return 0;
-    const Json& v = (*m)["resourceVersion"];
-    return v.is_string() ? std::strtoull(v.get_ref<const std::string&>().c_str(), nullptr, 10) : 0;
-  };
-  h.on_upsert = [this, note, rv_of](Json p) {
-    const std::uint64_t rv = rv_of(p);
+  h.on_upsert = [this, note](Json p) {
+    const std::uint64_t rv = ResourceVersionOf(p);
     OnPod(std::move(p), true);
     note(rv);
   };
-  h.on_delete = [this, note, rv_of](const Json& p) {
+  h.on_delete = [this, note](const Json& p) {
     OnPod(p, false);
-    note(rv_of(p));
+    note(ResourceVersionOf(p));
   };
   InformerOptions io;
   io.keep_objects = false;
@@ -178,6 +183,11 @@ JobId PodGroupScheduler::JobOfGangForTest(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = groups_.find(key);
   return it == groups_.end() ? 0 : it->second.job;
+}
+
+bool PodGroupScheduler::HasPodGroupForTest(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pod_groups_.count(key) > 0;
 }
 
 void PodGroupScheduler::Bind(const backend::LaunchOrder& order) {
@@ -274,11 +284,17 @@ void PodGroupScheduler::OnPodGroup(const Json& group, bool present) {
     ChangedLocked(key);
   }
   wake_.notify_all();
-  if (!status_) return;
-  if (present)
-    MarkStatusDirty(key);
-  else
-    status_->Forget(key);
+  if (status_) {
+    if (present)
+      MarkStatusDirty(key);
+    else
+      status_->Forget(key);
+  }
+  {  // handled, status marks included (SettleForTest)
+    std::lock_guard<std::mutex> lock(mu_);
+    groups_applied_rv_ = std::max(groups_applied_rv_, ResourceVersionOf(group));
+  }
+  settled_.notify_all();
 }
 
 void PodGroupScheduler::ChangedLocked(const std::string& key) {
@@ -296,11 +312,33 @@ void PodGroupScheduler::NodeChanged(const Json& node, bool present) {
 }
 
 bool PodGroupScheduler::SettleForTest(std::uint64_t resource_version,
-                                      std::chrono::milliseconds timeout) {
+                                      std::chrono::milliseconds timeout,
+                                      std::uint64_t pod_groups_rv) {
   std::unique_lock<std::mutex> lock(mu_);
   return settled_.wait_for(lock, timeout, [&] {
-    return pods_applied_rv_ >= resource_version && !working_ && orders_.empty() &&
-           dirty_.empty() && !tick_for_test_;
+    return pods_applied_rv_ >= resource_version && groups_applied_rv_ >= pod_groups_rv &&
+           !working_ && orders_.empty() && dirty_.empty() && !tick_for_test_ && !nodes_changed_ &&
+           pool_tasks_ == 0;
+  });
+}
+
+bool PodGroupScheduler::StatusSettledForTest(std::chrono::milliseconds timeout) {
+  return !status_ || status_->SettleForTest(timeout);
+}
+
+void PodGroupScheduler::PostCounted(WorkPool& pool, std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++pool_tasks_;
+  }
+  // A task that Stop() drops is never counted down: nobody settles a stopped scheduler.
+  pool.Post([this, task = std::move(task)] {
+    task();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --pool_tasks_;
+    }
+    settled_.notify_all();
   });
 }
 

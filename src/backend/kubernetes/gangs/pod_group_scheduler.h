@@ -128,8 +128,8 @@ class PodGroupScheduler {
   // Probes the PodGroup CRD, starts the informers and the worker, which recovers group -> job
   // from Admission::ExternalJobs once Nodes and PodGroups are listed, submits complete gangs while
   // the pods stream in, and looks at the recovered gangs once every pod is listed. Problems (no
-  // PodGroup CRD, a bind client that cannot be made: the given client binds) are logged to
-  // stderr.
+  // PodGroup CRD, a bind client that cannot be made: the given client binds) are logged
+  // (common/log.h).
   void Start();
   // Prompt; idempotent. Queued orders are dropped: the controller's recovery deals with them.
   void Stop();
@@ -148,14 +148,24 @@ class PodGroupScheduler {
   PodGroupSchedulerStats stats() const;
   // The job submitted for gang "<namespace>/<name>", 0 when none.
   JobId JobOfGangForTest(const std::string& key) const;
+  // Whether the PodGroup informer has handed this scheduler PodGroup "<namespace>/<name>" (and
+  // not its deletion since).
+  bool HasPodGroupForTest(const std::string& key) const;
   // The worker ticks now: gangs whose retry_at has passed by the injected clock (which a test
   // advanced) are tried again.
   void TickForTest();
   // A barrier instead of a sleep: waits until the pod informer has handed this scheduler every
-  // pod change up to `resource_version` (e.g. a test's own write) and the worker has handled
-  // every order and gang those made dirty. Submissions and Bindings already handed to their pools
-  // may still be in flight. False when `timeout` passes first.
-  bool SettleForTest(std::uint64_t resource_version, std::chrono::milliseconds timeout);
+  // pod change up to `resource_version` (e.g. a test's own write), the PodGroup informer every
+  // PodGroup change up to `pod_groups_rv`, and the worker has handled
+  // every order, gang, Node change and tick those (or earlier calls) made pending, with the
+  // Submissions, Bindings and deletions it handed to its pools done. What did not happen by then
+  // was decided against: a test asserts it then. False when `timeout` passes first.
+  bool SettleForTest(std::uint64_t resource_version, std::chrono::milliseconds timeout,
+                     std::uint64_t pod_groups_rv = 0);
+  // A barrier for PodGroup status writes: waits until the status writer has nothing due, every
+  // PodGroup marked so far written or found unchanged (it may wait for status_interval, by the
+  // injected clock). True at once without the PodGroup CRD; false when `timeout` passes first.
+  bool StatusSettledForTest(std::chrono::milliseconds timeout);
   // Runs on the worker after a gang's pods were checked and before its Bindings are posted.
   void SetBeforeBindForTest(std::function<void(const std::string& key)> hook) {
     before_bind_for_test_ = std::move(hook);
@@ -233,6 +243,8 @@ class PodGroupScheduler {
                  const std::string& reason,
                  const std::string& message);
   void MarkDirty(const std::string& key);
+  // Posts `task` to `pool`, counted in pool_tasks_ until it has run (SettleForTest); mu_ not held.
+  void PostCounted(WorkPool& pool, std::function<void()> task);
   // Records a change of gang `key`'s pods or PodGroup and marks it for a look; mu_ held.
   void ChangedLocked(const std::string& key);
   // The PodGroup `key` ("<ns>/<name>") wants its status looked at (a no-op without the CRD).
@@ -268,7 +280,9 @@ class PodGroupScheduler {
   bool tick_for_test_ = false;  // guarded by mu_
   bool working_ = false;         // guarded by mu_: the worker handles what it took
   std::uint64_t pods_applied_rv_ = 0;  // guarded by mu_: the last pod change OnPod() handled
-  std::condition_variable settled_;    // working_, pods_applied_rv_
+  std::uint64_t groups_applied_rv_ = 0;  // guarded by mu_: the last OnPodGroup() handled
+  int pool_tasks_ = 0;                   // guarded by mu_: PostCounted tasks not yet run
+  std::condition_variable settled_;      // working_, pods_applied_rv_, pool_tasks_
   // Gang key -> pod name -> pod: every lockstep-scheduled pod not created by lockstep.
   std::map<std::string, std::map<std::string, SharedPod>> pods_;  // guarded by mu_
   std::map<std::string, std::string> pod_gang_;              // guarded by mu_: "ns/pod" -> gang key

@@ -13,7 +13,7 @@ TEST_F(PodGroupSchedulerTest, GangOfFourIsBoundWholeOnDistinctNodes) {
   SyncNodes();
   StartScheduler();
   CreatePods("train", 0, 4, "4");
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("train") == 4; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return BoundCount("train") == 4; }, seconds(20)));
   std::set<std::string> nodes;
   for (const auto& [pod, node] : Placement("train")) nodes.insert(node);
   EXPECT_EQ(nodes.size(), 4u);
@@ -30,13 +30,13 @@ TEST_F(PodGroupSchedulerTest, GangWaitsUntilTheWholeGangFitsThenBinds) {
   StartScheduler();
   CreatePods("wide", 0, 4, "4");
   ASSERT_TRUE(
-      WaitUntil([&] { return scheduler_->JobOfGangForTest(ns_ + "/wide") != 0; }, seconds(10)));
+      WaitFor([&] { return scheduler_->JobOfGangForTest(ns_ + "/wide") != 0; }, seconds(10)));
   Settle();  // a scheduling pass has run with three nodes, and its orders (none) were handled
   EXPECT_EQ(BoundCount("wide"), 0) << "three free nodes must not get three of four pods";
   EXPECT_EQ(JobState(scheduler_->JobOfGangForTest(ns_ + "/wide")), "PENDING");
   SetNodeReady(3, true);
   SyncNodes();
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("wide") == 4; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return BoundCount("wide") == 4; }, seconds(20)));
 }
 
 TEST_F(PodGroupSchedulerTest, GangThatCanNeverFitGetsAnEventAndNoBinding) {
@@ -46,18 +46,18 @@ TEST_F(PodGroupSchedulerTest, GangThatCanNeverFitGetsAnEventAndNoBinding) {
   o.clock = &manual_clock_;  // the retries come when the test moves it
   StartScheduler(o);
   CreatePods("huge", 0, 16, "16");
-  ASSERT_TRUE(WaitUntil([&] { return Events("FailedScheduling").size() >= 16; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return Events("FailedScheduling").size() >= 16; }, seconds(20)));
   for (const std::string& m : Events("FailedScheduling")) {
     EXPECT_NE(m.find("gang " + ns_ + "/huge (16 pods"), std::string::npos) << m;
     EXPECT_NE(m.find("requested node configuration is not available"), std::string::npos) << m;
     EXPECT_NE(m.find("none of its pods is bound"), std::string::npos) << m;
   }
-  ASSERT_TRUE(WaitUntil([&] { return scheduler_->stats().rejected >= 1; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return scheduler_->stats().rejected >= 1; }, seconds(20)));
   for (int retry = 0; retry < 2; ++retry) {  // past a retry, twice
     const std::int64_t before = scheduler_->stats().rejected;
     manual_clock_.Advance(milliseconds(1001));  // the fixture's retry_interval is 1 s
     scheduler_->TickForTest();
-    ASSERT_TRUE(WaitUntil([&] { return scheduler_->stats().rejected > before; }, seconds(20)));
+    ASSERT_TRUE(WaitFor([&] { return scheduler_->stats().rejected > before; }, seconds(20)));
   }
   Settle();
   EXPECT_EQ(BoundCount("huge"), 0);
@@ -75,7 +75,7 @@ TEST_F(PodGroupSchedulerTest, IncompleteGangStaysUnboundUntilItsLastPod) {
   EXPECT_EQ(BoundCount("late"), 0);
   EXPECT_EQ(scheduler_->JobOfGangForTest(ns_ + "/late"), 0u) << "no job for 3 of 4";
   CreatePods("late", 3, 4, "4");
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("late") == 4; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return BoundCount("late") == 4; }, seconds(20)));
 }
 
 TEST_F(PodGroupSchedulerTest, PodsFinishingEndTheJob) {
@@ -83,7 +83,7 @@ TEST_F(PodGroupSchedulerTest, PodsFinishingEndTheJob) {
   SyncNodes();
   StartScheduler();
   CreatePods("done", 0, 2, "2");
-  ASSERT_TRUE(WaitUntil([&] { return BoundCount("done") == 2; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return BoundCount("done") == 2; }, seconds(20)));
   JobId job = scheduler_->JobOfGangForTest(ns_ + "/done");
   ASSERT_NE(job, 0u);
   for (int i = 0; i < 2; ++i) {
@@ -96,8 +96,7 @@ TEST_F(PodGroupSchedulerTest, PodsFinishingEndTheJob) {
       EXPECT_EQ(JobState(job), "RUNNING") << "one pod of two ended";
     }
   }
-  ASSERT_TRUE(WaitUntil([&] { return JobState(job) == "COMPLETED"; }, seconds(20)))
-      << JobState(job);
+  ASSERT_TRUE(WaitFor([&] { return JobState(job) == "COMPLETED"; }, seconds(20))) << JobState(job);
   Json jobs = controller_->ListJobs({{"job", std::to_string(job)}, {"all", "1"}});
   ASSERT_EQ(jobs["jobs"].size(), 1u);
   EXPECT_EQ(jobs["jobs"][0]["state"], "COMPLETED");
@@ -110,16 +109,16 @@ TEST_F(PodGroupSchedulerTest, PendingGangLosingAPodIsCancelled) {
   StartScheduler();
   CreatePods("gone", 0, 2, "2");
   ASSERT_TRUE(
-      WaitUntil([&] { return scheduler_->JobOfGangForTest(ns_ + "/gone") != 0; }, seconds(10)));
+      WaitFor([&] { return scheduler_->JobOfGangForTest(ns_ + "/gone") != 0; }, seconds(10)));
   JobId job = scheduler_->JobOfGangForTest(ns_ + "/gone");
   DeleteOptions d;
   d.grace_period_seconds = 0;
   ASSERT_TRUE(client_->Delete(PodPath(ns_, "gone-1"), d).ok());
-  ASSERT_TRUE(WaitUntil([&] { return JobState(job) == "CANCELLED"; }, seconds(10)))
-      << JobState(job);
+  ASSERT_TRUE(WaitFor([&] { return JobState(job) == "CANCELLED"; }, seconds(10))) << JobState(job);
   SetNodeReady(1, true);
   SyncNodes();
-  std::this_thread::sleep_for(seconds(1));
+  Settle();  // a scheduling pass with room for the whole gang, and the scheduler after it
+  EXPECT_EQ(scheduler_->JobOfGangForTest(ns_ + "/gone"), 0u) << "no job for half a gang";
   EXPECT_EQ(BoundCount("gone"), 0) << "half a gang is never bound";
 }
 
@@ -135,11 +134,11 @@ TEST_F(PodGroupSchedulerTest, BindingThatFailsHalfwayUnbindsTheGang) {
     (void)client_->Delete(PodPath(ns_, "race-2"), d);
   });
   CreatePods("race", 0, 4, "4");
-  ASSERT_TRUE(WaitUntil([&] { return scheduler_->stats().bind_failures == 1; }, seconds(20)));
-  ASSERT_TRUE(WaitUntil([&] { return Placement("race").empty(); }, seconds(10)))
+  ASSERT_TRUE(WaitFor([&] { return scheduler_->stats().bind_failures == 1; }, seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return Placement("race").empty(); }, seconds(10)))
       << "bound pods of a broken gang are deleted";
   EXPECT_EQ(scheduler_->stats().bound_pods, 0);
-  ASSERT_TRUE(WaitUntil([&] { return scheduler_->stats().cancelled == 1; }, seconds(10)));
+  ASSERT_TRUE(WaitFor([&] { return scheduler_->stats().cancelled == 1; }, seconds(10)));
 }
 
 TEST_F(PodGroupSchedulerTest, BadObjectsGetClearEvents) {
@@ -172,11 +171,11 @@ TEST_F(PodGroupSchedulerTest, BadObjectsGetClearEvents) {
       if (m.find(text) != std::string::npos) return true;
     return false;
   };
-  EXPECT_TRUE(WaitUntil([&] { return has("gang-size"); }, seconds(10)));
-  EXPECT_TRUE(WaitUntil([&] { return has("PodGroup CRD"); }, seconds(10)));
+  EXPECT_TRUE(WaitFor([&] { return has("gang-size"); }, seconds(10)));
+  EXPECT_TRUE(WaitFor([&] { return has("PodGroup CRD"); }, seconds(10)));
   EXPECT_TRUE(
-      WaitUntil([&] { return has("requested node configuration is not available"); }, seconds(10)));
-  EXPECT_TRUE(WaitUntil(
+      WaitFor([&] { return has("requested node configuration is not available"); }, seconds(10)));
+  EXPECT_TRUE(WaitFor(
       [&] {
         return has("pod " + ns_ +
                    "/gt-0: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring"

@@ -1,10 +1,10 @@
 #include "backend/kubernetes/gangs/pod_group_status_writer.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <vector>
 
 #include "backend/kubernetes/client/api_error.h"
+#include "common/log.h"
 
 namespace lockstep::kube {
 
@@ -32,6 +32,11 @@ void PodGroupStatusWriter::Stop() {
 std::int64_t PodGroupStatusWriter::writes() const {
   std::lock_guard<std::mutex> lock(mu_);
   return writes_;
+}
+
+bool PodGroupStatusWriter::SettleForTest(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return settled_.wait_for(lock, timeout, [&] { return due_.empty() && !writing_; });
 }
 
 void PodGroupStatusWriter::MarkDirty(const std::string& key) {
@@ -76,9 +81,12 @@ void PodGroupStatusWriter::Run() {
         ++it;
       }
     }
+    writing_ = true;
     lock.unlock();
     for (const std::string& key : keys) Write(key);
     lock.lock();
+    writing_ = false;
+    settled_.notify_all();
   }
 }
 
@@ -103,8 +111,8 @@ void PodGroupStatusWriter::Write(const std::string& key) {
   }
   written_.erase(key);
   if (IsNotFound(r.status())) return;  // deleted meanwhile
-  std::fprintf(stderr, "lockstepd: pod groups: status of %s: %s\n", key.c_str(),
-               r.status().ToString().c_str());
+  log::Warning("pod groups: status of {}: {} (again in {} ms)", key, r.status().ToString(),
+               options_.interval.count());
   if (!stop_) due_.emplace(key, options_.clock->MonotonicNow() + options_.interval);  // again later
 }
 

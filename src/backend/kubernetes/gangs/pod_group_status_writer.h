@@ -61,6 +61,11 @@ class PodGroupStatusWriter {
   void Forget(const std::string& key);
   // Status patches that the apiserver accepted.
   std::int64_t writes() const;
+  // A barrier instead of a sleep: waits until nothing is due and no write is under way, every
+  // PodGroup marked so far written or found unchanged. A key is due `delay` after its mark, and
+  // no sooner than `interval` after its last write, by the injected clock: with a ManualClock the
+  // test advances it. False when `timeout` passes first.
+  bool SettleForTest(std::chrono::milliseconds timeout);
   // Runs before each patch, without locks held (set before Start()).
   void SetBeforeWriteForTest(std::function<void(const std::string& key)> hook) {
     before_write_for_test_ = std::move(hook);
@@ -76,7 +81,9 @@ class PodGroupStatusWriter {
 
   mutable std::mutex mu_;
   std::condition_variable wake_;
-  bool stop_ = false;  // guarded by mu_
+  bool stop_ = false;                // guarded by mu_
+  bool writing_ = false;             // guarded by mu_: keys taken from due_ are being written
+  std::condition_variable settled_;  // due_ empty and !writing_
   using Clock = std::chrono::steady_clock;
   std::map<std::string, Clock::time_point> due_;         // guarded by mu_: dirty keys
   std::map<std::string, Clock::time_point> last_write_;  // guarded by mu_

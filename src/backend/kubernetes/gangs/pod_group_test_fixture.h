@@ -30,7 +30,7 @@ namespace lockstep::kube::gangs_test {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using testing::WaitUntil;
+using testing::WaitFor;
 
 // Forwards the launches of jobs that stand for pod groups to the scheduler, as the core backend
 // does.
@@ -219,26 +219,38 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
     }
   }
 
-  // The test wrote this pod: Settle() waits until the scheduler has seen it.
-  void NoteWrite(const Json& pod) {
-    const Json& v = pod["metadata"]["resourceVersion"];
-    if (v.is_string()) last_pod_rv_ = std::max<std::uint64_t>(last_pod_rv_, std::stoull(v.get<std::string>()));
+  // The test wrote this pod (or, NotePodGroupWrite, this PodGroup): Settle() waits until the
+  // scheduler has seen it.
+  void NoteWrite(const Json& pod) { NoteResourceVersion(pod, &last_pod_rv_); }
+  void NotePodGroupWrite(const Json& group) { NoteResourceVersion(group, &last_group_rv_); }
+  static void NoteResourceVersion(const Json& object, std::uint64_t* last) {
+    const Json& v = object["metadata"]["resourceVersion"];
+    ASSERT_TRUE(v.is_string()) << "no resourceVersion to wait for: " << object.dump();
+    *last = std::max<std::uint64_t>(*last, std::stoull(v.get<std::string>()));
   }
 
-  // A barrier instead of a sleep: the scheduler has handled every pod the test wrote (and the
-  // gangs they made dirty), the controller has applied what it was told and run a scheduling
-  // pass, and the scheduler has handled the orders that pass gave.
+  // A barrier instead of a sleep: the scheduler has handled every pod and PodGroup the test
+  // wrote (and the gangs they made dirty), the controller has applied what it was told and run
+  // a scheduling pass, and the scheduler has handled the orders that pass gave (its Bindings
+  // done). What has not happened by then will not without another change: tests assert it then.
   void Settle() {
-    ASSERT_TRUE(scheduler_->SettleForTest(last_pod_rv_, seconds(20)));
+    ASSERT_TRUE(scheduler_->SettleForTest(last_pod_rv_, seconds(20), last_group_rv_));
     controller_->SettleForTest();
     controller_->PassForTest();
     controller_->SettleForTest();
-    ASSERT_TRUE(scheduler_->SettleForTest(last_pod_rv_, seconds(20)));
+    ASSERT_TRUE(scheduler_->SettleForTest(last_pod_rv_, seconds(20), last_group_rv_));
+  }
+
+  // Settle(), and then the PodGroup status writer has written, or found unchanged, the status of
+  // every PodGroup marked meanwhile.
+  void SettleStatus() {
+    Settle();
+    ASSERT_TRUE(scheduler_->StatusSettledForTest(seconds(20)));
   }
 
   // The nodes the gang's pods are bound to, once all `count` are.
   std::set<std::string> BoundNodes(const std::string& gang, int count) {
-    EXPECT_TRUE(WaitUntil([&] { return BoundCount(gang) == count; }, seconds(20)))
+    EXPECT_TRUE(WaitFor([&] { return BoundCount(gang) == count; }, seconds(20)))
         << gang << ": " << BoundCount(gang) << " of " << count << " bound";
     std::set<std::string> nodes;
     for (const auto& [pod, node] : Placement(gang)) nodes.insert(node);
@@ -295,7 +307,8 @@ class PodGroupSchedulerTest : public testing::ApiServerTest {
   std::function<void(const std::string&)> status_write_hook_;  // set before StartScheduler()
   GangBackend backend_;
   std::unique_ptr<controller::Controller> controller_;
-  std::uint64_t last_pod_rv_ = 0;  // of the test's last pod write (NoteWrite)
+  std::uint64_t last_pod_rv_ = 0;    // of the test's last pod write (NoteWrite)
+  std::uint64_t last_group_rv_ = 0;  // of its last PodGroup write (NotePodGroupWrite)
   // For tests that move time themselves (options.clock); outlives the scheduler.
   ManualClock manual_clock_;
   std::unique_ptr<PodGroupScheduler> scheduler_;

@@ -23,7 +23,7 @@ using std::chrono::milliseconds;
 using testing::Apply;
 using testing::LoadManifest;
 using testing::SourceDir;
-using testing::WaitUntil;
+using testing::WaitFor;
 
 // In the order `kubectl apply -f deploy/kubernetes/` must follow (the namespace first).
 const std::vector<std::string> kManifests = {
@@ -228,14 +228,14 @@ TEST_F(DeployManifestsTest, LeaderElectionWorksWithTheServiceAccountsRights) {
   o.retry_period = milliseconds(300);
   LeaderElector elector(sa.get(), o, nullptr, nullptr);
   elector.Start();
-  EXPECT_TRUE(WaitUntil([&] { return elector.IsLeader(); }, milliseconds(5'000)));
+  EXPECT_TRUE(WaitFor([&] { return elector.IsLeader(); }, milliseconds(5'000)));
   // Renewals (update) are allowed too: the Lease's renewTime moves on.
   auto renewed = [&] {
     Result<Json> l = admin().Get("/apis/coordination.k8s.io/v1/namespaces/lockstep/leases/lockstepd");
     return l.ok() ? LeaseRecordFromObject(*l).renew_time : std::string();
   };
   const std::string first = renewed();
-  EXPECT_TRUE(WaitUntil([&] { return renewed() != first; }, milliseconds(5'000)));
+  EXPECT_TRUE(WaitFor([&] { return renewed() != first; }, milliseconds(5'000)));
   EXPECT_TRUE(elector.IsLeader());
   elector.Stop();  // release: an update
   Result<Json> l = admin().Get("/apis/coordination.k8s.io/v1/namespaces/lockstep/leases/lockstepd");

@@ -2,12 +2,12 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <functional>
 #include <random>
 #include <utility>
 
 #include "backend/kubernetes/client/api_error.h"
+#include "common/log.h"
 
 namespace lockstep::kube {
 
@@ -79,7 +79,7 @@ LeaderElector::LeaderElector(KubeClient* client, LeaderElectionOptions o,
   LOCKSTEP_CHECK(client_ != nullptr);
   if (options_.identity.empty()) options_.identity = DefaultLeaderIdentity();
   if (Status st = ValidateLeaderElectionOptions(options_); !st.ok()) {
-    std::fprintf(stderr, "%s\n", st.message().c_str());
+    log::Error("{}", st.message());
     LOCKSTEP_CHECK(st.ok());
   }
 }
@@ -123,11 +123,12 @@ std::string LeaderElector::LeasePath() const {
   return "/apis/coordination.k8s.io/v1/namespaces/" + options_.ns + "/leases/" + options_.name;
 }
 
-void LeaderElector::Log(const std::string& message) {
+void LeaderElector::Log(log::Level level, const std::string& message) {
   if (message == last_log_) return;  // a standby says "held by X" once, not every retry
   last_log_ = message;
-  std::fprintf(stderr, "leader election %s/%s (%s): %s\n", options_.ns.c_str(),
-               options_.name.c_str(), options_.identity.c_str(), message.c_str());
+  if (!log::Enabled(level)) return;
+  log::Write(level, "leader election " + options_.ns + "/" + options_.name + " (" +
+                        options_.identity + "): " + message);
 }
 
 void LeaderElector::Run() {
@@ -141,7 +142,7 @@ void LeaderElector::Run() {
       continue;
     }
     leading_.store(true);
-    Log("leading");
+    Log(log::Level::kInfo, "leading");
     if (on_started_leading_) on_started_leading_();
     bool stop_requested = false;
     std::string why;
@@ -169,7 +170,7 @@ void LeaderElector::Run() {
       Release();
       return;
     }
-    Log("stopped leading: " + why);
+    Log(log::Level::kInfo, "stopped leading: " + why);
     if (on_stopped_leading_) on_stopped_leading_();
   }
 }
@@ -183,7 +184,7 @@ bool LeaderElector::TryAcquireOrRenew() {
 bool LeaderElector::TryAcquireOrRenewOnce() {
   const Clock::time_point start = options_.clock->MonotonicNow();
   if (unreachable_.load()) {
-    Log("cannot reach the apiserver (SetUnreachableForTest)");
+    Log(log::Level::kWarning, "cannot reach the apiserver (SetUnreachableForTest)");
     return false;
   }
   Result<Json> got = client_->Get(LeasePath());
@@ -191,7 +192,7 @@ bool LeaderElector::TryAcquireOrRenewOnce() {
   if (got.ok()) {
     current = LeaseRecordFromObject(*got);
   } else if (!IsNotFound(got.status())) {
-    Log("cannot read the lease: " + got.status().message());
+    Log(log::Level::kWarning, "cannot read the lease: " + got.status().message());
     return false;
   }
   const LeaseDecision d =
@@ -202,7 +203,7 @@ bool LeaderElector::TryAcquireOrRenewOnce() {
   Result<Json> written = Status::Ok();
   switch (d.action) {
     case LeaseAction::kBackOff:
-      Log("standby: the lease is held by " + current->holder_identity);
+      Log(log::Level::kInfo, "standby: the lease is held by " + current->holder_identity);
       return false;
     case LeaseAction::kCreate:
       written =
@@ -219,10 +220,11 @@ bool LeaderElector::TryAcquireOrRenewOnce() {
   }
   if (!written.ok()) {
     if (IsAlreadyExists(written.status()) || IsConflict(written.status())) {
-      Log(std::string("lost the race to ") + LeaseActionName(d.action) + " the lease");
+      Log(log::Level::kInfo,
+          std::string("lost the race to ") + LeaseActionName(d.action) + " the lease");
     } else {
-      Log(std::string("cannot ") + LeaseActionName(d.action) +
-          " the lease: " + written.status().message());
+      Log(log::Level::kWarning, std::string("cannot ") + LeaseActionName(d.action) +
+                                    " the lease: " + written.status().message());
     }
     return false;
   }
@@ -230,8 +232,9 @@ bool LeaderElector::TryAcquireOrRenewOnce() {
   observed_ = {LeaseRecordFromObject(lease_), options_.clock->MonotonicNow()};
   renewed_at_ns_.store(SteadyNs(start));
   if (d.action != LeaseAction::kRenew) {
-    Log(std::string(d.action == LeaseAction::kCreate ? "created" : "acquired") +
-        " the lease (transitions " + std::to_string(d.desired.lease_transitions) + ")");
+    Log(log::Level::kInfo, std::string(d.action == LeaseAction::kCreate ? "created" : "acquired") +
+                               " the lease (transitions " +
+                               std::to_string(d.desired.lease_transitions) + ")");
   }
   return true;
 }
@@ -244,11 +247,11 @@ void LeaderElector::Release() {
   lease["spec"] = LeaseSpecJson(ReleasedRecord(held, std::chrono::system_clock::now()));
   Result<Json> r = client_->Update(LeasePath(), lease);
   if (!r.ok()) {
-    Log("cannot release the lease: " + r.status().message());
+    Log(log::Level::kWarning, "cannot release the lease: " + r.status().message());
     return;
   }
   lease_ = *r;
-  Log("released the lease");
+  Log(log::Level::kInfo, "released the lease");
 }
 
 }  // namespace lockstep::kube

@@ -30,6 +30,7 @@
 #include "backend/kubernetes/client/kube_client.h"
 #include "backend/kubernetes/leader/lease_record.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/status.h"
 
 namespace lockstep::kube {
@@ -105,7 +106,8 @@ class LeaderElector {
   bool Sleep(std::chrono::steady_clock::duration d);
   bool stopping();
   std::string LeasePath() const;
-  void Log(const std::string& message);
+  // One line at `level` (common/log.h), unless it repeats the previous one.
+  void Log(log::Level level, const std::string& message);
 
   KubeClient* const client_;
   LeaderElectionOptions options_;

@@ -333,9 +333,9 @@ TEST_F(PodProtoTest, AnInformerInProtobufSeesWhatOneInJsonSees) {
     return phases.count(name) ? phases[name] : "";
   };
   EXPECT_TRUE(
-      testing::WaitUntil([&] { return phase("after") == "Succeeded"; }, std::chrono::seconds(30)));
+      testing::WaitFor([&] { return phase("after") == "Succeeded"; }, std::chrono::seconds(30)));
   EXPECT_TRUE(
-      testing::WaitUntil([&] { return phase("before") == "gone"; }, std::chrono::seconds(30)));
+      testing::WaitFor([&] { return phase("before") == "gone"; }, std::chrono::seconds(30)));
   std::optional<Json> cached = informer.Get("proto-watch/after");
   ASSERT_TRUE(cached.has_value());
   EXPECT_EQ((*cached)["kind"], "Pod");
