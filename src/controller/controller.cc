@@ -324,17 +324,22 @@ void Controller::NewSchedulerLocked() {
   cluster.running.clear();
   cluster.finished.clear();
   sched_ = std::make_unique<engine::Scheduler>(std::move(cluster), cluster_.policy);
-  sched_node_states_.assign(nodes_.size(), engine::NodeState::kUp);
   sched_accounts_ = cluster_.base.accounts.size();
   sched_associations_ = cluster_.base.associations.size();
   for (const auto& [id, e] : jobs_) dirty_.insert(id);
 }
 
 bool Controller::ReplayChangesLocked(Time now) {
-  // Nodes joined or changed (a backend's): the scheduler starts again from the cluster, and
-  // every job is replayed (running jobs name nodes by name, and one that named a node not
-  // known at its last replay must now be placed with its allocation).
-  if (!sched_ || cluster_changed_) NewSchedulerLocked();
+  const bool fresh_nodes = !sched_ || cluster_changed_;
+  if (!sched_) {
+    NewSchedulerLocked();
+  } else if (cluster_changed_) {
+    // Nodes joined or changed (a backend's; nodes are only ever added, so indices hold): the
+    // scheduler takes the cluster anew, and running jobs are replayed, since one that named a
+    // node not known at its last replay must now be placed with its allocation.
+    sched_->SetCluster(cluster_.base);
+    dirty_.insert(active_.begin(), active_.end());
+  }
   cluster_changed_ = false;
   for (JobId id : dirty_) {
     shown_.erase(id);  // what the next pass says of it is published whether it changed or not
@@ -354,6 +359,11 @@ bool Controller::ReplayChangesLocked(Time now) {
                       cluster_.base.associations);
     sched_accounts_ = cluster_.base.accounts.size();
     sched_associations_ = cluster_.base.associations.size();
+  }
+  // Nodes the scheduler was just given are in the states the cluster's file says.
+  if (fresh_nodes) {
+    sched_node_states_.clear();
+    for (const engine::Node& n : sched_->snapshot().nodes) sched_node_states_.push_back(n.state);
   }
   for (std::uint32_t n = 0; n < nodes_.size(); ++n) {
     engine::NodeState state = SchedulingStateLocked(n);

@@ -261,6 +261,16 @@ void Scheduler::SetNode(std::uint32_t node, Node n) {
   Rebuild();
 }
 
+void Scheduler::SetCluster(const Snapshot& cluster) {
+  s_->nodes = cluster.nodes;
+  s_->switches = cluster.switches;
+  s_->blocks = cluster.blocks;
+  s_->gpu_types = cluster.gpu_types;
+  s_->features = cluster.features;
+  s_->partitions = cluster.partitions;
+  Rebuild();
+}
+
 void Scheduler::SetUsage(std::uint32_t association, double usage) {
   if (association >= s_->associations.size()) return;
   s_->associations[association].usage = usage;

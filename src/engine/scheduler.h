@@ -74,6 +74,10 @@ class Scheduler {
   void SetNodeState(std::uint32_t node, NodeState state, std::string reason = {});
   // A node's resources or topology changed: the pass's state is rebuilt.
   void SetNode(std::uint32_t node, Node n);
+  // Nodes, switches, blocks, GPU types, features and partitions from `cluster` (its jobs and
+  // the rest are ignored): the pass's state is rebuilt. Node indices of running jobs must
+  // still hold, or those jobs be set again.
+  void SetCluster(const Snapshot& cluster);
   // Decayed fair-share usage of one association (taken into account at the next Plan).
   void SetUsage(std::uint32_t association, double usage);
   // Partitions, QoS, accounts or associations changed: the pass's state is rebuilt.

@@ -318,7 +318,10 @@ class Sequence {
       for (const NodeAllocation& a : j.allocation.nodes)
         if (a.node == n) used += a.cpus;
     mirror_.nodes[n].cpus = std::max(used, 32 + 16 * Pick(0, 2));
-    sched_.SetNode(n, mirror_.nodes[n]);
+    if (Pick(0, 1) == 0)
+      sched_.SetNode(n, mirror_.nodes[n]);
+    else
+      sched_.SetCluster(mirror_);  // as lockstepd when a backend's nodes change
   }
 
   std::mt19937_64 rng_;
