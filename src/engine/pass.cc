@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "engine/priority.h"
+
 namespace lockstep::engine {
 namespace {
 
@@ -383,13 +385,24 @@ PendingReason Pass::CheckEligibility(std::uint32_t j) const {
   return eligibility_.Check(job, s_.now, array_started);
 }
 
+std::vector<std::pair<JobId, PriorityBreakdown>> Pass::ComputeAllPriorities() const {
+  std::vector<std::pair<JobId, PriorityBreakdown>> out;
+  out.reserve(s_.pending.size());
+  for (std::uint32_t j = 0; j < s_.pending.size(); ++j)
+    out.emplace_back(s_.pending[j].id,
+                     ComputePriority(s_.pending[j], shapes_[j], s_, *queue_.context, o_.weights));
+  return out;
+}
+
 Plan Pass::Run() {
   if (detail_ == PlanDetail::kFull) {
     // plan() throws its queue away after the pass: the plan may take the priorities whole.
     if (queue_is_scratch_)
       plan_.priorities = std::move(queue_.priorities);
-    else
+    else if (!queue_.priorities.empty() || !queue_.context)
       plan_.priorities = queue_.priorities;
+    else
+      plan_.priorities = ComputeAllPriorities();
   }
   std::int64_t tested = 0;
   for (const QueueEntry& entry : queue_.order) {

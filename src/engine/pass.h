@@ -60,6 +60,8 @@ class Pass {
   void MarkPreempted(std::uint32_t r, std::uint32_t for_job, PreemptMode mode, Seconds grace);
 
  private:
+  // Every pending job's priority breakdown, from the queue's context (a full plan's).
+  std::vector<std::pair<JobId, PriorityBreakdown>> ComputeAllPriorities() const;
   ShapeKey KeyOf(std::uint32_t j) const;
   // Static limits, then whether the partition could ever run it; remembered per job.
   PendingReason StaticReason(std::uint32_t j);

@@ -43,10 +43,16 @@ inline Time PriorityTime(Time now, Seconds period) {
   return now - (r < 0 ? r + period : r);
 }
 
-// Every pending job's priority (per Snapshot::pending index) and the queue in order.
+struct PriorityContext;
+
+// The queue in order, and what a full plan says of every pending job's priority: either the
+// breakdowns themselves (plan() computes them anyway), or, when `priorities` is empty, the
+// context to compute them again with (the Scheduler keeps only each job's total: the
+// breakdown, 72 bytes a job, is wanted only by full plans).
 struct QueueState {
-  std::vector<std::pair<JobId, PriorityBreakdown>> priorities;  // as Plan::priorities wants them
+  std::vector<std::pair<JobId, PriorityBreakdown>> priorities;  // per Snapshot::pending index
   std::vector<QueueEntry> order;
+  const PriorityContext* context = nullptr;  // what the priorities in `order` were computed with
 };
 
 QueueState BuildQueue(const Snapshot& s, const std::vector<JobShape>& shapes,

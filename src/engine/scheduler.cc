@@ -29,8 +29,7 @@ void Scheduler::Rebuild() {
   deadlines_ = {};
   for (std::uint32_t r = 0; r < s_->running.size(); ++r)
     deadlines_.push({st_->running_ends[r], s_->running[r].id});
-  queue_.priorities.clear();
-  for (const Job& j : s_->pending) queue_.priorities.emplace_back(j.id, PriorityBreakdown{});
+  priority_totals_.assign(s_->pending.size(), 0);
   queue_.order.clear();
   tombstones_ = 0;
   priorities_stale_ = true;
@@ -107,7 +106,7 @@ void Scheduler::Unplace(JobId id) {
 }
 
 QueueEntry Scheduler::EntryOf(std::uint32_t j) const {
-  return QueueEntryOf(s_->pending[j], queue_.priorities[j].second.total, j, *s_);
+  return QueueEntryOf(s_->pending[j], priority_totals_[j], j, *s_);
 }
 
 std::vector<QueueEntry>::iterator Scheduler::FindEntry(std::uint32_t j) {
@@ -135,10 +134,10 @@ void Scheduler::AddPending(Job job) {
   else
     st_->eligibility.AddPending(added);
   // While priorities are stale the queue is rebuilt at the next Plan anyway.
-  queue_.priorities.emplace_back(
-      s_->pending[j].id,
-      priorities_stale_ ? PriorityBreakdown{}
-                        : ComputePriority(s_->pending[j], st_->shapes[j], *s_, ctx_, o_.weights));
+  priority_totals_.push_back(
+      priorities_stale_
+          ? 0
+          : ComputePriority(s_->pending[j], st_->shapes[j], *s_, ctx_, o_.weights).total);
   if (priorities_stale_) return;
   QueueEntry e = EntryOf(j);
   queue_.order.insert(std::upper_bound(queue_.order.begin(), queue_.order.end(), e, QueueBefore),
@@ -166,7 +165,7 @@ void Scheduler::RemovePendingAt(std::uint32_t j) {
     st_->static_reason[j] = st_->static_reason[last];
     st_->need_class[j] = st_->need_class[last];
     st_->hot[j] = st_->hot[last];
-    queue_.priorities[j] = queue_.priorities[last];
+    priority_totals_[j] = priority_totals_[last];
     slots_[s_->pending[j].id] = {List::kPending, j};
   }
   s_->pending.pop_back();
@@ -174,7 +173,7 @@ void Scheduler::RemovePendingAt(std::uint32_t j) {
   st_->static_reason.pop_back();
   st_->need_class.pop_back();
   st_->hot.pop_back();
-  queue_.priorities.pop_back();
+  priority_totals_.pop_back();
 }
 
 void Scheduler::ChangeRunningHolds(std::uint32_t r, int sign) {
@@ -301,8 +300,8 @@ void Scheduler::RefreshPriorities() {
   queue_.order.clear();
   queue_.order.reserve(s_->pending.size());
   for (std::uint32_t j = 0; j < s_->pending.size(); ++j) {
-    queue_.priorities[j] = {s_->pending[j].id,
-                            ComputePriority(s_->pending[j], st_->shapes[j], *s_, ctx_, o_.weights)};
+    priority_totals_[j] =
+        ComputePriority(s_->pending[j], st_->shapes[j], *s_, ctx_, o_.weights).total;
     queue_.order.push_back(EntryOf(j));
   }
   std::sort(queue_.order.begin(), queue_.order.end(), QueueBefore);
@@ -382,6 +381,7 @@ engine::Plan Scheduler::Plan(Time now, PlanDetail detail) {
   ForgetOldFinished();
   RefreshPriorities();
   CompactQueue();
+  queue_.context = &ctx_;  // a member: the Scheduler may have moved since the last Plan
   st_->planner.BeginPass();
   engine::Plan plan = Pass(*st_, o_, queue_, detail).Run();
   st_->free_index.AfterRollback(st_->planner.Rollback());

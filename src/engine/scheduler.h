@@ -129,7 +129,8 @@ class Scheduler {
   std::unique_ptr<Snapshot> s_;
   PolicyOptions o_;
   std::unique_ptr<EngineState> st_;
-  QueueState queue_;
+  QueueState queue_;  // the order; breakdowns are computed again for full plans
+  std::vector<std::uint32_t> priority_totals_;  // per s_->pending index
   PriorityContext ctx_;
   bool priorities_stale_ = true;
   std::size_t tombstones_ = 0;  // queue entries of jobs no longer pending
