@@ -57,9 +57,12 @@ Json StatusJson(const pb::NodeStatus& s) {
 Result<Json> NodeJsonFromProto(std::string_view message) {
   const pb::Node* node = proto_json::ParseInReusedArena<pb::Node>(message);
   if (node == nullptr) return InvalidArgument("protobuf: malformed Node");
-  return Json{{"metadata", proto_json::MetadataJson(node->metadata())},
-              {"spec", SpecJson(node->spec())},
-              {"status", StatusJson(node->status())}};
+  LOCKSTEP_RETURN_IF_ERROR(proto_json::CheckIdentityIsUtf8("Node", node->metadata()));
+  Json j = {{"metadata", proto_json::MetadataJson(node->metadata())},
+            {"spec", SpecJson(node->spec())},
+            {"status", StatusJson(node->status())}};
+  proto_json::CoerceToUtf8(j);
+  return j;
 }
 
 }  // namespace lockstep::kube

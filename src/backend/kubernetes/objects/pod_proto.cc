@@ -203,6 +203,10 @@ Json StatusJson(const pb::PodStatus& s) {
 Result<Json> DecodePod(std::string_view message, bool scheduling) {
   const pb::Pod* pod = proto_json::ParseInReusedArena<pb::Pod>(message);
   if (pod == nullptr) return InvalidArgument("protobuf: malformed Pod");
+  LOCKSTEP_RETURN_IF_ERROR(proto_json::CheckIdentityIsUtf8("Pod", pod->metadata()));
+  // The node a pod is bound to, which the apiserver validates as a name too.
+  LOCKSTEP_RETURN_IF_ERROR(
+      proto_json::CheckFieldIsUtf8("Pod", "spec.nodeName", pod->spec().nodename()));
   const View view = !scheduling                     ? View::kWhole
                     : pod->spec().nodename().empty() ? View::kPlacement
                                                      : View::kLife;
@@ -210,6 +214,7 @@ Result<Json> DecodePod(std::string_view message, bool scheduling) {
   j["metadata"] = proto_json::MetadataJson(pod->metadata());
   j["spec"] = SpecJson(pod->spec(), view);
   j["status"] = StatusJson(pod->status());
+  proto_json::CoerceToUtf8(j);
   return j;
 }
 

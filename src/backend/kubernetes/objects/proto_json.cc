@@ -1,9 +1,11 @@
 #include "backend/kubernetes/objects/proto_json.h"
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "backend/kubernetes/objects/pod_events.h"
+#include "common/utf8.h"
 
 namespace lockstep::kube::proto_json {
 
@@ -73,6 +75,55 @@ Json MetadataJson(const pb::ObjectMeta& m) {
   PutStrings(j, "finalizers", m.finalizers());
   Put(j, "clusterName", m.clustername());
   return j;
+}
+
+Status CheckFieldIsUtf8(std::string_view kind, std::string_view field, const std::string& value) {
+  if (!FirstNonUtf8Byte(value)) return Status::Ok();
+  return InvalidArgument("protobuf: " + std::string(kind) + " " + std::string(field) +
+                         " is not UTF-8 (" + DescribeNonUtf8(value) + ")");
+}
+
+Status CheckIdentityIsUtf8(std::string_view kind, const pb::ObjectMeta& m) {
+  LOCKSTEP_RETURN_IF_ERROR(CheckFieldIsUtf8(kind, "metadata.name", m.name()));
+  LOCKSTEP_RETURN_IF_ERROR(CheckFieldIsUtf8(kind, "metadata.generateName", m.generatename()));
+  LOCKSTEP_RETURN_IF_ERROR(CheckFieldIsUtf8(kind, "metadata.namespace", m.namespace_()));
+  LOCKSTEP_RETURN_IF_ERROR(CheckFieldIsUtf8(kind, "metadata.uid", m.uid()));
+  LOCKSTEP_RETURN_IF_ERROR(CheckFieldIsUtf8(kind, "metadata.resourceVersion", m.resourceversion()));
+  for (const auto& [key, value] : m.labels()) {
+    // The key in the message is made UTF-8: the message itself must be writable as JSON.
+    const std::string field = "metadata.labels[\"" + CoercedToUtf8(key) + "\"]";
+    LOCKSTEP_RETURN_IF_ERROR(CheckFieldIsUtf8(kind, field + " (the key)", key));
+    LOCKSTEP_RETURN_IF_ERROR(CheckFieldIsUtf8(kind, field, value));
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// `j`'s object keys that are not UTF-8, made so; the values under them are kept.
+void CoerceKeys(Json& j) {
+  std::vector<std::string> bad;
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (FirstNonUtf8Byte(it.key())) bad.push_back(it.key());
+  for (const std::string& key : bad) {
+    Json value = std::move(j[key]);
+    j.erase(key);
+    j[CoercedToUtf8(key)] = std::move(value);
+  }
+}
+
+}  // namespace
+
+void CoerceToUtf8(Json& j) {
+  if (j.is_string()) {
+    std::string& s = j.get_ref<std::string&>();
+    if (FirstNonUtf8Byte(s)) s = CoercedToUtf8(s);
+  } else if (j.is_object()) {
+    CoerceKeys(j);
+    for (Json& v : j) CoerceToUtf8(v);
+  } else if (j.is_array()) {
+    for (Json& v : j) CoerceToUtf8(v);
+  }
 }
 
 namespace {
