@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <cstring>
+
 namespace lockstep {
 namespace {
 
@@ -36,10 +39,21 @@ std::size_t SequenceLength(std::string_view text) {
   return length;
 }
 
+// The end of the ASCII bytes from `at` on, read 8 at a time: most text is ASCII.
+std::size_t SkipAscii(std::string_view text, std::size_t at) {
+  constexpr std::uint64_t kHighBits = 0x8080808080808080u;
+  for (std::uint64_t word = 0; at + sizeof word <= text.size(); at += sizeof word) {
+    std::memcpy(&word, text.data() + at, sizeof word);
+    if (word & kHighBits) break;
+  }
+  while (at < text.size() && static_cast<unsigned char>(text[at]) < 0x80) ++at;
+  return at;
+}
+
 }  // namespace
 
 std::optional<std::size_t> FirstNonUtf8Byte(std::string_view text) {
-  for (std::size_t at = 0; at < text.size();) {
+  for (std::size_t at = SkipAscii(text, 0); at < text.size(); at = SkipAscii(text, at)) {
     const std::size_t n = SequenceLength(text.substr(at));
     if (n == 0) return at;
     at += n;
