@@ -4,15 +4,17 @@
 //   line 1: METHOD TARGET [root]   ("POST /api/v1/jobs"; "root" makes the caller root, else
 //                                   the caller is the ordinary user alice)
 //   rest:   the body
-// Properties: no route crashes or lets an exception out; every answer is a JSON body; no
-// request ends in 500 (an internal error: an exception the route did not expect).
-// Long polls are not fuzzed: the fuzzer is one thread, so every "wait_ms" in the target becomes
-// "wait_0s" (an unknown key, so no wait), a target that spells it percent-encoded is skipped, and
-// the agents' poll is given no wait.
+// Properties: no route crashes or lets an exception out; every request is answered before
+// HandleRequest returns; every answer is a JSON body; no request ends in 500 (an internal
+// error: an exception the route did not expect).
+// Long polls answer at once: every "wait_ms" in the target becomes "wait_0s" (an unknown key, so
+// no wait), and a target that spells it percent-encoded is skipped. A waiting poll would answer
+// later, from another thread, after this input.
 // State: the controller keeps every job submitted; it is started again on a fresh directory every
 // kRequestsPerController inputs so that long runs stay bounded.
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,6 +30,7 @@
 #include "controller/api_routes.h"
 #include "controller/controller.h"
 #include "fuzz_check.h"
+#include "lockstepd/agent_endpoints.h"
 
 namespace {
 
@@ -52,21 +56,6 @@ qos:
   - {name: high, priority: 100}
 )";
 
-// lockstepd's adapter (src/lockstepd), except that a poll never waits: the fuzzer is one thread.
-class AgentEndpointsOf : public lockstep::controller::AgentEndpoints {
- public:
-  explicit AgentEndpointsOf(lockstep::agent::AgentBackend& agents) : agents_(agents) {}
-  lockstep::Status Register(const nlohmann::json& body) override { return agents_.Register(body); }
-  nlohmann::json Poll(const std::string& agent, std::chrono::milliseconds) override {
-    return agents_.Poll(agent, std::chrono::milliseconds(0));
-  }
-  lockstep::Status Events(const nlohmann::json& body) override { return agents_.Events(body); }
-  lockstep::Status Output(const nlohmann::json& body) override { return agents_.Output(body); }
-
- private:
-  lockstep::agent::AgentBackend& agents_;
-};
-
 // A controller with the agents' backend attached, on a directory of its own that it removes.
 class FuzzedDaemon {
  public:
@@ -87,7 +76,7 @@ class FuzzedDaemon {
     lockstep::agent::AgentBackendOptions ao;
     ao.nodes = {"gpu1", "gpu2", "cpu1", "cpu2"};
     agents_ = std::make_unique<lockstep::agent::AgentBackend>(controller_->events(), ao);
-    endpoints_ = std::make_unique<AgentEndpointsOf>(*agents_);
+    endpoints_ = std::make_unique<lockstep::lockstepd::AgentEndpointsOf>(*agents_);
     controller_->AttachBackend(agents_.get());
   }
   ~FuzzedDaemon() {
@@ -98,16 +87,21 @@ class FuzzedDaemon {
     std::filesystem::remove_all(dir_);
   }
 
-  http::response<http::string_body> Handle(const lockstep::Caller& caller,
-                                           const http::request<http::string_body>& request) {
-    return lockstep::controller::HandleRequest(*controller_, endpoints_.get(), caller, request);
+  // The answer, if it came before HandleRequest returned.
+  std::optional<lockstep::controller::ApiResponse> Handle(
+      const lockstep::Caller& caller, const http::request<http::string_body>& request) {
+    std::optional<lockstep::controller::ApiResponse> answer;
+    lockstep::controller::HandleRequest(
+        *controller_, endpoints_.get(), caller, request,
+        [&answer](lockstep::controller::ApiResponse r) { answer = std::move(r); });
+    return answer;
   }
 
  private:
   std::string dir_;
   std::unique_ptr<lockstep::controller::Controller> controller_;
   std::unique_ptr<lockstep::agent::AgentBackend> agents_;
-  std::unique_ptr<AgentEndpointsOf> endpoints_;
+  std::unique_ptr<lockstep::lockstepd::AgentEndpointsOf> endpoints_;
 };
 
 std::string_view NextWord(std::string_view& line) {
@@ -158,7 +152,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (PercentDecoded(target_without_waits).find("wait_ms") != std::string::npos) return 0;
 
   http::request<http::string_body> request;
-  request.method_string(method);
+  request.method_string(boost::beast::string_view(method.data(), method.size()));
   request.target(target_without_waits);
   request.version(11);
   request.body() = std::string(body);
@@ -166,11 +160,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const lockstep::Caller caller =
       as_root ? lockstep::Caller{0, 0, "root"} : lockstep::Caller{1000, 1000, "alice"};
 
-  const http::response<http::string_body> response = daemon->Handle(caller, request);
-  if (response.result() == http::status::internal_server_error) {
-    std::fprintf(stderr, "500: %s\n", response.body().c_str());
+  const std::optional<lockstep::controller::ApiResponse> response = daemon->Handle(caller, request);
+  FUZZ_CHECK(response.has_value());
+  if (response->result() == http::status::internal_server_error) {
+    std::fprintf(stderr, "500: %s\n", response->body().c_str());
   }
-  FUZZ_CHECK(response.result() != http::status::internal_server_error);
-  FUZZ_CHECK(nlohmann::json::accept(response.body()));
+  FUZZ_CHECK(response->result() != http::status::internal_server_error);
+  FUZZ_CHECK(nlohmann::json::accept(response->body()));
   return 0;
 }

@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-20}"
-build=build-fuzz
+build="build-fuzz"
 
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
@@ -27,6 +27,7 @@ all_targets=$(sed -n 's/^lockstep_cc_fuzzer(NAME \([a-z_]*\) .*/\1/p' fuzz/CMake
 targets="${FUZZ_TARGETS:-$all_targets}"
 # shellcheck disable=SC2086  # word splitting of the target list is wanted
 cmake --build "$build" --parallel "$(nproc)" --target $targets
+echo "fuzz: the fuzz tree configured and built in ${SECONDS}s"
 
 failed=()
 for t in $targets; do

@@ -59,6 +59,30 @@ TEST(Cluster, SbatchPrintsSubmittedBatchJobAndRejectsBadScripts) {
   EXPECT_EQ(c.Get("/api/v1/jobs?all=1")["jobs"].size(), 1u);
 }
 
+// A script reaches its node byte for byte (it copies itself), UTF-8 of every length included;
+// one that is not UTF-8, which the API's JSON cannot carry so, is refused at submit, naming
+// where, rather than run with U+FFFD in place of its bytes.
+TEST(Cluster, ScriptsRunByteForByteAndOnesNotUtf8AreRefused) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  const std::string script =
+      "#!/bin/sh\n# caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80\ncp \"$0\" ran.sh\n";
+  WriteScript(c, "utf8.sh", script);
+  unsigned long long id = Submit(c, {"utf8.sh"});
+  ASSERT_GT(id, 0u);
+  EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
+  EXPECT_EQ(c.ReadFile("ran.sh"), script);
+
+  WriteScript(c, "latin1.sh", "#!/bin/sh\n# caf\xe9\ntrue\n");
+  CommandResult r = c.Run({"sbatch", "latin1.sh"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(Contains(r.err,
+                       "latin1.sh line 2: the batch script is not UTF-8 (byte 0xe9 at "
+                       "offset 15)"))
+      << r.err;
+  EXPECT_EQ(c.Get("/api/v1/jobs?all=1")["jobs"].size(), 1u);
+}
+
 TEST(Cluster, TwoNodeTrainingJobGetsRanksAndGpusPerTask) {
   Cluster c;
   ASSERT_TRUE(c.Start());

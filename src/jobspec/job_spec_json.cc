@@ -307,7 +307,9 @@ std::string JobSpecToJson(const JobSpec& s) {
   if (!s.external.empty()) j["external"] = s.external;
   j["parsable"] = s.parsable;
   j["warnings"] = s.warnings;
-  // Bytes that are not UTF-8 (a Latin-1 script) become U+FFFD rather than an exception.
+  // Bytes that are not UTF-8 become U+FFFD rather than an exception. Validate (validate.h)
+  // refuses them where they would change what runs (the script...); the environment may have
+  // some.
   return j.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
 }
 

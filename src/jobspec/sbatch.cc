@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <utility>
 
+#include "common/utf8.h"
 #include "jobspec/sbatch_internal.h"
 #include "jobspec/validate.h"
 
@@ -76,6 +78,13 @@ Status CheckScript(std::string_view script, std::string_view file) {
   }
   if (script.substr(0, 2) != "#!") {
     return InvalidArgument(fmt::format("sbatch: {} line 1: {}", file, kNotAScript));
+  }
+  // Carried as JSON text to the node (validate.h): other bytes would not arrive as written.
+  if (const std::optional<std::size_t> at = FirstNonUtf8Byte(script)) {
+    return InvalidArgument(
+        fmt::format("sbatch: {} line {}: the batch script is not UTF-8 ({}); convert it, e.g. with "
+                    "iconv -f LATIN1 -t UTF-8",
+                    file, LineOf(script, *at), DescribeNonUtf8(script)));
   }
   return Status::Ok();
 }
@@ -169,12 +178,12 @@ Result<JobSpec> ParseSbatch(const SbatchInput& in) {
   LOCKSTEP_RETURN_IF_ERROR(builder.Check());
   FinishSpec(builder, in.cwd, in.env);
 
-  LOCKSTEP_RETURN_IF_ERROR(ValidateParsed("sbatch", builder.spec()));
   JobSpec spec = std::move(builder.spec());
   if (!wrap) {
     spec.script = std::move(src.text);
     spec.script_args = std::move(src.args);
   }
+  LOCKSTEP_RETURN_IF_ERROR(ValidateParsed("sbatch", spec));
   if (spec.name.empty()) {
     spec.name = wrap ? "wrap" : (src.from_stdin ? "sbatch" : Basename(src.file));
   }
@@ -194,6 +203,13 @@ Result<SrunParse> ParseSrunArgs(const std::vector<std::string>& args,
   FinishSpec(builder, cwd, env);
   LOCKSTEP_RETURN_IF_ERROR(ValidateParsed("srun", builder.spec()));
   SrunParse out{std::move(builder.spec()), std::move(tokens->rest)};
+  // The command goes to the nodes in JSON, as the batch script does (validate.h).
+  for (std::size_t i = 0; i < out.command.size(); ++i) {
+    if (FirstNonUtf8Byte(out.command[i])) {
+      return InvalidArgument(fmt::format("srun: word {} of the command is not UTF-8 ({})", i + 1,
+                                         DescribeNonUtf8(out.command[i])));
+    }
+  }
   if (out.spec.name.empty()) {
     out.spec.name = out.command.empty() ? "interactive" : Basename(out.command.front());
   }

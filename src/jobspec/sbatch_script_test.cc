@@ -143,6 +143,24 @@ TEST_F(SbatchScriptTest, ScriptChecks) {
             "binary file?");
 }
 
+// The script reaches the node as JSON text: a Latin-1 one would run with U+FFFD in place of
+// its bytes, so it is refused, naming the line and the byte.
+TEST_F(SbatchScriptTest, AScriptThatIsNotUtf8IsRefusedNamingWhere) {
+  EXPECT_EQ(Error({Script("#!/bin/sh\n# caf\xe9\nhostname\n")}),
+            "sbatch: train.sbatch line 2: the batch script is not UTF-8 (byte 0xe9 at offset 15); "
+            "convert it, e.g. with iconv -f LATIN1 -t UTF-8");
+}
+
+TEST_F(SbatchScriptTest, AUtf8ScriptIsKeptByteForByte) {
+  const std::string text =
+      "#!/bin/sh\n# caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80\necho \"\xc3\xa9\"\n";
+  JobSpec s = Ok({Script(text)});
+  EXPECT_EQ(s.script, text);
+  Result<JobSpec> stored = JobSpecFromJson(JobSpecToJson(s));  // the API's body, the store's
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(stored->script, text);
+}
+
 TEST_F(SbatchScriptTest, UnknownDirectiveNamesTheLine) {
   EXPECT_EQ(Error({Script("#!/bin/sh\n#SBATCH -N 2\n#SBATCH --bogus=1\n")}),
             "sbatch: train.sbatch line 3: #SBATCH: unrecognized option '--bogus'");

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "common/utf8.h"
+
 namespace lockstep::jobspec {
 namespace {
 
@@ -259,9 +261,36 @@ Status CheckProducts(const JobSpec& s) {
   return CheckMemoryProducts(s, *d);
 }
 
+Status CheckUtf8(std::string_view what, std::string_view text) {
+  if (!FirstNonUtf8Byte(text)) return Status::Ok();
+  return Invalid(fmt::format("{} is not UTF-8 ({})", what, DescribeNonUtf8(text)));
+}
+
+// What decides what a job runs, and where, must reach its node byte for byte, and the API, the
+// store and the agents carry it in JSON, whose strings are UTF-8: anything else would arrive
+// with U+FFFD in place of its bytes. So it is refused here, where the user can still fix it.
+// (The environment is not: --export=ALL copies every variable of the submitter's, which are not
+// the job's to refuse; one that is not UTF-8 arrives with U+FFFD.)
+Status CheckText(const JobSpec& s) {
+  if (const std::optional<std::size_t> at = FirstNonUtf8Byte(s.script)) {
+    const auto line = 1 + std::count(s.script.begin(), s.script.begin() + *at, '\n');
+    return Invalid(fmt::format("the batch script is not UTF-8 (line {}: {})", line,
+                               DescribeNonUtf8(s.script)));
+  }
+  for (std::size_t i = 0; i < s.script_args.size(); ++i)
+    LOCKSTEP_RETURN_IF_ERROR(
+        CheckUtf8(fmt::format("the script's argument {}", i + 1), s.script_args[i]));
+  LOCKSTEP_RETURN_IF_ERROR(
+      CheckUtf8(fmt::format("--chdir={}", CoercedToUtf8(s.work_dir)), s.work_dir));
+  LOCKSTEP_RETURN_IF_ERROR(
+      CheckUtf8(fmt::format("--output={}", CoercedToUtf8(s.output)), s.output));
+  return CheckUtf8(fmt::format("--error={}", CoercedToUtf8(s.error)), s.error);
+}
+
 }  // namespace
 
 Status Validate(const JobSpec& spec, const Limits& limits) {
+  LOCKSTEP_RETURN_IF_ERROR(CheckText(spec));
   LOCKSTEP_RETURN_IF_ERROR(CheckSingleValues(spec));
   LOCKSTEP_RETURN_IF_ERROR(CheckNice(spec, limits));
   LOCKSTEP_RETURN_IF_ERROR(CheckArray(spec));

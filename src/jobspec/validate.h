@@ -4,6 +4,9 @@
 // sums, the agents) ever sees a wrapped value. Called by the CLI after parsing sbatch/srun
 // options and by lockstepd before it accepts a submission. Pure; safe from any thread.
 //
+// Text that decides what the job runs and where (the script, its arguments, --chdir, --output,
+// --error) must be UTF-8, which is all the API and the store carry byte for byte.
+//
 // Errors are one line naming the option as sbatch spells it ("--cpus-per-task=2 with
 // --ntasks=2147483647 asks for 4294967294 CPUs, more than 2147483647"); the caller adds its
 // prefix ("sbatch: "). A negative nice from a caller who is not an operator is PermissionDenied,

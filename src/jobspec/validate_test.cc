@@ -27,6 +27,25 @@ std::string ErrorOf(const JobSpec& s, const Limits& l = kUser) {
 
 class ValidateSbatchTest : public SbatchFixture {};
 
+// What decides what runs, and where, must reach the node as written (validate.h).
+TEST_F(ValidateSbatchTest, TextThatIsNotUtf8IsRefusedNamingTheOption) {
+  EXPECT_EQ(Error({"--wrap", "echo caf\xe9"}),
+            "sbatch: the batch script is not UTF-8 (line 2: byte 0xe9 at offset 18)");
+  files[in.cwd + "/run.sh"] = "#!/bin/sh\n";
+  EXPECT_EQ(Error({"run.sh", "ok", "caf\xe9"}),
+            "sbatch: the script's argument 2 is not UTF-8 (byte 0xe9 at offset 3)");
+  EXPECT_EQ(Error({"-D", "/data/caf\xe9", "--wrap", "true"}),
+            "sbatch: --chdir=/data/caf\xef\xbf\xbd is not UTF-8 (byte 0xe9 at offset 9)");
+  EXPECT_EQ(Error({"-o", "caf\xe9.out", "--wrap", "true"}),
+            "sbatch: --output=caf\xef\xbf\xbd.out is not UTF-8 (byte 0xe9 at offset 3)");
+}
+
+TEST(ValidateTest, TheEnvironmentMayHoldBytesThatAreNotUtf8) {
+  JobSpec s = Spec();
+  s.environment["LEGACY"] = "caf\xe9";
+  EXPECT_EQ(ErrorOf(s), "");
+}
+
 TEST_F(ValidateSbatchTest, RegressionCpusPerTaskTimesTasksDoesNotWrapToNegative) {
   EXPECT_EQ(Error({"-n", "2147483647", "--cpus-per-task", "2", "--wrap", "true"}),
             "sbatch: --ntasks=2147483647 with --cpus-per-task=2 asks for 4294967294 CPUs, more "
@@ -80,6 +99,15 @@ TEST(ValidateSrunTest, ProductsAreCheckedForSrunToo) {
   EXPECT_EQ(p.status().message(),
             "srun: --ntasks=2147483647 with --cpus-per-task=2 asks for 4294967294 CPUs, more than "
             "2147483647");
+}
+
+// srun's command goes to the nodes in JSON too, which cannot hold such bytes: srun used to fail
+// writing the step's request (an exception out of nlohmann::json::dump).
+TEST(ValidateSrunTest, ACommandThatIsNotUtf8IsRefused) {
+  Result<SrunParse> p = ParseSrunArgs({"-n", "2", "cat", "caf\xe9.txt"}, {}, "/", 0);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "srun: word 2 of the command is not UTF-8 (byte 0xe9 at offset 3)");
 }
 
 TEST(ValidateTest, NegativeCountsFromTheApiAreRefused) {

@@ -23,28 +23,13 @@
 #include "config/cluster_config.h"
 #include "controller/api_server.h"
 #include "controller/controller.h"
+#include "lockstepd/agent_endpoints.h"
 #include "server/server.h"
 #ifdef LOCKSTEP_HAVE_KUBE_LEADER
 #include "backend/kubernetes/leader/leader_election.h"
 #endif
 
 namespace {
-
-// The agents' HTTP endpoints (api_routes.h), served by the agents' backend.
-class AgentEndpointsOf : public lockstep::controller::AgentEndpoints {
- public:
-  explicit AgentEndpointsOf(lockstep::agent::AgentBackend& agents) : agents_(agents) {}
-  lockstep::Status Register(const nlohmann::json& body) override { return agents_.Register(body); }
-  void Poll(const std::string& agent, std::chrono::milliseconds wait,
-            std::function<void(nlohmann::json)> done) override {
-    agents_.Poll(agent, wait, std::move(done));
-  }
-  lockstep::Status Events(const nlohmann::json& body) override { return agents_.Events(body); }
-  lockstep::Status Output(const nlohmann::json& body) override { return agents_.Output(body); }
-
- private:
-  lockstep::agent::AgentBackend& agents_;
-};
 
 // The `kubernetes` backend's pieces, made before the controller opens its store (leader
 // election must be won first) and stopped after the API server, before the controller.
@@ -214,13 +199,13 @@ int main(int argc, char** argv) {
   }
   // The backend: lockstep's agents, or Kubernetes.
   std::unique_ptr<lockstep::agent::AgentBackend> agents;
-  std::unique_ptr<AgentEndpointsOf> agent_endpoints;
+  std::unique_ptr<lockstep::lockstepd::AgentEndpointsOf> agent_endpoints;
   if (!kube.client) {
     lockstep::agent::AgentBackendOptions ao;
     ao.nodes = configured_nodes;
     ao.node_timeout = node_timeout;
     agents = std::make_unique<lockstep::agent::AgentBackend>((*controller)->events(), ao);
-    agent_endpoints = std::make_unique<AgentEndpointsOf>(*agents);
+    agent_endpoints = std::make_unique<lockstep::lockstepd::AgentEndpointsOf>(*agents);
 
     (*controller)->AttachBackend(agents.get());
   }

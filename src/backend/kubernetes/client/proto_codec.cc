@@ -4,8 +4,11 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/wire_format_lite.h>
 
+#include <optional>
 #include <utility>
 
+#include "common/log.h"
+#include "common/utf8.h"
 #include "k8s_runtime.pb.h"
 
 namespace lockstep::kube {
@@ -17,8 +20,14 @@ using google::protobuf::io::CodedInputStream;
 
 constexpr std::string_view kMagic("k8s\0", 4);
 
+// The strings of the envelope, lists and Status: bytes in protobuf, so made UTF-8 as the
+// apiserver's JSON would have them (common/utf8.h).
+Json Text(const std::string& value) {
+  return FirstNonUtf8Byte(value) ? CoercedToUtf8(value) : value;
+}
+
 void SetIfNotEmpty(Json& j, const char* key, const std::string& value) {
-  if (!value.empty()) j[key] = value;
+  if (!value.empty()) j[key] = Text(value);
 }
 
 Json ListMetaJson(const pb::ListMeta& m) {
@@ -55,12 +64,22 @@ Result<Json> StatusJson(const std::string& message) {
 Result<Json> DecodeUnknown(const pb::Unknown& u, ProtoObjectDecoder decode) {
   const std::string& kind = u.typemeta().kind();
   if (kind != "Status" && decode == nullptr)
-    return InvalidArgument("protobuf: no decoder for kind " + kind);
+    return InvalidArgument("protobuf: no decoder for kind " + CoercedToUtf8(kind));
   Result<Json> object = kind == "Status" ? StatusJson(u.raw()) : decode(u.raw());
   if (!object.ok()) return object.status();
-  (*object)["apiVersion"] = u.typemeta().apiversion();
-  (*object)["kind"] = kind;
+  (*object)["apiVersion"] = Text(u.typemeta().apiversion());
+  (*object)["kind"] = Text(kind);
   return object;
+}
+
+Result<pb::Unknown> ParseEnvelope(std::string_view envelope) {
+  if (envelope.substr(0, kMagic.size()) != kMagic)
+    return InvalidArgument("protobuf: an object must start with \"k8s\\0\"");
+  envelope.remove_prefix(kMagic.size());
+  pb::Unknown u;
+  if (!u.ParseFromArray(envelope.data(), static_cast<int>(envelope.size())))
+    return InvalidArgument("protobuf: malformed envelope");
+  return u;
 }
 
 std::uint32_t BigEndian32(std::string_view bytes) {
@@ -90,7 +109,13 @@ Status ReadListBody(CodedInputStream& in, ProtoObjectDecoder decode, const ListI
     } else if (field == 2 && delimited) {
       if (!ReadBytes(in, &bytes)) return InvalidArgument("protobuf list: truncated item");
       Result<Json> item = decode(bytes);
-      if (!item.ok()) return item.status();
+      // One object the decoder refuses (its name not UTF-8...) must not keep the whole list,
+      // and so an informer, from ever completing, listing again and again: it is left out, with
+      // a warning, as a watch leaves out an event whose object its decoder refuses.
+      if (!item.ok()) {
+        log::Warning("kubernetes: an item of a list left out: {}", item.status().message());
+        continue;
+      }
       on_item(std::move(*item));
     } else if (!WireFormatLite::SkipField(&in, tag)) {
       return InvalidArgument("protobuf list: truncated field " + std::to_string(field));
@@ -104,13 +129,9 @@ Status ReadListBody(CodedInputStream& in, ProtoObjectDecoder decode, const ListI
 }  // namespace
 
 Result<Json> DecodeProtoObject(std::string_view envelope, ProtoObjectDecoder decode) {
-  if (envelope.substr(0, kMagic.size()) != kMagic)
-    return InvalidArgument("protobuf: an object must start with \"k8s\\0\"");
-  envelope.remove_prefix(kMagic.size());
-  pb::Unknown u;
-  if (!u.ParseFromArray(envelope.data(), static_cast<int>(envelope.size())))
-    return InvalidArgument("protobuf: malformed envelope");
-  return DecodeUnknown(u, decode);
+  Result<pb::Unknown> u = ParseEnvelope(envelope);
+  if (!u.ok()) return u.status();
+  return DecodeUnknown(*u, decode);
 }
 
 Result<Json> ParseProtoListStream(std::istream& stream, ProtoObjectDecoder decode,
@@ -131,8 +152,8 @@ Result<Json> ParseProtoListStream(std::istream& stream, ProtoObjectDecoder decod
       pb::TypeMeta tm;
       if (!ReadBytes(in, &bytes) || !tm.ParseFromString(bytes))
         return InvalidArgument("protobuf list: malformed typeMeta");
-      list["apiVersion"] = tm.apiversion();
-      list["kind"] = tm.kind();
+      list["apiVersion"] = Text(tm.apiversion());
+      list["kind"] = Text(tm.kind());
       kind = tm.kind();
     } else if (field == 2) {
       std::uint32_t size = 0;
@@ -169,13 +190,14 @@ Result<std::vector<WatchEvent>> ProtoWatchEventParser::Feed(std::string_view byt
       return InvalidArgument("protobuf watch: a frame of " + std::to_string(size) + " bytes");
     }
     if (pending_.size() - at - 4 < size) break;
-    Result<WatchEvent> ev = ParseFrame(std::string_view(pending_).substr(at + 4, size));
+    Result<std::optional<WatchEvent>> ev =
+        ParseFrame(std::string_view(pending_).substr(at + 4, size));
     at += 4 + size;
     if (!ev.ok()) {
       if (first_error.ok()) first_error = ev.status();
       continue;
     }
-    events.push_back(std::move(*ev));
+    if (ev->has_value()) events.push_back(std::move(**ev));
   }
   pending_.erase(0, at);
   if (!first_error.ok()) return first_error;
@@ -188,20 +210,28 @@ Status ProtoWatchEventParser::Finish() const {
                          std::to_string(pending_.size()) + " bytes pending)");
 }
 
-Result<WatchEvent> ProtoWatchEventParser::ParseFrame(std::string_view frame) const {
+Result<std::optional<WatchEvent>> ProtoWatchEventParser::ParseFrame(std::string_view frame) const {
   pb::WatchEvent e;
   if (!e.ParseFromArray(frame.data(), static_cast<int>(frame.size())))
     return InvalidArgument("protobuf watch: malformed event");
-  Result<WatchEventType> type = WatchEventTypeOf(e.type());
+  Result<WatchEventType> type = WatchEventTypeOf(Text(e.type()));
   if (!type.ok()) return type.status();
-  Result<Json> object = DecodeProtoObject(e.object().raw(), decode_);
-  if (!object.ok())
-    return Status(object.status().code(),
-                  object.status().message() + " (a " + e.type() + " event)");
+  Result<pb::Unknown> envelope = ParseEnvelope(e.object().raw());
+  if (!envelope.ok())
+    return Status(envelope.status().code(),
+                  envelope.status().message() + " (a " + e.type() + " event)");
+  Result<Json> object = DecodeUnknown(*envelope, decode_);
+  if (!object.ok()) {
+    // A whole event whose object the decoder refuses: the watch goes on without it. As an
+    // error, the watch would start again from before it, and meet it again, forever.
+    log::Warning("kubernetes: a watch's {} event left out: {}", e.type(),
+                 object.status().message());
+    return std::optional<WatchEvent>();
+  }
   WatchEvent ev;
   ev.type = *type;
   ev.object = std::move(*object);
-  return ev;
+  return std::optional<WatchEvent>(std::move(ev));
 }
 
 std::string EncodeProtoEnvelope(const std::string& api_version, const std::string& kind,

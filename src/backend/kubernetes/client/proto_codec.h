@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <istream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,11 +44,13 @@ Result<nlohmann::json> DecodeProtoObject(std::string_view envelope, ProtoObjectD
 // A List read from `in` as it arrives: each item, decoded, goes to `on_item` on this thread.
 // Returns the List without its items ({"apiVersion", "kind", "metadata": {"resourceVersion",
 // "continue", "remainingItemCount"}, "items": []}). A truncated or malformed list is
-// InvalidArgument.
+// InvalidArgument; an item that `decode` refuses is left out with a warning (log.h).
 Result<nlohmann::json> ParseProtoListStream(std::istream& in, ProtoObjectDecoder decode,
                                             const ListItemHandler& on_item);
 
-// The frames of a protobuf watch. A malformed frame is an error; the parser then skips it.
+// The frames of a protobuf watch. A malformed frame is an error; the parser then skips it. An
+// event whose object the kind's decoder refuses is left out with a warning (log.h), as is such
+// an item of a List (ParseProtoListStream).
 class ProtoWatchEventParser : public WatchStreamParser {
  public:
   explicit ProtoWatchEventParser(ProtoObjectDecoder decode) : decode_(decode) {}
@@ -58,7 +61,8 @@ class ProtoWatchEventParser : public WatchStreamParser {
   static constexpr std::uint32_t kMaxFrameBytes = 64u << 20;
 
  private:
-  Result<WatchEvent> ParseFrame(std::string_view frame) const;
+  // The frame's event; nothing when it is left out.
+  Result<std::optional<WatchEvent>> ParseFrame(std::string_view frame) const;
 
   ProtoObjectDecoder decode_;
   std::string pending_;  // the bytes of an incomplete frame

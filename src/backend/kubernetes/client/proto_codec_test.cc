@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "k8s_runtime.pb.h"
 
@@ -12,11 +14,13 @@ namespace {
 using Json = nlohmann::json;
 
 // A stand-in kind for the codec's tests: its message is a ListMeta whose selfLink is the
-// object's name and resourceVersion its version.
+// object's name and resourceVersion its version. A thing named "refused" is refused, as a Pod
+// decoder refuses a pod whose name is not UTF-8.
 Result<Json> DecodeThing(std::string_view message) {
   pb::ListMeta m;
   if (!m.ParseFromArray(message.data(), static_cast<int>(message.size())))
     return InvalidArgument("not a thing");
+  if (m.selflink() == "refused") return InvalidArgument("a refused thing");
   return Json{{"metadata", {{"name", m.selflink()}, {"resourceVersion", m.resourceversion()}}}};
 }
 
@@ -52,15 +56,22 @@ void AppendField(int field, const std::string& bytes, std::string* out) {
   *out += bytes;
 }
 
-std::string ThingList(int items) {
+std::string ThingListOf(const std::vector<std::string>& names) {
   pb::ListMeta meta;
   meta.set_resourceversion("42");
   meta.set_continue_("next-page");
   std::string body;
   AppendField(1, meta.SerializeAsString(), &body);
-  for (int i = 0; i < items; ++i)
-    AppendField(2, ThingMessage("t" + std::to_string(i), std::to_string(10 + i)), &body);
+  for (std::size_t i = 0; i < names.size(); ++i)
+    AppendField(2, ThingMessage(names[i], std::to_string(10 + i)), &body);
   return EncodeProtoEnvelope("v1", "ThingList", body);
+}
+
+// Things named t0, t1...
+std::string ThingList(int items) {
+  std::vector<std::string> names;
+  for (int i = 0; i < items; ++i) names.push_back("t" + std::to_string(i));
+  return ThingListOf(names);
 }
 
 TEST(ProtoCodecTest, DecodesAnObjectInItsEnvelope) {
@@ -98,6 +109,17 @@ TEST(ProtoCodecTest, StreamsAListItemByItem) {
   EXPECT_EQ((*list)["metadata"]["resourceVersion"], "42");
   EXPECT_EQ((*list)["metadata"]["continue"], "next-page");
   EXPECT_TRUE((*list)["items"].empty());
+}
+
+// An object the decoder refuses must not keep an informer from ever completing its list.
+TEST(ProtoCodecTest, LeavesOutAListItemItsDecoderRefuses) {
+  std::istringstream in(ThingListOf({"a", "refused", "c"}));
+  std::vector<std::string> names;
+  Result<Json> list = ParseProtoListStream(
+      in, &DecodeThing, [&](Json item) { names.push_back(item["metadata"]["name"]); });
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ((*list)["metadata"]["resourceVersion"], "42");
 }
 
 TEST(ProtoCodecTest, ATruncatedListIsAnError) {
@@ -149,6 +171,29 @@ TEST(ProtoCodecTest, SkipsAMalformedFrameAndGoesOn) {
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   ASSERT_EQ(got->size(), 1u);
   EXPECT_EQ((*got)[0].object["metadata"]["name"], "b");
+}
+
+// As an error, the event would end the watch, which would start again before it and meet it
+// again, forever: the events after it would never come.
+TEST(ProtoCodecTest, LeavesOutAWatchEventItsDecoderRefuses) {
+  ProtoWatchEventParser parser(&DecodeThing);
+  Result<std::vector<WatchEvent>> got =
+      parser.Feed(EncodeProtoWatchFrameForTest("ADDED", Thing("a", "10")) +
+                  EncodeProtoWatchFrameForTest("ADDED", Thing("refused", "11")) +
+                  EncodeProtoWatchFrameForTest("MODIFIED", Thing("a", "12")));
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].ResourceVersion(), "10");
+  EXPECT_EQ((*got)[1].ResourceVersion(), "12");
+}
+
+// A Status carries the apiserver's text, which may quote what a client sent in protobuf.
+TEST(ProtoCodecTest, AStatusMessageThatIsNotUtf8ComesWithReplacementCharacters) {
+  Result<Json> st =
+      DecodeProtoObject(StatusEnvelope(404, "NotFound", "pods \"caf\xe9\" not found"), nullptr);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ((*st)["message"], "pods \"caf\xef\xbf\xbd\" not found");
+  EXPECT_NO_THROW((void)st->dump());
 }
 
 TEST(ProtoCodecTest, AStreamEndingInsideAFrameIsAnError) {

@@ -12,9 +12,10 @@ using proto_json::PutQuantities;
 using proto_json::PutStrings;
 using proto_json::PutTime;
 using proto_json::PutTrue;
+using proto_json::Text;
 
 Json TaintJson(const pb::Taint& t) {
-  Json j = {{"key", t.key()}, {"effect", t.effect()}};
+  Json j = {{"key", Text(t.key())}, {"effect", Text(t.effect())}};
   Put(j, "value", t.value());
   PutTime(j, "timeAdded", t.has_timeadded(), t.timeadded());
   return j;
@@ -32,7 +33,7 @@ Json SpecJson(const pb::NodeSpec& s) {
 }
 
 Json ConditionJson(const pb::NodeCondition& c) {
-  Json j = {{"type", c.type()}, {"status", c.status()}};
+  Json j = {{"type", Text(c.type())}, {"status", Text(c.status())}};
   PutTime(j, "lastHeartbeatTime", c.has_lastheartbeattime(), c.lastheartbeattime());
   PutTime(j, "lastTransitionTime", c.has_lasttransitiontime(), c.lasttransitiontime());
   Put(j, "reason", c.reason());
@@ -47,7 +48,7 @@ Json StatusJson(const pb::NodeStatus& s) {
   Put(j, "phase", s.phase());
   PutArray(j, "conditions", s.conditions(), ConditionJson);
   PutArray(j, "addresses", s.addresses(), [](const pb::NodeAddress& a) {
-    return Json{{"type", a.type()}, {"address", a.address()}};
+    return Json{{"type", Text(a.type())}, {"address", Text(a.address())}};
   });
   return j;
 }
@@ -57,6 +58,7 @@ Json StatusJson(const pb::NodeStatus& s) {
 Result<Json> NodeJsonFromProto(std::string_view message) {
   const pb::Node* node = proto_json::ParseInReusedArena<pb::Node>(message);
   if (node == nullptr) return InvalidArgument("protobuf: malformed Node");
+  LOCKSTEP_RETURN_IF_ERROR(proto_json::CheckIdentityIsUtf8("Node", node->metadata()));
   return Json{{"metadata", proto_json::MetadataJson(node->metadata())},
               {"spec", SpecJson(node->spec())},
               {"status", StatusJson(node->status())}};

@@ -17,6 +17,7 @@ using proto_json::PutStringMap;
 using proto_json::PutStrings;
 using proto_json::PutTime;
 using proto_json::PutTrue;
+using proto_json::Text;
 
 // What a pod's JSON holds of its spec (DecodePod).
 enum class View : std::uint8_t {
@@ -27,7 +28,7 @@ enum class View : std::uint8_t {
 
 // What placing a pod reads of a container: its requests and whether it is a sidecar.
 Json ContainerPlacementJson(const pb::Container& c) {
-  Json j = {{"name", c.name()}};
+  Json j = {{"name", Text(c.name())}};
   Json resources = Json::object();
   PutQuantities(resources, "limits", c.resources().limits());
   PutQuantities(resources, "requests", c.resources().requests());
@@ -51,7 +52,7 @@ Json ContainerJson(const pb::Container& c) {
     return port;
   });
   PutArray(j, "env", c.env(), [](const pb::EnvVar& e) {
-    Json var = {{"name", e.name()}};
+    Json var = {{"name", Text(e.name())}};
     Put(var, "value", e.value());
     return var;
   });
@@ -62,7 +63,7 @@ Json ContainerJson(const pb::Container& c) {
 }
 
 Json RequirementJson(const pb::NodeSelectorRequirement& r) {
-  Json j = {{"key", r.key()}, {"operator", r.operator_()}};
+  Json j = {{"key", Text(r.key())}, {"operator", Text(r.operator_())}};
   PutStrings(j, "values", r.values());
   return j;
 }
@@ -163,13 +164,13 @@ Json ContainerStateJson(const pb::ContainerState& s) {
 }
 
 Json ContainerStatusJson(const pb::ContainerStatus& c) {
-  Json j = {{"name", c.name()},
+  Json j = {{"name", Text(c.name())},
             {"state", ContainerStateJson(c.state())},
             {"lastState", ContainerStateJson(c.laststate())},
             {"ready", c.ready()},
             {"restartCount", c.restartcount()},
-            {"image", c.image()},
-            {"imageID", c.imageid()}};
+            {"image", Text(c.image())},
+            {"imageID", Text(c.imageid())}};
   Put(j, "containerID", c.containerid());
   if (c.has_started()) j["started"] = c.started();
   return j;
@@ -179,7 +180,7 @@ Json StatusJson(const pb::PodStatus& s) {
   Json j = Json::object();
   Put(j, "phase", s.phase());
   PutArray(j, "conditions", s.conditions(), [](const pb::PodCondition& c) {
-    Json cond = {{"type", c.type()}, {"status", c.status()}};
+    Json cond = {{"type", Text(c.type())}, {"status", Text(c.status())}};
     PutTime(cond, "lastProbeTime", c.has_lastprobetime(), c.lastprobetime());
     PutTime(cond, "lastTransitionTime", c.has_lasttransitiontime(), c.lasttransitiontime());
     Put(cond, "reason", c.reason());
@@ -191,7 +192,9 @@ Json StatusJson(const pb::PodStatus& s) {
   Put(j, "nominatedNodeName", s.nominatednodename());
   Put(j, "hostIP", s.hostip());
   Put(j, "podIP", s.podip());
-  PutArray(j, "podIPs", s.podips(), [](const pb::PodIP& ip) { return Json{{"ip", ip.ip()}}; });
+  PutArray(j, "podIPs", s.podips(), [](const pb::PodIP& ip) {
+    return Json{{"ip", Text(ip.ip())}};
+  });
   PutTime(j, "startTime", s.has_starttime(), s.starttime());
   PutArray(j, "initContainerStatuses", s.initcontainerstatuses(), ContainerStatusJson);
   PutArray(j, "containerStatuses", s.containerstatuses(), ContainerStatusJson);
@@ -203,6 +206,10 @@ Json StatusJson(const pb::PodStatus& s) {
 Result<Json> DecodePod(std::string_view message, bool scheduling) {
   const pb::Pod* pod = proto_json::ParseInReusedArena<pb::Pod>(message);
   if (pod == nullptr) return InvalidArgument("protobuf: malformed Pod");
+  LOCKSTEP_RETURN_IF_ERROR(proto_json::CheckIdentityIsUtf8("Pod", pod->metadata()));
+  // The node a pod is bound to, which the apiserver validates as a name too.
+  LOCKSTEP_RETURN_IF_ERROR(
+      proto_json::CheckFieldIsUtf8("Pod", "spec.nodeName", pod->spec().nodename()));
   const View view = !scheduling                     ? View::kWhole
                     : pod->spec().nodename().empty() ? View::kPlacement
                                                      : View::kLife;

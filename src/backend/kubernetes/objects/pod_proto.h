@@ -27,7 +27,9 @@
 namespace lockstep::kube {
 
 // A core/v1 Pod message (the raw bytes of its envelope) in JSON form, without apiVersion and
-// kind. InvalidArgument when it does not parse.
+// kind. InvalidArgument when it does not parse, or when its name, namespace, uid,
+// resourceVersion, labels or spec.nodeName are not UTF-8; other strings that are not UTF-8 come
+// with U+FFFD in place of each bad byte, as in the apiserver's JSON (proto_json.h).
 Result<nlohmann::json> PodJsonFromProto(std::string_view message);
 
 // The same for a scheduler's table of pods, which keeps what placing and following pods read:

@@ -1,9 +1,11 @@
 #include "backend/kubernetes/objects/proto_json.h"
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "backend/kubernetes/objects/pod_events.h"
+#include "common/utf8.h"
 
 namespace lockstep::kube::proto_json {
 
@@ -15,10 +17,18 @@ bool IsZeroTime(const pb::Time& t) {
   return t.seconds() == 0 && t.nanos() == 0;
 }
 
+std::string Utf8(const std::string& value) {
+  return FirstNonUtf8Byte(value) ? CoercedToUtf8(value) : value;
+}
+
 }  // namespace
 
+Json Text(const std::string& value) {
+  return Utf8(value);
+}
+
 void Put(Json& j, const char* key, const std::string& value) {
-  if (!value.empty()) j[key] = value;
+  if (!value.empty()) j[key] = Text(value);
 }
 void PutInt(Json& j, const char* key, std::int64_t value) {
   if (value != 0) j[key] = value;
@@ -30,23 +40,27 @@ void PutTime(Json& j, const char* key, bool present, const pb::Time& t) {
   if (present && !IsZeroTime(t)) j[key] = FormatRfc3339(t.seconds());
 }
 void PutStrings(Json& j, const char* key, const Repeated<std::string>& values) {
-  if (!values.empty()) j[key] = Json(std::vector<std::string>(values.begin(), values.end()));
+  if (values.empty()) return;
+  Json& a = j[key] = Json::array();
+  for (const std::string& v : values) a.push_back(Text(v));
 }
 void PutStringMap(Json& j, const char* key, const ProtoMap<std::string>& values) {
   if (values.empty()) return;
   Json& m = j[key] = Json::object();
-  for (const auto& [k, v] : values) m[k] = v;
+  for (const auto& [k, v] : values) m[Utf8(k)] = Text(v);
 }
 void PutQuantities(Json& j, const char* key, const ProtoMap<pb::Quantity>& values) {
   if (values.empty()) return;
   Json& m = j[key] = Json::object();
-  for (const auto& [k, v] : values) m[k] = v.string();
+  for (const auto& [k, v] : values) m[Utf8(k)] = Text(v.string());
 }
 namespace {
 
 Json OwnerReferenceJson(const pb::OwnerReference& o) {
-  Json j = {
-      {"apiVersion", o.apiversion()}, {"kind", o.kind()}, {"name", o.name()}, {"uid", o.uid()}};
+  Json j = {{"apiVersion", Text(o.apiversion())},
+            {"kind", Text(o.kind())},
+            {"name", Text(o.name())},
+            {"uid", Text(o.uid())}};
   if (o.has_controller()) j["controller"] = o.controller();
   if (o.has_blockownerdeletion()) j["blockOwnerDeletion"] = o.blockownerdeletion();
   return j;
@@ -73,6 +87,28 @@ Json MetadataJson(const pb::ObjectMeta& m) {
   PutStrings(j, "finalizers", m.finalizers());
   Put(j, "clusterName", m.clustername());
   return j;
+}
+
+Status CheckFieldIsUtf8(std::string_view kind, std::string_view field, const std::string& value) {
+  if (!FirstNonUtf8Byte(value)) return Status::Ok();
+  return InvalidArgument("protobuf: " + std::string(kind) + " " + std::string(field) +
+                         " is not UTF-8 (" + DescribeNonUtf8(value) + ")");
+}
+
+Status CheckIdentityIsUtf8(std::string_view kind, const pb::ObjectMeta& m) {
+  LOCKSTEP_RETURN_IF_ERROR(CheckFieldIsUtf8(kind, "metadata.name", m.name()));
+  LOCKSTEP_RETURN_IF_ERROR(CheckFieldIsUtf8(kind, "metadata.generateName", m.generatename()));
+  LOCKSTEP_RETURN_IF_ERROR(CheckFieldIsUtf8(kind, "metadata.namespace", m.namespace_()));
+  LOCKSTEP_RETURN_IF_ERROR(CheckFieldIsUtf8(kind, "metadata.uid", m.uid()));
+  LOCKSTEP_RETURN_IF_ERROR(CheckFieldIsUtf8(kind, "metadata.resourceVersion", m.resourceversion()));
+  for (const auto& [key, value] : m.labels()) {
+    if (!FirstNonUtf8Byte(key) && !FirstNonUtf8Byte(value)) continue;
+    // The key in the message is made UTF-8: the message itself must be writable as JSON.
+    const std::string field = "metadata.labels[\"" + CoercedToUtf8(key) + "\"]";
+    LOCKSTEP_RETURN_IF_ERROR(CheckFieldIsUtf8(kind, field + " (the key)", key));
+    LOCKSTEP_RETURN_IF_ERROR(CheckFieldIsUtf8(kind, field, value));
+  }
+  return Status::Ok();
 }
 
 namespace {
