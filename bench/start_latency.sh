@@ -7,6 +7,7 @@
 #
 #   bench/start_latency.sh                   # JOBS=100000 PROBES=20
 #   BUILD=build JOBS=10000 bench/start_latency.sh
+#   WRAP="perf record -g -o /tmp/lockstepd.perf --" bench/start_latency.sh   # profile lockstepd
 #
 # Everything runs in a temporary directory; lockstepd and the agent are stopped by PID at the end.
 set -euo pipefail

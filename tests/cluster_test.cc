@@ -141,8 +141,7 @@ TEST(Cluster, CancelEndsARunningJobAndItsProcesses) {
   ASSERT_TRUE(c.Start());
   unsigned long long id = Submit(c, {"--wrap", "echo $$ > pid; sleep 300"});
   ASSERT_GT(id, 0u);
-  for (int i = 0; i < 100 && c.ReadFile("pid").empty(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(WaitFor([&] { return !c.ReadFile("pid").empty(); }, std::chrono::seconds(20)));
   pid_t pid = std::stoi(c.ReadFile("pid"));
   CommandResult r = c.Run({"scancel", std::to_string(id)});
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -180,8 +179,7 @@ TEST(Cluster, UsersCannotTouchOthersJobsButOperatorsCan) {
   r = c.Run({"sbatch", "--parsable", "--wrap", "id -u > whoami; sleep 300"}, "", nobody);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   unsigned long long theirs = std::stoull(r.out);
-  for (int i = 0; i < 100 && c.ReadFile("whoami").empty(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(WaitFor([&] { return !c.ReadFile("whoami").empty(); }, std::chrono::seconds(20)));
   EXPECT_EQ(c.ReadFile("whoami"), "65534\n");
   EXPECT_EQ(c.Run({"scancel", std::to_string(theirs)}).exit_code, 0);
   EXPECT_EQ(c.WaitJob(theirs)["state"], "CANCELLED");
@@ -193,8 +191,8 @@ TEST(Cluster, CrashOfTheControllerLosesNoAcknowledgedJobAndAdoptsRunningOnes) {
   ASSERT_TRUE(c.Start());
   unsigned long long runner = Submit(c, {"--wrap", "sleep 2; echo survived"});
   ASSERT_GT(runner, 0u);
-  for (int i = 0; i < 100 && c.Job(runner)["state"] != "RUNNING"; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(
+      WaitFor([&] { return c.Job(runner)["state"] != "PENDING"; }, std::chrono::seconds(20)));
   // A stream of submissions, and a crash in the middle of it: once 10 are acknowledged (an
   // event, not a delay, so that a slow machine still crashes mid-stream).
   std::vector<unsigned long long> acknowledged;
@@ -244,8 +242,7 @@ TEST(Cluster, SilentAgentMakesItsNodesDownAndRequeuesItsJobs) {
   unsigned long long requeue = Submit(c, {"-N", "2", "--wrap", "sleep 300"});
   unsigned long long fail = Submit(c, {"--no-requeue", "--wrap", "sleep 300"});
   ASSERT_TRUE(requeue && fail);
-  for (int i = 0; i < 100 && c.Job(fail)["state"] != "RUNNING"; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(WaitFor([&] { return c.Job(fail)["state"] == "RUNNING"; }, std::chrono::seconds(20)));
   c.PauseAgent();
   EXPECT_TRUE(c.WaitNodes("down*", 2, 15));
   EXPECT_EQ(c.WaitJob(fail, 10)["state"], "NODE_FAIL");
@@ -253,8 +250,8 @@ TEST(Cluster, SilentAgentMakesItsNodesDownAndRequeuesItsJobs) {
   EXPECT_EQ(r["state"], "PENDING");
   EXPECT_EQ(r["restart_count"], 1);
   c.ResumeAgent();
-  for (int i = 0; i < 200 && c.Job(requeue)["state"] != "RUNNING"; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(
+      WaitFor([&] { return c.Job(requeue)["state"] == "RUNNING"; }, std::chrono::seconds(20)));
   EXPECT_EQ(c.Job(requeue)["state"], "RUNNING");
   c.Run({"scancel", std::to_string(requeue)});
 }
@@ -287,8 +284,8 @@ TEST(Cluster, SqueueSinfoAndSacctPrintSlurmColumns) {
   unsigned long long run =
       Submit(c, {"-J", "runner", "-N", "2", "--gpus-per-node=4", "--wrap", "sleep 30"});
   unsigned long long wait = Submit(c, {"-J", "waiter", "--gpus=1", "--wrap", "true"});
-  for (int i = 0; i < 100 && c.Job(wait)["reason"] != "Resources"; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(
+      WaitFor([&] { return c.Job(wait)["reason"] == "Resources"; }, std::chrono::seconds(20)));
   CommandResult q = c.Run({"squeue"});
   EXPECT_TRUE(Contains(
       q.out,
@@ -327,8 +324,8 @@ TEST(Cluster, HoldReleaseAndUpdateAPendingJob) {
   // A blocker takes every node, so the next job waits.
   unsigned long long blocker = Submit(c, {"-N", "2", "--exclusive", "--wrap", "sleep 300"});
   ASSERT_GT(blocker, 0u);
-  for (int i = 0; i < 100 && c.Job(blocker)["state"] != "RUNNING"; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(
+      WaitFor([&] { return c.Job(blocker)["state"] == "RUNNING"; }, std::chrono::seconds(20)));
   unsigned long long waiting = Submit(c, {"--gpus=1", "--wrap", "echo released"});
   ASSERT_GT(waiting, 0u);
   std::string id = std::to_string(waiting);
@@ -344,8 +341,8 @@ TEST(Cluster, HoldReleaseAndUpdateAPendingJob) {
   }
   EXPECT_EQ(c.Run({"scontrol", "release", id}).exit_code, 0);
   // Released, it waits for resources again; once the blocker is gone it runs.
-  for (int i = 0; i < 100 && c.Job(waiting)["reason"] == "JobHeldUser"; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(
+      WaitFor([&] { return c.Job(waiting)["reason"] != "JobHeldUser"; }, std::chrono::seconds(20)));
   EXPECT_EQ(c.Job(waiting)["state"], "PENDING");
   EXPECT_EQ(c.Run({"scancel", std::to_string(blocker)}).exit_code, 0);
   EXPECT_EQ(c.WaitJob(waiting)["state"], "COMPLETED");

@@ -102,16 +102,11 @@ class Srun {
   // Reads to the end and waits for the exit code (-1 if it did not end in `timeout`).
   int Finish(std::chrono::milliseconds timeout) {
     ReadUntil([&] { return out_closed_ && err_closed_; }, timeout);
-    const auto deadline = Clock::now() + timeout;
-    while (Clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        return exit_code_;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    return -1;
+    int status = 0;
+    if (!WaitFor([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, timeout, 20ms))
+      return -1;
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return exit_code_;
   }
   bool Running() {
     int status = 0;
