@@ -319,18 +319,11 @@ engine::Snapshot Controller::BuildSnapshotLocked(Time now) {
 }
 
 void Controller::NewSchedulerLocked() {
-  engine::Snapshot cluster = cluster_.base;
-  cluster.pending.clear();
-  cluster.running.clear();
-  cluster.finished.clear();
-  sched_ = std::make_unique<engine::Scheduler>(std::move(cluster), cluster_.policy);
-  sched_accounts_ = cluster_.base.accounts.size();
-  sched_associations_ = cluster_.base.associations.size();
+  sched_ = std::make_unique<engine::Scheduler>(cluster_.base, cluster_.policy);  // base: no jobs
   for (const auto& [id, e] : jobs_) dirty_.insert(id);
 }
 
 bool Controller::ReplayChangesLocked(Time now) {
-  const bool fresh_nodes = !sched_ || cluster_changed_;
   if (!sched_) {
     NewSchedulerLocked();
   } else if (cluster_changed_) {
@@ -353,23 +346,15 @@ bool Controller::ReplayChangesLocked(Time now) {
   dirty_.clear();
   // Users and accounts seen for the first time (ToEngineJob adds them): rare, and a rebuild of
   // the scheduler's state.
-  if (cluster_.base.accounts.size() != sched_accounts_ ||
-      cluster_.base.associations.size() != sched_associations_) {
+  const engine::Snapshot& known = sched_->snapshot();
+  if (cluster_.base.accounts.size() != known.accounts.size() ||
+      cluster_.base.associations.size() != known.associations.size()) {
     sched_->SetLimits(cluster_.base.partitions, cluster_.base.qos, cluster_.base.accounts,
                       cluster_.base.associations);
-    sched_accounts_ = cluster_.base.accounts.size();
-    sched_associations_ = cluster_.base.associations.size();
-  }
-  // Nodes the scheduler was just given are in the states the cluster's file says.
-  if (fresh_nodes) {
-    sched_node_states_.clear();
-    for (const engine::Node& n : sched_->snapshot().nodes) sched_node_states_.push_back(n.state);
   }
   for (std::uint32_t n = 0; n < nodes_.size(); ++n) {
     engine::NodeState state = SchedulingStateLocked(n);
-    if (state == sched_node_states_[n]) continue;
-    sched_node_states_[n] = state;
-    sched_->SetNodeState(n, state);
+    if (state != sched_->snapshot().nodes[n].state) sched_->SetNodeState(n, state);
   }
   if (options_.check_snapshot) CheckSchedulerJobsLocked(now);
   return !sched_->snapshot().pending.empty();

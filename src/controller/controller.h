@@ -293,9 +293,6 @@ class Controller : private backend::EventSink, private backend::Admission {
   // The engine's state between passes: jobs are replayed into it under mu_ (ReplayChangesLocked)
   // and it plans without mu_, on the scheduling thread only.
   std::unique_ptr<engine::Scheduler> sched_;
-  std::vector<engine::NodeState> sched_node_states_;  // guarded by mu_: what sched_ was told
-  std::size_t sched_accounts_ = 0;                    // guarded by mu_: the sizes sched_ has
-  std::size_t sched_associations_ = 0;
   std::optional<engine::Snapshot> check_reference_;  // the self-check's, from replay to plan
   // The scheduling thread's: what was last published of each pending job. A replayed job's
   // entry is dropped, so that the next pass publishes it whatever it says.

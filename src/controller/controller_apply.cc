@@ -19,8 +19,7 @@ void Controller::ApplyPlanLocked(engine::Plan& plan, Time now) {
   };
   auto nodes_usable = [&](const engine::Allocation& a) {
     return std::all_of(a.nodes.begin(), a.nodes.end(), [&](const engine::NodeAllocation& n) {
-      const NodeInfo& info = nodes_[n.node];
-      return info.responding && !info.cordoned && info.admin == engine::NodeState::kUp;
+      return SchedulingStateLocked(n.node) == engine::NodeState::kUp;
     });
   };
   for (const engine::Preemption& p : plan.preemptions) {

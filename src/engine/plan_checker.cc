@@ -202,5 +202,4 @@ std::string DescribePlan(const Plan& p, PlanDetail detail) {
   return out.str();
 }
 
-
 }  // namespace lockstep::engine
