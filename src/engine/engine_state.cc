@@ -30,42 +30,53 @@ Time AssumedEnd(const Job& running, const Snapshot& s) {
 EngineState::EngineState(const Snapshot& snapshot)
     : s(snapshot),
       shapes(PendingShapes(snapshot)),
-      static_reason(snapshot.pending.size(), kFitUnknown),
       running_ends(RunningEnds(snapshot)),
       planner(snapshot, running_ends),
       topology(snapshot),
       node_partitions(snapshot),
       free_index(snapshot, planner, node_partitions),
       eligibility(snapshot) {
-  need_class.assign(snapshot.pending.size(), kClassUnknown);
   hot.reserve(snapshot.pending.size());
-  for (const Job& j : snapshot.pending) hot.push_back(HotOf(j));
+  for (std::uint32_t j = 0; j < snapshot.pending.size(); ++j)
+    hot.push_back(HotOf(snapshot.pending[j], shapes[j]));
   RecountPartitions();
 }
 
-EngineState::HotJob EngineState::HotOf(const Job& j) {
+EngineState::HotJob EngineState::HotOf(const Job& j, const JobShape& shape) {
   bool plain = !j.held_by_user && !j.held_by_admin && j.dependencies.empty() &&
                (j.array_job_id == 0 || j.array_max_running == 0);
   Time switches_free_at = std::numeric_limits<Time>::min();
   if (j.req.max_switches != 0)
     switches_free_at =
         j.req.switches_wait > 0 ? j.submit_time + j.req.switches_wait : kInfiniteTime;
-  return {j.begin_time, switches_free_at, j.partition, plain};
+  HotJob h;
+  h.begin_time = j.begin_time;
+  h.switches_free_at = switches_free_at;
+  h.duration = shape.duration;
+  h.partition = j.partition;
+  h.nodes = shape.nodes;
+  h.cpus_per_node = shape.per_node.cpus;
+  h.gpus_per_node = shape.per_node.gpus;
+  h.plain = plain;
+  h.exclusive = shape.per_node.exclusive;
+  h.fixed_nodes = shape.max_nodes == shape.nodes;
+  return h;
 }
 
 std::uint32_t EngineState::NeedClassOf(std::uint32_t j) {
-  if (need_class[j] != kClassUnknown) return need_class[j];
+  std::uint32_t& known = hot[j].need_class;
+  if (known != kClassUnknown) return known;
   ShapeKey key;
   key.partition = s.pending[j].partition;
   key.need = shapes[j].per_node;
   key.features = shapes[j].features;
-  need_class[j] =
+  known =
       need_classes.try_emplace(key, static_cast<std::uint32_t>(need_classes.size())).first->second;
-  return need_class[j];
+  return known;
 }
 
 void EngineState::RecountPartitions() {
-  std::fill(static_reason.begin(), static_reason.end(), kFitUnknown);
+  for (HotJob& h : hot) h.static_reason = kFitUnknown;
   partition_free.assign(s.partitions.size(), {});
   partition_classes.assign(s.partitions.size(), {});
   for (std::uint32_t p = 0; p < s.partitions.size(); ++p) {

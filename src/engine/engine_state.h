@@ -65,29 +65,37 @@ struct EngineState {
 
   const Snapshot& s;
   std::vector<JobShape> shapes;  // per s.pending
-  // Per s.pending: what keeps the job from ever running as the partition, QoS and nodes are
-  // (its partition's or QoS's static limits, PartitionConfig, BadConstraints, ReqNodeNotAvail;
-  // kNone when nothing does), or kFitUnknown. Depends only on the shape, the limits and the
-  // nodes: RecountPartitions forgets it.
   static constexpr std::uint8_t kFitUnknown = 0xff;
-  std::vector<std::uint8_t> static_reason;
-  // Per s.pending: the job's need class, jobs of one partition with the same per-node need and
-  // features; the pass's memo of failed starts is kept per class. Computed on first use.
   static constexpr std::uint32_t kClassUnknown = 0xffffffffu;
   // Per s.pending: what the backfill scan reads of every job, apart from the Job itself, so that
-  // a pass over a long queue touches one small record per job. `plain`: not held, without
-  // dependencies and without an array throttle, so only its begin time can hold it back.
+  // a pass over a long queue touches one small record per job (the queue is in priority order,
+  // the records in arrival order: each is a cache miss of its own; the scan used to read four
+  // records per job). Built from the job and its shape when the job arrives.
   struct HotJob {
     Time begin_time = 0;
     // From when the job's --switches count no longer binds it (its wait is over): the lowest
     // Time without one, kInfiniteTime when it binds for good.
     Time switches_free_at = 0;
+    Seconds duration = 0;  // the shape's
     std::uint32_t partition = 0;
+    // The need class: jobs of one partition with the same per-node need and features; the
+    // pass's memo of failed starts is kept per class. Computed on first use.
+    std::uint32_t need_class = kClassUnknown;
+    std::int32_t nodes = 0;  // the shape's (min) node count
+    std::int32_t cpus_per_node = 0, gpus_per_node = 0;
+    // What keeps the job from ever running as the partition, QoS and nodes are (its
+    // partition's or QoS's static limits, PartitionConfig, BadConstraints, ReqNodeNotAvail;
+    // kNone when nothing does), or kFitUnknown. Depends only on the shape, the limits and the
+    // nodes: RecountPartitions forgets it.
+    std::uint8_t static_reason = kFitUnknown;
+    // Not held, without dependencies and without an array throttle, so only its begin time can
+    // hold it back.
     bool plain = false;
+    bool exclusive = false;
+    bool fixed_nodes = false;  // max_nodes == nodes: no range of node counts
   };
-  static HotJob HotOf(const Job& j);
+  static HotJob HotOf(const Job& j, const JobShape& shape);
   std::vector<HotJob> hot;
-  std::vector<std::uint32_t> need_class;
   std::unordered_map<ShapeKey, std::uint32_t, ShapeKeyHash> need_classes;
   std::uint32_t NeedClassOf(std::uint32_t j);
   std::vector<Time> running_ends;  // per s.running

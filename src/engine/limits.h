@@ -21,6 +21,8 @@ class LimitTracker {
  public:
   explicit LimitTracker(const Snapshot& s);
 
+  // False when no TRES limit is configured: Check always says kNone.
+  bool any() const { return any_limit_; }
   // The limit that starting `job` with `tres` would exceed, or kNone.
   PendingReason Check(const Job& job, const Tres& tres) const;
   void Add(const Job& job, const Tres& tres);

@@ -56,11 +56,10 @@ Pass::Pass(EngineState& st, const PolicyOptions& o, QueueState& queue, PlanDetai
       partition_blocked_(st.s.partitions.size(), false) {}
 
 bool Pass::MayFitNow(std::uint32_t j) const {
-  const JobShape& sh = shapes_[j];
-  std::uint32_t p = st_.hot[j].partition;
-  if (p >= partition_free_.size() || sh.per_node.exclusive) return true;
-  return partition_free_[p].cpus >= std::int64_t{sh.per_node.cpus} * sh.nodes &&
-         partition_free_[p].gpus >= std::int64_t{sh.per_node.gpus} * sh.nodes;
+  const EngineState::HotJob& h = st_.hot[j];
+  if (h.partition >= partition_free_.size() || h.exclusive) return true;
+  return partition_free_[h.partition].cpus >= std::int64_t{h.cpus_per_node} * h.nodes &&
+         partition_free_[h.partition].gpus >= std::int64_t{h.gpus_per_node} * h.nodes;
 }
 
 ShapeKey Pass::KeyOf(std::uint32_t j) const {
@@ -134,7 +133,7 @@ std::optional<std::vector<Candidate>> Pass::Choose(std::uint32_t j,
 // exist but too few are up.
 PendingReason Pass::StaticReason(std::uint32_t j) {
   // Known from an earlier pass of the Scheduler: shapes, limits and nodes are as they were then.
-  std::uint8_t& known = st_.static_reason[j];
+  std::uint8_t& known = st_.hot[j].static_reason;
   if (known != EngineState::kFitUnknown) return static_cast<PendingReason>(known);
   PendingReason reason = CheckStaticLimits(s_.pending[j], shapes_[j], s_);
   if (reason == PendingReason::kNone) reason = CheckFitsPartitionOnce(j);
@@ -252,14 +251,27 @@ Pass::Found Pass::EarliestStart(std::uint32_t j) const {
   // changes. Every round moves `from` forward to a change of some node, and there are finitely
   // many, so the search ends: without a bound it finds the start whenever one exists.
   std::vector<std::pair<Time, std::uint32_t>> earliest;
+  std::vector<Time> best;  // a max-heap of the sh.nodes earliest times found in this round
   for (int round = 0; from < kInfiniteTime; ++round) {
     if (o_.max_reservation_rounds > 0 && round >= o_.max_reservation_rounds)
       return {kInfiniteTime, {}, true};  // not remembered: another shape's search may go further
     earliest.clear();
+    // Only the nodes able to start by the `sh.nodes`-th earliest time matter below: once that
+    // many are known, the latest of the best so far bounds every other node's search.
+    best.clear();
     for (std::uint32_t n : nodes) {
       if (n >= planner_.node_count() || !planner_.node(n).usable || !NodeMatches(n, sh)) continue;
-      Time e = planner_.EarliestFit(n, sh.per_node, from, sh.duration);
-      if (e < kInfiniteTime) earliest.push_back({e, n});
+      const Time bound =
+          static_cast<int>(best.size()) < std::max(sh.nodes, 1) ? kInfiniteTime : best.front();
+      Time e = planner_.EarliestFit(n, sh.per_node, from, sh.duration, bound);
+      if (e >= kInfiniteTime) continue;
+      earliest.push_back({e, n});
+      best.push_back(e);
+      std::push_heap(best.begin(), best.end());
+      if (static_cast<int>(best.size()) > sh.nodes) {
+        std::pop_heap(best.begin(), best.end());
+        best.pop_back();
+      }
     }
     if (static_cast<int>(earliest.size()) < sh.nodes) break;
     std::nth_element(earliest.begin(), earliest.begin() + (sh.nodes - 1), earliest.end());
@@ -348,16 +360,17 @@ void Pass::EstimateStarts() {
 // the same per-node need with more nodes or a longer limit, since a longer window leaves no more
 // nodes feasible. Such failures are kept per need as a Pareto front of (nodes, duration).
 bool Pass::DominanceApplies(std::uint32_t j) const {
-  const JobShape& sh = shapes_[j];
-  return sh.max_nodes == sh.nodes && s_.now >= st_.hot[j].switches_free_at;
+  const EngineState::HotJob& h = st_.hot[j];
+  return h.fixed_nodes && s_.now >= h.switches_free_at;
 }
 
 bool Pass::KnownNotToStartNow(std::uint32_t j) const {
   if (!DominanceApplies(j)) return cannot_start_now_.count(KeyOf(j)) > 0;
   std::uint32_t c = st_.NeedClassOf(j);
   if (c >= failed_front_.size()) return false;
+  const EngineState::HotJob& h = st_.hot[j];
   for (const auto& [n, d] : failed_front_[c])
-    if (n <= shapes_[j].nodes && d <= shapes_[j].duration) return true;
+    if (n <= h.nodes && d <= h.duration) return true;
   return false;
 }
 
@@ -413,7 +426,7 @@ Plan Pass::Run() {
                                                            : PendingReason::kNone)
                                 : CheckEligibility(j);
     if (r == PendingReason::kNone) r = StaticReason(j);
-    if (r == PendingReason::kNone)
+    if (r == PendingReason::kNone && limits_.any())
       r = limits_.Check(s_.pending[j], TresOf(shapes_[j], shapes_[j].nodes));
     if (r != PendingReason::kNone) {
       Pend(j, r);

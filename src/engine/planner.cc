@@ -197,7 +197,7 @@ std::pair<const std::pair<Time, ResourceVec>*, std::size_t> AvailabilityPlanner:
 }
 
 Time AvailabilityPlanner::EarliestFit(std::uint32_t n, const NodeNeed& need, Time from,
-                                      Seconds duration) const {
+                                      Seconds duration, Time latest) const {
   const NodeWork& w = nodes_[n];
   const auto [steps, count] = StepsOf(w);
   // With more than one GPU type slot an untyped request may fit each moment but not the
@@ -210,6 +210,7 @@ Time AvailabilityPlanner::EarliestFit(std::uint32_t n, const NodeNeed& need, Tim
   while (i + 1 < count && steps[i + 1].first <= from) ++i;
   while (i < count) {
     Time start = std::max(steps[i].first, from);
+    if (start > latest) return kInfiniteTime;
     Time end = duration >= kUnlimited ? kInfiniteTime : start + duration;
     ResourceVec least = steps[i].second;
     std::size_t j = i;

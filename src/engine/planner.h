@@ -73,8 +73,10 @@ class AvailabilityPlanner {
   std::optional<ResourceVec> FitAt(std::uint32_t n, const NodeNeed& need, Time start,
                                    Seconds duration) const;
 
-  // The earliest time >= from at which FitAt succeeds, or kInfiniteTime.
-  Time EarliestFit(std::uint32_t n, const NodeNeed& need, Time from, Seconds duration) const;
+  // The earliest time >= from at which FitAt succeeds, or kInfiniteTime (also when that time
+  // would be after `latest`: a search that needs no later answer stops there).
+  Time EarliestFit(std::uint32_t n, const NodeNeed& need, Time from, Seconds duration,
+                   Time latest = kInfiniteTime) const;
 
   // The first time after `t` at which node n's availability changes, or kInfiniteTime.
   Time NextChangeAfter(std::uint32_t n, Time t) const;

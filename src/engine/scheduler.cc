@@ -124,9 +124,7 @@ void Scheduler::AddPending(Job job) {
   slots_[job.id] = {List::kPending, j};
   s_->pending.push_back(std::move(job));
   st_->shapes.push_back(ShapeIn(s_->pending[j], *s_));
-  st_->static_reason.push_back(EngineState::kFitUnknown);
-  st_->need_class.push_back(EngineState::kClassUnknown);
-  st_->hot.push_back(EngineState::HotOf(s_->pending[j]));
+  st_->hot.push_back(EngineState::HotOf(s_->pending[j], st_->shapes[j]));
   const Job& added = s_->pending[j];
   CountAwaited(added, +1);
   if (!added.dependencies.empty() && !st_->eligibility.tracks_dependencies())
@@ -162,16 +160,12 @@ void Scheduler::RemovePendingAt(std::uint32_t j) {
   if (j != last) {
     s_->pending[j] = std::move(s_->pending[last]);
     st_->shapes[j] = st_->shapes[last];
-    st_->static_reason[j] = st_->static_reason[last];
-    st_->need_class[j] = st_->need_class[last];
     st_->hot[j] = st_->hot[last];
     priority_totals_[j] = priority_totals_[last];
     slots_[s_->pending[j].id] = {List::kPending, j};
   }
   s_->pending.pop_back();
   st_->shapes.pop_back();
-  st_->static_reason.pop_back();
-  st_->need_class.pop_back();
   st_->hot.pop_back();
   priority_totals_.pop_back();
 }
