@@ -55,6 +55,29 @@ struct FreeSum {
 // limit is about to be killed).
 Time AssumedEnd(const Job& running, const Snapshot& s);
 
+// What Pass::EarliestStart found for a job: its earliest start and nodes, or kInfiniteTime
+// (`stopped`: the search bound max_reservation_rounds ended it).
+struct FoundStart {
+  Time start = kInfiniteTime;
+  std::vector<Candidate> nodes;
+  bool stopped = false;
+};
+
+// The first reservation search of the last pass, for the next pass to reuse: EASY searches for
+// the same head after every event, and an event that neither ends nor starts a job (a
+// submission behind the head, a hold, a cancellation of a pending job) leaves the running
+// jobs' holds as they were. Valid while the planner's base version is unchanged, the pass has
+// changed nothing before asking, and the new search starts no earlier than this one did and
+// no later than what it found (no start was possible in between).
+struct StartMemo {
+  bool valid = false;
+  JobId job = 0;
+  ShapeKey key;
+  std::uint64_t base_version = 0;
+  Time from = 0;
+  FoundStart found;
+};
+
 struct EngineState {
   explicit EngineState(const Snapshot& snapshot);
   EngineState(const EngineState&) = delete;
@@ -106,6 +129,7 @@ struct EngineState {
   std::vector<FreeSum> partition_free;                    // per partition
   std::vector<std::vector<NodeClass>> partition_classes;  // per partition
   EligibilityIndex eligibility;
+  StartMemo start_memo;
 };
 
 }  // namespace lockstep::engine

@@ -1,6 +1,7 @@
 #include "engine/pass.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include "engine/priority.h"
@@ -115,6 +116,36 @@ std::vector<Candidate> Pass::FeasibleAt(std::uint32_t j, Time t) const {
   for (std::uint32_t n : s_.partitions[job.partition].nodes)
     if (n < planner_.node_count()) consider(n);
   return out;
+}
+
+int Pass::FeasibleCountNow(std::uint32_t j) {
+  const Job& job = s_.pending[j];
+  if (job.partition >= s_.partitions.size()) return 0;
+  const std::uint32_t c = st_.NeedClassOf(j);
+  if (c >= window_ends_.size()) window_ends_.resize(st_.need_classes.size());
+  WindowEnds& w = window_ends_[c];
+  const JobShape& sh = shapes_[j];
+  if (w.version != planner_.version()) {
+    w.version = planner_.version();
+    w.until.clear();
+    // The nodes FeasibleAt(j, now) would consider, and the same tests.
+    free_index().VisitAtLeast(job.partition, sh.per_node.gpus, sh.per_node.cpus,
+                              [&](std::uint32_t n) {
+                                const NodeWork& node = planner_.node(n);
+                                if (!node.usable || !NodeMatches(n, sh)) return;
+                                if (node.free_now.cpus < sh.per_node.cpus ||
+                                    node.free_now.total_gpus() < sh.per_node.gpus)
+                                  return;
+                                Time until = planner_.FitsUntil(n, sh.per_node);
+                                if (until != AvailabilityPlanner::kNoWindow)
+                                  w.until.push_back(until);
+                              });
+    std::sort(w.until.begin(), w.until.end(), std::greater<>());
+  }
+  const Time end = sh.duration >= kUnlimited ? kInfiniteTime : s_.now + sh.duration;
+  // The nodes whose window reaches `end`: a prefix of the descending list.
+  return static_cast<int>(std::upper_bound(w.until.begin(), w.until.end(), end, std::greater<>()) -
+                          w.until.begin());
 }
 
 std::optional<std::vector<Candidate>> Pass::Choose(std::uint32_t j,
@@ -234,17 +265,33 @@ void Pass::MarkPreempted(std::uint32_t r, std::uint32_t for_job, PreemptMode mod
   plan_.preemptions.push_back({victim.id, s_.pending[for_job].id, mode, grace});
 }
 
-Pass::Found Pass::EarliestStart(std::uint32_t j) const {
+FoundStart Pass::EarliestStart(std::uint32_t j) const {
   const Job& job = s_.pending[j];
-  const JobShape& sh = shapes_[j];
   if (job.partition >= s_.partitions.size()) return {};
-  const auto& nodes = s_.partitions[job.partition].nodes;
   Time from = std::max(s_.now, job.begin_time);
   // A job of the same shape found its start no earlier than this in this pass, and the pass
   // only takes resources away: no need to look before it.
   ShapeKey key = KeyOf(j);
   if (auto it = earliest_found_.find(key); it != earliest_found_.end())
     from = std::max(from, it->second);
+  StartMemo& memo = st_.start_memo;
+  const bool unchanged_pass = planner_.changes_in_pass() == 0;
+  if (unchanged_pass && memo.valid && memo.job == job.id && memo.key == key &&
+      memo.base_version == planner_.base_version() && memo.from <= from &&
+      from <= memo.found.start) {
+    earliest_found_[key] = memo.found.start;
+    return memo.found;
+  }
+  FoundStart found = SearchEarliestStart(j, from);
+  if (found.stopped) return found;  // not remembered: another shape's search may go further
+  earliest_found_[key] = found.start;
+  if (unchanged_pass) memo = {true, job.id, key, planner_.base_version(), from, found};
+  return found;
+}
+
+FoundStart Pass::SearchEarliestStart(std::uint32_t j, Time from) const {
+  const JobShape& sh = shapes_[j];
+  const auto& nodes = s_.partitions[s_.pending[j].partition].nodes;
   Time end = sh.duration >= kUnlimited ? kInfiniteTime : 0;
   // Each round: the time by which enough nodes could each start on their own, then whether a
   // placement exists at that moment among those nodes; if not, the next moment anything
@@ -254,7 +301,7 @@ Pass::Found Pass::EarliestStart(std::uint32_t j) const {
   std::vector<Time> best;  // a max-heap of the sh.nodes earliest times found in this round
   for (int round = 0; from < kInfiniteTime; ++round) {
     if (o_.max_reservation_rounds > 0 && round >= o_.max_reservation_rounds)
-      return {kInfiniteTime, {}, true};  // not remembered: another shape's search may go further
+      return {kInfiniteTime, {}, true};
     earliest.clear();
     // Only the nodes able to start by the `sh.nodes`-th earliest time matter below: once that
     // many are known, the latest of the best so far bounds every other node's search.
@@ -285,17 +332,13 @@ Pass::Found Pass::EarliestStart(std::uint32_t j) const {
       if (auto take = planner_.MapNeed(n, sh.per_node, avail))
         feasible.push_back({n, *take, avail});
     }
-    if (auto chosen = Choose(j, std::move(feasible))) {
-      earliest_found_[key] = t;
-      return {t, std::move(*chosen), false};
-    }
+    if (auto chosen = Choose(j, std::move(feasible))) return {t, std::move(*chosen), false};
     Time next = kInfiniteTime;
     for (std::uint32_t n : nodes)
       if (n < planner_.node_count() && planner_.node(n).usable)
         next = std::min(next, planner_.NextChangeAfter(n, t));
     from = next;
   }
-  earliest_found_[key] = kInfiniteTime;
   return {};
 }
 
@@ -323,7 +366,7 @@ void Pass::HandleBlocked(std::uint32_t j) {
   any_blocked_ = true;
   if (o_.preempt != PreemptType::kOff && TryPreempt(j)) return;
   if (reservations_ < o_.reservation_depth) {
-    Found found = EarliestStart(j);
+    FoundStart found = EarliestStart(j);
     if (found.start < kInfiniteTime) {
       ++reservations_;
       Reserve(j, found.start, found.nodes, reason);
@@ -446,9 +489,12 @@ Plan Pass::Run() {
       continue;
     }
     if (MayFitNow(j) && !KnownNotToStartNow(j)) {
-      if (auto chosen = Choose(j, FeasibleAt(j, s_.now))) {
-        StartJob(j, *chosen, any_blocked_);
-        continue;
+      // Placement needs at least `nodes` candidates: count them first, from the memo.
+      if (FeasibleCountNow(j) >= shapes_[j].nodes) {
+        if (auto chosen = Choose(j, FeasibleAt(j, s_.now))) {
+          StartJob(j, *chosen, any_blocked_);
+          continue;
+        }
       }
       NoteCannotStartNow(j);
     }

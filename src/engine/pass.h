@@ -52,6 +52,8 @@ class Pass {
   }
   // Candidates for pending job j over [t, t + duration), from its partition's usable nodes.
   std::vector<Candidate> FeasibleAt(std::uint32_t j, Time t) const;
+  // How many candidates FeasibleAt(j, now) would give, from a memo per need class.
+  int FeasibleCountNow(std::uint32_t j);
   std::optional<std::vector<Candidate>> Choose(std::uint32_t j,
                                                std::vector<Candidate> feasible) const;
   void Reserve(std::uint32_t j, Time start, const std::vector<Candidate>& chosen,
@@ -77,12 +79,8 @@ class Pass {
   bool MayFitNow(std::uint32_t j) const;
   // Earliest start of job j with its nodes; kInfiniteTime when there is none, or when
   // max_reservation_rounds stopped the search (then `stopped` is set).
-  struct Found {
-    Time start = kInfiniteTime;
-    std::vector<Candidate> nodes;
-    bool stopped = false;
-  };
-  Found EarliestStart(std::uint32_t j) const;
+  FoundStart EarliestStart(std::uint32_t j) const;
+  FoundStart SearchEarliestStart(std::uint32_t j, Time from) const;
   void HandleBlocked(std::uint32_t j);
   bool TryPreempt(std::uint32_t j);
   PendingReason CheckEligibility(std::uint32_t j) const;
@@ -109,6 +107,16 @@ class Pass {
   // Per need class (EngineState::need_class): the (nodes, duration) pairs that failed to start
   // now, none dominating another.
   std::vector<std::vector<std::pair<std::int32_t, Seconds>>> failed_front_;
+  // Per need class: how long each node that could take the class's per-node need now can keep
+  // giving it (AvailabilityPlanner::FitsUntil), longest first, as of a planner version. Jobs of
+  // one class differ only in node count and duration, so most tests of "could it start now"
+  // are a binary search here rather than a visit of every free node; a start or a reservation
+  // changes the version and the next test rebuilds the list.
+  struct WindowEnds {
+    std::uint64_t version = ~std::uint64_t{0};
+    std::vector<Time> until;  // descending
+  };
+  std::vector<WindowEnds> window_ends_;
   std::unordered_map<ShapeKey, PendingReason, ShapeKeyHash> partition_fit_;
   std::unordered_set<std::uint32_t> preempted_;
   std::unordered_set<PreemptKey, PreemptKeyHash> preemption_failed_;

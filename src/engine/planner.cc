@@ -226,6 +226,20 @@ Time AvailabilityPlanner::EarliestFit(std::uint32_t n, const NodeNeed& need, Tim
   return kInfiniteTime;
 }
 
+Time AvailabilityPlanner::FitsUntil(std::uint32_t n, const NodeNeed& need) const {
+  const NodeWork& w = nodes_[n];
+  // Without reservations a node only gains from now on: what it has free now is its least.
+  if (w.future_head < 0) return MapNeed(n, need, w.free_now) ? kInfiniteTime : kNoWindow;
+  const auto [steps, count] = StepsOf(w);
+  ResourceVec least = steps[0].second;  // the step at now_
+  if (!MapNeed(n, need, least)) return kNoWindow;
+  for (std::size_t i = 1; i < count; ++i) {
+    least = Min(least, steps[i].second);
+    if (!MapNeed(n, need, least)) return steps[i].first;
+  }
+  return kInfiniteTime;
+}
+
 Time AvailabilityPlanner::NextChangeAfter(std::uint32_t n, Time t) const {
   const NodeWork& w = nodes_[n];
   Time next = kInfiniteTime;
@@ -256,6 +270,7 @@ std::uint64_t AvailabilityPlanner::StartNow(std::uint32_t n, const ResourceVec& 
   w.free_now -= amount;
   Link(&w.running_head, {now_, end, amount, owner});
   w.steps_valid = false;
+  ++version_;
   return taken;
 }
 
@@ -264,6 +279,7 @@ void AvailabilityPlanner::Reserve(std::uint32_t n, const ResourceVec& amount, Ti
   Touch(n);
   Link(&nodes_[n].future_head, {start, end, amount, owner});
   nodes_[n].steps_valid = false;
+  ++version_;
 }
 
 void AvailabilityPlanner::SetRunningEnd(std::uint32_t n, std::uint32_t owner, Time end) {
@@ -274,6 +290,7 @@ void AvailabilityPlanner::SetRunningEnd(std::uint32_t n, std::uint32_t owner, Ti
     pool_[i].end = end;
   }
   nodes_[n].steps_valid = false;
+  ++version_;
 }
 
 std::vector<std::uint32_t> AvailabilityPlanner::RunningEndingBy(std::uint32_t n, Time by) const {
@@ -295,7 +312,9 @@ void AvailabilityPlanner::AddRunning(std::uint32_t n, const NodeAllocation& a, T
   Link(&w.running_head, {now_, end, amount, owner});
   w.free_now -= amount;
   w.free_devices &= ~a.gpus;
+  ++base_version_;
   w.steps_valid = false;
+  ++version_;
 }
 
 void AvailabilityPlanner::RemoveRunning(std::uint32_t n, const NodeAllocation& a,
@@ -310,7 +329,9 @@ void AvailabilityPlanner::RemoveRunning(std::uint32_t n, const NodeAllocation& a
     break;
   }
   w.free_devices |= a.gpus;
+  ++base_version_;
   w.steps_valid = false;
+  ++version_;
 }
 
 void AvailabilityPlanner::RelabelRunning(std::uint32_t n, std::uint32_t from, std::uint32_t to) {
@@ -320,7 +341,12 @@ void AvailabilityPlanner::RelabelRunning(std::uint32_t n, std::uint32_t from, st
 }
 
 void AvailabilityPlanner::Touch(std::uint32_t n) {
-  if (!in_pass_ || saved_[n]) return;
+  if (!in_pass_) {
+    ++base_version_;
+    return;
+  }
+  ++changes_in_pass_;
+  if (saved_[n]) return;
   saved_[n] = true;
   saved_nodes_.push_back({n, nodes_[n]});
 }
@@ -332,7 +358,9 @@ void AvailabilityPlanner::BeginPass() {
     steps_pool_.clear();
   }
   in_pass_ = true;
+  changes_in_pass_ = 0;
   pass_pool_size_ = pool_.size();
+  ++version_;
 }
 
 std::vector<std::uint32_t> AvailabilityPlanner::Rollback() {
@@ -350,6 +378,8 @@ std::vector<std::uint32_t> AvailabilityPlanner::Rollback() {
   saved_nodes_.clear();
   saved_ends_.clear();
   in_pass_ = false;
+  changes_in_pass_ = 0;
+  ++version_;
   return touched;
 }
 

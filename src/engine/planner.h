@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -78,6 +79,22 @@ class AvailabilityPlanner {
   Time EarliestFit(std::uint32_t n, const NodeNeed& need, Time from, Seconds duration,
                    Time latest = kInfiniteTime) const;
 
+  // For a window starting now: the end of the longest window [now, end) over which node n can
+  // give `need` (FitAt(n, need, now, end - now) succeeds exactly when end <= the result);
+  // kInfiniteTime when every window fits, kNoWindow when not even the first moment does.
+  static constexpr Time kNoWindow = std::numeric_limits<Time>::min();
+  Time FitsUntil(std::uint32_t n, const NodeNeed& need) const;
+
+  // Changes whenever any node's availability may have changed: what a memo of answers is
+  // valid for.
+  std::uint64_t version() const { return version_; }
+  // Changes when the holds of running jobs or a node's usability change outside a pass (not
+  // when the clock moves on: availability from now on stays what it was). With no change
+  // made by the pass in progress (changes_in_pass() == 0), equal base versions mean equal
+  // answers to every question about times from now on.
+  std::uint64_t base_version() const { return base_version_; }
+  std::uint64_t changes_in_pass() const { return changes_in_pass_; }
+
   // The first time after `t` at which node n's availability changes, or kInfiniteTime.
   Time NextChangeAfter(std::uint32_t n, Time t) const;
 
@@ -106,10 +123,17 @@ class AvailabilityPlanner {
   void RemoveRunning(std::uint32_t n, const NodeAllocation& a, std::uint32_t owner);
   // The running job `from` is now known as `to` (its index moved).
   void RelabelRunning(std::uint32_t n, std::uint32_t from, std::uint32_t to);
-  void SetUsable(std::uint32_t n, bool usable) { nodes_[n].usable = usable; }
+  void SetUsable(std::uint32_t n, bool usable) {
+    nodes_[n].usable = usable;
+    ++version_;
+    ++base_version_;
+  }
   // The clock moves on; every running hold must end after `now` (the Scheduler moves the ends
   // of jobs past their limits first).
-  void SetNow(Time now) { now_ = now; }
+  void SetNow(Time now) {
+    now_ = now;
+    ++version_;
+  }
 
   // Records what the pass changes from here on; Rollback restores it and returns the nodes it
   // touched (their free-node index entries need refreshing).
@@ -134,6 +158,9 @@ class AvailabilityPlanner {
   }
 
   Time now_;
+  std::uint64_t version_ = 0;
+  std::uint64_t base_version_ = 0;
+  std::uint64_t changes_in_pass_ = 0;
   std::vector<NodeWork> nodes_;
   // Reused by EarliestFit so that a search allocates nothing.
   mutable std::vector<std::pair<Time, ResourceVec>> scratch_changes_;

@@ -43,6 +43,57 @@ TEST(AvailabilityPlanner, ReservationsBlockOnlyTheirWindow) {
   EXPECT_EQ(p.NextChangeAfter(0, 100), 200);
 }
 
+// FitsUntil answers FitAt for every window starting now at once: the window fits exactly when
+// it ends by the answer.
+TEST(AvailabilityPlanner, FitsUntilIsTheLongestWindowFromNow) {
+  SnapshotBuilder b;
+  b.Now(0).Partition("p").Nodes(1, 8, 1000, 8);
+  b.Running(1, {0}, 2, 500, 0);  // 2 GPUs until 300
+  Snapshot s = b.Build();
+  AvailabilityPlanner p(s, {300});
+  EXPECT_EQ(p.FitsUntil(0, Gpus(6)), kInfiniteTime);  // no reservation: it only gains
+  EXPECT_EQ(p.FitsUntil(0, Gpus(7)), AvailabilityPlanner::kNoWindow);
+  ResourceVec four;
+  four.cpus = 1;
+  four.gpus[0] = 4;
+  p.Reserve(0, four, 100, 200, 7);  // 6 free now, 2 over [100, 200), then 8
+  EXPECT_EQ(p.FitsUntil(0, Gpus(2)), kInfiniteTime);
+  EXPECT_EQ(p.FitsUntil(0, Gpus(3)), 100);
+  for (Seconds d : {99, 100, 101, 1000}) {
+    EXPECT_EQ(p.FitAt(0, Gpus(3), 0, d).has_value(), d <= 100) << d;
+    EXPECT_EQ(p.FitAt(0, Gpus(2), 0, d).has_value(), true) << d;
+  }
+}
+
+// A memo of the planner's answers keys on base_version() with changes_in_pass() == 0: running
+// holds and usability move the base; a pass's own changes count apart and are undone.
+TEST(AvailabilityPlanner, BaseVersionMovesWithRunningHoldsNotWithThePass) {
+  SnapshotBuilder b;
+  b.Now(0).Partition("p").Nodes(2, 8, 1000, 8);
+  Snapshot s = b.Build();
+  AvailabilityPlanner p(s, {});
+  const std::uint64_t base = p.base_version();
+  p.BeginPass();
+  ResourceVec one;
+  one.cpus = 1;
+  one.gpus[0] = 1;
+  p.StartNow(0, one, 100, 0);
+  p.Reserve(1, one, 50, 100, 1);
+  EXPECT_EQ(p.changes_in_pass(), 2u);
+  EXPECT_EQ(p.base_version(), base);
+  p.Rollback();
+  EXPECT_EQ(p.changes_in_pass(), 0u);
+  EXPECT_EQ(p.base_version(), base);
+  p.SetNow(10);  // the clock alone changes no answer about the future
+  EXPECT_EQ(p.base_version(), base);
+  NodeAllocation a{0, 1, 0, 0b1, 1};
+  p.AddRunning(0, a, 100, 0);
+  EXPECT_NE(p.base_version(), base);
+  const std::uint64_t after_start = p.base_version();
+  p.SetUsable(1, false);
+  EXPECT_NE(p.base_version(), after_start);
+}
+
 TEST(AvailabilityPlanner, StartNowTakesTheLowestFreeDevices) {
   SnapshotBuilder b;
   b.Now(0).Partition("p").Nodes(1, 8, 1000, 4);

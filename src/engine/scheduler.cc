@@ -281,6 +281,7 @@ void Scheduler::SetLimits(std::vector<Partition> partitions, std::vector<Qos> qo
 
 void Scheduler::SetPolicy(PolicyOptions options) {
   o_ = options;
+  st_->start_memo.valid = false;  // placement and search bounds may have changed
   priorities_stale_ = true;
 }
 
