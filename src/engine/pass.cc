@@ -127,6 +127,11 @@ int Pass::FeasibleCountNow(std::uint32_t j) {
   const JobShape& sh = shapes_[j];
   if (w.version != planner_.version()) {
     w.version = planner_.version();
+    w.built = false;
+    return -1;
+  }
+  if (!w.built) {
+    w.built = true;
     w.until.clear();
     // The nodes FeasibleAt(j, now) would consider, and the same tests.
     free_index().VisitAtLeast(job.partition, sh.per_node.gpus, sh.per_node.cpus,
@@ -490,7 +495,8 @@ Plan Pass::Run() {
     }
     if (MayFitNow(j) && !KnownNotToStartNow(j)) {
       // Placement needs at least `nodes` candidates: count them first, from the memo.
-      if (FeasibleCountNow(j) >= shapes_[j].nodes) {
+      const int count = FeasibleCountNow(j);
+      if (count < 0 || count >= shapes_[j].nodes) {
         if (auto chosen = Choose(j, FeasibleAt(j, s_.now))) {
           StartJob(j, *chosen, any_blocked_);
           continue;

@@ -52,7 +52,9 @@ class Pass {
   }
   // Candidates for pending job j over [t, t + duration), from its partition's usable nodes.
   std::vector<Candidate> FeasibleAt(std::uint32_t j, Time t) const;
-  // How many candidates FeasibleAt(j, now) would give, from a memo per need class.
+  // How many candidates FeasibleAt(j, now) would give, from a memo per need class; -1 when
+  // the class is asked for the first time at this planner version (then FeasibleAt itself is
+  // as cheap, and most first tries of a class start the job).
   int FeasibleCountNow(std::uint32_t j);
   std::optional<std::vector<Candidate>> Choose(std::uint32_t j,
                                                std::vector<Candidate> feasible) const;
@@ -114,6 +116,7 @@ class Pass {
   // changes the version and the next test rebuilds the list.
   struct WindowEnds {
     std::uint64_t version = ~std::uint64_t{0};
+    bool built = false;       // false: asked once at `version`, not built
     std::vector<Time> until;  // descending
   };
   std::vector<WindowEnds> window_ends_;
