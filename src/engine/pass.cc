@@ -211,6 +211,25 @@ PendingReason Pass::CheckFitsPartitionOnce(std::uint32_t j) {
   return reason;
 }
 
+// The limits were checked against what the job asked for; an exclusive job is charged the
+// whole nodes placement gave it, which only placement knows (Slurm checks its accounting
+// limits again after node selection for the same reason).
+PendingReason Pass::ChargedLimitReason(std::uint32_t j, const std::vector<Candidate>& chosen) const {
+  if (!limits_.any() || !shapes_[j].per_node.exclusive) return PendingReason::kNone;
+  return limits_.Check(s_.pending[j], ChargedTres(chosen));
+}
+
+Tres Pass::ChargedTres(const std::vector<Candidate>& chosen) {
+  Tres used;
+  used.nodes = static_cast<std::int64_t>(chosen.size());
+  for (const Candidate& c : chosen) {
+    used.cpus += c.take.cpus;
+    used.mem_mb += c.take.mem_mb;
+    used.gpus += c.take.total_gpus();
+  }
+  return used;
+}
+
 void Pass::StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool backfilled) {
   const Job& job = s_.pending[j];
   const JobShape& sh = shapes_[j];
@@ -224,18 +243,13 @@ void Pass::StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool 
         planner_.StartNow(chosen[i].node, chosen[i].take, end, OwnerOfPending(j));
     free_index().Update(chosen[i].node);
   }
-  Tres used;
-  used.nodes = static_cast<std::int64_t>(chosen.size());
   for (const Candidate& c : chosen) {
     for (std::uint32_t p : node_partitions_.of(c.node)) {
       partition_free_[p].cpus -= c.take.cpus;
       partition_free_[p].gpus -= c.take.total_gpus();
     }
-    used.cpus += c.take.cpus;
-    used.mem_mb += c.take.mem_mb;
-    used.gpus += c.take.total_gpus();
   }
-  limits_.Add(job, used);
+  limits_.Add(job, ChargedTres(chosen));
   if (job.array_job_id != 0) ++array_started_[job.array_job_id];
   plan_.starts.push_back(std::move(st));
 }
@@ -498,6 +512,10 @@ Plan Pass::Run() {
       const int count = FeasibleCountNow(j);
       if (count < 0 || count >= shapes_[j].nodes) {
         if (auto chosen = Choose(j, FeasibleAt(j, s_.now))) {
+          if (PendingReason over = ChargedLimitReason(j, *chosen); over != PendingReason::kNone) {
+            Pend(j, over);
+            continue;
+          }
           StartJob(j, *chosen, any_blocked_);
           continue;
         }

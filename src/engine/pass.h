@@ -76,6 +76,10 @@ class Pass {
   void NoteCannotStartNow(std::uint32_t j);
   bool NodeMatches(std::uint32_t n, const JobShape& shape) const;
   void StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool backfilled);
+  // What a start on `chosen` is charged: the resources it takes there.
+  static Tres ChargedTres(const std::vector<Candidate>& chosen);
+  // The limit a start of exclusive job j on `chosen` would exceed, or kNone.
+  PendingReason ChargedLimitReason(std::uint32_t j, const std::vector<Candidate>& chosen) const;
   // False when the partition's free CPUs or GPUs, summed over its up nodes, are too few: the
   // O(1) test that turns most blocked jobs away before any node is looked at.
   bool MayFitNow(std::uint32_t j) const;

@@ -238,6 +238,28 @@ TEST(Plan, QosAndAccountLimitsHoldJobsBack) {
   EXPECT_EQ(ReasonOf(p, 5), PendingReason::kAssocGrpGRES);
 }
 
+// An exclusive job is charged the whole nodes it gets (as Slurm's accounting after selection):
+// its limits are checked against those, not against the CPUs it asked for.
+TEST(Plan, ExclusiveJobsCountTheirWholeNodesAgainstLimits) {
+  SnapshotBuilder b;
+  b.Partition("cpu").Nodes(4, 32, 1 << 20, 0);
+  Snapshot& s = b.snapshot();
+  s.qos.emplace_back().name = "team";
+  s.qos[1].grp_tres.cpus = 48;
+  for (JobId id = 1; id <= 2; ++id) {
+    Job& j = b.Pending(id, 1, 0, 600, static_cast<Time>(id));
+    j.qos = 1;
+    j.req.cpus_per_task = 1;
+    j.req.exclusive = true;
+  }
+  Plan p = PlanChecked(s);
+  const Start* first = FindStart(p, 1);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->allocation.nodes.at(0).cpus, 32);  // the whole node, charged 32 of 48
+  EXPECT_EQ(FindStart(p, 2), nullptr) << "a second whole node would make 64 CPUs";
+  EXPECT_EQ(ReasonOf(p, 2), PendingReason::kQOSGrpCpuLimit);
+}
+
 TEST(Plan, MultiNodeJobsStayWithinOneLeafSwitch) {
   SnapshotBuilder b;
   b.Switch("leaf0", 2).Switch("leaf1", 2).Switch("spine");
