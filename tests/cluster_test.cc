@@ -59,6 +59,32 @@ TEST(Cluster, SbatchPrintsSubmittedBatchJobAndRejectsBadScripts) {
   EXPECT_EQ(c.Get("/api/v1/jobs?all=1")["jobs"].size(), 1u);
 }
 
+// -w puts a job on the nodes named, -x keeps it off them (node1 would be best fit for both
+// otherwise); names that are not nodes are refused at submission, naming them.
+TEST(Cluster, NodelistAndExcludePlaceJobsWhereAsked) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  unsigned long long on2 = Submit(c, {"-w", "node2", "--wrap", "echo on=$SLURM_JOB_NODELIST"});
+  unsigned long long off1 = Submit(c, {"-x", "node1", "--wrap", "echo on=$SLURM_JOB_NODELIST"});
+  ASSERT_TRUE(on2 && off1);
+  for (unsigned long long id : {on2, off1}) {
+    EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED") << id;
+    std::string out = c.ReadFile("slurm-" + std::to_string(id) + ".out");
+    EXPECT_TRUE(Contains(out, "on=node2")) << id << ": " << out;
+  }
+  CommandResult shown = c.Run({"scontrol", "show", "job", std::to_string(off1)});
+  EXPECT_TRUE(Contains(shown.out, "ReqNodeList=(null) ExcNodeList=node1")) << shown.out;
+  CommandResult r = c.Run({"sbatch", "-w", "node9", "--wrap", "true"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(Contains(r.err, "invalid node name specified: node9")) << r.err;
+  r = c.Run({"sbatch", "-x", "node[1", "--wrap", "true"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(Contains(r.err, "sbatch: error:")) << r.err;
+  r = c.Run({"sbatch", "-w", "node1", "-x", "node1", "--wrap", "true"});
+  EXPECT_TRUE(Contains(r.err, "both required (-w) and excluded (-x)")) << r.err;
+  EXPECT_EQ(c.Get("/api/v1/jobs?all=1")["jobs"].size(), 2u);
+}
+
 // A script reaches its node byte for byte (it copies itself), UTF-8 of every length included;
 // one that is not UTF-8, which the API's JSON cannot carry so, is refused at submit, naming
 // where, rather than run with U+FFFD in place of its bytes.

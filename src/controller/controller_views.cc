@@ -92,6 +92,8 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
       {"requeue", e.spec->requeue.value_or(true)},
       {"nice", e.spec->nice},
       {"features", e.spec->constraint},
+      {"req_nodes", e.spec->nodelist},
+      {"exc_nodes", e.spec->exclude},
       {"batch_host", nodes.empty() ? "" : nodes.front()},
       {"command", e.spec->name},
   };

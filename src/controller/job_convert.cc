@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "common/hostlist.h"
 #include "engine/request.h"
 
 namespace lockstep::controller {
@@ -34,6 +35,41 @@ bool FeatureMask(const std::string& constraint, const config::ClusterConfig& c, 
   return true;
 }
 
+// A hostlist ("gpu[01-04],cpu7") as sorted node indices; an error names what is not a node.
+Result<std::vector<std::uint32_t>> NodeIndices(const std::string& hostlist,
+                                              const config::ClusterConfig& c) {
+  std::vector<std::uint32_t> out;
+  if (hostlist.empty()) return out;
+  auto names = ExpandHostlist(hostlist);
+  if (!names.ok()) return names.status();
+  for (const std::string& name : *names) {
+    std::uint32_t n = c.NodeIndex(name);
+    if (n == engine::kNone) return InvalidArgument("invalid node name specified: " + name);
+    out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// -w and -x as the engine's filter; null without either. A name that is no longer a node (the
+// cluster changed since the job was accepted) makes the filter impossible rather than
+// dropping it: the engine then says BadConstraints.
+std::shared_ptr<const engine::NodeFilter> NodeFilterOf(const jobspec::JobSpec& s,
+                                                       const config::ClusterConfig& c) {
+  if (s.nodelist.empty() && s.exclude.empty()) return nullptr;
+  auto f = std::make_shared<engine::NodeFilter>();
+  auto required = NodeIndices(s.nodelist, c);
+  auto excluded = NodeIndices(s.exclude, c);
+  if (!required.ok() || !excluded.ok()) {
+    f->required = {static_cast<std::uint32_t>(c.base.nodes.size())};  // no such node
+    return f;
+  }
+  f->required = std::move(*required);
+  f->excluded = std::move(*excluded);
+  return f;
+}
+
 engine::JobRequest RequestOf(const jobspec::JobSpec& s, const config::ClusterConfig& c) {
   engine::JobRequest r;
   r.min_nodes = std::max(1, s.min_nodes);
@@ -57,6 +93,15 @@ engine::JobRequest RequestOf(const jobspec::JobSpec& s, const config::ClusterCon
   r.max_switches = s.max_switches;
   r.switches_wait = s.switches_wait;
   r.time_limit = s.time_limit;
+  r.node_filter = NodeFilterOf(s, c);
+  // As slurmctld: a node list longer than -N raises the node count to the list's length.
+  if (r.node_filter != nullptr) {
+    const auto listed = static_cast<std::int32_t>(r.node_filter->required.size());
+    r.min_nodes = std::max(r.min_nodes, listed);
+    r.max_nodes = std::max(r.max_nodes, r.min_nodes);
+    r.ntasks = s.ntasks > 0 ? std::max(s.ntasks, r.min_nodes)
+                            : r.min_nodes * std::max(1, s.ntasks_per_node);
+  }
   return r;
 }
 
@@ -74,6 +119,19 @@ Status ValidateSpec(const jobspec::JobSpec& s, config::ClusterConfig& c) {
   if (!FeatureMask(s.constraint, c, &mask))
     return InvalidArgument("invalid feature specification: " + s.constraint);
   if (s.script.empty() && s.external.empty()) return InvalidArgument("the job has no batch script");
+  auto required = NodeIndices(s.nodelist, c);
+  if (!required.ok()) return required.status();
+  auto excluded = NodeIndices(s.exclude, c);
+  if (!excluded.ok()) return excluded.status();
+  for (std::uint32_t n : *required) {
+    if (std::binary_search(excluded->begin(), excluded->end(), n))
+      return InvalidArgument("requested node " + c.base.nodes[n].name +
+                             " is both required (-w) and excluded (-x)");
+    const auto& in = c.base.partitions[p].nodes;
+    if (std::find(in.begin(), in.end(), n) == in.end())
+      return InvalidArgument("requested node " + c.base.nodes[n].name +
+                             " is not in partition " + c.base.partitions[p].name);
+  }
   // The request must fit on enough nodes of the partition, at least when they are empty.
   engine::Job probe;
   probe.req = RequestOf(s, c);
@@ -88,6 +146,7 @@ Status ValidateSpec(const jobspec::JobSpec& s, config::ClusterConfig& c) {
   for (std::uint32_t n : part.nodes) {
     if (capable >= shape.nodes) break;
     const engine::Node& node = c.base.nodes[n];
+    if (std::binary_search(excluded->begin(), excluded->end(), n)) continue;
     if ((node.features & mask) != mask) continue;
     if (node.cpus < shape.per_node.cpus) continue;
     if (shape.per_node.mem_mb > 0 && node.mem_mb < shape.per_node.mem_mb) continue;

@@ -70,6 +70,7 @@ std::uint32_t EngineState::NeedClassOf(std::uint32_t j) {
   key.partition = s.pending[j].partition;
   key.need = shapes[j].per_node;
   key.features = shapes[j].features;
+  key.filter = {shapes[j].filter};
   known =
       need_classes.try_emplace(key, static_cast<std::uint32_t>(need_classes.size())).first->second;
   return known;

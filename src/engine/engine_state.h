@@ -26,12 +26,21 @@ namespace lockstep::engine {
 
 // Jobs with equal keys are interchangeable for placement: if one cannot start now, none can
 // for the rest of the pass (the pass only ever takes resources away).
+// A job's node filter as part of a key: equal when both jobs have none or equal ones.
+struct FilterRef {
+  const NodeFilter* filter = nullptr;
+  bool operator==(const FilterRef& o) const {
+    return filter == o.filter || (filter != nullptr && o.filter != nullptr && *filter == *o.filter);
+  }
+};
+
 struct ShapeKey {
   std::uint32_t partition = 0;
   std::int32_t nodes = 0, max_nodes = 0, max_switches = 0;
   NodeNeed need;
   std::uint64_t features = 0;
   Seconds duration = 0;
+  FilterRef filter;
   bool operator==(const ShapeKey&) const = default;
 };
 

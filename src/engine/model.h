@@ -6,8 +6,10 @@
 // Snapshot: the engine works on small integer indexes into the Snapshot's tables.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -130,6 +132,20 @@ struct Association {
 // ---------------------------------------------------------------------------------------------
 // Jobs
 
+// Slurm's -w/--nodelist and -x/--exclude: nodes the allocation must include (it may add others
+// when it needs more nodes) and nodes it must not use. Node indices into Snapshot::nodes, each
+// list sorted and without repeats.
+struct NodeFilter {
+  std::vector<std::uint32_t> required, excluded;
+  bool Requires(std::uint32_t n) const {
+    return std::binary_search(required.begin(), required.end(), n);
+  }
+  bool Excludes(std::uint32_t n) const {
+    return std::binary_search(excluded.begin(), excluded.end(), n);
+  }
+  bool operator==(const NodeFilter&) const = default;
+};
+
 // What one job asks for. Per-node quantities are derived by the engine (see request.h).
 struct JobRequest {
   std::int32_t min_nodes = 1;
@@ -149,6 +165,8 @@ struct JobRequest {
   std::int32_t max_switches = 0;     // --switches=N: at most N leaf switches (0: any)
   Seconds switches_wait = 0;         // --switches=N@wait: then any
   Seconds time_limit = 0;            // -t; 0: the partition's DefaultTime
+  // -w / -x; null (most jobs): any node of the partition. Shared: jobs are copied often.
+  std::shared_ptr<const NodeFilter> node_filter;
 };
 
 enum class DependencyKind : std::uint8_t { kAfter, kAfterAny, kAfterOk, kAfterNotOk, kSingleton };

@@ -34,6 +34,11 @@ std::size_t ShapeKeyHash::operator()(const ShapeKey& k) const {
         std::uint64_t(k.need.gpu_type), std::uint64_t(k.need.exclusive), k.features,
         std::uint64_t(k.duration)})
     h = Mix(h, v);
+  if (k.filter.filter != nullptr) {
+    for (std::uint32_t n : k.filter.filter->required) h = Mix(h, n);
+    h = Mix(h, 0xffffffffu);
+    for (std::uint32_t n : k.filter.filter->excluded) h = Mix(h, n);
+  }
   return h;
 }
 
@@ -76,11 +81,16 @@ ShapeKey Pass::KeyOf(std::uint32_t j) const {
   k.need = sh.per_node;
   k.features = sh.features;
   k.duration = sh.duration;
+  k.filter = {sh.filter};
   return k;
 }
 
-bool Pass::NodeMatches(std::uint32_t n, const JobShape& shape) const {
+bool Pass::HasFeatures(std::uint32_t n, const JobShape& shape) const {
   return (s_.nodes[n].features & shape.features) == shape.features;
+}
+
+bool Pass::NodeMatches(std::uint32_t n, const JobShape& shape) const {
+  return HasFeatures(n, shape) && (shape.filter == nullptr || !shape.filter->Excludes(n));
 }
 
 std::vector<Candidate> Pass::FeasibleAt(std::uint32_t j, Time t) const {
@@ -101,7 +111,9 @@ std::vector<Candidate> Pass::FeasibleAt(std::uint32_t j, Time t) const {
   };
   if (now) {
     // Only nodes that still have enough free now; for one node, only the best-fit bucket.
-    bool single = sh.nodes == 1 && sh.max_nodes == 1 && !sh.per_node.exclusive;
+    // (Not with -w: its node must be among the candidates, best fit or not.)
+    bool single = sh.nodes == 1 && sh.max_nodes == 1 && !sh.per_node.exclusive &&
+                  (sh.filter == nullptr || sh.filter->required.empty());
     auto visit = [&](std::uint32_t n) {
       std::size_t before = out.size();
       consider(n);
@@ -161,7 +173,45 @@ std::optional<std::vector<Candidate>> Pass::Choose(std::uint32_t j,
   req.max_nodes = sh.max_nodes;
   req.policy = o_.placement;
   req.max_switches = KeyOf(j).max_switches;
-  return ChooseNodes(std::move(feasible), req, topology_, s_.nodes);
+  if (sh.filter == nullptr || sh.filter->required.empty())
+    return ChooseNodes(std::move(feasible), req, topology_, s_.nodes);
+  // -w: every required node, then the best of the others for what is still wanted.
+  std::vector<Candidate> chosen, others;
+  for (Candidate& c : feasible) (sh.filter->Requires(c.node) ? chosen : others).push_back(c);
+  if (chosen.size() < sh.filter->required.size()) return std::nullopt;
+  const int have = static_cast<int>(chosen.size());
+  req.nodes = std::max(0, req.nodes - have);
+  req.max_nodes = std::max(0, req.max_nodes - have);
+  auto rest = ChooseNodes(std::move(others), req, topology_, s_.nodes);
+  if (!rest) return std::nullopt;
+  chosen.insert(chosen.end(), rest->begin(), rest->end());
+  return chosen;
+}
+
+// -w and -x against the partition: a required node outside it, lacking the job's features or
+// too small, more required nodes than the job may have, or too few nodes left once the
+// excluded are taken away: BadConstraints, as it will never run. A required node that is not
+// up: ReqNodeNotAvail (Slurm's "ReqNodeNotAvail, UnavailableNodes:...").
+PendingReason Pass::CheckNodeFilter(std::uint32_t j) const {
+  const Job& job = s_.pending[j];
+  const JobShape& sh = shapes_[j];
+  const NodeFilter& f = *sh.filter;
+  if (static_cast<int>(f.required.size()) > sh.max_nodes) return PendingReason::kBadConstraints;
+  auto capable = [&](std::uint32_t n) {
+    return n < planner_.node_count() && HasFeatures(n, sh) && !f.Excludes(n) &&
+           planner_.MapNeed(n, sh.per_node, planner_.node(n).capacity).has_value();
+  };
+  const auto& part = s_.partitions[job.partition].nodes;
+  bool required_down = false;
+  for (std::uint32_t n : f.required) {
+    if (std::find(part.begin(), part.end(), n) == part.end() || !capable(n))
+      return PendingReason::kBadConstraints;
+    required_down |= !planner_.node(n).usable;
+  }
+  int left = 0;
+  for (std::uint32_t n : part) left += capable(n);
+  if (left < sh.nodes) return PendingReason::kBadConstraints;
+  return required_down ? PendingReason::kReqNodeNotAvail : PendingReason::kNone;
 }
 
 // Can the job ever run in its partition? PartitionConfig when no set of its nodes is big
@@ -192,7 +242,7 @@ PendingReason Pass::CheckFitsPartitionOnce(std::uint32_t j) {
   } else {
     int with_features = 0, capable = 0, capable_up = 0;
     for (const NodeClass& c : st_.partition_classes[job.partition]) {
-      if (!NodeMatches(c.representative, sh)) continue;
+      if (!HasFeatures(c.representative, sh)) continue;
       with_features += c.count;
       if (!planner_.MapNeed(c.representative, sh.per_node,
                             planner_.node(c.representative).capacity))
@@ -206,6 +256,8 @@ PendingReason Pass::CheckFitsPartitionOnce(std::uint32_t j) {
       reason = PendingReason::kPartitionConfig;
     else if (capable_up < sh.nodes)
       reason = PendingReason::kReqNodeNotAvail;
+    else if (sh.filter != nullptr)
+      reason = CheckNodeFilter(j);
   }
   partition_fit_.emplace(key, reason);
   return reason;

@@ -74,7 +74,10 @@ class Pass {
   bool DominanceApplies(std::uint32_t j) const;
   bool KnownNotToStartNow(std::uint32_t j) const;
   void NoteCannotStartNow(std::uint32_t j);
+  // The node has the job's features (-C) and its filter (-x) does not exclude it.
   bool NodeMatches(std::uint32_t n, const JobShape& shape) const;
+  bool HasFeatures(std::uint32_t n, const JobShape& shape) const;
+  PendingReason CheckNodeFilter(std::uint32_t j) const;
   void StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool backfilled);
   // What a start on `chosen` is charged: the resources it takes there.
   static Tres ChargedTres(const std::vector<Candidate>& chosen);

@@ -42,6 +42,8 @@ Status CheckStartShape(const Snapshot& s, const Job& job, const Start& st) {
       return Internal(Where(job.id, node) + ": node is not in the job's partition");
     if ((node.features & shape.features) != shape.features)
       return Internal(Where(job.id, node) + ": node lacks a requested feature");
+    if (shape.filter != nullptr && shape.filter->Excludes(a.node))
+      return Internal(Where(job.id, node) + ": node is excluded (-x)");
     int gpus = std::popcount(a.gpus);
     if (gpus < shape.per_node.gpus || a.cpus < shape.per_node.cpus ||
         a.mem_mb < shape.per_node.mem_mb)
@@ -51,6 +53,12 @@ Status CheckStartShape(const Snapshot& s, const Job& job, const Start& st) {
           node.gpus[d].type != shape.per_node.gpu_type && !shape.per_node.exclusive)
         return Internal(Where(job.id, node) + ": GPU of the wrong type");
   }
+  if (shape.filter != nullptr)
+    for (std::uint32_t r : shape.filter->required)
+      if (std::none_of(st.allocation.nodes.begin(), st.allocation.nodes.end(),
+                       [&](const NodeAllocation& a) { return a.node == r; }))
+        return Internal("job " + std::to_string(job.id) + " started without required node " +
+                        (r < s.nodes.size() ? s.nodes[r].name : std::to_string(r)) + " (-w)");
   PendingReason limit = CheckStaticLimits(job, shape, s);
   if (limit != PendingReason::kNone)
     return Internal("job " + std::to_string(job.id) + " started beyond " +

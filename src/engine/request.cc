@@ -44,6 +44,7 @@ JobShape ShapeOf(const Job& job, const Partition& partition) {
   n.exclusive = r.exclusive;
   s.features = r.features;
   s.duration = DurationOf(r, partition);
+  s.filter = r.node_filter.get();
   return s;
 }
 

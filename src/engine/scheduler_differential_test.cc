@@ -142,11 +142,9 @@ class Sequence {
       r.max_switches = Pick(0, 1);
       r.switches_wait = Pick(0, 1) * 600;
     } else if (shape < 3) {
-      // Whole nodes. With 8 GPUs asked for, the TRES the limits check (the request) equal what
-      // the node gives: for an exclusive job asking fewer, the pass checks limits against the
-      // request but charges the whole node, which plan_checker reports (a known gap).
+      // Whole nodes, charged whole against the limits whatever they ask for.
       r.exclusive = true;
-      r.gpus_per_node = 8;
+      r.gpus_per_node = Pick(0, 8);
     } else if (shape < 4) {  // a MIG slice
       r.gpus_per_node = 1;
       r.gpu_type = 2;
@@ -161,6 +159,21 @@ class Sequence {
       r.mem_per_node_mb = Pick(0, 4) * 32 * 1024;
     }
     r.ntasks = std::max(r.ntasks, r.min_nodes);
+    if (Pick(0, 7) == 0) {  // -w and -x: one node required, or one or two excluded, or both
+      auto filter = std::make_shared<NodeFilter>();
+      const int nodes = static_cast<int>(mirror_.nodes.size());
+      int kind = Pick(0, 2);
+      if (kind != 1) filter->required.push_back(static_cast<std::uint32_t>(Pick(0, nodes - 1)));
+      if (kind != 0)
+        for (int x = Pick(1, 2); x > 0; --x) {
+          auto n = static_cast<std::uint32_t>(Pick(0, nodes - 1));
+          if (!filter->Requires(n) && !filter->Excludes(n)) {
+            filter->excluded.push_back(n);
+            std::sort(filter->excluded.begin(), filter->excluded.end());
+          }
+        }
+      r.node_filter = std::move(filter);
+    }
     const Seconds limits[] = {300, 900, 3600, 4 * 3600, 8 * 3600};
     r.time_limit = limits[Pick(0, 4)];
     j.nice = Pick(0, 5) == 0 ? Pick(-50, 50) : 0;

@@ -260,6 +260,88 @@ TEST(Plan, ExclusiveJobsCountTheirWholeNodesAgainstLimits) {
   EXPECT_EQ(ReasonOf(p, 2), PendingReason::kQOSGrpCpuLimit);
 }
 
+std::shared_ptr<const NodeFilter> Filter(std::vector<std::uint32_t> required,
+                                         std::vector<std::uint32_t> excluded) {
+  auto f = std::make_shared<NodeFilter>();
+  f->required = std::move(required);
+  f->excluded = std::move(excluded);
+  return f;
+}
+
+// -x: never on an excluded node, even when it is the only free one; -w: on the required node,
+// waiting for it (with a reservation there) while other nodes are free.
+TEST(Plan, NodeListAndExcludeChooseTheNodes) {
+  SnapshotBuilder b;
+  b.Now(0).Partition("gpu").Nodes(3, 64, 1 << 20, 8);
+  b.Running(100, {0}, 8, 3600, 0);  // node 0 busy until 3600
+  b.Running(101, {1}, 8, 3600, 0);  // node 1 too; node 2 free
+  Job& excluded = b.Pending(1, 1, 8, 600, 1);
+  excluded.req.node_filter = Filter({}, {2});
+  Job& required = b.Pending(2, 1, 8, 600, 2);
+  required.req.node_filter = Filter({0}, {});
+  Job& two = b.Pending(3, 2, 8, 600, 3);  // -w n1 -N2: n1 and one more
+  two.req.node_filter = Filter({1}, {});
+  b.Pending(4, 1, 8, 600, 4);
+  PolicyOptions o;
+  o.reservation_depth = 10;
+  Plan p = PlanChecked(b.Build(), o);
+  EXPECT_EQ(FindStart(p, 1), nullptr);
+  EXPECT_EQ(FindStart(p, 2), nullptr) << "node 0 is busy; node 2 is free but not the one asked";
+  const Start* last = FindStart(p, 4);
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(last->allocation.nodes.at(0).node, 2u);
+
+  for (JobId id : {1, 2, 3}) {
+    const Pending* w = nullptr;
+    for (const Pending& q : p.pending)
+      if (q.job == id) w = &q;
+    ASSERT_NE(w, nullptr) << id;
+    EXPECT_TRUE(w->reserved) << id;
+    EXPECT_GE(w->expected_start, 3600) << id;
+    if (id == 2) EXPECT_EQ(w->reservation.nodes.at(0).node, 0u);
+  }
+}
+
+// A one-node job goes to its -w node even when another node fits better (lower index here).
+TEST(Plan, NodeListWinsOverBestFit) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(3, 64, 1 << 20, 8);
+  Job& j = b.Pending(1, 1, 1, 600, 1);
+  j.req.node_filter = Filter({1}, {});
+  Job& k = b.Pending(2, 1, 1, 600, 2);
+  k.req.node_filter = Filter({}, {0});
+  Plan p = PlanChecked(b.Build());
+  const Start* on1 = FindStart(p, 1);
+  ASSERT_NE(on1, nullptr);
+  EXPECT_EQ(on1->allocation.nodes.at(0).node, 1u);
+  const Start* not0 = FindStart(p, 2);
+  ASSERT_NE(not0, nullptr);
+  EXPECT_NE(not0->allocation.nodes.at(0).node, 0u);
+}
+
+// A filter that can never be met is BadConstraints; a required node that is down is
+// ReqNodeNotAvail.
+TEST(Plan, ImpossibleNodeFiltersSayWhy) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(4, 64, 1 << 20, 8);
+  Snapshot& s = b.snapshot();
+  s.partitions[0].nodes = {0, 1, 2};  // node 3 is in no partition of the job
+  s.nodes[1].state = NodeState::kDown;
+  Job& outside = b.Pending(1, 1, 1, 600, 1);
+  outside.req.node_filter = Filter({3}, {});  // not in the job's partition
+  Job& too_many = b.Pending(2, 1, 1, 600, 2);
+  too_many.req.node_filter = Filter({0, 2}, {});  // two required, one node asked
+  Job& none_left = b.Pending(3, 2, 1, 600, 3);
+  none_left.req.node_filter = Filter({}, {0, 2});  // node 1 alone is left for two
+  Job& down = b.Pending(4, 1, 1, 600, 4);
+  down.req.node_filter = Filter({1}, {});
+  Plan p = PlanChecked(s);
+  EXPECT_EQ(ReasonOf(p, 1), PendingReason::kBadConstraints);
+  EXPECT_EQ(ReasonOf(p, 2), PendingReason::kBadConstraints);
+  EXPECT_EQ(ReasonOf(p, 3), PendingReason::kBadConstraints);
+  EXPECT_EQ(ReasonOf(p, 4), PendingReason::kReqNodeNotAvail);
+}
+
 TEST(Plan, MultiNodeJobsStayWithinOneLeafSwitch) {
   SnapshotBuilder b;
   b.Switch("leaf0", 2).Switch("leaf1", 2).Switch("spine");

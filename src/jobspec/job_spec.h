@@ -55,6 +55,8 @@ struct JobSpec {
   std::string gpu_type;  // from any of the GPU options
   bool exclusive = false;
   std::string constraint;         // -C: features joined by '&'
+  std::string nodelist;           // -w: hostlist of nodes the allocation must include
+  std::string exclude;            // -x: hostlist of nodes it must not use
   std::int32_t max_switches = 0;  // --switches=N[@time]
   Seconds switches_wait = 0;
   // Time.

@@ -218,6 +218,8 @@ std::map<std::string_view, FieldReader> SpecFields(JobSpec& s) {
       {"gpu_type", str(s.gpu_type)},
       {"exclusive", flag(s.exclusive)},
       {"constraint", str(s.constraint)},
+      {"nodelist", str(s.nodelist)},
+      {"exclude", str(s.exclude)},
       {"max_switches", num(s.max_switches)},
       {"switches_wait", num(s.switches_wait)},
       {"time_limit", num(s.time_limit)},
@@ -271,6 +273,8 @@ std::string JobSpecToJson(const JobSpec& s) {
   j["gpu_type"] = s.gpu_type;
   j["exclusive"] = s.exclusive;
   j["constraint"] = s.constraint;
+  j["nodelist"] = s.nodelist;
+  j["exclude"] = s.exclude;
   j["max_switches"] = s.max_switches;
   j["switches_wait"] = s.switches_wait;
   j["time_limit"] = s.time_limit;

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "common/duration.h"
+#include "common/hostlist.h"
 #include "jobspec/sbatch_internal.h"
 
 namespace lockstep::jobspec::sbatch_internal {
@@ -14,6 +15,8 @@ bool TakesText(Opt id) {
     case Opt::kAccount:
     case Opt::kQos:
     case Opt::kConstraint:
+    case Opt::kNodelist:
+    case Opt::kExclude:
     case Opt::kContainerImage:
     case Opt::kOutput:
     case Opt::kError:
@@ -106,6 +109,14 @@ Status SpecBuilder::ApplyValue(const Occurrence& occ, const std::string& v) {
     case Opt::kConstraint:
       spec_.constraint = v;
       return Status::Ok();
+    case Opt::kNodelist:
+    case Opt::kExclude: {
+      // The names are checked against the cluster at submission; the syntax here.
+      auto hosts = ExpandHostlist(v);
+      if (!hosts.ok()) return OptionError(prog_, occ, hosts.status().message());
+      (id == Opt::kNodelist ? spec_.nodelist : spec_.exclude) = CompressHostlist(*hosts);
+      return Status::Ok();
+    }
     case Opt::kContainerImage:
       spec_.container_image = v;
       return Status::Ok();

@@ -59,6 +59,8 @@ enum class Opt : std::uint8_t {
   kSwitches,
   kSwitchesWait,
   kConstraint,
+  kNodelist,  // -w
+  kExclude,   // -x
   kNice,
   kContainerImage,
   kIgnored,      // a Slurm option accepted without effect: a warning

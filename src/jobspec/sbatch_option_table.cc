@@ -70,8 +70,8 @@ std::vector<OptionDef> BuildTable() {
       {"quiet", 'Q', kNone, Opt::kIgnored},
       // Slurm options lockstep does not offer: named in an error rather than "unrecognized",
       // and kept here so that a prefix such as "--exc" stays as ambiguous as in Slurm.
-      {"nodelist", 'w', kReq, Opt::kUnsupported},
-      {"exclude", 'x', kReq, Opt::kUnsupported},
+      {"nodelist", 'w', kReq, Opt::kNodelist},
+      {"exclude", 'x', kReq, Opt::kExclude},
       {"reservation", 0, kReq, Opt::kUnsupported},
       {"licenses", 'L', kReq, Opt::kUnsupported},
       {"time-min", 0, kReq, Opt::kUnsupported},

@@ -170,8 +170,8 @@ TEST_F(SbatchScriptTest, UnknownDirectiveNamesTheLine) {
             "sbatch: train.sbatch line 2: #SBATCH: unterminated double quote");
   EXPECT_EQ(Error({Script("#!/bin/sh\n#SBATCH --time\n")}),
             "sbatch: train.sbatch line 2: #SBATCH: option '--time' requires an argument");
-  EXPECT_EQ(Error({Script("#!/bin/sh\n#SBATCH --nodelist=a1\n")}),
-            "sbatch: train.sbatch line 2: #SBATCH --nodelist is not supported by lockstep");
+  EXPECT_EQ(Error({Script("#!/bin/sh\n#SBATCH --reservation=a1\n")}),
+            "sbatch: train.sbatch line 2: #SBATCH --reservation is not supported by lockstep");
 }
 
 TEST_F(SbatchScriptTest, BadValueNamesTheLine) {

@@ -239,9 +239,18 @@ TEST_F(SbatchCommandLineTest, IgnoredSlurmOptionsBecomeWarnings) {
 }
 
 TEST_F(SbatchCommandLineTest, UnsupportedSlurmOptionsAreNamed) {
-  EXPECT_EQ(Error({"--nodelist=n1", Script(kPlain)}),
-            "sbatch: --nodelist is not supported by lockstep");
-  EXPECT_EQ(Error({"-w", "n1", Script(kPlain)}), "sbatch: -w is not supported by lockstep");
+  EXPECT_EQ(Error({"--reservation=maint", Script(kPlain)}),
+            "sbatch: --reservation is not supported by lockstep");
+  EXPECT_EQ(Error({"-L", "matlab", Script(kPlain)}), "sbatch: -L is not supported by lockstep");
+}
+
+// -w and -x keep hostlists, compressed; their syntax is checked here, the names at submission.
+TEST_F(SbatchCommandLineTest, NodelistAndExcludeAreHostlists) {
+  JobSpec s = Ok({"-w", "gpu03,gpu01,gpu02", "--exclude=cpu[1-2]", Script(kPlain)});
+  EXPECT_EQ(s.nodelist, "gpu[01-03]");
+  EXPECT_EQ(s.exclude, "cpu[1-2]");
+  EXPECT_EQ(Ok({"--nodelist=a1", Script(kPlain)}).nodelist, "a1");
+  EXPECT_NE(Error({"-x", "node[1", Script(kPlain)}).find("sbatch: "), std::string::npos);
 }
 
 TEST_F(SbatchCommandLineTest, UnrecognizedOptions) {

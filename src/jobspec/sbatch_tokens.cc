@@ -210,6 +210,7 @@ std::vector<Occurrence> ReadEnvOptions(const std::map<std::string, std::string>&
       {"SBATCH_ERROR", Opt::kError},
       {"SBATCH_ARRAY_INX", Opt::kArray},
       {"SBATCH_CONSTRAINT", Opt::kConstraint},
+      {"SBATCH_EXCLUDE", Opt::kExclude},
       {"SBATCH_REQ_SWITCH", Opt::kSwitches},
       {"SBATCH_WAIT4SWITCH", Opt::kSwitchesWait},
   };
