@@ -5,8 +5,9 @@ the config JSON, one layer tar) from a root file system directory, with no regis
 
 usage: docker_archive.py ROOTFS REPO:TAG OUT.tar [--entrypoint JSON] [--cmd JSON]
                          [--env NAME=VALUE]... [--workdir DIR] [--user USER]
+                         [--owner PATH=UID:GID]... [--expose PORT/tcp]...
 
-The layer is reproducible: entries sorted, owned by root, mtime 0, so the same tree gives the same
+The layer is reproducible: entries sorted, owned by root (but for the --owner paths), mtime 0, so the same tree gives the same
 image id. Prints "OUT REPO:TAG sha256:<config digest>".
 """
 import argparse
@@ -20,8 +21,9 @@ import tarfile
 DEFAULT_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
-def layer_tar(rootfs):
-    """The root file system as an uncompressed tar, in a stable order."""
+def layer_tar(rootfs, owners):
+    """The root file system as an uncompressed tar, in a stable order; `owners` maps paths
+    relative to it to (uid, gid)."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for top, dirs, files in os.walk(rootfs):
@@ -29,8 +31,8 @@ def layer_tar(rootfs):
             for name in sorted(dirs + files):
                 path = os.path.join(top, name)
                 info = tar.gettarinfo(path, arcname=os.path.relpath(path, rootfs))
-                info.uid = info.gid = 0
-                info.uname = info.gname = "root"
+                info.uid, info.gid = owners.get(info.name, (0, 0))
+                info.uname = info.gname = "root" if info.uid == 0 else ""
                 info.mtime = 0
                 if info.isfile():
                     with open(path, "rb") as f:
@@ -60,6 +62,8 @@ def main():
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--workdir", default="/")
     ap.add_argument("--user", default="")
+    ap.add_argument("--owner", action="append", default=[])
+    ap.add_argument("--expose", action="append", default=[])
     a = ap.parse_args()
     if not os.path.isdir(a.rootfs):
         sys.exit(f"docker_archive.py: {a.rootfs}: not a directory")
@@ -68,10 +72,17 @@ def main():
     for e in a.env:
         if "=" not in e:
             sys.exit(f"docker_archive.py: --env {e}: want NAME=VALUE")
+    owners = {}
+    for o in a.owner:
+        path, _, ids = o.partition("=")
+        uid, _, gid = ids.partition(":")
+        if not path or not uid.isdigit() or not gid.isdigit():
+            sys.exit(f"docker_archive.py: --owner {o}: want PATH=UID:GID")
+        owners[path.strip("/")] = (int(uid), int(gid))
     entrypoint = json_arg(a.entrypoint, "--entrypoint")
     cmd = json_arg(a.cmd, "--cmd")
 
-    layer = layer_tar(a.rootfs)
+    layer = layer_tar(a.rootfs, owners)
     layer_digest = hashlib.sha256(layer).hexdigest()
     env = a.env if any(e.startswith("PATH=") for e in a.env) else [DEFAULT_PATH] + a.env
     config = {
@@ -79,7 +90,7 @@ def main():
         "os": "linux",
         "created": "1970-01-01T00:00:00Z",
         "config": {"Env": env, "Entrypoint": entrypoint, "Cmd": cmd, "WorkingDir": a.workdir,
-                   "User": a.user},
+                   "User": a.user, "ExposedPorts": {p: {} for p in a.expose}},
         "rootfs": {"type": "layers", "diff_ids": ["sha256:" + layer_digest]},
         "history": [{"created": "1970-01-01T00:00:00Z", "created_by": "scripts/docker_archive.py"}],
     }

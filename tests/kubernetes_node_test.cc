@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
 
 #include "tests/kubernetes_node_fixture.h"
 
@@ -227,6 +230,39 @@ TEST_F(RealNodeTest, RestartedLockstepdAdoptsRunningPods) {
   EXPECT_EQ(c->Run({"scancel", std::to_string(id)}).exit_code, 0);
   EXPECT_EQ(c->WaitJob(id, kJobSeconds)["state"], "CANCELLED");
   EXPECT_TRUE(WaitFor([&] { return JobPods(ns, id).empty(); }, kWait));
+}
+
+// --container-image: lockstep's own image, made without a registry by scripts/image.sh and
+// imported into the node, runs the job instead of the configured image.
+TEST_F(RealNodeTest, ContainerImageFromImageShRunsTheJob) {
+  const std::string bin = LOCKSTEP_BIN_DIR;
+  const std::string build = bin.substr(0, bin.rfind('/'));
+  std::string tarball;
+  const std::string cmd = "BUILD_DIR=" + build + " " + kube::testing::SourceDir() +
+                          "/scripts/image.sh 2>/dev/null | tail -1";
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[1024];
+    while (std::fgets(buf, sizeof buf, p)) tarball = buf;
+    EXPECT_EQ(::pclose(p), 0) << cmd;
+  }
+  while (!tarball.empty() && tarball.back() == '\n') tarball.pop_back();
+  ASSERT_TRUE(std::filesystem::exists(tarball)) << "scripts/image.sh printed: " << tarball;
+  ASSERT_EQ(NodeScript("import " + tarball), 0);
+
+  const std::string ns = "node-i";
+  std::unique_ptr<Cluster> c = StartOnNode(ns);
+  unsigned long long id = Submit(*c, {"--container-image=docker.io/lockstep/lockstepd:0.1.0",
+                                      "--wrap", "lockstep --version; ls -nd /var/lib/lockstep"});
+  ASSERT_GT(id, 0u);
+  Json j = c->WaitJob(id, kJobSeconds);
+  EXPECT_EQ(j["state"], "COMPLETED") << j.dump() << DaemonLog(*c);
+  const std::string out = Logs(*c, id);
+  EXPECT_TRUE(Contains(out, "lockstep 0.1.0\n")) << out;
+  EXPECT_TRUE(Contains(out, " 10001 ")) << out;  // the state directory is the lockstep user's
+  std::map<std::string, Json> pods = JobPods(ns, id);
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods.begin()->second["spec"]["containers"][0]["image"],
+            "docker.io/lockstep/lockstepd:0.1.0");
 }
 
 }  // namespace
