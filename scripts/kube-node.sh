@@ -6,11 +6,14 @@
 # (Kubernetes' own pause.c) are made at build and imported at up; more docker-archive tarballs
 # (scripts/image.sh) are imported with `import` or named in KUBE_NODE_IMAGES.
 #
-#   scripts/kube-node.sh build          # once: packages, kubelet (about 2 min on 2 cores), images
+#   scripts/kube-node.sh build          # once: packages, kubelet (39 s after the apiserver's), images
 #   scripts/kube-node.sh up             # containerd + kubelet; waits for the Node to be Ready
-#   scripts/kube-node.sh down           # deletes every pod, stops both by PID, cleans the host
+#   scripts/kube-node.sh down           # deletes every pod, stops all by PID, cleans the host
 #   scripts/kube-node.sh stop-kubelet | start-kubelet   # the kubelet alone (containerd kept)
 #   scripts/kube-node.sh import FILE.tar                # one more image into the running node
+#   scripts/kube-node.sh controllers    # kube-controller-manager too (Deployments, ReplicaSets,
+#                                       # Endpoints, claims, kube-root-ca.crt): deploy/kubernetes
+#   scripts/kube-node.sh check          # why this host cannot run a node (exit 1), or nothing
 #   scripts/kube-node.sh status
 #
 # Environment:
@@ -205,6 +208,19 @@ start_kubelet() {
   log "node $NODE not Ready after 60 s; see $N/logs/kubelet.log"; exit 1
 }
 
+# The controllers that `kubectl apply -k deploy/kubernetes` needs: Deployments make ReplicaSets,
+# which make pods; Endpoints for Services; claims bound to volumes; the kube-root-ca.crt ConfigMap of each namespace (for
+# projected service account volumes). Built with `kube-apiserver.sh build kube-controller-manager`.
+start_controllers() {
+  alive controller-manager && return 0
+  [ -x "$W/bin/kube-controller-manager" ] || { log "run '$here/kube-apiserver.sh build kube-controller-manager' first"; exit 1; }
+  "$W/bin/kube-controller-manager" --kubeconfig="$RUN/kubeconfig" --leader-elect=false \
+    --controllers=deployment,replicaset,endpoint,root-ca-cert-publisher,persistentvolume-binder \
+    --root-ca-file="$RUN/pki/ca.crt" --pvclaimbinder-sync-period=1s --port=0 --secure-port=0 --v=1 \
+    >> "$N/logs/kube-controller-manager.log" 2>&1 &
+  echo $! > "$N/run/controller-manager.pid"
+}
+
 stop() {  # stop NAME: by the recorded PID only
   local f="$N/run/$1.pid" pid _
   [ -f "$f" ] || return 0
@@ -246,6 +262,7 @@ case "$cmd" in
     . "$here/kube-node-down.sh"
     node_down
     ;;
+  controllers) start_controllers; echo "kube-controller-manager pid $(cat "$N/run/controller-manager.pid")" ;;
   stop-kubelet) stop kubelet ;;
   start-kubelet) start_kubelet; echo "kubelet pid $(cat "$N/run/kubelet.pid")" ;;
   import)
@@ -254,9 +271,9 @@ case "$cmd" in
     for img in "$@"; do ctr_ images import "$img" >&2; done
     ;;
   status)
-    for p in containerd kubelet; do
+    for p in containerd kubelet controller-manager; do
       if alive $p; then echo "$p running (pid $(cat "$N/run/$p.pid"))"; else echo "$p stopped"; fi
     done
     ;;
-  *) sed -n '2,27p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,30p' "$0" >&2; exit 2 ;;
 esac

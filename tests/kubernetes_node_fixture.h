@@ -86,6 +86,29 @@ class RealNodeTest : public KubernetesBackendTest {
     return c;
   }
 
+  // scripts/image.sh's image of this build (docker.io/lockstep/lockstepd:<version>), imported
+  // into the node; false (with the failure reported) when it could not be.
+  static bool ImportLockstepImage() {
+    const std::string bin = LOCKSTEP_BIN_DIR;
+    const std::string cmd = "BUILD_DIR=" + bin.substr(0, bin.rfind('/')) + " " +
+                            kube::testing::SourceDir() + "/scripts/image.sh 2>/dev/null | tail -1";
+    std::string tarball = Output(cmd);
+    EXPECT_TRUE(std::filesystem::exists(tarball)) << "scripts/image.sh printed: " << tarball;
+    return std::filesystem::exists(tarball) && NodeScript("import " + tarball) == 0;
+  }
+
+  // What `cmd` printed, its last newline taken off; "" when it failed.
+  static std::string Output(const std::string& cmd) {
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (p == nullptr) return "";
+    char buf[1024];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    if (::pclose(p) != 0) return "";
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+  }
+
   static std::string PodPhase(const std::string& ns, const std::string& pod) {
     Result<Json> p = kc().Get(kube::PodPath(ns, pod));
     return p.ok() ? (*p)["status"].value("phase", "") : "";

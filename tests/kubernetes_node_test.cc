@@ -118,8 +118,8 @@ TEST_F(RealNodeTest, TimeLimitAndScancelStopThePodsWithTheirGrace) {
   unsigned long long cancelled = Submit(*c, {"--wrap", script});
   ASSERT_GT(cancelled, 0u);
   FollowedLogs follow(*c, cancelled);
-  ASSERT_TRUE(WaitFor([&] { return Contains(Logs(*c, cancelled), "ready\n"); },
-                      seconds(kJobSeconds)))
+  ASSERT_TRUE(
+      WaitFor([&] { return Contains(Logs(*c, cancelled), "ready\n"); }, seconds(kJobSeconds)))
       << Logs(*c, cancelled) << DaemonLog(*c);
   const auto sent = std::chrono::steady_clock::now();
   CommandResult r = c->Run({"scancel", std::to_string(cancelled)});
@@ -150,10 +150,8 @@ TEST_F(RealNodeTest, TwoPodGangRunsWithItsRanks) {
   const std::string sid = std::to_string(id);
   const std::string master = Pod(id, 0) + ".lockstep-" + sid;
   const std::string out = Logs(*c, id);
-  EXPECT_TRUE(Contains(out, Pod(id, 0) + ": rank 0/0 of 2 local 0 master " + master + "\n"))
-      << out;
-  EXPECT_TRUE(Contains(out, Pod(id, 1) + ": rank 1/1 of 2 local 1 master " + master + "\n"))
-      << out;
+  EXPECT_TRUE(Contains(out, Pod(id, 0) + ": rank 0/0 of 2 local 0 master " + master + "\n")) << out;
+  EXPECT_TRUE(Contains(out, Pod(id, 1) + ": rank 1/1 of 2 local 1 master " + master + "\n")) << out;
   // The kubelet named each pod <pod>.<service> in its /etc/hosts: the Service's subdomain.
   EXPECT_TRUE(Contains(out, Pod(id, 0) + ": 1\n")) << out;
   EXPECT_TRUE(Contains(out, Pod(id, 1) + ": 1\n")) << out;
@@ -235,19 +233,7 @@ TEST_F(RealNodeTest, RestartedLockstepdAdoptsRunningPods) {
 // --container-image: lockstep's own image, made without a registry by scripts/image.sh and
 // imported into the node, runs the job instead of the configured image.
 TEST_F(RealNodeTest, ContainerImageFromImageShRunsTheJob) {
-  const std::string bin = LOCKSTEP_BIN_DIR;
-  const std::string build = bin.substr(0, bin.rfind('/'));
-  std::string tarball;
-  const std::string cmd = "BUILD_DIR=" + build + " " + kube::testing::SourceDir() +
-                          "/scripts/image.sh 2>/dev/null | tail -1";
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[1024];
-    while (std::fgets(buf, sizeof buf, p)) tarball = buf;
-    EXPECT_EQ(::pclose(p), 0) << cmd;
-  }
-  while (!tarball.empty() && tarball.back() == '\n') tarball.pop_back();
-  ASSERT_TRUE(std::filesystem::exists(tarball)) << "scripts/image.sh printed: " << tarball;
-  ASSERT_EQ(NodeScript("import " + tarball), 0);
+  ASSERT_TRUE(ImportLockstepImage());
 
   const std::string ns = "node-i";
   std::unique_ptr<Cluster> c = StartOnNode(ns);

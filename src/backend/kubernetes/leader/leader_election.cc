@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <utility>
@@ -51,6 +53,10 @@ Status ValidateLeaderElectionOptions(const LeaderElectionOptions& o) {
 }
 
 std::string DefaultLeaderIdentity() {
+  // Replicas with hostNetwork share the node's host name, and in containers both are pid 1:
+  // the pod's name (POD_NAME, from the downward API) tells them apart.
+  if (const char* pod = std::getenv("POD_NAME"); pod != nullptr && *pod != '\0')
+    return std::string(pod) + "_" + std::to_string(getpid());
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') {
     std::snprintf(host, sizeof host, "unknown-host");
@@ -156,9 +162,8 @@ void LeaderElector::Run() {
         why = "the lease is now held by " + observed_.record->holder_identity;
         break;
       }
-      const auto since =
-          options_.clock->MonotonicNow() -
-          Clock::time_point(std::chrono::nanoseconds(renewed_at_ns_.load()));
+      const auto since = options_.clock->MonotonicNow() -
+                         Clock::time_point(std::chrono::nanoseconds(renewed_at_ns_.load()));
       if (since >= options_.renew_deadline) {
         why = "not renewed within the renew deadline";
         break;
