@@ -162,8 +162,9 @@ void LeaderElector::Run() {
         why = "the lease is now held by " + observed_.record->holder_identity;
         break;
       }
-      const auto since = options_.clock->MonotonicNow() -
-                         Clock::time_point(std::chrono::nanoseconds(renewed_at_ns_.load()));
+      const auto since =
+          options_.clock->MonotonicNow() -
+          Clock::time_point(std::chrono::nanoseconds(renewed_at_ns_.load()));
       if (since >= options_.renew_deadline) {
         why = "not renewed within the renew deadline";
         break;
