@@ -55,7 +55,6 @@ void WriteOverlay(const std::string& dir, const std::string& base, const std::st
       << "            - {name: KUBERNETES_SERVICE_PORT, value: \"" << api_port << "\"}\n"
       << "          ports:\n            - {containerPort: 6820, $patch: delete}\n"
       << "          readinessProbe: {tcpSocket: {port: " << p << "}}\n"
-      << "          livenessProbe: {tcpSocket: {port: " << p << "}}\n"
       << "          resources: {requests: {cpu: \"0\", memory: 128Mi}}\n"
       << "          volumeMounts:\n            - {name: kube-api-access, mountPath: "
       << "/var/run/secrets/kubernetes.io/serviceaccount, readOnly: true}\n"
