@@ -59,6 +59,13 @@ unsupported() {
   grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null \
     || { echo "no overlay file system in this kernel (containerd's snapshotter)"; return; }
   getent hosts "$NODE" >/dev/null || { echo "this host's name $NODE does not resolve"; return; }
+  local probe cg
+  probe=$(mktemp -d); trap 'rmdir "$probe" 2>/dev/null' RETURN
+  mount -t tmpfs lockstep-check "$probe" 2>/dev/null && umount "$probe" \
+    || { echo "cannot mount file systems (no CAP_SYS_ADMIN: an unprivileged container?)"; return; }
+  cg=/sys/fs/cgroup/memory; [ -d "$cg" ] || cg=/sys/fs/cgroup
+  mkdir "$cg/lockstep-check.$$" 2>/dev/null && rmdir "$cg/lockstep-check.$$" \
+    || { echo "cannot create cgroups under $cg (read-only cgroup file system?)"; return; }
   true
 }
 
