@@ -22,6 +22,8 @@ class RealNodeTest : public KubernetesBackendTest {
  protected:
   static void SetUpTestSuite() {
     node_skip_.clear();
+    skip_reason_.clear();
+    setup_error_.clear();
     node_up_ = false;
     const char* work = std::getenv("KUBE_WORK");
     const std::string w = work && *work ? work : "/var/tmp/kube-apiserver";
@@ -37,11 +39,11 @@ class RealNodeTest : public KubernetesBackendTest {
     }
     StartApiServer("");
     if (!skip_reason_.empty() || !setup_error_.empty()) return;
+    node_up_ = true;  // from here on, TearDownTestSuite runs `down`: a half-started node too
     if (NodeScript("up") != 0) {
       setup_error_ = "scripts/kube-node.sh up failed; see " + run_dir_ + "/node/logs";
       return;
     }
-    node_up_ = true;
     node_ = LocalHostName();
     job_image_ = "docker.io/local/busybox:1";
   }
