@@ -12,6 +12,10 @@ packages=(
   # runtimes (only recommended by clang, so named here), llvm for llvm-symbolizer (findings
   # reported with file and line).
   clang libclang-rt-14-dev llvm
+  # The real Kubernetes node of the tests (scripts/kube-node.sh) and lockstep's image without a
+  # registry (scripts/image.sh): containerd, runc, the CNI plugins, busybox for the images.
+  containerd runc containernetworking-plugins busybox-static iptables iproute2 python3
+  ca-certificates binutils
 )
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi

@@ -161,7 +161,7 @@ class KubernetesBackendTest : public kube::testing::ApiServerTest {
         << "  kubeconfig: " << run_dir_ << "/kubeconfig\n"
         << "  namespace: " << tag << "\n"
         << "  node_selector: lockstep-test=" << tag << "\n"
-        << "  image: busybox:default\n"
+        << "  image: " << job_image_ << "\n"
         << extra << "partitions:\n  - name: gpu\n    nodes: ALL\n    default: true\n"
         << "    max_time: UNLIMITED\n";
   }
@@ -182,6 +182,9 @@ class KubernetesBackendTest : public kube::testing::ApiServerTest {
     }
     return c;
   }
+
+  // The image of jobs without --container-image (kubernetes.image).
+  static inline std::string job_image_ = "busybox:default";
 
   static std::string DaemonLog(Cluster& c) { return c.ReadFile(c.dir() + "/lockstepd.log"); }
 

@@ -12,6 +12,7 @@ lockstep_cc_library(NAME lockstep_cli_format FOLDER cli/format
     ${CMAKE_CURRENT_LIST_DIR}/sacct_fields.cc
     ${CMAKE_CURRENT_LIST_DIR}/sprio.cc
     ${CMAKE_CURRENT_LIST_DIR}/scontrol.cc
+    ${CMAKE_CURRENT_LIST_DIR}/log_follow.cc
   DEPS lockstep_common nlohmann_json::nlohmann_json fmt::fmt)
 
 lockstep_cc_test(NAME cli_format_test
@@ -23,4 +24,5 @@ lockstep_cc_test(NAME cli_format_test
     ${CMAKE_CURRENT_LIST_DIR}/sprio_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/scontrol_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/escape_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/log_follow_test.cc
   DEPS lockstep_cli_format)

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <utility>
@@ -51,6 +53,10 @@ Status ValidateLeaderElectionOptions(const LeaderElectionOptions& o) {
 }
 
 std::string DefaultLeaderIdentity() {
+  // Replicas with hostNetwork share the node's host name, and in containers both are pid 1:
+  // the pod's name (POD_NAME, from the downward API) tells them apart.
+  if (const char* pod = std::getenv("POD_NAME"); pod != nullptr && *pod != '\0')
+    return std::string(pod) + "_" + std::to_string(getpid());
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') {
     std::snprintf(host, sizeof host, "unknown-host");

@@ -56,7 +56,7 @@ struct LeaderElectionOptions {
 // InvalidArgument naming the option when the durations break the rule above.
 Status ValidateLeaderElectionOptions(const LeaderElectionOptions& options);
 
-// hostname + "_" + pid.
+// $POD_NAME (else the host name) + "_" + pid.
 std::string DefaultLeaderIdentity();
 
 // Client options for the elector's own KubeClient: requests that fail fast (one retry, timeouts

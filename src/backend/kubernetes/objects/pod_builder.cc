@@ -184,7 +184,7 @@ Json PodObject(const JobPodsSpec& spec, const PodSlot& slot, const PodNodeAlloca
       {"containers", Json::array({container})},
   };
   if (spec.time_limit > 0 && spec.time_limit < kUnlimited)
-    pod_spec["activeDeadlineSeconds"] = spec.time_limit;
+    pod_spec["activeDeadlineSeconds"] = spec.time_limit + kDeadlineSlack;
   if (!spec.tolerations.empty()) pod_spec["tolerations"] = spec.tolerations;
   if (!spec.script.empty())
     pod_spec["volumes"] = Json::array({{{"name", kScriptVolume}, {"emptyDir", Json::object()}}});

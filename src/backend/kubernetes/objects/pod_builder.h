@@ -36,6 +36,11 @@ struct PodNodeAllocation {
   std::int32_t tasks = 1;      // tasks on this node (kPerTask)
 };
 
+// lockstepd ends a job at its time limit itself (TIMEOUT, SIGTERM then SIGKILL after the grace);
+// the pods' activeDeadlineSeconds is the node's backstop for when lockstepd is away, this much
+// later, so that the kubelet's kill (a plain SIGKILL, FAILED) never races lockstepd's.
+inline constexpr Seconds kDeadlineSlack = 60;
+
 struct JobPodsSpec {
   JobId job_id = 0;
   std::string job_name;
@@ -57,7 +62,8 @@ struct JobPodsSpec {
   std::map<std::string, std::string> labels;       // added to every pod (not lockstep.dev/*)
   std::map<std::string, std::string> annotations;  // added to every pod
   Seconds termination_grace = 30;                  // terminationGracePeriodSeconds
-  Seconds time_limit = 0;                          // activeDeadlineSeconds; 0 or kUnlimited: none
+  // activeDeadlineSeconds = time_limit + kDeadlineSlack; 0 or kUnlimited: none.
+  Seconds time_limit = 0;
   std::int32_t master_port = 0;                    // a port of the Service (MASTER_PORT); 0: none
   nlohmann::json tolerations = nlohmann::json::array();  // copied into every pod
   std::string name_prefix = "lockstep";

@@ -72,7 +72,7 @@ TEST(BuildJobPods, PodPerNode) {
   EXPECT_EQ(spec["hostname"], "lockstep-1234-1");
   EXPECT_EQ(spec["subdomain"], "lockstep-1234");
   EXPECT_EQ(spec["terminationGracePeriodSeconds"], 60);
-  EXPECT_EQ(spec["activeDeadlineSeconds"], 7200);
+  EXPECT_EQ(spec["activeDeadlineSeconds"], 7200 + 60);  // the limit, and the backstop's slack
   EXPECT_EQ(spec["securityContext"], (json{{"runAsUser", 1001}, {"runAsGroup", 1001}}));
   EXPECT_EQ(spec["automountServiceAccountToken"], false);
 
