@@ -19,6 +19,7 @@
 
 #include "common/status.h"
 #include "common/types.h"
+#include "config/health_config.h"
 #include "engine/model.h"
 
 namespace lockstep::config {
@@ -82,6 +83,8 @@ struct ClusterConfig {
   std::vector<bool> partition_takes_all;
   // The `kubernetes:` section (read whatever `backend` says; used when it is kubernetes).
   KubernetesSettings kubernetes;
+  // The `health:` section (health_config.h).
+  HealthConfig health;
 
   // Adds a node found at run time (Kubernetes) to the cluster and to every partition declared
   // with `nodes: ALL`; its index. Names of GPU types, features, switches and blocks are

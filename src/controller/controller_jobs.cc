@@ -308,6 +308,8 @@ Status Controller::SetNodeState(const Caller& caller, const std::string& node,
       info.admin = engine::NodeState::kUp;
     }
     info.reason = up ? "" : reason;
+    info.health_drain = false;  // the operator's word from now on; a resume ends an event drain
+    if (up) ClearNodeEventDrainLocked(node);
     info.reason_user = caller.user;
     info.reason_time = now;
     // Durable, as a drain must outlive a restart of lockstepd.

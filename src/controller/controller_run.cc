@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
+#include "controller/failure_cause.h"
 #include "controller/job_convert.h"
 #include "controller/job_env.h"
 #include "jobspec/output_pattern.h"
@@ -100,6 +101,7 @@ void Controller::EndJobLocked(JobEntry& job, backend::ExitStatus status, Time no
     job.state = JobState::kCompleted;
   else
     job.state = JobState::kFailed;
+  AttributeEnd(job, status, options_.kill_wait);
   TouchLocked(job);
   for (auto& [key, step] : steps_) {
     if (key.first != job.id || step->state != "RUNNING") continue;
@@ -130,6 +132,8 @@ store::PendingWrite Controller::RequeueLocked(JobEntry& job, const std::string& 
 }
 
 void Controller::RunLostLocked(JobEntry& job, const std::string& reason, Time now) {
+  if (job.failure_run != job.restart_count || job.failure_cause.empty())
+    SetFailure(job, "node", NodeLossEvidence(job, reason));
   if (job.spec->requeue.value_or(true) && !job.cancel_requested) {
     RequeueLocked(job, reason, now);
     return;

@@ -34,12 +34,14 @@ class RecordingSink : public backend::EventSink {
   void StepOutput(std::vector<backend::OutputChunk> c) override {
     for (auto& x : c) chunks.push_back(std::move(x));
   }
+  void NodeHealth(backend::NodeHealthReport r) override { health.push_back(std::move(r)); }
   std::vector<backend::NodeReport> reports;
   std::vector<std::string> alive_nodes;
   std::vector<backend::RunId> alive;
   std::vector<std::pair<backend::RunId, backend::ExitStatus>> exits;
   std::vector<std::string> step_exits;
   std::vector<backend::OutputChunk> chunks;
+  std::vector<backend::NodeHealthReport> health;
 };
 
 class AgentBackendTest : public ::testing::Test {

@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
     if (cpus > 0) n.cpus = cpus;
     if (*mem_mb > 0) n.mem_mb = *mem_mb;
     n.gpus = real;
+    n.nvml = gpus < 0 && !real.empty();
     for (int g = 0; g < gpus; ++g) n.gpus.push_back({g, "", gpu_type});
     o.nodes.push_back(n);
   }
