@@ -203,5 +203,115 @@ TEST_F(HealthTest, Xid13BlamesTheJobAndDrainsNothing) {
   EXPECT_EQ(Node(node)["state"], "idle") << "an application XID drains nothing";
 }
 
+// The site's health program: exit 2 drains with its first line as the reason, exit 0 resumes
+// the node the checker drained; a drain an operator set is never cleared by passing checks.
+TEST_F(HealthTest, AHealthProgramDrainsAndResumesButNeverClearsAnOperatorsDrain) {
+  const std::string program = WriteProgram();
+  StartCluster("  program: " + program + "\n");
+  std::ofstream(cluster_dir_hint_ + "/health-node1") << "disk /scratch full\nmore detail\n";
+  ASSERT_TRUE(WaitNode("node1", [](const nlohmann::json& n) {
+    return n.value("state", "") == "drained";
+  }));
+  EXPECT_EQ(Node("node1")["reason"], "health: disk /scratch full");
+  CommandResult sinfo = cluster_->Run({"sinfo", "-R", "-h", "-o", "%E|%N"});
+  EXPECT_TRUE(Contains(sinfo.out, "health: disk /scratch full|node1")) << sinfo.out;
+  std::filesystem::remove(cluster_dir_hint_ + "/health-node1");
+  ASSERT_TRUE(WaitNode("node1", [](const nlohmann::json& n) {
+    return n.value("state", "") == "idle";
+  })) << "the checker resumes the node it drained";
+  EXPECT_EQ(Node("node1").value("reason", ""), "");
+
+  // node2: drained by the checker, then by an operator, who owns it from then on.
+  std::ofstream(cluster_dir_hint_ + "/health-node2") << "fan failure\n";
+  ASSERT_TRUE(WaitNode("node2", [](const nlohmann::json& n) {
+    return n.value("state", "") == "drained";
+  }));
+  CommandResult drain = cluster_->Run(
+      {"scontrol", "update", "NodeName=node2", "State=DRAIN", "Reason=replacing fan"});
+  ASSERT_EQ(drain.exit_code, 0) << drain.err;
+  std::filesystem::remove(cluster_dir_hint_ + "/health-node2");
+  WaitRounds("node2", 3);
+  EXPECT_EQ(Node("node2")["state"], "drained");
+  EXPECT_EQ(Node("node2")["reason"], "replacing fan") << "passing checks leave it drained";
+  EXPECT_TRUE(HealthOf("nodes", "name", "node2")["conditions"].empty());
+}
+
+// A GPU fallen off the bus (NVML counts fewer than configured) drains; back, it resumes.
+TEST_F(HealthTest, AMissingGpuDrainsTheNodeUntilItIsBack) {
+  StartCluster("");
+  gpus_.at("node2").SetPresent(2, false);
+  ASSERT_TRUE(WaitNode("node2", [](const nlohmann::json& n) {
+    return n.value("state", "") == "drained";
+  }));
+  EXPECT_EQ(Node("node2")["reason"], "health: NVML sees 3 of 4 GPUs");
+  gpus_.at("node2").SetPresent(2, true);
+  ASSERT_TRUE(WaitNode("node2", [](const nlohmann::json& n) {
+    return n.value("state", "") == "idle";
+  }));
+}
+
+// A GPU's failures are recorded against its serial: moved to another host, it keeps them.
+TEST_F(HealthTest, AGpusHistoryFollowsItsSerialToAnotherHost) {
+  StartCluster("");
+  const std::string serial = gpus_.at("node1").serial(0);
+  gpus_.at("node1").Xid(0, 48);
+  ASSERT_TRUE(WaitFor(
+      [&] { return HealthOf("gpus", "serial", serial)["failures"].size() == 1; }, seconds(20)));
+  // The board moves: node1's agent goes, node2 comes back with it in slot 1.
+  cluster_->StopNodeAgent("node1");
+  cluster_->StopNodeAgent("node2");
+  gpus_.at("node2").SetSerial(1, serial);
+  StartAgent("node2");
+  ASSERT_TRUE(WaitFor([&] { return HealthOf("gpus", "serial", serial).value("host", "") ==
+                                   "node2"; },
+                      seconds(20)));
+  nlohmann::json gpu = HealthOf("gpus", "serial", serial);
+  EXPECT_EQ(gpu["hosts"], nlohmann::json({"node1", "node2"}));
+  EXPECT_EQ(gpu["index"], 1);
+  ASSERT_EQ(gpu["failures"].size(), 1u);
+  EXPECT_EQ(gpu["failures"][0]["host"], "node1");
+  EXPECT_TRUE(Contains(gpu["failures"][0]["what"], "XID 48"));
+  CommandResult health = cluster_->Run({"health", "--history"});
+  EXPECT_TRUE(Contains(health.out, "seen in node1,node2")) << health.out;
+  EXPECT_TRUE(Contains(health.out, serial)) << health.out;
+}
+
+// Three failures of one GPU within the window make it a bad actor: its node stays drained,
+// whatever the checks say, until an operator clears it.
+TEST_F(HealthTest, ThreeFailuresInTheWindowExcludeTheGpuUntilCleared) {
+  // XIDs alone drain only at 100 in an hour here: the exclusion is what drains.
+  StartCluster(
+      "  thresholds:\n    xid: {count: 100, window: 3600}\n"
+      "  bad_gpu: {count: 3, window: 3600}\n");
+  const std::string serial = gpus_.at("node1").serial(1);
+  gpus_.at("node1").Xid(1, 94);
+  gpus_.at("node1").Xid(1, 94);
+  ASSERT_TRUE(WaitFor(
+      [&] { return HealthOf("gpus", "serial", serial)["failures"].size() == 2; }, seconds(20)));
+  EXPECT_FALSE(HealthOf("gpus", "serial", serial)["excluded"].get<bool>());
+  EXPECT_EQ(Node("node1")["state"], "idle") << "two failures are under the threshold";
+  gpus_.at("node1").Xid(1, 94);
+  ASSERT_TRUE(WaitNode("node1", [](const nlohmann::json& n) {
+    return n.value("state", "") == "drained";
+  }));
+  EXPECT_TRUE(Contains(Node("node1")["reason"], "serial " + serial + " excluded"));
+  WaitRounds("node1", 2);
+  EXPECT_EQ(Node("node1")["state"], "drained") << "passing rounds keep a bad actor out";
+  CommandResult list = cluster_->Run({"health"});
+  EXPECT_TRUE(Contains(list.out, serial)) << list.out;
+  EXPECT_TRUE(Contains(list.out, "EXCLUDED")) << list.out;
+  CommandResult json = cluster_->Run({"health", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(json.out)["gpus"][0]["serial"], serial) << "worst first";
+  CommandResult clear = cluster_->Run({"health", "--clear", serial});
+  ASSERT_EQ(clear.exit_code, 0) << clear.err;
+  ASSERT_TRUE(WaitNode("node1", [](const nlohmann::json& n) {
+    return n.value("state", "") == "idle";
+  }));
+  EXPECT_FALSE(HealthOf("gpus", "serial", serial)["excluded"].get<bool>());
+  CommandResult unknown = cluster_->Run({"health", "--clear", "no-such-gpu"});
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_TRUE(Contains(unknown.err, "no-such-gpu")) << unknown.err;
+}
+
 }  // namespace
 }  // namespace lockstep::testing
