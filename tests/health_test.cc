@@ -313,5 +313,31 @@ TEST_F(HealthTest, ThreeFailuresInTheWindowExcludeTheGpuUntilCleared) {
   EXPECT_TRUE(Contains(unknown.err, "no-such-gpu")) << unknown.err;
 }
 
+// A gang (one job on two nodes) that loses a GPU on one node is requeued whole: its share on
+// the healthy node ends too, and it waits for two usable nodes again.
+TEST_F(HealthTest, AGangThatLosesOneNodesGpuIsRequeuedWhole) {
+  StartCluster("");
+  unsigned long long id = Submit(*cluster_, {"-N2", "--gpus-per-node=4", "--wrap", "sleep 300"});
+  ASSERT_NE(id, 0u);
+  ASSERT_TRUE(WaitFor([&] { return cluster_->Job(id).value("state", "") == "RUNNING"; },
+                      seconds(20)));
+  gpus_.at("node2").Xid(0, 74);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        nlohmann::json j = cluster_->Job(id);
+        return j.value("state", "") == "PENDING" && j.value("restart_count", 0) == 1;
+      },
+      seconds(20)));
+  nlohmann::json j = cluster_->Job(id);
+  EXPECT_EQ(j["failure"]["cause"], "gpu");
+  EXPECT_TRUE(Contains(j["failure"]["detail"], "XID 74 (NVLink error) on node2"))
+      << j["failure"].dump();
+  EXPECT_TRUE(WaitNode("node1", [](const nlohmann::json& n) {
+    return n.value("state", "") == "idle";
+  })) << "the gang's share on the healthy node ended with it";
+  EXPECT_EQ(Node("node2")["state"], "drained");
+  cluster_->Run({"scancel", std::to_string(id)});
+}
+
 }  // namespace
 }  // namespace lockstep::testing
