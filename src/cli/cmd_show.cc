@@ -236,7 +236,8 @@ int RunWhy(int argc, char** argv) {
   // Why its last run did not complete: the answer to "was it my code or the machine?".
   if (auto failure = j.find("failure"); failure != j.end() && failure->is_object()) {
     const long long restarts = j.value("restart_count", 0ll);
-    std::printf("  %s cause  %s: %s\n", pending && restarts > 0 ? "last run's" : "failure",
+    const bool requeued = restarts > 0 && (pending || state == "RUNNING");
+    std::printf("  %s  %s: %s\n", requeued ? "last run's cause" : "failure cause",
                 JStr(*failure, "cause").c_str(), JStr(*failure, "detail").c_str());
     if (restarts > 0) std::printf("  restarts  %lld (SLURM_RESTART_COUNT)\n", restarts);
   }

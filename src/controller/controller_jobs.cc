@@ -295,6 +295,8 @@ Status Controller::SetNodeState(const Caller& caller, const std::string& node,
         if (e.state != JobState::kRunning) continue;
         if (std::any_of(e.placement.begin(), e.placement.end(),
                         [&](const PlacedNode& p) { return p.node == node; })) {
+          SetFailure(e, "node",
+                     "node " + node + " set DOWN by " + caller.user + ": " + reason);
           if (e.spec->requeue.value_or(true)) {
             RequeueLocked(e, "NodeDown", now);
           } else {
