@@ -28,7 +28,8 @@ struct GpuIdentity {
 //   "gpu_count"             fewer GPUs than configured (value: how many NVML sees)
 //   "program"               the site's health program (value: its exit code, 0-3; detail: the
 //                           first line of its output, or why it gave no answer)
-//   "k8s_condition"         a Node condition (detail: its type and message)
+//   "k8s_condition"         a Node condition that reports trouble (detail: "<type>: <reason>:
+//                           <message>")
 struct HealthFinding {
   std::string check;
   std::int32_t gpu = -1;  // device index on the node; -1: the node as a whole
@@ -38,6 +39,9 @@ struct HealthFinding {
 
 struct NodeHealthReport {
   std::string node;
+  // Who checked, the prefix of a drain's reason: "health" (lockstep's agents) or "k8s" (a
+  // Node's conditions and allocatable GPUs, from Kubernetes).
+  std::string source = "health";
   // The node's GPUs (NVML's inventory); empty when the backend cannot see them.
   std::vector<GpuIdentity> gpus;
   // True: a full round of every check, so a condition absent here has passed. False: events

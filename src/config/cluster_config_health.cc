@@ -96,7 +96,7 @@ void ClusterConfigParser::ReadHealth(const YAML::Node& map) {
         const std::string check = kv.first.as<std::string>();
         static const char* const kChecks[] = {"xid", "ecc_dbe", "remap_failed", "remap_pending",
                                               "retired_pages_pending", "recovery_action",
-                                              "gpu_count", "program"};
+                                              "gpu_count", "program", "k8s_condition"};
         if (std::find(std::begin(kChecks), std::end(kChecks), check) == std::end(kChecks)) {
           m.Fail("thresholds", "unknown check '" + check + "'");
           break;

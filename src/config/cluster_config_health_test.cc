@@ -74,5 +74,19 @@ TEST(HealthConfig, BadValuesNameTheirKey) {
   EXPECT_THAT(ErrorOf(base + "  colour: red\n"), HasSubstr("colour"));
 }
 
+TEST(HealthConfig, KubernetesHealthConditions) {
+  Result<ClusterConfig> c = Parse(test::kFourNodes);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->kubernetes.health_conditions.front(), "XidCriticalError");
+  c = Parse(std::string(test::kFourNodes) +
+            "kubernetes:\n  health_conditions: [GpuReady=False, NicDown]\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->kubernetes.health_conditions,
+            (std::vector<std::string>{"GpuReady=False", "NicDown"}));
+  EXPECT_THAT(ErrorOf(std::string(test::kFourNodes) +
+                      "kubernetes:\n  health_conditions: [GpuReady=maybe]\n"),
+              HasSubstr("kubernetes.health_conditions: 'GpuReady=maybe' is not a condition"));
+}
+
 }  // namespace
 }  // namespace lockstep::config

@@ -124,6 +124,7 @@ Status Controller::Recover() {
     info.reason_user = j.value("reason_user", "");
     info.reason_time = j.value("reason_time", Time{0});
     info.health_drain = j.value("health_drain", false);
+    info.health_event = j.value("health_event", false);
     std::uint32_t n = NodeIndexLocked(r.key);
     // A node a backend has yet to report (Kubernetes) takes its drain when it joins.
     if (n == engine::kNone)

@@ -184,7 +184,9 @@ class Controller : private backend::EventSink, private backend::Admission {
   // --- Health (controller_health.cc). ---
   void NodeHealthLocked(const backend::NodeHealthReport& report, Time now);
   // Drains the node for the checker, unless someone else drained (or downed) it already.
-  void HealthDrainLocked(std::uint32_t node, const std::string& reason, Time now);
+  // `event`: for an event (an XID), which no later round can clear: it stays until an operator
+  // resumes or clears the node.
+  void HealthDrainLocked(std::uint32_t node, const std::string& reason, Time now, bool event);
   // Resumes the node if the checker drained it and nothing keeps it drained any more.
   void MaybeHealthResumeLocked(std::uint32_t node, Time now);
   // A critical finding on `gpu` of the node (-1: the node): recorded against the GPU and host;

@@ -43,6 +43,11 @@ std::string TimeText(Time t) {
   return buf;
 }
 
+std::string ExcludedReason(const GpuRecord& rec) {
+  return "health: GPU " + std::to_string(rec.index) + " serial " +
+         HealthBook::KeyOf(rec.serial, rec.uuid) + " excluded (bad actor); lockstep health --clear";
+}
+
 void Keep(std::vector<HealthFailure>& failures, HealthFailure f) {
   failures.push_back(std::move(f));
   if (failures.size() > kMaxFailuresKept) failures.erase(failures.begin());
@@ -81,8 +86,13 @@ void Controller::NodeHealthLocked(const backend::NodeHealthReport& r, Time now) 
       PersistHealthLocked("health_gpus", key, GpuRecordJson(rec));
     }
   }
+  // A bad actor moved here keeps its node out too.
+  for (const auto& [index, key] : standing.gpu_keys)
+    if (const GpuRecord& rec = health_->gpus[key]; rec.excluded && rec.host == r.node)
+      HealthDrainLocked(n, ExcludedReason(rec), now, /*event=*/false);
   std::map<std::string, std::string> conditions;
   std::string drain_reason;
+  bool drain_for_event = false;
   for (const backend::HealthFinding& f : r.findings) {
     const ClassifiedFinding c = Classify(f, policy);
     const std::string where = GpuWhere(r, f.gpu);
@@ -101,9 +111,15 @@ void Controller::NodeHealthLocked(const backend::NodeHealthReport& r, Time now) 
       log::Warning("node {}: {}{} (warning)", r.node, where, c.what);
       continue;
     }
-    if (c.severity != HealthSeverity::kCritical) continue;  // ok, or unknown: changes nothing
-    const std::string reason = "health: " + where + c.what;
     const std::string condition_key = f.check + "/" + std::to_string(f.gpu);
+    if (c.severity == HealthSeverity::kUnknown) {
+      // No answer: whatever the check said last still stands.
+      if (auto was = standing.conditions.find(condition_key); was != standing.conditions.end())
+        conditions.insert(*was);
+      continue;
+    }
+    if (c.severity != HealthSeverity::kCritical) continue;  // ok
+    const std::string reason = r.source + ": " + where + c.what;
     if (!c.event) conditions[condition_key] = reason;
     // A condition is a failure once, when it appears; an event each time it comes.
     const bool new_failure = c.event || !standing.conditions.count(condition_key);
@@ -112,12 +128,12 @@ void Controller::NodeHealthLocked(const backend::NodeHealthReport& r, Time now) 
     const config::HealthThreshold t =
         threshold == policy.thresholds.end() ? config::HealthThreshold{} : threshold->second;
     if (OverThreshold(standing.recent[f.check], t, now)) {
-      if (c.event) standing.event_drain = true;
+      drain_for_event = drain_for_event || c.event;
       if (drain_reason.empty()) drain_reason = reason;
     }
   }
   if (r.full_round) standing.conditions = std::move(conditions);
-  if (!drain_reason.empty()) HealthDrainLocked(n, drain_reason, now);
+  if (!drain_reason.empty()) HealthDrainLocked(n, drain_reason, now, drain_for_event);
   if (r.full_round) MaybeHealthResumeLocked(n, now);
 }
 
@@ -167,18 +183,20 @@ void Controller::RecordFailureLocked(const backend::NodeHealthReport& r, std::in
   }
   PersistHealthLocked("health_gpus", key->second, GpuRecordJson(rec));
   if (rec.excluded)
-    HealthDrainLocked(NodeIndexLocked(r.node),
-                      "health: GPU " + std::to_string(gpu) + " serial " +
-                          HealthBook::KeyOf(rec.serial, rec.uuid) +
-                          " excluded (bad actor); lockstep health --clear",
-                      now);
+    HealthDrainLocked(NodeIndexLocked(r.node), ExcludedReason(rec), now, /*event=*/false);
 }
 
-void Controller::HealthDrainLocked(std::uint32_t n, const std::string& reason, Time now) {
+void Controller::HealthDrainLocked(std::uint32_t n, const std::string& reason, Time now,
+                                   bool event) {
   NodeInfo& info = nodes_[n];
+  if (info.health_drain && event && !info.health_event) {  // ours already: now for an event too
+    info.health_event = true;
+    PersistNodeLocked(n);
+  }
   if (info.admin != engine::NodeState::kUp) return;  // drained or down already: leave it be
   info.admin = engine::NodeState::kDrain;
   info.health_drain = true;
+  info.health_event = event;
   info.reason = reason;
   info.reason_user = kHealthUser;
   info.reason_time = now;
@@ -198,10 +216,11 @@ void Controller::MaybeHealthResumeLocked(std::uint32_t n, Time now) {
   const std::string& name = cluster_.base.nodes[n].name;
   const NodeStanding& standing = health_->nodes[name];
   if (!info.health_drain || info.admin != engine::NodeState::kDrain) return;
-  if (!standing.conditions.empty() || standing.event_drain || HasExcludedGpuLocked(name)) return;
+  if (!standing.conditions.empty() || info.health_event || HasExcludedGpuLocked(name)) return;
   log::Info("node {} resumed: its health checks pass (was: {})", name, info.reason);
   info.admin = engine::NodeState::kUp;
   info.health_drain = false;
+  info.health_event = false;
   info.reason.clear();
   info.reason_user = kHealthUser;
   info.reason_time = now;
@@ -210,10 +229,9 @@ void Controller::MaybeHealthResumeLocked(std::uint32_t n, Time now) {
 }
 
 void Controller::ClearNodeEventDrainLocked(const std::string& node) {
+  if (std::uint32_t n = NodeIndexLocked(node); n != engine::kNone) nodes_[n].health_event = false;
   auto it = health_->nodes.find(node);
-  if (it == health_->nodes.end()) return;
-  it->second.event_drain = false;
-  it->second.recent.clear();
+  if (it != health_->nodes.end()) it->second.recent.clear();
 }
 
 Status Controller::ClearHealth(const Caller& caller, const std::string& what) {

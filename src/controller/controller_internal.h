@@ -26,6 +26,7 @@ struct Controller::NodeInfo {
   // The drain is the health checker's own (reason "health: ..."): only such a drain is resumed
   // when the checks pass; an operator's never is.
   bool health_drain = false;
+  bool health_event = false;  // that drain is for an event (an XID): no passing round ends it
 };
 
 // A job step (srun): tasks spread over some of the job's nodes.

@@ -47,8 +47,6 @@ struct NodeStanding {
   std::map<std::string, std::string> conditions;
   // Critical findings per check, for the count-in-window thresholds.
   std::map<std::string, std::deque<Time>> recent;
-  // Drained for an event (an XID): it stays until an operator resumes or clears it.
-  bool event_drain = false;
   Time last_report = 0;
   std::uint64_t reports = 0;  // health reports received since lockstepd started
   std::map<std::int32_t, std::string> gpu_keys;  // device index -> its GpuRecord's key
