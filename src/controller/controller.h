@@ -183,6 +183,9 @@ class Controller : private backend::EventSink, private backend::Admission {
 
   // --- Health (controller_health.cc). ---
   void NodeHealthLocked(const backend::NodeHealthReport& report, Time now);
+  // The node's GPUs by serial (their records follow them to this host); a bad actor among
+  // them drains it.
+  void NoteGpusLocked(const backend::NodeHealthReport& report, std::uint32_t node, Time now);
   // Drains the node for the checker, unless someone else drained (or downed) it already.
   // `event`: for an event (an XID), which no later round can clear: it stays until an operator
   // resumes or clears the node.

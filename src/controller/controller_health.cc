@@ -65,13 +65,8 @@ void Controller::SetFailure(JobEntry& job, std::string cause, std::string detail
   job.failure_run = job.restart_count;
 }
 
-void Controller::NodeHealthLocked(const backend::NodeHealthReport& r, Time now) {
-  const std::uint32_t n = NodeIndexLocked(r.node);
-  if (n == engine::kNone) return;
-  const config::HealthConfig& policy = cluster_.health;
+void Controller::NoteGpusLocked(const backend::NodeHealthReport& r, std::uint32_t n, Time now) {
   NodeStanding& standing = health_->nodes[r.node];
-  standing.last_report = now;
-  ++standing.reports;
   // The GPUs it holds now: a serial seen before on another host keeps its history.
   for (const backend::GpuIdentity& g : r.gpus) {
     const std::string key = HealthBook::KeyOf(g.serial, g.uuid);
@@ -90,6 +85,16 @@ void Controller::NodeHealthLocked(const backend::NodeHealthReport& r, Time now) 
   for (const auto& [index, key] : standing.gpu_keys)
     if (const GpuRecord& rec = health_->gpus[key]; rec.excluded && rec.host == r.node)
       HealthDrainLocked(n, ExcludedReason(rec), now, /*event=*/false);
+}
+
+void Controller::NodeHealthLocked(const backend::NodeHealthReport& r, Time now) {
+  const std::uint32_t n = NodeIndexLocked(r.node);
+  if (n == engine::kNone) return;
+  const config::HealthConfig& policy = cluster_.health;
+  NodeStanding& standing = health_->nodes[r.node];
+  standing.last_report = now;
+  ++standing.reports;
+  NoteGpusLocked(r, n, now);
   std::map<std::string, std::string> conditions;
   std::string drain_reason;
   bool drain_for_event = false;

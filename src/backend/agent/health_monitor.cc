@@ -173,6 +173,14 @@ void HealthMonitor::Send(std::vector<backend::NodeHealthReport> reports) {
                          {"reports", nlohmann::json(std::vector<nlohmann::json>(
                                          unsent_.begin(), unsent_.end()))}};
   Result<nlohmann::json> r = client_.Post("/api/v1/agent/health", body);
+  const StatusCode code = r.ok() ? StatusCode::kOk : r.status().code();
+  if (code == StatusCode::kInvalidArgument || code == StatusCode::kPermissionDenied ||
+      code == StatusCode::kNotFound) {
+    // Refused, not lost: sending them again would be refused again.
+    log::Warning("health reports refused by lockstepd: {}", r.status().message());
+    unsent_.clear();
+    return;
+  }
   if (r.ok()) {
     unsent_.clear();
     return;
