@@ -151,7 +151,10 @@ void Controller::NodeLostLocked(std::uint32_t n, Time now) {
     if (e.state != JobState::kRunning && e.state != JobState::kCompleting) continue;
     bool on_node = std::any_of(e.placement.begin(), e.placement.end(),
                                [&](const PlacedNode& p) { return p.node == node; });
-    if (on_node) RunLostLocked(e, "NodeFail", now);
+    if (!on_node) continue;
+    const std::string& why = nodes_[n].down_reason;
+    SetFailure(e, "node", "node " + node + " lost (" + (why.empty() ? "NodeFail" : why) + ")");
+    RunLostLocked(e, "NodeFail", now);
   }
 }
 
