@@ -1,5 +1,5 @@
-// Fuzzes the decoders of the agents' bodies (register, events, output), which lockstepd reads
-// from anyone who can reach /api/v1/agent. The input is a JSON body, given to all three.
+// Fuzzes the decoders of the agents' bodies (register, events, output, health), which lockstepd
+// reads from anyone who can reach /api/v1/agent. The input is a JSON body, given to all four.
 // Properties: nothing crashes or throws; what decodes is within the ranges the agents' backend
 // relies on (job ids from 1, step ids from -1, signals 0..255, non-empty agent and node lists).
 #include <cstddef>
@@ -50,6 +50,19 @@ void CheckOutput(const nlohmann::json& body) {
   }
 }
 
+void CheckHealth(const nlohmann::json& body) {
+  lockstep::Result<lockstep::agent::HealthReports> h = lockstep::agent::DecodeHealth(body);
+  if (!h.ok()) {
+    FUZZ_CHECK(h.status().message().rfind("health: ", 0) == 0);
+    return;
+  }
+  for (const lockstep::backend::NodeHealthReport& r : h->reports) {
+    FUZZ_CHECK(r.gpus.size() <= 64 && r.findings.size() <= 256);
+    for (const lockstep::backend::HealthFinding& f : r.findings)
+      FUZZ_CHECK(f.gpu >= -1 && f.gpu <= 63 && f.value >= 0 && f.detail.size() <= 256);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -58,6 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (body.is_discarded()) return 0;
   CheckRegistration(body);
   CheckEvents(body);
+  CheckHealth(body);
   CheckOutput(body);
   return 0;
 }

@@ -51,11 +51,14 @@ Cluster::Cluster(const ClusterOptions& options) : options_(options), bin_(LOCKST
 
 Cluster::~Cluster() {
   Stop(agent_, SIGTERM);
+  for (auto& [node, pid] : node_agents_) Stop(pid, SIGTERM);
   Stop(daemon_, SIGTERM);
   // A failed test shows what the daemons said: CI keeps nothing else of the cluster.
   if (::testing::Test::HasFailure()) {
-    for (const char* log : {"lockstepd.log", "agent.log"})
-      std::fprintf(stderr, "---- %s ----\n%s\n", log, Slurp(dir_ + "/" + log).c_str());
+    std::vector<std::string> logs = {"lockstepd.log", "agent.log"};
+    for (const auto& [node, pid] : node_agents_) logs.push_back("agent-" + node + ".log");
+    for (const std::string& log : logs)
+      std::fprintf(stderr, "---- %s ----\n%s\n", log.c_str(), Slurp(dir_ + "/" + log).c_str());
   }
   std::error_code ec;
   fs::remove_all(dir_, ec);
@@ -114,6 +117,25 @@ void Cluster::StartAgent() {
                   std::to_string(options_.cpus_per_node), "--mem", "64G", "--gpus",
                   std::to_string(options_.gpus_per_node)},
                  dir_ + "/agent.log", options_.agent_env);
+}
+
+void Cluster::StartNodeAgent(const std::string& node,
+                             const std::map<std::string, std::string>& env) {
+  std::string socket =
+      options_.agent_socket.empty() ? dir_ + "/lockstepd.sock" : options_.agent_socket;
+  StopNodeAgent(node);
+  node_agents_[node] =
+      Spawn({bin_ + "/lockstep-agent", "--socket", socket, "--state-dir", dir_, "--name",
+             "agent-" + node, "--nodes", node, "--cpus", std::to_string(options_.cpus_per_node),
+             "--mem", "64G"},
+            dir_ + "/agent-" + node + ".log", env);
+}
+
+void Cluster::StopNodeAgent(const std::string& node) {
+  auto it = node_agents_.find(node);
+  if (it == node_agents_.end()) return;
+  Stop(it->second, SIGTERM);
+  node_agents_.erase(it);
 }
 
 bool Cluster::Start(bool with_agent) {

@@ -46,6 +46,11 @@ class Cluster {
   // SIGKILL, as a crash would.
   void KillDaemon();
   void KillAgent();
+  // An agent of its own for one node, serving it as a host (GPUs from NVML, not virtual ones),
+  // with `env` (LD_LIBRARY_PATH for a fake NVML); its log is agent-<node>.log. Stopped with the
+  // cluster, or by StopNodeAgent (SIGTERM).
+  void StartNodeAgent(const std::string& node, const std::map<std::string, std::string>& env);
+  void StopNodeAgent(const std::string& node);
   // SIGSTOP / SIGCONT: an agent that stops heartbeating without dying.
   void PauseAgent();
   void ResumeAgent();
@@ -79,6 +84,7 @@ class Cluster {
   std::string bin_;   // build/bin
   pid_t daemon_ = -1;
   pid_t agent_ = -1;
+  std::map<std::string, pid_t> node_agents_;  // StartNodeAgent's, by node
 };
 
 // Submits with `sbatch --parsable`; 0 on failure.

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/health.h"
 #include "common/status.h"
 #include "common/types.h"
 
@@ -150,6 +151,8 @@ class EventSink {
   virtual void StepNodeExited(JobId job, std::int32_t step, std::string node,
                               ExitStatus status) = 0;
   virtual void StepOutput(std::vector<OutputChunk> chunks) = 0;
+  // What a node's health checks found (backend/health.h); the controller drains and resumes.
+  virtual void NodeHealth(NodeHealthReport report) = 0;
 };
 
 // Commands to a backend. The controller calls them without its lock, from one thread at a time,

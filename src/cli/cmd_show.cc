@@ -228,11 +228,20 @@ int RunWhy(int argc, char** argv) {
   // What users wrote (the name, a reason naming them) is printed escaped (JStr).
   std::string state = JStr(j, "state");
   std::printf("job %llu (%s) is %s", id, JStr(j, "name").c_str(), state.c_str());
-  if (state != "PENDING") {
+  const bool pending = state == "PENDING";
+  if (!pending)
     std::printf("%s\n", state == "RUNNING" ? (" on " + JStr(j, "nodes")).c_str() : "");
-    return 0;
+  else
+    std::printf(": %s\n", JStr(j, "reason").c_str());
+  // Why its last run did not complete: the answer to "was it my code or the machine?".
+  if (auto failure = j.find("failure"); failure != j.end() && failure->is_object()) {
+    const long long restarts = j.value("restart_count", 0ll);
+    const bool requeued = restarts > 0 && (pending || state == "RUNNING");
+    std::printf("  %s  %s: %s\n", requeued ? "last run's cause" : "failure cause",
+                JStr(*failure, "cause").c_str(), JStr(*failure, "detail").c_str());
+    if (restarts > 0) std::printf("  restarts  %lld (SLURM_RESTART_COUNT)\n", restarts);
   }
-  std::printf(": %s\n", JStr(j, "reason").c_str());
+  if (!pending) return 0;
   std::printf("  priority  %llu", j.value("priority", 0ull));
   if (j.contains("priority_factors")) {
     const auto& f = j["priority_factors"];

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/cli_util.h"
+#include "cli/up_health.h"
 #include "cli/commands.h"
 
 namespace lockstep::cli {
@@ -113,12 +114,13 @@ void StopPrevious(const std::string& state_dir, const char* pid_file, const std:
   ::unlink(path.c_str());
 }
 
-std::string ClusterYaml(int nodes, int gpus, int cpus, const std::string& mem) {
+std::string ClusterYaml(int nodes, int gpus, int cpus, const std::string& mem,
+                        const std::string& gpu_type = "virtual") {
   std::string names = nodes == 1 ? "node1" : "node[1-" + std::to_string(nodes) + "]";
-  std::string y = "# Written by `lockstep up`: a cluster on one machine, with virtual GPUs.\n";
+  std::string y = "# Written by `lockstep up`: a cluster on one machine.\n";
   y += "nodes:\n  - names: \"" + names + "\"\n    cpus: " + std::to_string(cpus) +
        "\n    memory: " + mem + "\n";
-  if (gpus > 0) y += "    gpus: " + std::to_string(gpus) + "\n    gpu_type: virtual\n";
+  if (gpus > 0) y += "    gpus: " + std::to_string(gpus) + "\n    gpu_type: " + gpu_type + "\n";
   y += "partitions:\n  - name: gpu\n    nodes: ALL\n    default: true\n    max_time: UNLIMITED\n";
   y += "scheduler:\n  policy: easy\n";
   return y;
@@ -207,7 +209,19 @@ int RunUp(int argc, char** argv) {
   app.add_option("--kubeconfig", kubeconfig,
                  "with --backend kubernetes: the cluster (default $KUBECONFIG, in-cluster, "
                  "~/.kube/config)");
+  std::string health_program;
+  int health_interval = 0;
+  bool nvml = false;
+  app.add_option("--health-program", health_program,
+                 "run this health program on every node (Nagios exit codes; docs/health.md)");
+  app.add_option("--health-interval", health_interval, "seconds between health checks (default 60)")
+      ->check(CLI::Range(1, 86400));
+  app.add_flag("--nvml", nvml,
+               "serve this host as one node whose GPUs come from NVML, with GPU health checks");
   CLI11_PARSE(app, argc, argv);
+  Result<std::string> health_yaml = UpHealthYaml(health_program, health_interval);
+  if (!health_yaml.ok()) return Fail("lockstep up", health_yaml.status());
+  if (nvml && backend != "agent") return Fail("lockstep up", "--nvml goes with --backend agent");
   if (!kubeconfig.empty() && backend != "kubernetes")
     return Fail("lockstep up", "--kubeconfig goes with --backend kubernetes");
   if (!kubeconfig.empty()) kubeconfig = fs::absolute(kubeconfig).string();
@@ -227,22 +241,29 @@ int RunUp(int argc, char** argv) {
   StopPrevious(state_dir, "lockstepd.pid", "lockstepd");  // alive but not answering
   if (backend == "kubernetes") return UpKubernetes(state_dir, kubeconfig, api);
   std::string config = state_dir + "/cluster.yaml";
-  std::ofstream(config) << ClusterYaml(nodes, gpus, cpus, mem);
   std::string dir = SelfDir();
+  std::string gpu_type = "virtual";
+  if (nvml) {  // this host as one node: its GPUs as NVML sees them
+    Result<HostGpus> host = DetectHostGpus(dir + "/lockstep-agent", state_dir);
+    if (!host.ok()) return Fail("lockstep up", host.status());
+    nodes = 1, gpus = host->count, gpu_type = host->type;
+  }
+  std::ofstream(config) << ClusterYaml(nodes, gpus, cpus, mem, gpu_type) << *health_yaml;
   pid_t d = Spawn({dir + "/lockstepd", "--config", config, "--state-dir", state_dir},
                   state_dir + "/lockstepd.log");
   std::string names = nodes == 1 ? "node1" : "node[1-" + std::to_string(nodes) + "]";
-  pid_t a =
-      Spawn({dir + "/lockstep-agent", "--socket", socket, "--state-dir", state_dir, "--nodes",
-             names, "--cpus", std::to_string(cpus), "--mem", mem, "--gpus", std::to_string(gpus)},
-            state_dir + "/agent.log");
+  std::vector<std::string> agent = {dir + "/lockstep-agent", "--socket", socket, "--state-dir",
+                                    state_dir, "--nodes", names, "--cpus", std::to_string(cpus),
+                                    "--mem", mem};
+  if (!nvml) agent.insert(agent.end(), {"--gpus", std::to_string(gpus)});  // else NVML's
+  pid_t a = Spawn(agent, state_dir + "/agent.log");
   std::ofstream(state_dir + "/agent.pid") << a << "\n";
   if (!WaitIdle(api, nodes, std::chrono::seconds(30))) {
     std::string why = Alive(d) ? "the nodes did not become idle" : "lockstepd exited";
     return Fail("lockstep up", why + "; see " + state_dir + "/lockstepd.log and agent.log");
   }
-  std::printf("lockstep is up: %d node%s x %d GPUs (virtual), state in %s\n\n", nodes,
-              nodes == 1 ? "" : "s", gpus, state_dir.c_str());
+  std::printf("lockstep is up: %d node%s x %d GPUs (%s), state in %s\n\n", nodes,
+              nodes == 1 ? "" : "s", gpus, nvml ? "NVML" : "virtual", state_dir.c_str());
   std::printf("Next:\n");
   if (state_dir != client::DefaultStateDir())
     std::printf("  export LOCKSTEP_STATE_DIR=%s\n", state_dir.c_str());

@@ -16,6 +16,7 @@ int RunSacct(int argc, char** argv);
 int RunSprio(int argc, char** argv);
 int RunScontrol(int argc, char** argv);
 int RunWhy(int argc, char** argv);
+int RunHealth(int argc, char** argv);  // cmd_health.cc
 int RunLogs(int argc, char** argv);  // cmd_logs.cc
 int RunUp(int argc, char** argv);
 int RunDown(int argc, char** argv);

@@ -26,6 +26,7 @@ constexpr Verb kVerbs[] = {
     {"sacct", lockstep::cli::RunSacct, "accounting: jobs that ran and are running"},
     {"sprio", lockstep::cli::RunSprio, "pending jobs' priorities by factor"},
     {"why", lockstep::cli::RunWhy, "why a job is pending, and when it should start"},
+    {"health", lockstep::cli::RunHealth, "GPUs and nodes by failures; clear a bad actor"},
     {"logs", lockstep::cli::RunLogs, "print a job's output (its pods' logs on Kubernetes)"},
     {"up", lockstep::cli::RunUp, "start a cluster on this machine"},
     {"down", lockstep::cli::RunDown, "stop it"},

@@ -52,6 +52,7 @@ Result<ClusterConfig> ClusterConfigParser::Parse(std::string_view yaml_text) {
     ReadUsers(top.Value("users"));
     ReadScheduler(top.Value("scheduler"));
     ReadKubernetes(top.Value("kubernetes"));
+    ReadHealth(top.Value("health"));
     top.Finish();
   } catch (const YAML::Exception& e) {  // yaml-cpp throws; nothing of it may leave this call
     reader_.Fail(e.mark, "", "YAML error: " + e.msg);

@@ -19,6 +19,7 @@
 
 #include "common/status.h"
 #include "common/types.h"
+#include "config/health_config.h"
 #include "engine/model.h"
 
 namespace lockstep::config {
@@ -38,6 +39,10 @@ struct KubernetesSettings {
   std::string block_label = "nvidia.com/gpu.clique";
   std::string node_selector;                // a label selector: only these Nodes are lockstep's
   std::vector<std::string> ignored_taints;  // NoExecute taints that do not make a node DOWN
+  // Node conditions that drain a node ("k8s: ..."), until they clear: TYPE (trouble when True)
+  // or TYPE=False|Unknown (docs/health.md, "On Kubernetes").
+  std::vector<std::string> health_conditions = {"XidCriticalError", "AcceleratedHardwareReady=False",
+                                                "KernelDeadlock", "ReadonlyFilesystem"};
   std::int32_t master_port = 29500;         // MASTER_PORT, a port of the job's headless Service
   double qps = 200;                         // client-side rate limit; <= 0: none
   std::int32_t burst = 400;
@@ -82,6 +87,8 @@ struct ClusterConfig {
   std::vector<bool> partition_takes_all;
   // The `kubernetes:` section (read whatever `backend` says; used when it is kubernetes).
   KubernetesSettings kubernetes;
+  // The `health:` section (health_config.h).
+  HealthConfig health;
 
   // Adds a node found at run time (Kubernetes) to the cluster and to every partition declared
   // with `nodes: ALL`; its index. Names of GPU types, features, switches and blocks are

@@ -46,6 +46,18 @@ void ClusterConfigParser::ReadKubernetes(const YAML::Node& map) {
   k.block_label = m.String("block_label", k.block_label);
   k.node_selector = m.String("node_selector", k.node_selector);
   k.ignored_taints = m.StringList("ignored_taints");
+  if (m.Has("health_conditions")) {
+    k.health_conditions = m.StringList("health_conditions");  // [] : none
+    for (const std::string& c : k.health_conditions) {
+      const std::size_t eq = c.find('=');
+      const std::string status = eq == std::string::npos ? "True" : c.substr(eq + 1);
+      if (c.empty() || eq == 0 || (status != "True" && status != "False" && status != "Unknown"))
+        m.Fail("health_conditions",
+               "'" + c + "' is not a condition: TYPE or TYPE=True|False|Unknown");
+    }
+  } else {
+    (void)m.Value("health_conditions");
+  }
   k.master_port = static_cast<std::int32_t>(m.Int("master_port", k.master_port, 0, 65535));
   k.qps = Rate(m, "qps", k.qps);
   k.bind_qps = Rate(m, "bind_qps", k.bind_qps);

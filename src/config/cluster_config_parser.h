@@ -57,6 +57,7 @@ class ClusterConfigParser {
   void ReadUsers(const YAML::Node& list);
   void ReadScheduler(const YAML::Node& map);
   void ReadKubernetes(const YAML::Node& map);  // cluster_config_kubernetes.cc
+  void ReadHealth(const YAML::Node& map);      // cluster_config_health.cc
 
   // The index of `name` in `table`, appended when absent.
   static std::uint32_t Intern(std::vector<std::string>& table, std::string_view name);

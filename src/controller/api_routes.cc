@@ -344,6 +344,31 @@ Routed Agent(Controller& c, AgentEndpoints* agents, const Caller& caller,
     Status s = agents->Output(*body);
     return s.ok() ? Ok() : Error(s);
   }
+  if (p.size() == 4 && p[3] == "health") {
+    Status s = agents->Health(*body);
+    return s.ok() ? Ok() : Error(s);
+  }
+  return Error(NotFound("no such endpoint"));
+}
+
+// GET /api/v1/health?window=SECONDS; POST /api/v1/health/clear {"what": SERIAL|UUID|NODE}.
+Routed HealthRoute(Controller& c, const Caller& caller, http::verb verb,
+                   const std::vector<std::string_view>& p, const nlohmann::json& query,
+                   const http::request<http::string_body>& req) {
+  if (verb == http::verb::get && p.size() == 3) {
+    Result<std::int64_t> window = IntParam(query, "window", 0);
+    if (!window.ok()) return Error(window.status());
+    if (*window < 0) return Error(InvalidArgument("window: must not be negative"));
+    return Ok(c.Health(*window));
+  }
+  if (verb == http::verb::post && p.size() == 4 && p[3] == "clear") {
+    Result<nlohmann::json> body = Body(req);
+    if (!body.ok()) return Error(body.status());
+    Status bad = ExpectFields(*body, {{"what", FieldKind::kString}});
+    if (!bad.ok()) return Error(bad);
+    Status s = c.ClearHealth(caller, body->value("what", ""));
+    return s.ok() ? Ok() : Error(s);
+  }
   return Error(NotFound("no such endpoint"));
 }
 
@@ -370,6 +395,7 @@ Routed Route(Controller& c, AgentEndpoints* agents, const Caller& caller,
                                 body->value("reason", ""));
       return s.ok() ? Ok() : Error(s);
     }
+    if (p[2] == "health") return HealthRoute(c, caller, verb, p, query, req);
     if (p[2] == "partitions" && verb == http::verb::get) return Ok(c.ListPartitions());
     if (p[2] == "diag" && verb == http::verb::get) return Ok(c.Diagnostics());
     if (p[2] == "priorities" && verb == http::verb::get) return Ok(c.Priorities());

@@ -22,6 +22,7 @@ class AgentEndpoints {
                     std::function<void(nlohmann::json)> done) = 0;
   virtual Status Events(const nlohmann::json& body) = 0;
   virtual Status Output(const nlohmann::json& body) = 0;
+  virtual Status Health(const nlohmann::json& body) = 0;  // health reports (docs/health.md)
 };
 
 using ApiResponse = boost::beast::http::response<boost::beast::http::string_body>;

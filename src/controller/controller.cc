@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "controller/controller_internal.h"
+#include "controller/health_book.h"
 #include "controller/job_convert.h"
 #include "controller/job_env.h"
 #include "controller/snapshot_text.h"
@@ -32,7 +33,7 @@ std::string CompressCounts(const std::vector<std::int32_t>& counts) {
 }
 
 Controller::Controller(const ControllerOptions& options)
-    : options_(options), clock_(*options.clock) {}
+    : options_(options), clock_(*options.clock), health_(std::make_unique<HealthBook>()) {}
 
 Result<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& options) {
   std::unique_ptr<Controller> c(new Controller(options));
@@ -122,6 +123,8 @@ Status Controller::Recover() {
     info.reason = j.value("reason", "");
     info.reason_user = j.value("reason_user", "");
     info.reason_time = j.value("reason_time", Time{0});
+    info.health_drain = j.value("health_drain", false);
+    info.health_event = j.value("health_event", false);
     std::uint32_t n = NodeIndexLocked(r.key);
     // A node a backend has yet to report (Kubernetes) takes its drain when it joins.
     if (n == engine::kNone)
@@ -129,6 +132,7 @@ Status Controller::Recover() {
     else
       nodes_[n] = std::move(info);
   }
+  LOCKSTEP_RETURN_IF_ERROR(LoadHealthLocked());
   // Running jobs keep running on their nodes: they are adopted when the backend reports what
   // runs there (RunsAlive), or requeued (NODE_FAIL when they may not be) when it does not.
   return Status::Ok();

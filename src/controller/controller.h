@@ -50,6 +50,8 @@ class Scheduler;
 
 namespace lockstep::controller {
 
+struct HealthBook;  // health_book.h
+
 struct ControllerOptions {
   std::string state_dir;       // the store lives here
   std::string cluster_config;  // cluster YAML (nodes, partitions, QoS, policy)
@@ -114,6 +116,13 @@ class Controller : private backend::EventSink, private backend::Admission {
 
   bool IsOperator(std::uint32_t uid) const;
 
+  // Fleet health (controller_health.cc, docs/health.md): GPUs and nodes by infrastructure
+  // failures within `window` seconds (0: all), with their history. `lockstep health`.
+  nlohmann::json Health(Seconds window) const;
+  // An operator clears a bad actor (a GPU by serial or UUID) or a node's event drain (by name):
+  // its exclusion ends and a node the checker drained for it alone resumes.
+  Status ClearHealth(const Caller& caller, const std::string& what);
+
   // --- Backends (backend/backend.h, backend/admission.h). ---
   // Where a backend reports; valid for the controller's lifetime.
   backend::EventSink& events() { return *this; }
@@ -150,6 +159,7 @@ class Controller : private backend::EventSink, private backend::Admission {
   void StepNodeExited(JobId job, std::int32_t step, std::string node,
                       backend::ExitStatus status) override;
   void StepOutput(std::vector<backend::OutputChunk> chunks) override;
+  void NodeHealth(backend::NodeHealthReport report) override;
   // backend::Admission.
   Result<JobId> Admit(jobspec::JobSpec spec, const std::string& ns) override;
   Status Withdraw(JobId job) override;
@@ -170,6 +180,30 @@ class Controller : private backend::EventSink, private backend::Admission {
   void LaunchFailedLocked(backend::RunId run, const std::string& why, bool may_requeue, Time now);
   void StepNodeExitedLocked(JobId job, std::int32_t step, const std::string& node,
                             backend::ExitStatus status, Time now);
+
+  // --- Health (controller_health.cc). ---
+  void NodeHealthLocked(const backend::NodeHealthReport& report, Time now);
+  // The node's GPUs by serial (their records follow them to this host); a bad actor among
+  // them drains it.
+  void NoteGpusLocked(const backend::NodeHealthReport& report, std::uint32_t node, Time now);
+  // Drains the node for the checker, unless someone else drained (or downed) it already.
+  // `event`: for an event (an XID), which no later round can clear: it stays until an operator
+  // resumes or clears the node.
+  void HealthDrainLocked(std::uint32_t node, const std::string& reason, Time now, bool event);
+  // Resumes the node if the checker drained it and nothing keeps it drained any more.
+  void MaybeHealthResumeLocked(std::uint32_t node, Time now);
+  // A critical finding on `gpu` of the node (-1: the node): recorded against the GPU and host;
+  // the jobs on that GPU end with cause `gpu`, requeued at once when they may be.
+  void RecordFailureLocked(const backend::NodeHealthReport& report, std::int32_t gpu,
+                           const std::string& what, Time now);
+  // Whether a GPU now in the node is over the bad-actor threshold.
+  bool HasExcludedGpuLocked(const std::string& node) const;
+  void PersistHealthLocked(const std::string& table, const std::string& key,
+                           const nlohmann::json& record);
+  Status LoadHealthLocked();
+  void ClearNodeEventDrainLocked(const std::string& node);
+  // Records why the job's current run did not complete (cause and evidence).
+  static void SetFailure(JobEntry& job, std::string cause, std::string detail);
 
   // --- Effects after the lock (controller_outbox.cc). ---
   // Queues the jobs' records (memory only) and returns the write to wait on for "durable".
@@ -305,6 +339,7 @@ class Controller : private backend::EventSink, private backend::Admission {
   std::string RecordOfLocked(const JobEntry& e);
   bool cluster_changed_ = false;  // guarded by mu_: nodes added or resized since the last replay
   std::vector<NodeInfo> nodes_;   // guarded by mu_, indexed like cluster_.base.nodes
+  std::unique_ptr<HealthBook> health_;  // guarded by mu_: health_book.h
   // guarded by mu_: what operators said of nodes not known yet (recovered from the store
   // before their backend reported them), by name.
   std::map<std::string, NodeInfo> operator_states_;

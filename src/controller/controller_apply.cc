@@ -27,6 +27,7 @@ void Controller::ApplyPlanLocked(engine::Plan& plan, Time now) {
     if (!victim) continue;
     if (p.mode == engine::PreemptMode::kCancel) victim->cancel_requested = true;
     victim->reason = "Preempted";
+    SetFailure(*victim, "preempted", "preempted for job " + std::to_string(p.for_job));
     PersistLocked({victim});
     TerminateLocked(*victim);
   }

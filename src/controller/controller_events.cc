@@ -123,6 +123,7 @@ void Controller::LaunchFailedLocked(backend::RunId run, const std::string& why, 
       (e.state != JobState::kRunning && e.state != JobState::kCompleting))
     return;
   log::Warning("job {}: launch failed: {}", e.DisplayId(), why);
+  SetFailure(e, "launch", why);
   if (may_requeue && e.spec->requeue.value_or(true) && !e.cancel_requested) {
     RequeueLocked(e, "LaunchFailed", now);
     return;

@@ -23,6 +23,10 @@ struct Controller::NodeInfo {
   std::string address;      // where its tasks can be reached (MASTER_ADDR)
   bool cordoned = false;    // the backend's own drain (spec.unschedulable): reason "cordoned"
   std::string down_reason;  // why it is not responding (not responding, NotReady, deleted)
+  // The drain is the health checker's own (reason "health: ..."): only such a drain is resumed
+  // when the checks pass; an operator's never is.
+  bool health_drain = false;
+  bool health_event = false;  // that drain is for an event (an XID): no passing round ends it
 };
 
 // A job step (srun): tasks spread over some of the job's nodes.

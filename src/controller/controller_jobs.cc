@@ -295,6 +295,8 @@ Status Controller::SetNodeState(const Caller& caller, const std::string& node,
         if (e.state != JobState::kRunning) continue;
         if (std::any_of(e.placement.begin(), e.placement.end(),
                         [&](const PlacedNode& p) { return p.node == node; })) {
+          SetFailure(e, "node",
+                     "node " + node + " set DOWN by " + caller.user + ": " + reason);
           if (e.spec->requeue.value_or(true)) {
             RequeueLocked(e, "NodeDown", now);
           } else {
@@ -308,6 +310,8 @@ Status Controller::SetNodeState(const Caller& caller, const std::string& node,
       info.admin = engine::NodeState::kUp;
     }
     info.reason = up ? "" : reason;
+    info.health_drain = false;  // the operator's word from now on; a resume ends an event drain
+    if (up) ClearNodeEventDrainLocked(node);
     info.reason_user = caller.user;
     info.reason_time = now;
     // Durable, as a drain must outlive a restart of lockstepd.

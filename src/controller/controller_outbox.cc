@@ -33,7 +33,9 @@ store::PendingWrite Controller::PersistNodeLocked(std::uint32_t n) {
   nlohmann::json record = {{"admin", static_cast<int>(info.admin)},
                            {"reason", info.reason},
                            {"reason_user", info.reason_user},
-                           {"reason_time", info.reason_time}};
+                           {"reason_time", info.reason_time},
+                           {"health_drain", info.health_drain},
+                           {"health_event", info.health_event}};
   store::PendingWrite write =
       store_->PutAsync({{"nodes", cluster_.base.nodes[n].name, record.dump()}});
   outbox_.push_back({write, std::nullopt});

@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
+#include "controller/failure_cause.h"
 #include "controller/job_convert.h"
 #include "controller/job_env.h"
 #include "jobspec/output_pattern.h"
@@ -100,6 +101,7 @@ void Controller::EndJobLocked(JobEntry& job, backend::ExitStatus status, Time no
     job.state = JobState::kCompleted;
   else
     job.state = JobState::kFailed;
+  AttributeEnd(job, status, options_.kill_wait);
   TouchLocked(job);
   for (auto& [key, step] : steps_) {
     if (key.first != job.id || step->state != "RUNNING") continue;
@@ -130,6 +132,8 @@ store::PendingWrite Controller::RequeueLocked(JobEntry& job, const std::string& 
 }
 
 void Controller::RunLostLocked(JobEntry& job, const std::string& reason, Time now) {
+  if (job.failure_run != job.restart_count || job.failure_cause.empty())
+    SetFailure(job, "node", NodeLossEvidence(job, reason));
   if (job.spec->requeue.value_or(true) && !job.cancel_requested) {
     RequeueLocked(job, reason, now);
     return;
@@ -147,7 +151,10 @@ void Controller::NodeLostLocked(std::uint32_t n, Time now) {
     if (e.state != JobState::kRunning && e.state != JobState::kCompleting) continue;
     bool on_node = std::any_of(e.placement.begin(), e.placement.end(),
                                [&](const PlacedNode& p) { return p.node == node; });
-    if (on_node) RunLostLocked(e, "NodeFail", now);
+    if (!on_node) continue;
+    const std::string& why = nodes_[n].down_reason;
+    SetFailure(e, "node", "node " + node + " lost (" + (why.empty() ? "NodeFail" : why) + ")");
+    RunLostLocked(e, "NodeFail", now);
   }
 }
 

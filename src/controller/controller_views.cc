@@ -102,6 +102,14 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
     out["array_task_id"] = e.array_task_id;
   }
   if (!e.spec->external.empty()) out["external"] = e.spec->external;  // a pod group's job
+  // Why its last run did not complete (docs/health.md); null while none has failed.
+  out["failure"] = e.failure_cause.empty()
+                       ? nlohmann::json()
+                       : nlohmann::json{{"cause", e.failure_cause},
+                                        {"detail", e.failure_detail},
+                                        {"run", e.failure_run}};
+  // An application XID seen on one of the running job's GPUs: the evidence if it fails.
+  if (!e.app_evidence.empty()) out["health_evidence"] = e.app_evidence;
   nlohmann::json steps = nlohmann::json::array();
   if (e.start_time > 0)
     steps.push_back({{"step_id", "batch"},

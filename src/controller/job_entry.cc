@@ -85,6 +85,11 @@ std::string EntryToJson(const JobEntry& e, std::string_view spec_json) {
   j["cancel_requested"] = e.cancel_requested;
   j["timed_out"] = e.timed_out;
   j["next_step_id"] = e.next_step_id;
+  if (!e.failure_cause.empty()) {
+    j["failure_cause"] = e.failure_cause;
+    j["failure_detail"] = e.failure_detail;
+    j["failure_run"] = e.failure_run;
+  }
   nlohmann::json placement = nlohmann::json::array();
   for (const PlacedNode& p : e.placement)
     placement.push_back(
@@ -131,6 +136,9 @@ Result<JobEntry> EntryFromJson(std::string_view text) {
     e.cancel_requested = j.at("cancel_requested").get<bool>();
     e.timed_out = j.at("timed_out").get<bool>();
     e.next_step_id = j.at("next_step_id").get<std::int32_t>();
+    e.failure_cause = j.value("failure_cause", "");  // absent in records written before it
+    e.failure_detail = j.value("failure_detail", "");
+    e.failure_run = j.value("failure_run", -1);
     for (const auto& p : j.at("placement"))
       e.placement.push_back({p.at("node").get<std::string>(), p.at("cpus").get<std::int32_t>(),
                              p.at("mem_mb").get<std::int64_t>(),

@@ -57,6 +57,13 @@ struct JobEntry {
   bool cancel_requested = false;  // the end will be recorded as CANCELLED
   bool timed_out = false;         // the end will be recorded as TIMEOUT
   std::int32_t next_step_id = 0;
+  // Why its last run did not complete (docs/health.md, "Failure attribution"): user, oom,
+  // timeout, cancelled, preempted, node, gpu, launch or scheduler, with the evidence; empty for
+  // a job whose runs all completed. `failure_run` is the run it was decided for.
+  std::string failure_cause, failure_detail;
+  std::int32_t failure_run = -1;
+  // Memory only: an application XID seen on one of the run's GPUs, evidence for a `user` cause.
+  std::string app_evidence;
 
   bool is_array_task() const { return array_job_id != 0; }
   // "42" or "40_2", as squeue and sacct show job ids.

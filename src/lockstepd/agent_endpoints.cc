@@ -21,4 +21,18 @@ Status AgentEndpointsOf::Output(const nlohmann::json& body) {
   return agents_.Output(body);
 }
 
+Status AgentEndpointsOf::Health(const nlohmann::json& body) {
+  return agents_.Health(body);
+}
+
+nlohmann::json AgentHealthSettings(const config::HealthConfig& health,
+                                   const std::map<std::string, int>& configured_gpus) {
+  return {{"type", "health"},
+          {"program", health.program},
+          {"interval_s", health.interval},
+          {"timeout_s", health.timeout},
+          {"node_states", health.node_states},
+          {"configured_gpus", configured_gpus}};
+}
+
 }  // namespace lockstep::lockstepd

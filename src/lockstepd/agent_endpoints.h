@@ -5,10 +5,12 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "backend/agent/agent_backend.h"
+#include "config/health_config.h"
 #include "controller/api_routes.h"
 
 namespace lockstep::lockstepd {
@@ -21,9 +23,16 @@ class AgentEndpointsOf : public controller::AgentEndpoints {
             std::function<void(nlohmann::json)> done) override;
   Status Events(const nlohmann::json& body) override;
   Status Output(const nlohmann::json& body) override;
+  Status Health(const nlohmann::json& body) override;
 
  private:
   agent::AgentBackend& agents_;
 };
+
+// The "health" command every agent gets when it registers: the agents' share of the cluster's
+// `health:` section (backend/agent/health_monitor.h decodes it).
+// `configured_gpus`: each node's configured GPU count, which NVML's count is checked against.
+nlohmann::json AgentHealthSettings(const config::HealthConfig& health,
+                                   const std::map<std::string, int>& configured_gpus);
 
 }  // namespace lockstep::lockstepd

@@ -126,6 +126,8 @@ int main(int argc, char** argv) {
   std::atomic<bool> lost_leadership{false};
   lockstep::config::KubernetesSettings kset;
   std::vector<std::string> configured_nodes;
+  lockstep::config::HealthConfig health;
+  std::map<std::string, int> configured_gpus;  // per node, for the agents' GPU count check
   {
     auto cluster = lockstep::config::LoadClusterConfig(o.cluster_config, o.backend);
     if (!cluster.ok()) {
@@ -134,7 +136,11 @@ int main(int argc, char** argv) {
     }
     if (cluster->backend == "kubernetes") o.backend = "kubernetes";
     kset = cluster->kubernetes;
-    for (const lockstep::engine::Node& n : cluster->base.nodes) configured_nodes.push_back(n.name);
+    health = cluster->health;
+    for (const lockstep::engine::Node& n : cluster->base.nodes) {
+      configured_nodes.push_back(n.name);
+      configured_gpus[n.name] = static_cast<int>(n.gpus.size());
+    }
   }
   if (!kubeconfig.empty()) kset.kubeconfig = kubeconfig;
   if (o.backend == "kubernetes") {
@@ -204,6 +210,7 @@ int main(int argc, char** argv) {
     lockstep::agent::AgentBackendOptions ao;
     ao.nodes = configured_nodes;
     ao.node_timeout = node_timeout;
+    ao.health_settings = lockstep::lockstepd::AgentHealthSettings(health, configured_gpus);
     agents = std::make_unique<lockstep::agent::AgentBackend>((*controller)->events(), ao);
     agent_endpoints = std::make_unique<lockstep::lockstepd::AgentEndpointsOf>(*agents);
 

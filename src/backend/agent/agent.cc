@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -141,8 +142,20 @@ Status Agent::Register() {
   return r.ok() ? Status::Ok() : r.status();
 }
 
+bool Agent::NodeBusy(const std::string& node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::any_of(units_.begin(), units_.end(), [&](const std::shared_ptr<Unit>& u) {
+    return u->node == node && !u->alive.empty();
+  });
+}
+
 void Agent::Run() {
   reaper_ = std::thread([this] { ReapLoop(); });
+  std::vector<HealthNode> health_nodes;
+  for (const AgentNode& n : options_.nodes)
+    health_nodes.push_back({n.name, static_cast<int>(n.gpus.size()), n.nvml});
+  health_ = std::make_unique<HealthMonitor>(options_.name, options_.socket_path, health_nodes,
+                                            [this](const std::string& n) { return NodeBusy(n); });
   bool registered = false;
   auto last_answer = std::chrono::steady_clock::now();
   while (!stopping_) {
@@ -179,6 +192,7 @@ void Agent::Run() {
     if (r->value("register", false)) registered = false;
     for (const auto& c : (*r)["commands"]) HandleCommand(c);
   }
+  health_->Stop();
 }
 
 void Agent::HandleCommand(const nlohmann::json& c) {
@@ -190,6 +204,13 @@ void Agent::HandleCommand(const nlohmann::json& c) {
     SignalJob(job, c.value("signal", 15), c.value("step_id", -1));
   else if (type == "terminate")
     TerminateJob(job, c.value("grace_s", 30), c.value("run", -1), c.value("step_id", -1));
+  else if (type == "health" && health_) {
+    Result<HealthSettings> settings = DecodeHealthSettings(c);
+    if (settings.ok())
+      health_->Configure(*settings);
+    else
+      log::Warning("{}", settings.status().message());
+  }
 }
 
 void Agent::Launch(const nlohmann::json& c) {

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend/agent/health_monitor.h"
 #include "backend/agent/launcher.h"
 #include "backend/agent/leftover_tasks.h"
 #include "backend/agent/output_pump.h"
@@ -35,8 +36,10 @@ struct AgentNode {
     int index = 0;
     std::string uuid;
     std::string type;
+    std::string serial;
   };
   std::vector<Gpu> gpus;
+  bool nvml = false;  // its GPUs are this host's, from NVML (health checks watch them)
 };
 
 struct AgentOptions {
@@ -90,6 +93,8 @@ class Agent {
   void OutputClosed(std::uint64_t task);
   // Reports the unit's end once its processes are gone and its output is all read. Requires mu_.
   void MaybeReportLocked(const std::shared_ptr<Unit>& u);
+  // Whether a job's processes run on `node` now (the health program's node_states).
+  bool NodeBusy(const std::string& node);
 
   AgentOptions options_;
   std::unique_ptr<Launcher> launcher_;
@@ -116,6 +121,7 @@ class Agent {
   std::deque<std::pair<nlohmann::json, std::size_t>> output_outbox_;  // guarded by mu_
   // Declared after what its callbacks use, so it stops before they go.
   std::unique_ptr<OutputPump> pump_;
+  std::unique_ptr<HealthMonitor> health_;  // started by Run, configured by lockstepd
   std::thread reaper_;
   std::vector<std::thread> terminators_;  // guarded by mu_
 };

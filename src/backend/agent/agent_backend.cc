@@ -185,6 +185,8 @@ Status AgentBackend::Register(const nlohmann::json& body) {
       r.address = reg->address;
       reports.push_back(std::move(r));
     }
+    // The health checks' settings (the cluster's `health:` section) come with registration.
+    if (!options_.health_settings.is_null()) agent->commands.push_back(options_.health_settings);
     for (const RunningUnit& u : reg->running) {
       run_nodes_[u.run].insert(u.node.empty() ? reg->nodes.front() : u.node);
       if (u.step_id >= 0) step_nodes_[{u.run.job, u.step_id}].insert(u.node);
@@ -258,6 +260,22 @@ Status AgentBackend::Output(const nlohmann::json& body) {
   Result<std::vector<backend::OutputChunk>> chunks = DecodeOutput(body);
   if (!chunks.ok()) return chunks.status();
   sink_.StepOutput(std::move(*chunks));
+  return Status::Ok();
+}
+
+Status AgentBackend::Health(const nlohmann::json& body) {
+  Result<HealthReports> decoded = DecodeHealth(body);
+  if (!decoded.ok()) return decoded.status();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const backend::NodeHealthReport& r : decoded->reports) {
+      auto served = node_agent_.find(r.node);
+      if (served == node_agent_.end() || served->second != decoded->agent)
+        return PermissionDenied("health: node " + r.node + " is not served by agent " +
+                                decoded->agent);
+    }
+  }
+  for (backend::NodeHealthReport& r : decoded->reports) sink_.NodeHealth(std::move(r));
   return Status::Ok();
 }
 

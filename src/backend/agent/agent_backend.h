@@ -34,6 +34,9 @@ struct AgentBackendOptions {
   Clock* clock = &SystemClock();   // not owned
   // How often the watchdog looks for silent agents (real time).
   std::chrono::milliseconds check_period{1000};
+  // The agents' health checks: the "health" command each agent gets when it registers
+  // (type, program, interval_s, timeout_s, node_states); null: none.
+  nlohmann::json health_settings;
 };
 
 // Answers an agent's poll: {"commands": [...]} and "register": true when the agent must
@@ -66,6 +69,8 @@ class AgentBackend : public backend::Backend {
   void Poll(const std::string& agent, std::chrono::milliseconds wait, PollWaiter done);
   Status Events(const nlohmann::json& body);
   Status Output(const nlohmann::json& body);
+  // Health reports of the agent's nodes (docs/api.md, "Agents"), to the sink's NodeHealth.
+  Status Health(const nlohmann::json& body);
 
   // Declares the nodes of agents silent for node_timeout DOWN. The watchdog calls it every
   // check_period; tests call it after moving their clock.

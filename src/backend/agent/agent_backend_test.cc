@@ -34,12 +34,14 @@ class RecordingSink : public backend::EventSink {
   void StepOutput(std::vector<backend::OutputChunk> c) override {
     for (auto& x : c) chunks.push_back(std::move(x));
   }
+  void NodeHealth(backend::NodeHealthReport r) override { health.push_back(std::move(r)); }
   std::vector<backend::NodeReport> reports;
   std::vector<std::string> alive_nodes;
   std::vector<backend::RunId> alive;
   std::vector<std::pair<backend::RunId, backend::ExitStatus>> exits;
   std::vector<std::string> step_exits;
   std::vector<backend::OutputChunk> chunks;
+  std::vector<backend::NodeHealthReport> health;
 };
 
 class AgentBackendTest : public ::testing::Test {
@@ -229,6 +231,35 @@ TEST_F(AgentBackendTest, EventsBecomeRunEndsAndStepEnds) {
   EXPECT_EQ(sink_.exits[0].second.exit_code, 2);
   EXPECT_TRUE(sink_.exits[0].second.oom);
   EXPECT_EQ(sink_.step_exits, (std::vector<std::string>{"n2"}));
+}
+
+// Health reports: decoded whole, only for the agent's own nodes; registration sends the checks'
+// settings.
+TEST_F(AgentBackendTest, HealthReportsReachTheSinkForTheAgentsOwnNodesOnly) {
+  ASSERT_TRUE(agents_->Register(Registration("a", {"n1"})).ok());
+  ASSERT_TRUE(agents_->Register(Registration("b", {"n2"})).ok());
+  json report = {{"node", "n1"},
+                 {"full_round", false},
+                 {"gpus", {{{"index", 3}, {"uuid", "GPU-3"}, {"serial", "165"}}}},
+                 {"findings", {{{"check", "xid"}, {"gpu", 3}, {"value", 79}}}}};
+  ASSERT_TRUE(agents_->Health({{"agent", "a"}, {"reports", {report}}}).ok());
+  ASSERT_EQ(sink_.health.size(), 1u);
+  EXPECT_EQ(sink_.health[0].node, "n1");
+  EXPECT_FALSE(sink_.health[0].full_round);
+  EXPECT_EQ(sink_.health[0].gpus[0].serial, "165");
+  EXPECT_EQ(sink_.health[0].findings[0].value, 79);
+  Status other = agents_->Health({{"agent", "b"}, {"reports", {report}}});
+  EXPECT_EQ(other.code(), StatusCode::kPermissionDenied) << "b does not serve n1";
+  json bad = report;
+  bad["findings"][0]["check"] = "fan";
+  Status unknown = agents_->Health({{"agent", "a"}, {"reports", {bad}}});
+  EXPECT_NE(unknown.message().find("reports[0].findings[0]: unknown check 'fan'"),
+            std::string::npos)
+      << unknown.message();
+  bad = report;
+  bad["findings"][0]["gpu"] = 64;
+  EXPECT_FALSE(agents_->Health({{"agent", "a"}, {"reports", {bad}}}).ok());
+  EXPECT_EQ(sink_.health.size(), 1u) << "a refused body changes nothing";
 }
 
 }  // namespace

@@ -42,11 +42,21 @@ int main(int argc, char** argv) {
                  "exit when lockstepd has not answered for this many seconds and refuses "
                  "registration (default 3600; 0: never)")
       ->check(CLI::NonNegativeNumber);
+  bool list_gpus = false;
+  app.add_flag("--list-gpus", list_gpus,
+               "print this host's GPUs as NVML sees them (JSON) and exit (lockstep up --nvml)");
   std::string log_level = "info", log_file;
   app.add_option("--log-level", log_level,
                  "trace, debug, info, warning, error or off (default info)");
   app.add_option("--log-file", log_file, "append the log to this file (default: stderr)");
   CLI11_PARSE(app, argc, argv);
+  if (list_gpus) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& g : lockstep::agent::DetectNvidiaGpus())
+      out.push_back({{"index", g.index}, {"uuid", g.uuid}, {"type", g.type}, {"serial", g.serial}});
+    std::printf("%s\n", nlohmann::json{{"gpus", out}}.dump().c_str());
+    return 0;
+  }
   o.give_up_after = std::chrono::seconds(give_up_s);
   lockstep::Result<lockstep::log::Level> level = lockstep::log::ParseLevel(log_level);
   if (!level.ok()) {
@@ -83,6 +93,7 @@ int main(int argc, char** argv) {
     if (cpus > 0) n.cpus = cpus;
     if (*mem_mb > 0) n.mem_mb = *mem_mb;
     n.gpus = real;
+    n.nvml = gpus < 0 && !real.empty();
     for (int g = 0; g < gpus; ++g) n.gpus.push_back({g, "", gpu_type});
     o.nodes.push_back(n);
   }

@@ -1,5 +1,7 @@
 #include "backend/agent/agent_messages.h"
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
 
 #include "common/base64.h"
@@ -48,6 +50,86 @@ Result<backend::RunId> GetRun(const Json& obj, const std::string& where) {
 }
 
 }  // namespace
+
+namespace {
+
+constexpr std::size_t kMaxHealthReports = 1000;
+constexpr std::size_t kMaxFindings = 256;
+constexpr std::size_t kMaxHealthText = 256;
+
+Result<backend::HealthFinding> DecodeFinding(const Json& f, const std::string& where) {
+  if (!f.is_object()) return InvalidArgument(where + " must be an object");
+  backend::HealthFinding out;
+  LOCKSTEP_ASSIGN_OR_RETURN(check, GetString(f, "check", where));
+  static const char* const kChecks[] = {"xid",  "ecc_dbe", "remap_failed", "remap_pending",
+                                        "retired_pages_pending", "recovery_action",
+                                        "gpu_count", "program"};
+  if (std::find(std::begin(kChecks), std::end(kChecks), check) == std::end(kChecks))
+    return InvalidArgument(where + ": unknown check '" + check + "'");
+  out.check = std::move(check);
+  LOCKSTEP_ASSIGN_OR_RETURN(gpu, GetInt(f, "gpu", where, -1, 63, -1));
+  out.gpu = static_cast<std::int32_t>(gpu);
+  LOCKSTEP_ASSIGN_OR_RETURN(value, GetInt(f, "value", where, 0, kMaxJob, 0));
+  out.value = value;
+  LOCKSTEP_ASSIGN_OR_RETURN(detail, GetString(f, "detail", where, ""));
+  if (detail.size() > kMaxHealthText) detail.resize(kMaxHealthText);
+  out.detail = std::move(detail);
+  return out;
+}
+
+Result<backend::NodeHealthReport> DecodeHealthReport(const Json& r, const std::string& where) {
+  if (!r.is_object()) return InvalidArgument(where + " must be an object");
+  backend::NodeHealthReport out;
+  LOCKSTEP_ASSIGN_OR_RETURN(node, GetString(r, "node", where));
+  out.node = std::move(node);
+  if (r.contains("full_round")) {
+    if (!r["full_round"].is_boolean())
+      return InvalidArgument(where + ": 'full_round' must be a boolean");
+    out.full_round = r["full_round"].get<bool>();
+  }
+  const Json gpus = r.value("gpus", Json::array());
+  const Json findings = r.value("findings", Json::array());
+  if (!gpus.is_array() || gpus.size() > 64)
+    return InvalidArgument(where + ": 'gpus' must be an array of at most 64");
+  if (!findings.is_array() || findings.size() > kMaxFindings)
+    return InvalidArgument(where + ": 'findings' must be an array of at most " +
+                           std::to_string(kMaxFindings));
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const std::string w = where + ".gpus[" + std::to_string(i) + "]";
+    if (!gpus[i].is_object()) return InvalidArgument(w + " must be an object");
+    LOCKSTEP_ASSIGN_OR_RETURN(index, GetInt(gpus[i], "index", w, 0, 63, std::nullopt));
+    LOCKSTEP_ASSIGN_OR_RETURN(uuid, GetString(gpus[i], "uuid", w, ""));
+    LOCKSTEP_ASSIGN_OR_RETURN(serial, GetString(gpus[i], "serial", w, ""));
+    if (uuid.size() > kMaxHealthText || serial.size() > kMaxHealthText)
+      return InvalidArgument(w + ": uuid and serial are at most 256 bytes");
+    out.gpus.push_back({static_cast<std::int32_t>(index), std::move(uuid), std::move(serial)});
+  }
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    LOCKSTEP_ASSIGN_OR_RETURN(
+        f, DecodeFinding(findings[i], where + ".findings[" + std::to_string(i) + "]"));
+    out.findings.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<HealthReports> DecodeHealth(const Json& body) {
+  if (!body.is_object()) return InvalidArgument("health: the body must be an object");
+  HealthReports out;
+  LOCKSTEP_ASSIGN_OR_RETURN(agent, GetString(body, "agent", "health"));
+  out.agent = std::move(agent);
+  if (!body.contains("reports") || !body["reports"].is_array() ||
+      body["reports"].size() > kMaxHealthReports)
+    return InvalidArgument("health: 'reports' must be an array of at most " +
+                           std::to_string(kMaxHealthReports));
+  for (std::size_t i = 0; i < body["reports"].size(); ++i) {
+    LOCKSTEP_ASSIGN_OR_RETURN(
+        r, DecodeHealthReport(body["reports"][i], "health: reports[" + std::to_string(i) + "]"));
+    out.reports.push_back(std::move(r));
+  }
+  return out;
+}
 
 Result<Registration> DecodeRegistration(const Json& body) {
   if (!body.is_object()) return InvalidArgument("register: the body must be an object");

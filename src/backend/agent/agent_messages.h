@@ -34,7 +34,13 @@ struct AgentEvent {
   backend::ExitStatus exit;
 };
 
+struct HealthReports {
+  std::string agent;
+  std::vector<backend::NodeHealthReport> reports;
+};
+
 Result<Registration> DecodeRegistration(const nlohmann::json& body);
+Result<HealthReports> DecodeHealth(const nlohmann::json& body);
 Result<std::vector<AgentEvent>> DecodeEvents(const nlohmann::json& body);
 Result<std::vector<backend::OutputChunk>> DecodeOutput(const nlohmann::json& body);
 

@@ -41,16 +41,18 @@ std::vector<AgentNode::Gpu> DetectNvidiaGpus() {
   auto handle = reinterpret_cast<NvmlHandle>(::dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
   auto uuid = reinterpret_cast<NvmlString>(::dlsym(lib, "nvmlDeviceGetUUID"));
   auto name = reinterpret_cast<NvmlString>(::dlsym(lib, "nvmlDeviceGetName"));
+  auto serial = reinterpret_cast<NvmlString>(::dlsym(lib, "nvmlDeviceGetSerial"));  // optional
   unsigned int n = 0;
   if (init && shutdown && count && handle && uuid && name && init() == 0) {
     if (count(&n) == 0) {
       for (unsigned int i = 0; i < n && i < 64; ++i) {
         void* dev = nullptr;
         if (handle(i, &dev) != 0) continue;
-        char u[96] = {}, product[96] = {};
+        char u[96] = {}, product[96] = {}, sn[64] = {};
         uuid(dev, u, sizeof u);
         name(dev, product, sizeof product);
-        gpus.push_back({static_cast<int>(i), u, TypeFromProduct(product)});
+        if (serial) serial(dev, sn, sizeof sn);
+        gpus.push_back({static_cast<int>(i), u, TypeFromProduct(product), sn});
       }
     }
     shutdown();

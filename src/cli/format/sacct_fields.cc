@@ -19,7 +19,7 @@ namespace {
 using K = SacctKind;
 
 // Slurm's field table in its order (src/sacct/sacct.c), which decides what an abbreviation means.
-constexpr std::array<SacctField, 103> kFields = {{
+constexpr std::array<SacctField, 104> kFields = {{
     {"Account", 10, K::kString},
     {"AdminComment", 15, K::kString},
     {"AllocCPUS", 10, K::kNumber},
@@ -123,6 +123,8 @@ constexpr std::array<SacctField, 103> kFields = {{
     {"WCKeyID", 10, K::kNumber},
     {"WorkDir", 20, K::kString},
     {"Restarts", 8, K::kNumber},
+    // lockstep's: why a job's last run did not complete (docs/health.md).
+    {"FailureCause", 12, K::kString},
 }};
 
 std::string Num(std::int64_t v) {
@@ -206,6 +208,11 @@ std::optional<std::string> JobValue(std::string_view f, const nlohmann::json& jo
   if (f == "ReqMem") return ConvertUnits(JIntOr(job, "mem_mb", 0), 2);
   if (f == "Reservation") return NonEmpty(JStr(job, "reservation"));
   if (f == "Restarts") return Num(JIntOr(job, "restart_count", 0));
+  if (f == "FailureCause") {
+    auto failure = job.find("failure");
+    if (failure == job.end() || !failure->is_object()) return std::nullopt;
+    return NonEmpty(JStr(*failure, "cause"));
+  }
   if (f == "Timelimit" || f == "TimelimitRaw") {
     TimeLimit limit = JobTimeLimit(job);
     if (limit.unlimited) return std::string("UNLIMITED");

@@ -126,6 +126,24 @@ TEST(Sacct, Parsable) {
             "101,CANCELLED by 1000,0:15,interactive,\n");
 }
 
+// lockstep's FailureCause: the cause of the last run that did not complete, blank otherwise
+// and on step lines; matched from a prefix like Slurm's fields.
+TEST(Sacct, FailureCause) {
+  SacctOptions options;
+  options.format = "JobID,State,failurec%-6";
+  options.parsable = SacctParsable::kNoTrailing;
+  nlohmann::json jobs = Accounting();
+  nlohmann::json two = nlohmann::json::array({jobs[0], jobs[1]});
+  two[0].erase("steps");
+  two[1].erase("steps");
+  two[1]["failure"] = {{"cause", "cancelled"}, {"detail", "scancel"}, {"run", 0}};
+  two[0]["failure"] = nullptr;
+  EXPECT_EQ(Sacct(two, options),
+            "JobID|State|FailureCause\n"
+            "100|COMPLETED|\n"
+            "101|CANCELLED by 1000|cancelled\n");
+}
+
 TEST(Sacct, MoreFields) {
   SacctOptions options;
   options.format = "jobidraw,user,uid,ntasks,reqtres,alloctres,qos,workdir%-12";

@@ -88,6 +88,11 @@ Lines JobLines(const nlohmann::json& job, Time now) {
   l.push_back(fmt::format("Requeue={} Restarts={} BatchFlag=1 Reboot=0 ExitCode={}",
                           JBool(job, "requeue") ? 1 : 0, JIntOr(job, "restart_count", 0),
                           ExitCodeString(job)));
+  // lockstep's failure attribution (docs/health.md): the cause of the last run that did not
+  // complete, with its evidence.
+  if (auto failure = job.find("failure"); failure != job.end() && failure->is_object())
+    l.push_back(fmt::format("FailureCause={} FailureDetail={}", JStr(*failure, "cause"),
+                            JStr(*failure, "detail")));
   l.push_back(fmt::format("RunTime={} TimeLimit={} TimeMin=N/A",
                           LongDuration(JobTimeUsed(job, now)), LimitText(limit)));
   l.push_back(fmt::format("SubmitTime={} EligibleTime={}", Stamp(JIntOr(job, "submit_time", 0)),

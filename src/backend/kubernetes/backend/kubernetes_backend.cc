@@ -45,6 +45,9 @@ KubernetesBackend::KubernetesBackend(KubeClient* client, backend::EventSink& eve
   mapping_.switch_labels = options_.settings.switch_labels;
   mapping_.block_label = options_.settings.block_label;
   mapping_.ignored_taints = options_.settings.ignored_taints;
+  for (const std::string& c : options_.settings.health_conditions)
+    if (Result<TroubleCondition> t = ParseTroubleCondition(c); t.ok())  // the config checked it
+      trouble_conditions_.push_back(*t);
 }
 
 KubernetesBackend::~KubernetesBackend() {
@@ -186,7 +189,8 @@ void KubernetesBackend::ReportNodes() {
   std::vector<backend::NodeReport> reports;
   std::map<std::string, std::vector<Device>> devices;
   std::vector<std::string> errors;
-  for (const Json& node : nodes_->List()) {
+  const std::vector<Json> nodes = nodes_->List();
+  for (const Json& node : nodes) {
     Result<KubeNode> kn = NodeFromObject(node, mapping_);
     if (!kn.ok()) {
       errors.push_back(kn.status().message());
@@ -225,6 +229,26 @@ void KubernetesBackend::ReportNodes() {
       if (node_errors_.insert(e).second) Log("node left out: " + e);
   }
   events_.NodesReported(std::move(reports), /*complete=*/true);
+  ReportNodeHealth(nodes);
+}
+
+void KubernetesBackend::ReportNodeHealth(const std::vector<Json>& nodes) {
+  std::vector<backend::NodeHealthReport> changed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Json& node : nodes) {
+      backend::NodeHealthReport r =
+          NodeHealthFromObject(node, trouble_conditions_, mapping_.gpu_resource);
+      if (r.node.empty()) continue;
+      std::string key;
+      for (const backend::HealthFinding& f : r.findings) key += f.check + "|" + f.detail + "\n";
+      auto [it, first] = node_health_sent_.try_emplace(r.node, key);
+      if (!first && it->second == key) continue;
+      it->second = key;
+      changed.push_back(std::move(r));
+    }
+  }
+  for (backend::NodeHealthReport& r : changed) events_.NodeHealth(std::move(r));
 }
 
 // ---------------------------------------------------------------------------------------------

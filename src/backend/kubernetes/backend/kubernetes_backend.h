@@ -36,6 +36,7 @@
 #include "common/clock.h"
 #include "backend/kubernetes/client/informer.h"
 #include "backend/kubernetes/client/kube_client.h"
+#include "backend/kubernetes/objects/node_health.h"
 #include "backend/kubernetes/objects/node_mapping.h"
 #include "backend/kubernetes/objects/pod_events.h"
 #include "backend/admission.h"
@@ -166,6 +167,9 @@ class KubernetesBackend : public backend::Backend {
   Time WallNow() const { return options_.clock->Now(); }
   void ReportLoop();
   void ReportNodes();
+  // The nodes' health (conditions, allocatable GPUs) to the sink, for those whose findings
+  // changed since last sent.
+  void ReportNodeHealth(const std::vector<nlohmann::json>& nodes);
   void WorkLoop();
   // Once, when the pods are first known: running jobs whose pods vanished meanwhile.
   void ReconcileVanishedRuns();
@@ -194,6 +198,9 @@ class KubernetesBackend : public backend::Backend {
   backend::Admission* const admission_;
   const KubernetesBackendOptions options_;
   NodeMappingOptions mapping_;
+  std::vector<TroubleCondition> trouble_conditions_;  // settings.health_conditions
+  // guarded by mu_: each node's last health findings sent, so only changes go to the sink.
+  std::map<std::string, std::string> node_health_sent_;
 
   std::unique_ptr<Informer> nodes_;
   std::unique_ptr<Informer> pods_;

@@ -1,0 +1,90 @@
+// The agent's health checker (docs/health.md): every interval, a full round per node (NVML's
+// GPU conditions and the site's health program), and XIDs as they come; each becomes a report
+// to lockstepd (POST /api/v1/agent/health), which classifies, drains and resumes. Reports that
+// cannot be delivered are kept (up to a bound) and sent with the next, so an XID is not lost to
+// a restart of lockstepd.
+//
+// Settings come from lockstepd (the cluster YAML's `health:` section, sent to the agent when it
+// registers), so every node of a cluster checks alike.
+//
+// Thread-safety: Configure, Stop and the constructor's callbacks may be called from any thread.
+// Ownership: owns its two threads and the NVML handle; `busy` must stay callable until Stop.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/agent/nvml_health.h"
+#include "backend/health.h"
+#include "client/api_client.h"
+
+namespace lockstep::agent {
+
+// The agent's share of the `health:` section.
+struct HealthSettings {
+  std::string program;                  // empty: no health program
+  std::chrono::seconds interval{60};    // between full rounds (HealthCheckInterval)
+  std::chrono::seconds timeout{60};     // a program running longer reads as unknown
+  // Slurm's HealthCheckNodeState: ANY, IDLE, ALLOC, MIXED, NONDRAINED_IDLE (idle here; the
+  // agent does not know drains), and CYCLE (the nodes one after another over the interval).
+  bool run_idle = true, run_busy = true, cycle = false;
+  // Each node's configured GPU count (the cluster's), which NVML's count is checked against;
+  // a node not named: the count the agent started with.
+  std::map<std::string, int> configured_gpus;
+};
+
+// Decodes the "health" command's settings; an error names the field.
+Result<HealthSettings> DecodeHealthSettings(const nlohmann::json& command);
+
+struct HealthNode {
+  std::string name;
+  int configured_gpus = 0;  // NVML's count is checked against it (0: not checked)
+  bool nvml = false;        // its GPUs are this host's, seen through NVML
+};
+
+class HealthMonitor {
+ public:
+  // `busy(node)`: whether jobs run on the node now (for node_states).
+  HealthMonitor(std::string agent, std::string server, std::vector<HealthNode> nodes,
+                std::function<bool(const std::string&)> busy);
+  ~HealthMonitor();  // stops
+  // Starts checking with these settings, or changes them.
+  void Configure(const HealthSettings& settings);
+  void Stop();
+
+ private:
+  void RoundLoop();
+  void XidLoop();
+  backend::NodeHealthReport Round(const HealthNode& node, const HealthSettings& settings,
+                                  bool run_program);
+  // Queues `reports` and sends everything queued; kept for the next call when lockstepd does
+  // not take them.
+  void Send(std::vector<backend::NodeHealthReport> reports);
+
+  const std::string agent_;
+  std::vector<HealthNode> nodes_;
+  std::function<bool(const std::string&)> busy_;
+  std::unique_ptr<NvmlHealth> nvml_;  // null: no NVML on this host
+  client::ApiClient client_;
+
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool stopping_ = false;                  // guarded by mu_
+  std::optional<HealthSettings> settings_;  // guarded by mu_: none until lockstepd sends them
+  std::mutex send_mu_;                     // one sender at a time, in order
+  std::deque<nlohmann::json> unsent_;      // guarded by send_mu_
+  std::thread rounds_;
+  std::thread xids_;
+};
+
+}  // namespace lockstep::agent

@@ -1,0 +1,53 @@
+// What a node's health checks found, as a backend reports it (EventSink::NodeHealth): the raw
+// observations of the checks (an XID and its GPU, an ECC count, a health program's exit code and
+// first line). The controller classifies them (docs/health.md): a backend only observes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/types.h"
+
+namespace lockstep::backend {
+
+// One GPU of a node as NVML names it: the serial and UUID follow the board from host to host.
+struct GpuIdentity {
+  std::int32_t index = 0;
+  std::string uuid;
+  std::string serial;
+};
+
+// One observation. `check` names it:
+//   "xid"                   an XID event on `gpu` (value: the XID)
+//   "ecc_dbe"               volatile double-bit ECC errors on `gpu` (value: the count)
+//   "remap_failed"          a row remapping failed on `gpu`
+//   "remap_pending"         remapped rows wait for a GPU reset on `gpu`
+//   "retired_pages_pending" retired pages wait for a reset on `gpu`
+//   "recovery_action"       NVML's GPU recovery action field (value: 1 reset, 2 reboot, ...)
+//   "gpu_count"             fewer GPUs than configured (value: how many NVML sees)
+//   "program"               the site's health program (value: its exit code, 0-3; detail: the
+//                           first line of its output, or why it gave no answer)
+//   "k8s_condition"         a Node condition that reports trouble (detail: "<type>: <reason>:
+//                           <message>")
+struct HealthFinding {
+  std::string check;
+  std::int32_t gpu = -1;  // device index on the node; -1: the node as a whole
+  std::int64_t value = 0;
+  std::string detail;
+};
+
+struct NodeHealthReport {
+  std::string node;
+  // Who checked, the prefix of a drain's reason: "health" (lockstep's agents) or "k8s" (a
+  // Node's conditions and allocatable GPUs, from Kubernetes).
+  std::string source = "health";
+  // The node's GPUs (NVML's inventory); empty when the backend cannot see them.
+  std::vector<GpuIdentity> gpus;
+  // True: a full round of every check, so a condition absent here has passed. False: events
+  // only (XIDs as they come), which say nothing of the other checks.
+  bool full_round = true;
+  std::vector<HealthFinding> findings;
+};
+
+}  // namespace lockstep::backend
