@@ -12,6 +12,9 @@ packages=(
   # runtimes (only recommended by clang, so named here), llvm for llvm-symbolizer (findings
   # reported with file and line).
   clang libclang-rt-14-dev llvm
+  # tests/observe_test: the metrics read by Prometheus' own text parser; curl for the
+  # metrics-only listener.
+  python3-prometheus-client curl
 )
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi

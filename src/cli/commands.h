@@ -17,6 +17,10 @@ int RunSprio(int argc, char** argv);
 int RunScontrol(int argc, char** argv);
 int RunWhy(int argc, char** argv);
 int RunLogs(int argc, char** argv);  // cmd_logs.cc
+// Observability (cmd_observe.cc).
+int RunSdiag(int argc, char** argv);
+int RunEvents(int argc, char** argv);
+int RunMetrics(int argc, char** argv);
 int RunUp(int argc, char** argv);
 int RunDown(int argc, char** argv);
 int RunInstallAliases(int argc, char** argv);

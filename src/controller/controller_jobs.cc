@@ -108,8 +108,11 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
     outbox_changed_.notify_all();
     for (JobEntry& e : entries) {
       JobId id = e.id;
-      TouchLocked(jobs_.emplace(id, std::move(e)).first->second);
+      const JobEntry& added = jobs_.emplace(id, std::move(e)).first->second;
+      TouchLocked(added);
+      JobEventLocked("submitted", added);
     }
+    stats_.RecordSubmitted(entries.size());
     RequestPassLocked();
   }
   // Acknowledged only once durable: the group commit's fsync.
@@ -145,6 +148,7 @@ store::PendingWrite Controller::CancelLocked(JobEntry& e) {
     e.end_time = clock_.Now();
     e.reason = "None";
     TouchLocked(e);
+    JobEndedLocked(e);
     write = PersistLocked({&e});
   } else {
     e.cancel_requested = true;
@@ -310,6 +314,8 @@ Status Controller::SetNodeState(const Caller& caller, const std::string& node,
     info.reason = up ? "" : reason;
     info.reason_user = caller.user;
     info.reason_time = now;
+    NodeEventLocked(s == "DRAIN" ? "node_drained" : s == "DOWN" ? "node_down" : "node_resumed", n,
+                    info.reason);
     // Durable, as a drain must outlive a restart of lockstepd.
     write = PersistNodeLocked(n);
     RequestPassLocked();

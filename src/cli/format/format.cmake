@@ -12,6 +12,8 @@ lockstep_cc_library(NAME lockstep_cli_format FOLDER cli/format
     ${CMAKE_CURRENT_LIST_DIR}/sacct_fields.cc
     ${CMAKE_CURRENT_LIST_DIR}/sprio.cc
     ${CMAKE_CURRENT_LIST_DIR}/scontrol.cc
+    ${CMAKE_CURRENT_LIST_DIR}/sdiag.cc
+    ${CMAKE_CURRENT_LIST_DIR}/event_line.cc
   DEPS lockstep_common nlohmann_json::nlohmann_json fmt::fmt)
 
 lockstep_cc_test(NAME cli_format_test
