@@ -244,6 +244,8 @@ class Controller : private backend::EventSink, private backend::Admission {
   // Counts an ended job for sdiag and emits its "ended" event.
   void JobEndedLocked(const JobEntry& job);
   std::string PartitionOfLocked(const JobEntry& job) const;
+  // The nodes, partitions and job counts of a scrape, copied under mu_.
+  void CopyMetricsViewLocked(MetricsView& v) const;
   engine::Job RunningEngineJobLocked(const JobEntry& job);
   // Tells `sched` of `job` as its state says: pending (with the ended targets of its
   // dependencies), running with its allocation, or finished.

@@ -1,5 +1,8 @@
 // Observability: the view a metrics scrape reads, the scheduler's counters and the events of
 // the stream (docs/observability.md).
+#include <string_view>
+#include <unordered_map>
+
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "engine/scheduler.h"
@@ -15,42 +18,60 @@ std::string Controller::PartitionOfLocked(const JobEntry& job) const {
 }
 
 MetricsView Controller::Metrics() const {
+  // After a burst of changes (100,000 submissions between two scrapes) counting them all took
+  // ~0.1 s: they are counted in chunks, the lock released between them.
+  constexpr std::size_t kJobsPerHold = 8192;
   MetricsView v;
-  {
+  for (int rounds = 1;; ++rounds) {
     HeldLock lock(*this);
-    v.now = clock_.Now();
     JobTally::Lookup lookup;
     lookup.job = [this](JobId id) -> const JobEntry* {
       auto it = jobs_.find(id);
       return it == jobs_.end() ? nullptr : &it->second;
     };
     lookup.partition = [this](const JobEntry& e) { return PartitionOfLocked(e); };
-    lookup.node_index = [this](const std::string& n) { return NodeIndexLocked(n); };
-    tally_.Refresh(lookup);
-    v.groups = tally_.groups();
-    const std::vector<NodeUse>& use = tally_.nodes();
-    v.nodes.resize(nodes_.size());
-    for (std::size_t n = 0; n < nodes_.size(); ++n) {
-      const engine::Node& node = cluster_.base.nodes[n];
-      const NodeInfo& info = nodes_[n];
-      NodeMetrics& m = v.nodes[n];
-      m.name = node.name;
-      m.cpus = node.cpus;
-      m.mem_mb = node.mem_mb;
-      m.gpus = static_cast<std::int32_t>(node.gpus.size());
-      if (n < use.size()) m.use = use[n];
-      m.drain = info.admin == engine::NodeState::kDrain ||
-                (info.cordoned && info.admin == engine::NodeState::kUp);
-      m.down = info.admin == engine::NodeState::kDown;
-      m.responding = info.responding;
-    }
-    v.partitions.reserve(cluster_.base.partitions.size());
-    for (const engine::Partition& p : cluster_.base.partitions)
-      v.partitions.push_back({p.name, p.nodes});
+    // ClusterConfig::NodeIndex walks the nodes: with 80,000 running jobs changed since the
+    // last scrape on 10,000 nodes that was 0.6 s under the lock. A map, made when first needed.
+    std::unordered_map<std::string_view, std::uint32_t> index;
+    lookup.node_index = [&](const std::string& name) {
+      if (index.empty())
+        for (std::uint32_t n = 0; n < cluster_.base.nodes.size(); ++n)
+          index.emplace(cluster_.base.nodes[n].name, n);
+      auto it = index.find(name);
+      return it == index.end() ? engine::kNone : it->second;
+    };
+    // The lock goes between chunks; under a flood of changes the 64th takes what is left.
+    if (!tally_.Refresh(lookup, rounds < 64 ? kJobsPerHold : SIZE_MAX)) continue;
+    CopyMetricsViewLocked(v);
+    break;
   }
   v.stats = stats_.Read();
   v.store_commit = store_->commit_latency().Read();
   return v;
+}
+
+void Controller::CopyMetricsViewLocked(MetricsView& v) const {
+  v.now = clock_.Now();
+  v.groups = tally_.groups();
+  const std::vector<NodeUse>& use = tally_.nodes();
+  v.nodes.resize(nodes_.size());
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    const engine::Node& node = cluster_.base.nodes[n];
+    const NodeInfo& info = nodes_[n];
+    NodeMetrics& m = v.nodes[n];
+    m.name = node.name;
+    m.cpus = node.cpus;
+    m.mem_mb = node.mem_mb;
+    m.gpus = static_cast<std::int32_t>(node.gpus.size());
+    if (n < use.size()) m.use = use[n];
+    m.drain = info.admin == engine::NodeState::kDrain ||
+              (info.cordoned && info.admin == engine::NodeState::kUp);
+    m.down = info.admin == engine::NodeState::kDown;
+    m.responding = info.responding;
+  }
+  v.partitions.reserve(cluster_.base.partitions.size());
+  for (const engine::Partition& p : cluster_.base.partitions)
+    v.partitions.push_back({p.name, p.nodes});
 }
 
 void Controller::RecordPassStats(const engine::Plan& plan, engine::PlanDetail detail,

@@ -1,5 +1,6 @@
 #include "controller/job_tally.h"
 
+#include <algorithm>
 #include <bit>
 
 #include "engine/model.h"
@@ -21,8 +22,11 @@ void JobCounts::Add(const JobCounts& o) {
   nodes_alloc += o.nodes_alloc;
 }
 
-void JobTally::Refresh(const Lookup& lookup) {
-  for (JobId id : dirty_) {
+bool JobTally::Refresh(const Lookup& lookup, std::size_t limit) {
+  shares_.reserve(shares_.size() + std::min(limit, dirty_.size()));
+  for (auto next = dirty_.begin(); next != dirty_.end() && limit > 0; --limit) {
+    const JobId id = *next;
+    next = dirty_.erase(next);
     auto old = shares_.find(id);
     if (old != shares_.end()) {
       Apply(old->second, -1);
@@ -34,13 +38,12 @@ void JobTally::Refresh(const Lookup& lookup) {
     Apply(share, +1);
     shares_.emplace(id, std::move(share));
   }
-  dirty_.clear();
+  return dirty_.empty();
 }
 
 JobTally::Share JobTally::ShareOf(const JobEntry& e, const Lookup& lookup) {
   Share s;
-  s.group = GroupOf(lookup.partition(e), e.user,
-                    e.spec && !e.spec->account.empty() ? e.spec->account : "root");
+  s.group = GroupOfJob(e, lookup);
   s.state = e.state;
   s.held = e.state == JobState::kPending && (e.held_by_user || e.held_by_admin);
   if (e.state != JobState::kRunning && e.state != JobState::kCompleting) return s;
@@ -70,6 +73,17 @@ void JobTally::Apply(const Share& share, int sign) {
     c.gpus_alloc += sign * gpus;
     c.nodes_alloc += sign;
   }
+}
+
+std::uint32_t JobTally::GroupOfJob(const JobEntry& e, const Lookup& lookup) {
+  auto group = [&] {
+    return GroupOf(lookup.partition(e), e.user,
+                   e.spec && !e.spec->account.empty() ? e.spec->account : "root");
+  };
+  if (!e.spec) return group();
+  auto [it, added] = spec_groups_.try_emplace(SpecUser{e.spec.get(), e.uid});
+  if (added) it->second = {e.spec, group()};
+  return it->second.second;
 }
 
 std::uint32_t JobTally::GroupOf(const std::string& partition, const std::string& user,

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -58,8 +59,8 @@ class JobTally {
 
   // The job changed: it is counted again at the next Refresh.
   void Touch(JobId id) { dirty_.insert(id); }
-  // Counts again every job touched since the last call.
-  void Refresh(const Lookup& lookup);
+  // Counts again up to `limit` of the jobs touched since the last call; true when none is left.
+  bool Refresh(const Lookup& lookup, std::size_t limit);
 
   const std::vector<JobGroup>& groups() const { return groups_; }
   const std::vector<NodeUse>& nodes() const { return nodes_; }
@@ -77,6 +78,23 @@ class JobTally {
   Share ShareOf(const JobEntry& e, const Lookup& lookup);
   std::uint32_t GroupOf(const std::string& partition, const std::string& user,
                         const std::string& account);
+  // The group of a job from its spec and owner: a hash lookup, no strings, for the jobs that
+  // share a spec (arrays, interned specs). The spec is kept alive so that its address is not
+  // reused by another while it names a group here.
+  std::uint32_t GroupOfJob(const JobEntry& e, const Lookup& lookup);
+  struct SpecUser {
+    const jobspec::JobSpec* spec;
+    std::uint32_t uid;
+    bool operator==(const SpecUser&) const = default;
+  };
+  struct SpecUserHash {
+    std::size_t operator()(const SpecUser& k) const {
+      return std::hash<const void*>()(k.spec) ^ (std::size_t{k.uid} * 0x9e3779b97f4a7c15ull);
+    }
+  };
+  std::unordered_map<SpecUser, std::pair<std::shared_ptr<const jobspec::JobSpec>, std::uint32_t>,
+                     SpecUserHash>
+      spec_groups_;
 
   std::unordered_set<JobId> dirty_;
   std::unordered_map<JobId, Share> shares_;
