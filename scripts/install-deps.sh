@@ -15,6 +15,8 @@ packages=(
   # tests/observe_test: the metrics read by Prometheus' own text parser; curl for the
   # metrics-only listener.
   python3-prometheus-client curl
+  # tests/web_test: the web view in Debian's chromium, driven by puppeteer-core from npm.
+  chromium nodejs npm
 )
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
@@ -26,4 +28,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   "${sudo_cmd[@]}" apt-get update -qq
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# puppeteer-core (tests/web/package-lock.json) into tests/web/node_modules, not committed.
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ ! -d "$repo/tests/web/node_modules/puppeteer-core" ]; then
+  npm ci --no-audit --no-fund --prefix "$repo/tests/web"
 fi

@@ -21,6 +21,7 @@ int RunLogs(int argc, char** argv);  // cmd_logs.cc
 int RunSdiag(int argc, char** argv);
 int RunEvents(int argc, char** argv);
 int RunMetrics(int argc, char** argv);
+int RunWeb(int argc, char** argv);  // cmd_web.cc
 int RunUp(int argc, char** argv);
 int RunDown(int argc, char** argv);
 int RunInstallAliases(int argc, char** argv);

@@ -30,6 +30,7 @@ constexpr Verb kVerbs[] = {
     {"sdiag", lockstep::cli::RunSdiag, "scheduler statistics: cycles, jobs, RPCs"},
     {"events", lockstep::cli::RunEvents, "job and node events (--follow to keep reading)"},
     {"metrics", lockstep::cli::RunMetrics, "lockstepd's metrics as Prometheus text"},
+    {"web", lockstep::cli::RunWeb, "the web view on a local port (--port N)"},
     {"up", lockstep::cli::RunUp, "start a cluster on this machine"},
     {"down", lockstep::cli::RunDown, "stop it"},
     {"token", lockstep::cli::RunToken,

@@ -221,6 +221,10 @@ Result<nlohmann::json> ApiClient::Call(int method, const std::string& target,
   return j;
 }
 
+Result<std::pair<unsigned, std::string>> ApiClient::GetRaw(const std::string& target) {
+  return Exchange(static_cast<int>(http::verb::get), target, "");
+}
+
 Result<std::string> ApiClient::GetText(const std::string& target) {
   Result<std::pair<unsigned, std::string>> answer =
       Exchange(static_cast<int>(http::verb::get), target, "");

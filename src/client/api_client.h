@@ -36,6 +36,8 @@ class ApiClient {
   Result<nlohmann::json> Patch(const std::string& target, const nlohmann::json& body);
   // GET of an answer that is not JSON (the metrics' text); errors as Get's.
   Result<std::string> GetText(const std::string& target);
+  // GET with the answer as it came: its status code and body (lockstep web's proxy).
+  Result<std::pair<unsigned, std::string>> GetRaw(const std::string& target);
 
   // The socket path or https:// URL this client talks to.
   const std::string& socket_path() const { return path_; }

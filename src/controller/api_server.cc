@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "controller/api_routes.h"
+#include "controller/web_routes.h"
 
 namespace lockstep::controller {
 namespace {
@@ -105,6 +106,7 @@ void ApiService::Route(const server::Request& req, const server::Caller& who,
     return reply(HandleTokenRequest(controller_, tokens_, caller, req, std::time(nullptr)));
   }
   if (HandleObserveRequest(controller_, observe_, caller, req, reply)) return;
+  if (HandleWebRequest(controller_, caller, req, reply)) return;
   HandleRequest(controller_, agents_, caller, req, std::move(reply));
 }
 

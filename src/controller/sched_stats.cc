@@ -122,7 +122,7 @@ bool IsRouteWord(std::string_view p) {
       "commands",   "events",     "output",   "cancel",     "hold",    "release", "requeue",
       "steps",      "logs",       "why",      "partitions", "diag",    "priorities",
       "accounting", "tokens",     "revoke",   "metrics",    "scheduler", "jobs-users-accts",
-      "sdiag",      "web"};
+      "sdiag",      "web",        "whoami"};
   return std::find(std::begin(kWords), std::end(kWords), p) != std::end(kWords);
 }
 
