@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <future>
+#include <regex>
 #include <set>
 
 #include "client/api_client.h"
@@ -59,6 +60,31 @@ double Value(const nlohmann::json& f, const std::string& name, const nlohmann::j
 
 std::string Type(const nlohmann::json& families, const std::string& family) {
   return families.contains(family) ? families[family].value("type", "") : "(absent)";
+}
+
+// Whether some family of the scrape has a sample named `name` (histograms: name_bucket, ...).
+bool HasSample(const nlohmann::json& families, const std::string& name) {
+  for (const auto& [family, f] : families.items())
+    for (const nlohmann::json& s : f["samples"])
+      if (s[0] == name) return true;
+  return false;
+}
+
+// The metric names in the PromQL expressions of the Grafana dashboard (deploy/grafana).
+std::set<std::string> DashboardMetrics() {
+  std::ifstream in(LOCKSTEP_SOURCE_DIR_FOR_TEST "/deploy/grafana/lockstep-dashboard.json");
+  const nlohmann::json dash = nlohmann::json::parse(in, nullptr, false);
+  EXPECT_FALSE(dash.is_discarded()) << "the dashboard is not JSON";
+  std::set<std::string> names;
+  const std::regex metric(R"(\b(slurm|lockstep)_[a-z0-9_]+)");
+  for (const nlohmann::json& panel : dash.value("panels", nlohmann::json::array()))
+    for (const nlohmann::json& target : panel.value("targets", nlohmann::json::array())) {
+      const std::string expr = target.value("expr", "");
+      for (std::sregex_iterator it(expr.begin(), expr.end(), metric), end; it != end; ++it)
+        names.insert(it->str());
+    }
+  EXPECT_GT(names.size(), 20u);
+  return names;
 }
 
 std::string Metrics(Cluster& c, const std::string& part = "") {
@@ -173,6 +199,9 @@ TEST(Observe, MetricsOfKnownJobsReadByPrometheusParser) {
             1);
   EXPECT_EQ(Type(f, "lockstep_agent_heartbeat_age_seconds"), "gauge");
   EXPECT_FALSE(f["lockstep_agent_heartbeat_age_seconds"]["samples"].empty());
+  // Every metric the Grafana dashboard (deploy/grafana) queries is in the scrape.
+  for (const std::string& name : DashboardMetrics())
+    EXPECT_TRUE(HasSample(f, name)) << "deploy/grafana/lockstep-dashboard.json uses " << name;
   // A job ends: the counts follow.
   ASSERT_EQ(c.Run({"scancel", std::to_string(k.running)}).exit_code, 0);
   ASSERT_TRUE(WaitFor([&] { return State(c, k.running) == "CANCELLED"; },
