@@ -60,7 +60,16 @@ function expand(list){const out=[];if(!list)return out;let depth=0,cur="";const 
   for(const r of m[2].split(",")){const[a,b]=r.split("-");if(b===undefined){out.push(m[1]+a+m[3]);continue}
    for(let i=+a;i<=+b;i++)out.push(m[1]+String(i).padStart(a.length,"0")+m[3])}}return out}
 function hue(s){let h=0;for(const c of s)h=(h*31+c.charCodeAt(0))%360;return "hsl("+h+",60%,55%)"}
-async function api(path){const r=await fetch(path,{credentials:"same-origin"});const j=await r.json().catch(()=>({}));if(!r.ok){const e=new Error(j.error||("HTTP "+r.status));e.status=r.status;throw e}return j}
+// On lockstepd's HTTPS listener every request needs a bearer token (lockstep token): asked once,
+// kept for the browser tab only. Through lockstep web the proxy carries the user's.
+let TOKEN=sessionStorage.getItem("lockstep_token")||"";
+function askToken(why){const f=el("form",{"data-token-form":""},el("p",{},"This lockstepd asks for a token: run ",el("code",{},"lockstep token")," and paste the value of LOCKSTEP_TOKEN. "+(why||"")),
+ el("input",{type:"password",name:"token",size:60,autocomplete:"off"}),el("button",{type:"submit"},"Open"));
+ f.onsubmit=(ev)=>{ev.preventDefault();sessionStorage.setItem("lockstep_token",f.token.value.trim());location.reload()};
+ document.getElementById("main").replaceChildren(f)}
+async function api(path){const r=await fetch(path,{credentials:"same-origin",headers:TOKEN?{Authorization:"Bearer "+TOKEN}:{}});const j=await r.json().catch(()=>({}));
+ if(r.status===401){askToken(j.error);const e=new Error("a token is needed");e.status=401;throw e}
+ if(!r.ok){const e=new Error(j.error||("HTTP "+r.status));e.status=r.status;throw e}return j}
 async function load(){const[n,j,p]=await Promise.all([api("/api/v1/nodes"),api("/api/v1/jobs"),api("/api/v1/partitions")]);
  S.nodes=n.nodes||[];S.jobs=j.jobs||[];S.parts=p.partitions||[]}
 function baseState(s){s=s.replace("*","");return s==="allocated"||s==="mixed"||s==="idle"||s==="completing"||s==="drained"||s==="draining"?s:(s.startsWith("down")?"down":s)}
@@ -108,15 +117,15 @@ function nodeView(name){const n=S.nodes.find(x=>x.name===name);const sec=el("sec
  for(const e of S.events.filter(e=>e.node===name||(e.nodes||[]).includes(name)).slice(-30))h.append(el("tr",{},el("td",{},when(e.time)),el("td",{},e.kind+(e.job?" "+e.job:"")),el("td",{},e.reason||"")));
  sec.append(el("h2",{},"History"),h);return sec}
 let drawing=Promise.resolve();
-function draw(){drawing=drawing.then(async()=>{try{await load()}catch(e){document.getElementById("main").replaceChildren(el("p",{class:"denied"},e.message));return}
+function draw(){drawing=drawing.then(async()=>{try{await load()}catch(e){if(e.status!==401)document.getElementById("main").replaceChildren(el("p",{class:"denied"},e.message));return}
  const h=location.hash.slice(1);const main=el("main",{id:"main"});
  if(h.startsWith("job/"))main.append(await jobView(h.slice(4)));else if(h.startsWith("node/"))main.append(nodeView(h.slice(5)));
  else main.append(mapView(),queueView(),runningView(),partsView());document.getElementById("main").replaceWith(main)})}
-async function follow(){for(;;){try{const r=await api("/api/v1/events?from="+S.next+"&wait_ms=25000");S.next=r.next;
+async function follow(){for(;;){if(S.me===null)return;try{const r=await api("/api/v1/events?from="+S.next+"&wait_ms=25000");S.next=r.next;
  if(r.events.length){S.events.push(...r.events);S.events=S.events.slice(-2000);document.getElementById("live").textContent="live · "+r.events[r.events.length-1].kind;draw()}}
  catch(e){document.getElementById("live").textContent="reconnecting…";await new Promise(f=>setTimeout(f,2000))}}}
 window.addEventListener("hashchange",draw);
-(async()=>{try{S.me=await api("/api/v1/web/whoami");document.getElementById("who").textContent=S.me.user+(S.me.operator?" (operator)":"")}catch(e){}
+(async()=>{try{S.me=await api("/api/v1/web/whoami");document.getElementById("who").textContent=S.me.user+(S.me.operator?" (operator)":"")}catch(e){if(e.status===401)return}
  draw();follow()})();
 </script></body></html>
 )LOCKSTEP_WEB";

@@ -24,6 +24,7 @@
 #include "config/cluster_config.h"
 #include "controller/api_server.h"
 #include "controller/controller.h"
+#include "controller/web_routes.h"
 #include "lockstepd/agent_endpoints.h"
 #include "lockstepd/observe_wiring.h"
 #include "server/server.h"
@@ -252,6 +253,7 @@ int main(int argc, char** argv) {
     lockstep::log::Error("{}", service.status().message());
     return 1;
   }
+  if (!api.listen.empty()) api.public_pages["/web"] = lockstep::controller::WebPage();  // asks for a token
   auto server = lockstep::server::Server::Start(api, **service, service->get());
   if (!server.ok()) {
     lockstep::log::Error("{}", server.status().message());
