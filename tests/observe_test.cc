@@ -285,12 +285,19 @@ const nlohmann::json* Find(const std::vector<nlohmann::json>& events, const std:
 TEST(Observe, EventsListedFollowedAndFilteredByOwner) {
   Cluster c;
   ASSERT_TRUE(c.Start());
+  const unsigned long long array = Submit(c, {"--hold", "--array=0-2", "--wrap", "true"});
+  ASSERT_GT(array, 0u);
   Known k = SubmitKnownJobs(c);
   CommandResult r = c.Run({"events", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<nlohmann::json> events = EventLines(r.out);
   for (unsigned long long id : {k.running, k.held, k.failed, k.completed})
     EXPECT_TRUE(Find(events, "submitted", id)) << id << r.out;
+  // An array is one event, with its count of tasks.
+  const nlohmann::json* submitted = Find(events, "submitted", array);
+  ASSERT_TRUE(submitted) << r.out;
+  EXPECT_EQ((*submitted)["array_tasks"], 3);
+  EXPECT_FALSE(Find(events, "submitted", array + 1));
   const nlohmann::json* failed = Find(events, "ended", k.failed);
   ASSERT_TRUE(failed) << r.out;
   EXPECT_EQ((*failed)["state"], "FAILED");

@@ -239,7 +239,8 @@ class Controller : private backend::EventSink, private backend::Admission {
   void TouchLocked(const JobEntry& job);
   // Events of the stream (controller_observe.cc): a job's change of `kind` ("submitted",
   // "started", "ended", "requeued", ...), a node's ("node_drained", ...), each with the time.
-  void JobEventLocked(const char* kind, const JobEntry& job);
+  // `array_tasks`: a "submitted" event's count of the array's tasks (0: not an array).
+  void JobEventLocked(const char* kind, const JobEntry& job, std::size_t array_tasks = 0);
   void NodeEventLocked(const char* kind, std::uint32_t node, const std::string& reason);
   // Counts an ended job for sdiag and emits its "ended" event.
   void JobEndedLocked(const JobEntry& job);

@@ -108,10 +108,10 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
     outbox_changed_.notify_all();
     for (JobEntry& e : entries) {
       JobId id = e.id;
-      const JobEntry& added = jobs_.emplace(id, std::move(e)).first->second;
-      TouchLocked(added);
-      JobEventLocked("submitted", added);
+      TouchLocked(jobs_.emplace(id, std::move(e)).first->second);
     }
+    // One event for an array (its first task's, with the count), not one per task.
+    JobEventLocked("submitted", jobs_.at(first), entries.size() > 1 ? entries.size() : 0);
     stats_.RecordSubmitted(entries.size());
     RequestPassLocked();
   }

@@ -84,7 +84,7 @@ void Controller::RecordPassStats(const engine::Plan& plan, engine::PlanDetail de
                     plan.pending.size() + plan.starts.size(), plan.starts.size(), backfilled, now);
 }
 
-void Controller::JobEventLocked(const char* kind, const JobEntry& e) {
+void Controller::JobEventLocked(const char* kind, const JobEntry& e, std::size_t array_tasks) {
   nlohmann::json ev = {{"time", clock_.Now()},
                        {"kind", kind},
                        {"job_id", e.id},
@@ -98,6 +98,10 @@ void Controller::JobEventLocked(const char* kind, const JobEntry& e) {
     nlohmann::json nodes = nlohmann::json::array();
     for (const PlacedNode& p : e.placement) nodes.push_back(p.node);
     ev["nodes"] = std::move(nodes);
+  }
+  if (array_tasks > 0) {
+    ev["array_job_id"] = e.array_job_id;
+    ev["array_tasks"] = array_tasks;
   }
   if (std::string_view(kind) == "ended") {
     ev["exit_code"] = e.exit_code;
