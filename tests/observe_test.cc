@@ -40,7 +40,8 @@ nlohmann::json Parsed(const Cluster& c, const std::string& text) {
   const std::string file = c.dir() + "/scrape.txt";
   std::ofstream(file) << text;
   auto [json, ok] = Shell("/usr/bin/python3 " LOCKSTEP_SOURCE_DIR_FOR_TEST
-                          "/tests/metrics/parse_exposition.py < " + file);
+                          "/tests/metrics/parse_exposition.py < " +
+                          file);
   EXPECT_TRUE(ok) << "the Prometheus parser rejected the exposition:\n" << text;
   nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
   return j.is_discarded() ? nlohmann::json::object() : j;
@@ -94,7 +95,9 @@ std::string Metrics(Cluster& c, const std::string& part = "") {
   return r.out;
 }
 
-std::string State(Cluster& c, unsigned long long id) { return c.Job(id).value("state", ""); }
+std::string State(Cluster& c, unsigned long long id) {
+  return c.Job(id).value("state", "");
+}
 
 // A free TCP port on 127.0.0.1, for --metrics-listen (the kernel's pick, released at once).
 int FreePort() {
@@ -122,15 +125,14 @@ Known SubmitKnownJobs(Cluster& c) {
   k.held = Submit(c, {"--hold", "--wrap", "true"});
   k.failed = Submit(c, {"--wrap", "exit 3"});
   k.completed = Submit(c, {"--wrap", "true"});
-  EXPECT_TRUE(WaitFor([&] { return State(c, k.running) == "RUNNING"; },
-                      std::chrono::seconds(20)));
+  EXPECT_TRUE(WaitFor([&] { return State(c, k.running) == "RUNNING"; }, std::chrono::seconds(20)));
   EXPECT_TRUE(WaitFor([&] { return State(c, k.failed) == "FAILED"; }, std::chrono::seconds(20)));
-  EXPECT_TRUE(WaitFor([&] { return State(c, k.completed) == "COMPLETED"; },
-                      std::chrono::seconds(20)));
+  EXPECT_TRUE(
+      WaitFor([&] { return State(c, k.completed) == "COMPLETED"; }, std::chrono::seconds(20)));
   k.running_node = c.Job(k.running).value("nodes", "");
   k.drained_node = k.running_node == "node1" ? "node2" : "node1";
-  CommandResult r = c.Run({"scontrol", "update", "NodeName=" + k.drained_node, "State=DRAIN",
-                           "Reason=bad fan"});
+  CommandResult r =
+      c.Run({"scontrol", "update", "NodeName=" + k.drained_node, "State=DRAIN", "Reason=bad fan"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return k;
 }
@@ -142,11 +144,11 @@ TEST(Observe, MetricsOfKnownJobsReadByPrometheusParser) {
   const nlohmann::json f = Parsed(c, Metrics(c));
   const std::string user = c.Job(k.running).value("user", "");
   // Jobs, as slurmctld 25.11 names them: all gauges.
-  for (const char* g : {"slurm_jobs", "slurm_jobs_pending", "slurm_jobs_running",
-                        "slurm_jobs_failed", "slurm_jobs_completed", "slurm_jobs_hold",
-                        "slurm_nodes_drain", "slurm_node_gpus_alloc", "slurm_partition_jobs",
-                        "slurm_user_jobs_running", "slurm_account_jobs_pending",
-                        "slurm_schedule_cycle_cnt", "slurm_bf_cycle_cnt", "slurm_backfilled_jobs"})
+  for (const char* g :
+       {"slurm_jobs", "slurm_jobs_pending", "slurm_jobs_running", "slurm_jobs_failed",
+        "slurm_jobs_completed", "slurm_jobs_hold", "slurm_nodes_drain", "slurm_node_gpus_alloc",
+        "slurm_partition_jobs", "slurm_user_jobs_running", "slurm_account_jobs_pending",
+        "slurm_schedule_cycle_cnt", "slurm_bf_cycle_cnt", "slurm_backfilled_jobs"})
     EXPECT_EQ(Type(f, g), "gauge") << g;
   EXPECT_EQ(Value(f, "slurm_jobs"), 4);
   EXPECT_EQ(Value(f, "slurm_jobs_pending"), 1);
@@ -183,19 +185,19 @@ TEST(Observe, MetricsOfKnownJobsReadByPrometheusParser) {
     EXPECT_EQ(Type(f, h), "histogram") << h;
   // Three jobs started: two without GPUs, one with 2.
   EXPECT_EQ(Sample(f, "lockstep_queue_wait_seconds", "lockstep_queue_wait_seconds_count",
-                  {{"partition", part}, {"gpus", "0"}}),
+                   {{"partition", part}, {"gpus", "0"}}),
             2);
   EXPECT_EQ(Sample(f, "lockstep_queue_wait_seconds", "lockstep_queue_wait_seconds_count",
-                  {{"partition", part}, {"gpus", "2"}}),
+                   {{"partition", part}, {"gpus", "2"}}),
             1);
   EXPECT_GE(Sample(f, "lockstep_store_commit_seconds", "lockstep_store_commit_seconds_count"), 4);
   EXPECT_GE(Sample(f, "lockstep_api_request_seconds", "lockstep_api_request_seconds_count",
-                  {{"route", "GET /api/v1/jobs/{id}"}}),
+                   {{"route", "GET /api/v1/jobs/{id}"}}),
             1);
   EXPECT_GE(Sample(f, "lockstep_scheduling_pass_seconds", "lockstep_scheduling_pass_seconds_count",
-                  {{"pass", "quick"}}) +
+                   {{"pass", "quick"}}) +
                 Sample(f, "lockstep_scheduling_pass_seconds",
-                      "lockstep_scheduling_pass_seconds_count", {{"pass", "full"}}),
+                       "lockstep_scheduling_pass_seconds_count", {{"pass", "full"}}),
             1);
   EXPECT_EQ(Type(f, "lockstep_agent_heartbeat_age_seconds"), "gauge");
   EXPECT_FALSE(f["lockstep_agent_heartbeat_age_seconds"]["samples"].empty());
@@ -204,8 +206,8 @@ TEST(Observe, MetricsOfKnownJobsReadByPrometheusParser) {
     EXPECT_TRUE(HasSample(f, name)) << "deploy/grafana/lockstep-dashboard.json uses " << name;
   // A job ends: the counts follow.
   ASSERT_EQ(c.Run({"scancel", std::to_string(k.running)}).exit_code, 0);
-  ASSERT_TRUE(WaitFor([&] { return State(c, k.running) == "CANCELLED"; },
-                      std::chrono::seconds(20)));
+  ASSERT_TRUE(
+      WaitFor([&] { return State(c, k.running) == "CANCELLED"; }, std::chrono::seconds(20)));
   const nlohmann::json after = Parsed(c, Metrics(c));
   EXPECT_EQ(Value(after, "slurm_jobs_running"), 0);
   EXPECT_EQ(Value(after, "slurm_jobs_cancelled"), 1);
@@ -253,13 +255,14 @@ TEST(Observe, SdiagCountsJobsCyclesAndRpcs) {
   SubmitKnownJobs(c);
   CommandResult r = c.Run({"sdiag"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* line : {"Jobs submitted: 4\n", "Jobs started:   3\n", "Jobs completed: 1\n",
-                           "Jobs canceled:  0\n", "Jobs failed:    1\n", "Jobs pending:   1\n",
-                           "Jobs running:   1\n", "Main schedule statistics (microseconds):\n",
-                           "Backfilling stats\n", "\tTotal backfilled jobs (since last slurm start): ",
-                           "Remote Procedure Call statistics by message type\n",
-                           "\tGET /api/v1/jobs/{id}                   (",
-                           "Remote Procedure Call statistics by user\n"})
+  for (const char* line :
+       {"Jobs submitted: 4\n", "Jobs started:   3\n", "Jobs completed: 1\n", "Jobs canceled:  0\n",
+        "Jobs failed:    1\n", "Jobs pending:   1\n", "Jobs running:   1\n",
+        "Main schedule statistics (microseconds):\n", "Backfilling stats\n",
+        "\tTotal backfilled jobs (since last slurm start): ",
+        "Remote Procedure Call statistics by message type\n",
+        "\tGET /api/v1/jobs/{id}                   (",
+        "Remote Procedure Call statistics by user\n"})
     EXPECT_TRUE(Contains(r.out, line)) << line << "\n" << r.out;
   // The same counters as the metrics.
   const nlohmann::json f = Parsed(c, Metrics(c, "scheduler"));
@@ -320,9 +323,9 @@ TEST(Observe, EventsListedFollowedAndFilteredByOwner) {
   // Following: a long poll from `next` answers when the job ends, with its event.
   // (Through the shell: Cluster::Run is not for commands that run at once.)
   auto followed = std::async(std::launch::async, [&] {
-    return Shell("LOCKSTEP_STATE_DIR=" + c.dir() + " " LOCKSTEP_BIN_DIR
-                 "/lockstep events --json --follow --from " + next + " > " + c.dir() +
-                 "/follow.out 2>&1");
+    return Shell("LOCKSTEP_STATE_DIR=" + c.dir() +
+                 " " LOCKSTEP_BIN_DIR "/lockstep events --json --follow --from " + next + " > " +
+                 c.dir() + "/follow.out 2>&1");
   });
   std::future<nlohmann::json> poll = std::async(std::launch::async, [&] {
     client::ApiClient api(c.dir() + "/lockstepd.sock");

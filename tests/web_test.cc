@@ -2,8 +2,8 @@
 // nobody), and tests/web/web_test.js driving Debian's chromium through puppeteer-core (both
 // installed by scripts/install-deps.sh) to check what a person sees. Skipped where they are
 // missing, failed under CI ($CI set). LOCKSTEP_UPDATE_SCREENSHOTS=1 writes docs/web-*.png.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -62,11 +62,14 @@ class WebProxy {
   pid_t pid_ = -1;
 };
 
-bool Have(const std::string& path) { return std::filesystem::exists(path); }
+bool Have(const std::string& path) {
+  return std::filesystem::exists(path);
+}
 
 TEST(Web, WhatAPersonSeesInAHeadlessBrowser) {
   if (!Have(kSource + "/tests/web/node_modules/puppeteer-core") || !Have("/usr/bin/chromium")) {
-    if (std::getenv("CI")) FAIL() << "chromium or puppeteer-core missing: run scripts/install-deps.sh";
+    if (std::getenv("CI"))
+      FAIL() << "chromium or puppeteer-core missing: run scripts/install-deps.sh";
     GTEST_SKIP() << "chromium or tests/web/node_modules missing (scripts/install-deps.sh)";
   }
   if (::getuid() != 0) GTEST_SKIP() << "needs root to run a proxy as another user";
@@ -74,8 +77,8 @@ TEST(Web, WhatAPersonSeesInAHeadlessBrowser) {
   ASSERT_TRUE(c.Start());
   const unsigned long long running =
       Submit(c, {"--gpus=4", "-t", "10", "-J", "train", "--wrap", "echo epoch 1; sleep 300"});
-  CommandResult r = c.Run({"sbatch", "--parsable", "--gpus=2", "-t", "10", "--wrap", "sleep 300"},
-                          "/tmp", 65534);
+  CommandResult r =
+      c.Run({"sbatch", "--parsable", "--gpus=2", "-t", "10", "--wrap", "sleep 300"}, "/tmp", 65534);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string nobody_job = r.out.substr(0, r.out.find_first_of(";\n"));
   const unsigned long long pending = Submit(c, {"--gpus=4", "-t", "5", "--wrap", "true"});
@@ -100,8 +103,8 @@ TEST(Web, WhatAPersonSeesInAHeadlessBrowser) {
       nobody_url + "' WEB_PENDING_JOB=" + std::to_string(pending) +
       " WEB_RUNNING_JOB=" + std::to_string(running) + " WEB_RUNNING_NODE=" + running_node +
       " WEB_NOBODY_JOB=" + nobody_job + " WEB_DRAIN_NODE=" + other_node +
-      " WEB_SCREENSHOTS=" + shots + " LOCKSTEP=" + LOCKSTEP_BIN_DIR + "/lockstep STATE_DIR=" +
-      c.dir() + " node web_test.js 2>&1";
+      " WEB_SCREENSHOTS=" + shots + " LOCKSTEP=" + LOCKSTEP_BIN_DIR +
+      "/lockstep STATE_DIR=" + c.dir() + " node web_test.js 2>&1";
   std::string out;
   FILE* p = ::popen(command.c_str(), "r");
   ASSERT_NE(p, nullptr);
@@ -111,7 +114,9 @@ TEST(Web, WhatAPersonSeesInAHeadlessBrowser) {
   EXPECT_NE(out.find("all checks held"), std::string::npos) << out;
   // The proxy answers nobody without the key.
   FILE* q = ::popen(("curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:" +
-                     std::to_string(root_port) + "/api/v1/jobs").c_str(), "r");
+                     std::to_string(root_port) + "/api/v1/jobs")
+                        .c_str(),
+                    "r");
   std::string code(8, '\0');
   code.resize(std::fread(code.data(), 1, code.size(), q));
   ::pclose(q);

@@ -36,8 +36,8 @@ int RunEvents(int argc, char** argv) {
   client::ApiClient api;
   for (;;) {
     // A long poll when following: lockstepd answers when an event comes or the wait ends.
-    const std::string target = "/api/v1/events?from=" + std::to_string(from) +
-                               "&wait_ms=" + (follow ? "25000" : "0");
+    const std::string target =
+        "/api/v1/events?from=" + std::to_string(from) + "&wait_ms=" + (follow ? "25000" : "0");
     Result<nlohmann::json> r = api.Get(target);
     if (!r.ok()) return Fail("lockstep events", r.status());
     const std::uint64_t dropped = r->value("dropped", std::uint64_t{0});

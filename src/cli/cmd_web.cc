@@ -75,7 +75,9 @@ void Serve(tcp::socket socket, const std::string& key, std::atomic<int>& open) {
       else
         res = Answer(got->first, std::move(got->second),
                      page ? "text/html; charset=utf-8" : "application/json");
-      if (page) res.set(http::field::set_cookie, "lockstep_web=" + key + "; HttpOnly; SameSite=Strict; Path=/");
+      if (page)
+        res.set(http::field::set_cookie,
+                "lockstep_web=" + key + "; HttpOnly; SameSite=Strict; Path=/");
     }
     http::write(socket, res, ec);
   }

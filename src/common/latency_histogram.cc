@@ -10,8 +10,7 @@ void LatencyHistogram::Record(std::chrono::nanoseconds latency) {
 
 void LatencyHistogram::RecordSeconds(double seconds) {
   if (seconds < 0) seconds = 0;
-  const std::size_t b =
-      std::lower_bound(kBounds.begin(), kBounds.end(), seconds) - kBounds.begin();
+  const std::size_t b = std::lower_bound(kBounds.begin(), kBounds.end(), seconds) - kBounds.begin();
   buckets_[b].fetch_add(1, std::memory_order_relaxed);
   count_.fetch_add(1, std::memory_order_relaxed);
   sum_ns_.fetch_add(static_cast<std::uint64_t>(seconds * 1e9), std::memory_order_relaxed);

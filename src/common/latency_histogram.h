@@ -16,10 +16,9 @@ namespace lockstep {
 class LatencyHistogram {
  public:
   // Upper bounds of the buckets, in seconds (the last, +Inf, is implicit).
-  static constexpr std::array<double, 16> kBounds = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
-                                                     0.005,  0.01,    0.025,  0.05,  0.1,
-                                                     0.25,   0.5,     1,      2.5,   10,
-                                                     60};
+  static constexpr std::array<double, 16> kBounds = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                     0.01,   0.025,   0.05,   0.1,   0.25,   0.5,
+                                                     1,      2.5,     10,     60};
   static constexpr std::size_t kBuckets = kBounds.size() + 1;  // with +Inf
 
   struct Reading {

@@ -100,7 +100,7 @@ void ApiService::Route(const server::Request& req, const server::Caller& who,
   if (IsTokensTarget(req)) {
     // A token never begets another: a stolen one cannot be renewed forever.
     if (who.transport != server::Transport::kUnixSocket)
-      return respond.Respond(server::JsonError(
+      return reply(server::JsonError(
           http::status::forbidden,
           "tokens are issued only on lockstepd's Unix socket (lockstep token)"));
     return reply(HandleTokenRequest(controller_, tokens_, caller, req, std::time(nullptr)));

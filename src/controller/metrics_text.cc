@@ -30,8 +30,7 @@ constexpr StateSuffix kStateSuffixes[] = {
 };
 
 std::int64_t Finished(const JobCounts& c) {
-  return c.total() - c.in(JobState::kPending) - c.in(JobState::kRunning) -
-         c.in(JobState::kCompleting);
+  return c.total() - c.in(JobState::kPending)-c.in(JobState::kRunning)-c.in(JobState::kCompleting);
 }
 
 // Every job count of Slurm's set, for one group or per label value: `prefix` "slurm_jobs"
@@ -83,8 +82,7 @@ void Jobs(Exposition& x, const MetricsView& v) {
   x.Family("lockstep_queue_wait_seconds", "histogram",
            "Time from submission to start of the jobs started, by partition and GPU count class");
   for (const auto& [key, r] : v.stats.queue_wait)
-    x.Histogram("lockstep_queue_wait_seconds", {{"partition", key.first}, {"gpus", key.second}},
-                r);
+    x.Histogram("lockstep_queue_wait_seconds", {{"partition", key.first}, {"gpus", key.second}}, r);
 }
 
 void JobsUsersAccounts(Exposition& x, const MetricsView& v) {
@@ -158,8 +156,7 @@ void Nodes(Exposition& x, const MetricsView& v) {
   using N = const NodeMetrics&;
   per_node("slurm_node_cpus", "Total number of cpus in the node",
            [](N n) { return std::int64_t{n.cpus}; });
-  per_node("slurm_node_cpus_alloc", "Allocated cpus in the node",
-           [](N n) { return n.use.cpus; });
+  per_node("slurm_node_cpus_alloc", "Allocated cpus in the node", [](N n) { return n.use.cpus; });
   per_node("slurm_node_cpus_idle", "Idle cpus in the node",
            [](N n) { return std::max<std::int64_t>(n.cpus - n.use.cpus, 0); });
   per_node("slurm_node_gpus", "Total number of GPUs in the node",
@@ -182,8 +179,8 @@ void Partitions(Exposition& x, const MetricsView& v) {
   for (const PartitionMetrics& p : v.partitions) jobs[p.name];
   for (const JobGroup& g : v.groups) jobs[g.partition].Add(g.counts);
   JobCountFamilies(x, "slurm_partition_jobs", "partition", jobs);
-  GpuGauge(x, "lockstep_partition_gpus_alloc", "GPUs allocated to the running jobs of the partition",
-           "partition", jobs);
+  GpuGauge(x, "lockstep_partition_gpus_alloc",
+           "GPUs allocated to the running jobs of the partition", "partition", jobs);
   auto per_partition = [&](const char* name, const char* help, auto value) {
     x.Family(name, "gauge", help);
     for (const PartitionMetrics& p : v.partitions) {

@@ -63,13 +63,13 @@ void Events(Controller& c, const Caller& caller, std::string_view target, Replie
     e.erase("uid");
     return true;
   };
-  c.event_log().Read(static_cast<std::uint64_t>(*from), static_cast<std::size_t>(*max),
-                     std::chrono::milliseconds(*wait), std::move(filter),
-                     [reply = std::move(reply)](EventBatch b) {
-                       reply(Json(http::status::ok, {{"events", std::move(b.events)},
-                                                     {"next", b.next},
-                                                     {"dropped", b.dropped}}));
-                     });
+  c.event_log().Read(
+      static_cast<std::uint64_t>(*from), static_cast<std::size_t>(*max),
+      std::chrono::milliseconds(*wait), std::move(filter),
+      [reply = std::move(reply)](EventBatch b) {
+        reply(Json(http::status::ok,
+                   {{"events", std::move(b.events)}, {"next", b.next}, {"dropped", b.dropped}}));
+      });
 }
 
 }  // namespace

@@ -59,8 +59,8 @@ void SchedStats::RecordEnded(End how) {
   (how == End::kCompleted ? completed_ : how == End::kCanceled ? canceled_ : failed_) += 1;
 }
 
-LatencyHistogram& SchedStats::Histogram(
-    std::map<std::string, std::unique_ptr<LatencyHistogram>>& m, const std::string& key) {
+LatencyHistogram& SchedStats::Histogram(std::map<std::string, std::unique_ptr<LatencyHistogram>>& m,
+                                        const std::string& key) {
   auto& slot = m[key];
   if (!slot) slot = std::make_unique<LatencyHistogram>();
   return *slot;
@@ -110,19 +110,27 @@ StatsReading SchedStats::Read() const {
 namespace {
 
 bool AllDigits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
-    return std::isdigit(c) != 0;
-  });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
 }
 
 // The words of lockstepd's paths (docs/api.md, docs/observability.md).
 bool IsRouteWord(std::string_view p) {
-  static constexpr std::string_view kWords[] = {
-      "api",        "v1",         "jobs",     "nodes",      "state",   "agent",  "register",
-      "commands",   "events",     "output",   "cancel",     "hold",    "release", "requeue",
-      "steps",      "logs",       "why",      "partitions", "diag",    "priorities",
-      "accounting", "tokens",     "revoke",   "metrics",    "scheduler", "jobs-users-accts",
-      "sdiag",      "web",        "whoami"};
+  static constexpr std::string_view kWords[] = {"api",        "v1",
+                                                "jobs",       "nodes",
+                                                "state",      "agent",
+                                                "register",   "commands",
+                                                "events",     "output",
+                                                "cancel",     "hold",
+                                                "release",    "requeue",
+                                                "steps",      "logs",
+                                                "why",        "partitions",
+                                                "diag",       "priorities",
+                                                "accounting", "tokens",
+                                                "revoke",     "metrics",
+                                                "scheduler",  "jobs-users-accts",
+                                                "sdiag",      "web",
+                                                "whoami"};
   return std::find(std::begin(kWords), std::end(kWords), p) != std::end(kWords);
 }
 

@@ -43,7 +43,7 @@ struct StatsReading {
                 jobs_failed = 0;
   std::map<std::string, RpcStat> rpc_by_type;  // by route ("GET /api/v1/jobs")
   std::map<std::string, RpcStat> rpc_by_user;  // by user name
-  LatencyHistogram::Reading pass_latency[2];  // [0] quick passes, [1] full ones
+  LatencyHistogram::Reading pass_latency[2];   // [0] quick passes, [1] full ones
   // Queue waits (submit to start) by partition and GPU class ("0", "1", "2", "4", ... "64+").
   std::map<std::pair<std::string, std::string>, LatencyHistogram::Reading> queue_wait;
   std::map<std::string, LatencyHistogram::Reading> api_latency;  // by route
@@ -79,9 +79,9 @@ class SchedStats {
   const Time since_;
   LatencyHistogram pass_latency_[2];  // [0] quick passes, [1] full ones
   mutable std::mutex mu_;
-  CycleStats main_, backfill_;                                          // guarded by mu_
+  CycleStats main_, backfill_;  // guarded by mu_
   std::uint64_t submitted_ = 0, started_ = 0, completed_ = 0, canceled_ = 0, failed_ = 0;  // mu_
-  std::map<std::string, RpcStat> rpc_by_type_, rpc_by_user_;           // guarded by mu_
+  std::map<std::string, RpcStat> rpc_by_type_, rpc_by_user_;  // guarded by mu_
   // guarded by mu_ (the map; each histogram records without it)
   std::map<std::pair<std::string, std::string>, std::unique_ptr<LatencyHistogram>> queue_wait_;
   std::map<std::string, std::unique_ptr<LatencyHistogram>> api_latency_;  // guarded by mu_

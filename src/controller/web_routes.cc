@@ -66,8 +66,9 @@ bool HandleWebRequest(Controller& c, const Caller& caller,
     return true;
   }
   if (path == "/api/v1/web/whoami") {
-    reply(Json(http::status::ok,
-               {{"user", caller.user}, {"uid", caller.uid}, {"operator", c.IsOperator(caller.uid)}}));
+    reply(
+        Json(http::status::ok,
+             {{"user", caller.user}, {"uid", caller.uid}, {"operator", c.IsOperator(caller.uid)}}));
     return true;
   }
   constexpr std::string_view kJobs = "/api/v1/web/jobs/";

@@ -247,13 +247,15 @@ int main(int argc, char** argv) {
   }
   lockstep::controller::ApiServiceOptions service_options;
   service_options.agents = agent_endpoints.get();
-  if (agents) service_options.observe.agent_heartbeats = lockstep::lockstepd::AgentHeartbeatsOf(*agents);
+  if (agents)
+    service_options.observe.agent_heartbeats = lockstep::lockstepd::AgentHeartbeatsOf(*agents);
   auto service = lockstep::controller::ApiService::Create(**controller, service_options);
   if (!service.ok()) {
     lockstep::log::Error("{}", service.status().message());
     return 1;
   }
-  if (!api.listen.empty()) api.public_pages["/web"] = lockstep::controller::WebPage();  // asks for a token
+  // The web view's page on HTTPS without a token: it asks for one.
+  if (!api.listen.empty()) api.public_pages["/web"] = lockstep::controller::WebPage();
   auto server = lockstep::server::Server::Start(api, **service, service->get());
   if (!server.ok()) {
     lockstep::log::Error("{}", server.status().message());
@@ -261,9 +263,12 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<lockstep::server::MetricsListener> metrics;
   if (!metrics_listen.empty()) {
-    auto started = lockstep::lockstepd::StartMetricsListener(metrics_listen, **controller, service_options.observe);
+    auto started = lockstep::lockstepd::StartMetricsListener(metrics_listen, **controller,
+                                                             service_options.observe);
     if (!started.ok()) {
       lockstep::log::Error("{}", started.status().message());
+      server->reset();
+      (*controller)->DetachBackend();
       return 1;
     }
     metrics = std::move(*started);

@@ -55,12 +55,11 @@ struct Connection : std::enable_shared_from_this<Connection> {
     response.keep_alive(false);
     if (req.method() == http::verb::head) response.body().clear();
     response.prepare_payload();
-    http::async_write(stream, response,
-                      [self = shared_from_this()](beast::error_code, std::size_t) {
-                        beast::error_code ignored;
-                        self->stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send,
-                                                       ignored);
-                      });
+    http::async_write(
+        stream, response, [self = shared_from_this()](beast::error_code, std::size_t) {
+          beast::error_code ignored;
+          self->stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+        });
   }
 
   beast::tcp_stream stream;
@@ -96,8 +95,7 @@ Result<std::unique_ptr<MetricsListener>> MetricsListener::Start(const Options& o
   impl->options = options;
   impl->serve = std::move(serve);
   Result<asio::ip::tcp::acceptor> acceptor = ListenTcp(impl->io.get_executor(), options.listen);
-  if (!acceptor.ok())
-    return InvalidArgument("--metrics-listen: " + acceptor.status().message());
+  if (!acceptor.ok()) return InvalidArgument("--metrics-listen: " + acceptor.status().message());
   impl->acceptor.emplace(std::move(*acceptor));
   impl->Accept();
   Impl* raw = impl.get();
@@ -112,6 +110,8 @@ MetricsListener::~MetricsListener() {
   impl_->thread.join();
 }
 
-int MetricsListener::port() const { return impl_->acceptor->local_endpoint().port(); }
+int MetricsListener::port() const {
+  return impl_->acceptor->local_endpoint().port();
+}
 
 }  // namespace lockstep::server

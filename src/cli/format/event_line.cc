@@ -38,8 +38,8 @@ std::string FormatEventLine(const nlohmann::json& e) {
     out += " node " + Text(e["node"]) + " " + (kind.rfind("node_", 0) == 0 ? kind.substr(5) : kind);
   else
     out += " " + kind;
-  for (const char* key : {"state", "exit_code", "signal", "reason", "cause", "user", "partition",
-                          "name", "nodes"}) {
+  for (const char* key :
+       {"state", "exit_code", "signal", "reason", "cause", "user", "partition", "name", "nodes"}) {
     if (!e.contains(key) || (e[key].is_string() && e[key].get<std::string>().empty())) continue;
     out += std::string(" ") + key + "=" + Text(e[key]);
   }

@@ -39,8 +39,8 @@ void Main(std::string& out, const nlohmann::json& m, std::int64_t elapsed) {
   fmt::format_to(o, "\tLast queue length: {}\n", U(m, "last_queue_len"));
   // lockstep's passes have none of Slurm's limits: every cycle reaches the queue's end.
   fmt::format_to(o, "\nMain scheduler exit:\n\tEnd of job queue:{:2}\n", cycles);
-  for (const char* e : {"Hit default_queue_depth", "Hit sched_max_job_start",
-                        "Blocked on licenses", "Hit max_rpc_cnt", "Timeout (max_sched_time)"})
+  for (const char* e : {"Hit default_queue_depth", "Hit sched_max_job_start", "Blocked on licenses",
+                        "Hit max_rpc_cnt", "Timeout (max_sched_time)"})
     fmt::format_to(o, "\t{}:{:2}\n", e, 0);
 }
 
@@ -55,8 +55,7 @@ void Backfill(std::string& out, const nlohmann::json& b) {
   fmt::format_to(o, "\tTotal cycles: {}\n", cycles);
   const std::uint64_t when = U(b, "last_when");
   if (when > 0)
-    fmt::format_to(o, "\tLast cycle when: {} ({})\n", Ctime(static_cast<std::int64_t>(when)),
-                   when);
+    fmt::format_to(o, "\tLast cycle when: {} ({})\n", Ctime(static_cast<std::int64_t>(when)), when);
   else
     fmt::format_to(o, "\tLast cycle when: N/A\n");
   fmt::format_to(o, "\tLast cycle: {}\n", U(b, "last_us"));
