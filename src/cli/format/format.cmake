@@ -25,4 +25,5 @@ lockstep_cc_test(NAME cli_format_test
     ${CMAKE_CURRENT_LIST_DIR}/sprio_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/scontrol_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/escape_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/sdiag_test.cc
   DEPS lockstep_cli_format)
