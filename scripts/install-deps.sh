@@ -16,6 +16,11 @@ packages=(
   # registry (scripts/image.sh): containerd, runc, the CNI plugins, busybox for the images.
   containerd runc containernetworking-plugins busybox-static iptables iproute2 python3
   ca-certificates binutils
+  # tests/observe_test: the metrics read by Prometheus' own text parser; curl for the
+  # metrics-only listener.
+  python3-prometheus-client curl
+  # tests/web_test: the web view in Debian's chromium, driven by puppeteer-core from npm.
+  chromium nodejs npm
 )
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
@@ -27,4 +32,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   "${sudo_cmd[@]}" apt-get update -qq
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# puppeteer-core (tests/web/package-lock.json) into tests/web/node_modules, not committed.
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ ! -d "$repo/tests/web/node_modules/puppeteer-core" ]; then
+  npm ci --no-audit --no-fund --prefix "$repo/tests/web"
 fi

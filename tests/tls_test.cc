@@ -395,5 +395,36 @@ TEST(Tls, LockstepdRefusesPlainTcp) {
   EXPECT_TRUE(Contains(out, "--listen needs --tls-cert and --tls-key")) << out;
 }
 
+// Observability over HTTPS: the web view's page is answered without a token (it then asks for
+// one); the metrics and the event stream only with one.
+TEST(Tls, TheWebPageAsksForATokenAndTheMetricsNeedOne) {
+  TlsCluster t;
+  ASSERT_TRUE(t.certs.made);
+  ASSERT_TRUE(t.cluster.Start());
+  std::string token = t.Token({"token"});
+  ASSERT_FALSE(token.empty());
+  auto curl = [&](const std::string& path, const std::string& header) {
+    std::string cmd = "curl -s --cacert " + t.Ca() + " -w '\\n%{http_code}' " +
+                      (header.empty() ? "" : "-H '" + header + "' ") + t.Url() + path;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    for (std::size_t n; p && (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    if (p) ::pclose(p);
+    return out;
+  };
+  std::string page = curl("/web", "");
+  EXPECT_TRUE(Contains(page, "<title>lockstep</title>") && page.ends_with("\n200")) << page;
+  EXPECT_TRUE(Contains(page, "lockstep token")) << "the page says how to get a token";
+  EXPECT_TRUE(curl("/metrics", "").ends_with("\n401"));
+  EXPECT_TRUE(curl("/api/v1/events", "").ends_with("\n401"));
+  EXPECT_TRUE(curl("/api/v1/web/whoami", "").ends_with("\n401"));
+  std::string metrics = curl("/metrics/nodes", "Authorization: Bearer " + token);
+  EXPECT_TRUE(Contains(metrics, "slurm_node_cpus{node=\"node1\"}") && metrics.ends_with("\n200"))
+      << metrics;
+  std::string who = curl("/api/v1/web/whoami", "Authorization: Bearer " + token);
+  EXPECT_TRUE(Contains(who, "\"user\":\"root\"")) << who;
+}
+
 }  // namespace
 }  // namespace lockstep::testing

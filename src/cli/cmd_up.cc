@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* kAliases[] = {"sbatch", "srun",     "squeue", "scancel",
-                          "sinfo",  "scontrol", "sacct",  "sprio"};
+                          "sinfo",  "scontrol", "sacct",  "sprio", "sdiag"};
 
 std::string SelfDir() {
   char buf[4096];

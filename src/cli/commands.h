@@ -18,6 +18,11 @@ int RunScontrol(int argc, char** argv);
 int RunWhy(int argc, char** argv);
 int RunHealth(int argc, char** argv);  // cmd_health.cc
 int RunLogs(int argc, char** argv);  // cmd_logs.cc
+// Observability (cmd_observe.cc).
+int RunSdiag(int argc, char** argv);
+int RunEvents(int argc, char** argv);
+int RunMetrics(int argc, char** argv);
+int RunWeb(int argc, char** argv);  // cmd_web.cc
 int RunUp(int argc, char** argv);
 int RunDown(int argc, char** argv);
 int RunInstallAliases(int argc, char** argv);

@@ -208,6 +208,39 @@ Status FromResponse(unsigned code, const nlohmann::json& j) {
 
 Result<nlohmann::json> ApiClient::Call(int method, const std::string& target,
                                        const std::string& body) {
+  Result<std::pair<unsigned, std::string>> answer = Exchange(method, target, body);
+  if (!answer.ok()) return answer.status();
+  const auto& [code, text] = *answer;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) {
+    if (code >= 400)
+      return Status(StatusCode::kInternal, "lockstepd answered HTTP " + std::to_string(code));
+    return Internal("lockstepd answered something that is not JSON");
+  }
+  if (code >= 400) return FromResponse(code, j);
+  return j;
+}
+
+Result<std::pair<unsigned, std::string>> ApiClient::GetRaw(const std::string& target) {
+  return Exchange(static_cast<int>(http::verb::get), target, "");
+}
+
+Result<std::string> ApiClient::GetText(const std::string& target) {
+  Result<std::pair<unsigned, std::string>> answer =
+      Exchange(static_cast<int>(http::verb::get), target, "");
+  if (!answer.ok()) return answer.status();
+  auto& [code, text] = *answer;
+  if (code >= 400) {
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded())
+      return Status(StatusCode::kInternal, "lockstepd answered HTTP " + std::to_string(code));
+    return FromResponse(code, j);
+  }
+  return std::move(text);
+}
+
+Result<std::pair<unsigned, std::string>> ApiClient::Exchange(int method, const std::string& target,
+                                                             const std::string& body) {
   const bool https = IsUrl(path_);
   // One retry on a fresh connection: the server may have closed an idle keep-alive one.
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -251,15 +284,7 @@ Result<nlohmann::json> ApiClient::Call(int method, const std::string& target,
                     "lost the connection to lockstepd at " + path_ + ": " + ec.message());
     }
     if (!res.keep_alive()) conn_.reset();
-    nlohmann::json j = nlohmann::json::parse(res.body(), nullptr, false);
-    unsigned code = res.result_int();
-    if (j.is_discarded()) {
-      if (code >= 400)
-        return Status(StatusCode::kInternal, "lockstepd answered HTTP " + std::to_string(code));
-      return Internal("lockstepd answered something that is not JSON");
-    }
-    if (code >= 400) return FromResponse(code, j);
-    return j;
+    return std::make_pair(res.result_int(), std::move(res.body()));
   }
   return Internal("unreachable");
 }

@@ -34,6 +34,10 @@ class ApiClient {
   Result<nlohmann::json> Get(const std::string& target);
   Result<nlohmann::json> Post(const std::string& target, const nlohmann::json& body);
   Result<nlohmann::json> Patch(const std::string& target, const nlohmann::json& body);
+  // GET of an answer that is not JSON (the metrics' text); errors as Get's.
+  Result<std::string> GetText(const std::string& target);
+  // GET with the answer as it came: its status code and body (lockstep web's proxy).
+  Result<std::pair<unsigned, std::string>> GetRaw(const std::string& target);
 
   // The socket path or https:// URL this client talks to.
   const std::string& socket_path() const { return path_; }
@@ -42,6 +46,9 @@ class ApiClient {
 
  private:
   Result<nlohmann::json> Call(int method, const std::string& target, const std::string& body);
+  // The exchange itself: the status code and body of the answer.
+  Result<std::pair<unsigned, std::string>> Exchange(int method, const std::string& target,
+                                                    const std::string& body);
   std::string path_;
   std::unique_ptr<Connection> conn_;
 };

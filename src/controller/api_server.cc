@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "controller/api_routes.h"
+#include "controller/web_routes.h"
 
 namespace lockstep::controller {
 namespace {
@@ -54,6 +55,7 @@ Result<std::unique_ptr<ApiService>> ApiService::Create(Controller& controller,
 ApiService::ApiService(Controller& controller, const ApiServiceOptions& options)
     : controller_(controller),
       agents_(options.agents),
+      observe_(options.observe),
       tokens_(controller.store()),
       route_pool_(options.route_threads) {}
 
@@ -84,17 +86,28 @@ void ApiService::Authenticate(std::string token, Done done) {
 
 void ApiService::Route(const server::Request& req, const server::Caller& who,
                        const server::Responder& respond) {
+  // Every request is counted (sdiag, lockstep_api_request_seconds) when it is answered.
+  const auto arrived = std::chrono::steady_clock::now();
+  const Caller caller = ControllerCaller(who);
+  Replier reply = [this, respond, arrived, caller,
+                   route = RouteOf(std::string(req.method_string()),
+                                   std::string_view(req.target().data(), req.target().size()))](
+                      ApiResponse response) {
+    controller_.stats().RecordRpc(route, caller.user, caller.uid,
+                                  std::chrono::steady_clock::now() - arrived);
+    respond.Respond(std::move(response));
+  };
   if (IsTokensTarget(req)) {
     // A token never begets another: a stolen one cannot be renewed forever.
     if (who.transport != server::Transport::kUnixSocket)
-      return respond.Respond(server::JsonError(
+      return reply(server::JsonError(
           http::status::forbidden,
           "tokens are issued only on lockstepd's Unix socket (lockstep token)"));
-    return respond.Respond(HandleTokenRequest(controller_, tokens_, ControllerCaller(who), req,
-                                              std::time(nullptr)));
+    return reply(HandleTokenRequest(controller_, tokens_, caller, req, std::time(nullptr)));
   }
-  HandleRequest(controller_, agents_, ControllerCaller(who), req,
-                [respond](server::Response response) { respond.Respond(std::move(response)); });
+  if (HandleObserveRequest(controller_, observe_, caller, req, reply)) return;
+  if (HandleWebRequest(controller_, caller, req, reply)) return;
+  HandleRequest(controller_, agents_, caller, req, std::move(reply));
 }
 
 }  // namespace lockstep::controller

@@ -18,6 +18,7 @@
 #include "common/status.h"
 #include "controller/api_routes.h"
 #include "controller/controller.h"
+#include "controller/observe_routes.h"
 #include "controller/tokens.h"
 #include "server/blocking_handler.h"
 #include "server/handler.h"
@@ -32,6 +33,8 @@ struct ApiServiceOptions {
   std::size_t route_threads = 32;
   // The agents' endpoints (api_routes.h); null: none. Not owned; outlives the service.
   AgentEndpoints* agents = nullptr;
+  // What the metrics show beyond the controller's state (the agents' heartbeats).
+  ObserveSources observe;
 };
 
 // Ownership: borrows the controller (and its store), which must outlive the service; owns its
@@ -58,6 +61,7 @@ class ApiService : public server::Handler, public server::Authenticator {
 
   Controller& controller_;
   AgentEndpoints* const agents_;
+  const ObserveSources observe_;
   TokenRegistry tokens_;
   server::WorkerPool route_pool_;
 };

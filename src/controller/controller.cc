@@ -33,7 +33,11 @@ std::string CompressCounts(const std::vector<std::int32_t>& counts) {
 }
 
 Controller::Controller(const ControllerOptions& options)
-    : options_(options), clock_(*options.clock), health_(std::make_unique<HealthBook>()) {}
+    : options_(options),
+      clock_(*options.clock),
+      health_(std::make_unique<HealthBook>()),
+      stats_(options.clock->Now()),
+      event_log_(options.event_log_capacity) {}
 
 Result<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& options) {
   std::unique_ptr<Controller> c(new Controller(options));
@@ -107,6 +111,7 @@ Status Controller::Recover() {
     }
     next_job_id_ = std::max(next_job_id_, id + 1);
     if (e->state == JobState::kRunning || e->state == JobState::kCompleting) active_.insert(id);
+    tally_.Touch(id);
     jobs_.emplace(id, std::move(*e));
   }
   // Stores written before ids were given out in memory kept a counter: never go below it.
@@ -228,7 +233,9 @@ bool Controller::PassLocked(std::unique_lock<std::mutex>& lock, std::optional<He
   engine::Plan plan;
   PendingViews views;
   bool go_on = unlocked([&] {
+    const auto started = std::chrono::steady_clock::now();
     plan = sched_->Plan(now, detail);
+    RecordPassStats(plan, detail, std::chrono::steady_clock::now() - started, now);
     if (check_reference_) CheckSchedulerPlan(plan, detail);
     views = ChangedPendingViews(plan, detail);
   });
@@ -253,6 +260,7 @@ void Controller::PassForTest() {
 
 void Controller::TouchLocked(const JobEntry& job) {
   dirty_.insert(job.id);
+  tally_.Touch(job.id);
   if (job.state == JobState::kRunning || job.state == JobState::kCompleting)
     active_.insert(job.id);
   else

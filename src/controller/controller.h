@@ -36,9 +36,13 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "config/cluster_config.h"
+#include "controller/event_log.h"
 #include "controller/job_entry.h"
 #include "controller/job_env.h"
+#include "controller/job_tally.h"
 #include "controller/lock_stats.h"
+#include "controller/metrics_view.h"
+#include "controller/sched_stats.h"
 #include "controller/spec_interner.h"
 #include "controller/step_output.h"
 #include "engine/model.h"
@@ -68,6 +72,8 @@ struct ControllerOptions {
   // Called when a store write fails: memory and disk would differ from then on. The default
   // logs and aborts (crash-only: lockstepd recovers from the store when started again).
   std::function<void(const Status&)> on_store_failure;
+  // Events kept for `lockstep events` (the oldest go first beyond it).
+  std::size_t event_log_capacity = 100'000;
 };
 
 using lockstep::Caller;
@@ -138,6 +144,18 @@ class Controller : private backend::EventSink, private backend::Admission {
 
   // What lockstepd says of itself (GET /api/v1/diag): the controller lock's hold times.
   nlohmann::json Diagnostics() const;
+
+  // --- Observability (controller_observe.cc, docs/observability.md). ---
+  // What a metrics scrape shows: job counts kept as jobs change (JobTally), nodes and
+  // partitions copied under the lock; rendering is the caller's, off the lock.
+  MetricsView Metrics() const;
+  // The scheduler's and the API's counters (sdiag).
+  SchedStats& stats() { return stats_; }
+  const SchedStats& stats() const { return stats_; }
+  // Job and node changes (`lockstep events`).
+  EventLog& event_log() { return event_log_; }
+  // Whether `caller` may see the details of the job `event` names (its own, or an operator).
+  bool MaySeeDetails(const Caller& caller, const nlohmann::json& event) const;
 
   // --- For tests: barriers instead of sleeps. ---
   // Waits until every event queued so far is applied and every command decided so far is sent.
@@ -231,6 +249,9 @@ class Controller : private backend::EventSink, private backend::Admission {
   bool PassLocked(std::unique_lock<std::mutex>& lock, std::optional<HeldSpan>& held, Time now,
                   engine::PlanDetail detail);
   void ApplyPlanLocked(engine::Plan& plan, Time now);
+  // Counts a pass for sdiag and /metrics/scheduler (the scheduling thread, without mu_).
+  void RecordPassStats(const engine::Plan& plan, engine::PlanDetail detail,
+                       std::chrono::steady_clock::duration took, Time now);
   // What a pass says of the pending jobs (reason, expected start, priority), as changes to
   // what the passes before said: computed off mu_ by the scheduling thread, so that only what
   // changed is written back under it (controller_apply.cc).
@@ -250,6 +271,16 @@ class Controller : private backend::EventSink, private backend::Admission {
                                  std::vector<std::pair<JobId, engine::PriorityBreakdown>> prios);
   // Records that `job` changed, for the next pass's replay.
   void TouchLocked(const JobEntry& job);
+  // Events of the stream (controller_observe.cc): a job's change of `kind` ("submitted",
+  // "started", "ended", "requeued", ...), a node's ("node_drained", ...), each with the time.
+  // `array_tasks`: a "submitted" event's count of the array's tasks (0: not an array).
+  void JobEventLocked(const char* kind, const JobEntry& job, std::size_t array_tasks = 0);
+  void NodeEventLocked(const char* kind, std::uint32_t node, const std::string& reason);
+  // Counts an ended job for sdiag and emits its "ended" event.
+  void JobEndedLocked(const JobEntry& job);
+  std::string PartitionOfLocked(const JobEntry& job) const;
+  // The nodes, partitions and job counts of a scrape, copied under mu_.
+  void CopyMetricsViewLocked(MetricsView& v) const;
   engine::Job RunningEngineJobLocked(const JobEntry& job);
   // Tells `sched` of `job` as its state says: pending (with the ended targets of its
   // dependencies), running with its allocation, or finished.
@@ -386,6 +417,12 @@ class Controller : private backend::EventSink, private backend::Admission {
   // Runs a call on the attached backend; Unavailable when none is attached.
   template <typename F>
   auto WithBackend(F&& f) -> decltype(f(std::declval<backend::Backend&>()));
+
+  // Observability: jobs counted as they change (guarded by mu_; a scrape refreshes it), the
+  // scheduler's counters and the event stream (each with its own lock, taken after mu_).
+  mutable JobTally tally_;
+  SchedStats stats_;
+  EventLog event_log_;
 
   std::thread scheduler_;
   std::thread events_thread_;

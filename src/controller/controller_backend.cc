@@ -83,7 +83,10 @@ void Controller::NodesReportedLocked(const std::vector<NodeReport>& reports, boo
     if (info.responding && !r.ready) {
       info.responding = false;
       log::Warning("node {} down: {}", r.name, r.down_reason);
+      NodeEventLocked("node_down", n, r.down_reason);
       NodeLostLocked(n, now);
+    } else if (!info.responding && r.ready) {
+      NodeEventLocked("node_up", n, "");
     }
     info.responding = r.ready;
   }
@@ -92,6 +95,7 @@ void Controller::NodesReportedLocked(const std::vector<NodeReport>& reports, boo
       if (seen.count(n) || !nodes_[n].reported || !nodes_[n].responding) continue;
       nodes_[n].responding = false;
       nodes_[n].down_reason = "node deleted";
+      NodeEventLocked("node_down", n, "node deleted");
       NodeLostLocked(n, now);
     }
   }

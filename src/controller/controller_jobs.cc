@@ -110,6 +110,9 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
       JobId id = e.id;
       TouchLocked(jobs_.emplace(id, std::move(e)).first->second);
     }
+    // One event for an array (its first task's, with the count), not one per task.
+    JobEventLocked("submitted", jobs_.at(first), entries.size() > 1 ? entries.size() : 0);
+    stats_.RecordSubmitted(entries.size());
     RequestPassLocked();
   }
   // Acknowledged only once durable: the group commit's fsync.
@@ -145,6 +148,7 @@ store::PendingWrite Controller::CancelLocked(JobEntry& e) {
     e.end_time = clock_.Now();
     e.reason = "None";
     TouchLocked(e);
+    JobEndedLocked(e);
     write = PersistLocked({&e});
   } else {
     e.cancel_requested = true;
@@ -314,6 +318,8 @@ Status Controller::SetNodeState(const Caller& caller, const std::string& node,
     if (up) ClearNodeEventDrainLocked(node);
     info.reason_user = caller.user;
     info.reason_time = now;
+    NodeEventLocked(s == "DRAIN" ? "node_drained" : s == "DOWN" ? "node_down" : "node_resumed", n,
+                    info.reason);
     // Durable, as a drain must outlive a restart of lockstepd.
     write = PersistNodeLocked(n);
     RequestPassLocked();

@@ -25,8 +25,13 @@ void Controller::StartJobLocked(JobEntry& job, const engine::Allocation& alloc, 
   job.reason = "None";
   job.placement.clear();
   TouchLocked(job);
-  for (const engine::NodeAllocation& a : alloc.nodes)
+  std::int64_t gpus = 0;
+  for (const engine::NodeAllocation& a : alloc.nodes) {
     job.placement.push_back({cluster_.base.nodes[a.node].name, a.cpus, a.mem_mb, a.gpus});
+    gpus += __builtin_popcountll(a.gpus);
+  }
+  stats_.RecordStarted(PartitionOfLocked(job), gpus, now - job.submit_time);
+  JobEventLocked("started", job);
   // The record first: the dispatcher launches once it is durable, so a run never exists that a
   // restarted lockstepd would not know of.
   PersistLocked({&job});
@@ -108,6 +113,7 @@ void Controller::EndJobLocked(JobEntry& job, backend::ExitStatus status, Time no
     step->state = job.state == JobState::kCompleted ? "COMPLETED" : "CANCELLED";
     step->end_time = now;
   }
+  JobEndedLocked(job);
   step_output_changed_.notify_all();
   PersistLocked({&job});
   RequestPassLocked();
@@ -124,6 +130,9 @@ store::PendingWrite Controller::RequeueLocked(JobEntry& job, const std::string& 
   job.start_time = 0;
   job.placement.clear();
   job.timed_out = false;
+  job.reason = reason;  // for the event; the next pass says why it waits
+  JobEventLocked("requeued", job);
+  job.reason = "None";
   // Slurm holds a requeued job back briefly (requeue_delay); here it may start at the next pass.
   log::Info("job {} requeued ({}) at {}", job.DisplayId(), reason, static_cast<long long>(now));
   store::PendingWrite write = PersistLocked({&job});

@@ -2,6 +2,7 @@
 //   lockstepd --config cluster.yaml --state-dir DIR [--socket PATH] [--node-timeout S]
 //             [--backend agent|kubernetes] [--kubeconfig FILE]
 //             [--operator UID ...] [--listen HOST:PORT --tls-cert FILE --tls-key FILE]
+//             [--metrics-listen HOST:PORT]
 //             [--log-level LEVEL] [--log-file FILE|-]
 #include <malloc.h>
 #include <signal.h>
@@ -23,7 +24,9 @@
 #include "config/cluster_config.h"
 #include "controller/api_server.h"
 #include "controller/controller.h"
+#include "controller/web_routes.h"
 #include "lockstepd/agent_endpoints.h"
+#include "lockstepd/observe_wiring.h"
 #include "server/server.h"
 #ifdef LOCKSTEP_HAVE_KUBE_LEADER
 #include "backend/kubernetes/leader/leader_election.h"
@@ -70,6 +73,9 @@ int main(int argc, char** argv) {
                  "(lockstep token)");
   app.add_option("--tls-cert", api.tls_cert, "PEM certificate chain for --listen");
   app.add_option("--tls-key", api.tls_key, "PEM private key for --listen");
+  std::string metrics_listen;
+  app.add_option("--metrics-listen", metrics_listen,
+                 "HOST:PORT: plain HTTP serving only the metrics (/metrics...), no token");
   std::string kubeconfig;
   app.add_option("--backend", o.backend, "agent or kubernetes (overrides the YAML's backend:)")
       ->check(CLI::IsMember({"agent", "kubernetes"}));
@@ -107,6 +113,13 @@ int main(int argc, char** argv) {
         "--listen needs --tls-cert and --tls-key: lockstepd does not serve plain HTTP on TCP, "
         "where bearer tokens would travel in the clear");
     return 2;
+  }
+
+  if (!metrics_listen.empty()) {
+    if (lockstep::Status s = lockstep::lockstepd::CheckMetricsListen(metrics_listen); !s.ok()) {
+      lockstep::log::Error("{}", s.message());
+      return 2;
+    }
   }
 
   // Signals are taken by sigwait below, so no thread is interrupted by them.
@@ -241,15 +254,32 @@ int main(int argc, char** argv) {
   }
   lockstep::controller::ApiServiceOptions service_options;
   service_options.agents = agent_endpoints.get();
+  if (agents)
+    service_options.observe.agent_heartbeats = lockstep::lockstepd::AgentHeartbeatsOf(*agents);
   auto service = lockstep::controller::ApiService::Create(**controller, service_options);
   if (!service.ok()) {
     lockstep::log::Error("{}", service.status().message());
     return 1;
   }
+  // The web view's page on HTTPS without a token: it asks for one.
+  if (!api.listen.empty()) api.public_pages["/web"] = lockstep::controller::WebPage();
   auto server = lockstep::server::Server::Start(api, **service, service->get());
   if (!server.ok()) {
     lockstep::log::Error("{}", server.status().message());
     return 1;
+  }
+  std::unique_ptr<lockstep::server::MetricsListener> metrics;
+  if (!metrics_listen.empty()) {
+    auto started = lockstep::lockstepd::StartMetricsListener(metrics_listen, **controller,
+                                                             service_options.observe);
+    if (!started.ok()) {
+      lockstep::log::Error("{}", started.status().message());
+      server->reset();
+      (*controller)->DetachBackend();
+      return 1;
+    }
+    metrics = std::move(*started);
+    lockstep::log::Info("metrics on http://{} (port {})", metrics_listen, metrics->port());
   }
   std::ofstream(o.state_dir + "/lockstepd.pid") << ::getpid() << "\n";
   lockstep::log::Info("listening on {}", api.socket_path);
@@ -258,6 +288,7 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&signals, &sig);
   lockstep::log::Info("signal {}, stopping (jobs keep running)", sig);
+  metrics.reset();
   server->reset();
   service->reset();
   (*controller)->DetachBackend();

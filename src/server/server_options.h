@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "common/status.h"
@@ -25,6 +26,10 @@ struct ServerOptions {
   // the server never speaks plain HTTP on TCP, where tokens would travel in the clear.
   std::string tls_cert;
   std::string tls_key;
+  // GET paths answered on TCP without a token, each with its HTML: a page that then asks the
+  // user for a token and sends it with every request it makes (lockstepd's web view, "/web").
+  // Nothing else is reachable without one.
+  std::map<std::string, std::string> public_pages;
 
   // --- Threads ---
   // Threads running the I/O (accepts, TLS, parsing, writing) and calling handlers.

@@ -41,6 +41,17 @@ class TlsSession : public HttpSession<TlsSession> {
   // Every request carries its own token: a connection is not a login. 401 before any route.
   void Authorize() {
     std::string token = BearerToken(request_header());
+    if (token.empty() && request_header().method() == http::verb::get) {
+      const std::string_view target(request_header().target().data(),
+                                    request_header().target().size());
+      auto page = options().public_pages.find(std::string(target.substr(0, target.find('?'))));
+      if (page != options().public_pages.end()) {
+        Response res{http::status::ok, 11};
+        res.set(http::field::content_type, "text/html; charset=utf-8");
+        res.body() = page->second;
+        return Refuse(std::move(res));  // answered, then closed: it opened no session
+      }
+    }
     if (token.empty())
       return Refuse(Unauthorized("no bearer token (Authorization: Bearer <token>)", "Bearer"));
     auto self = shared_from_this();

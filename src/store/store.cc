@@ -312,6 +312,7 @@ Status StepDone(sqlite3* db, const std::string& path, sqlite3_stmt* stmt, std::s
 }  // namespace
 
 Status Store::CommitBatch(const std::vector<std::shared_ptr<Request>>& batch) {
+  const auto started = std::chrono::steady_clock::now();
   sqlite3* db = writer_.get();
   LOCKSTEP_RETURN_IF_ERROR(StepDone(db, options_.path, begin_.get(), "begin transaction"));
   Status status;
@@ -341,6 +342,7 @@ Status Store::CommitBatch(const std::vector<std::shared_ptr<Request>>& batch) {
   }
   commits_.fetch_add(1, std::memory_order_relaxed);
   records_.fetch_add(rows, std::memory_order_relaxed);
+  commit_latency_.Record(std::chrono::steady_clock::now() - started);
   return Status::Ok();
 }
 

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/latency_histogram.h"
 #include "common/status.h"
 #include "store/mutex.h"
 #include "store/sqlite_util.h"
@@ -125,6 +126,8 @@ class Store {
     std::uint64_t records;  // records written, keys deleted and counters advanced, all commits
   };
   Stats stats() const;
+  // How long each committed transaction took, from BEGIN to the end of COMMIT (its fsync).
+  const LatencyHistogram& commit_latency() const { return commit_latency_; }
 
  private:
   using Request = internal::WriteRequest;
@@ -162,6 +165,7 @@ class Store {
   std::size_t max_row_bytes_ = 0;  // SQLite's length limit; set by Open, then read-only
 
   std::atomic<std::uint64_t> commits_{0};
+  LatencyHistogram commit_latency_;
   std::atomic<std::uint64_t> records_{0};
 
   // The write connection and its statements: used only by the committer thread (and by Open

@@ -329,4 +329,13 @@ void AgentBackend::WatchdogLoop() {
   }
 }
 
+std::vector<std::pair<std::string, double>> AgentBackend::HeartbeatAges() const {
+  std::vector<std::pair<std::string, double>> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  const Clock::Monotonic now = clock_.MonotonicNow();
+  for (const auto& [name, agent] : agents_)
+    out.emplace_back(name, std::chrono::duration<double>(now - agent->last_seen).count());
+  return out;
+}
+
 }  // namespace lockstep::agent

@@ -72,6 +72,10 @@ class AgentBackend : public backend::Backend {
   // Health reports of the agent's nodes (docs/api.md, "Agents"), to the sink's NodeHealth.
   Status Health(const nlohmann::json& body);
 
+  // Each registered agent and how long ago it was last heard of (its last poll, registration
+  // or report), for lockstepd's metrics.
+  std::vector<std::pair<std::string, double>> HeartbeatAges() const;
+
   // Declares the nodes of agents silent for node_timeout DOWN. The watchdog calls it every
   // check_period; tests call it after moving their clock.
   void CheckAgents();
@@ -118,7 +122,7 @@ class AgentBackend : public backend::Backend {
   Clock& clock_;
   const std::set<std::string> configured_;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   bool stopping_ = false;                                    // guarded by mu_
   std::map<std::string, std::unique_ptr<AgentState>> agents_;  // guarded by mu_
   std::map<std::string, std::string> node_agent_;            // guarded by mu_: node -> agent
