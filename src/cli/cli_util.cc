@@ -46,6 +46,22 @@ int Fail(const std::string& command, const Status& status) {
   return Fail(command, status.message());
 }
 
+int FailOptions(const std::string& command, const Status& status) {
+  std::string text = status.message();
+  if (text.rfind(command + ": ", 0) == 0) text = text.substr(command.size() + 2);
+  const bool getopt_words = text.rfind("unrecognized option", 0) == 0 ||
+                            text.rfind("invalid option", 0) == 0 || text.rfind("option '", 0) == 0;
+  if (!getopt_words) {
+    // Slurm exits 255 for a bad option value and 1 for a script it cannot use.
+    const bool script = text.find("batch script") != std::string::npos;
+    Fail(command, text);
+    return script ? 1 : 255;
+  }
+  std::fprintf(stderr, "%s: %s\nTry \"%s --help\" for more information\n", command.c_str(),
+               EscapeControl(text).c_str(), command.c_str());
+  return 255;
+}
+
 Result<std::string> ReadTextFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound("unable to open file " + path);

@@ -18,6 +18,11 @@ std::vector<std::string> Args(int argc, char** argv);  // argv[1..]
 int Fail(const std::string& command, const Status& status);
 int Fail(const std::string& command, const std::string& message);
 
+// A command-line error of sbatch, srun or salloc as Slurm prints it, exit code 255: getopt's own
+// words ("sbatch: unrecognized option '--x'", then `Try "sbatch --help" for more information`),
+// or "sbatch: error: <message>" for a bad value (exit code 1 for a batch script it cannot use).
+int FailOptions(const std::string& command, const Status& status);
+
 // Reads a whole file (a batch script).
 Result<std::string> ReadTextFile(const std::string& path);
 

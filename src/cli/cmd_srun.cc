@@ -149,13 +149,14 @@ int FollowStep(client::ApiClient& api, unsigned long long job, int step, int nta
 // Starts one step of job `job`: lockstepd's answer ({"step_id", "ntasks", ...}).
 Result<nlohmann::json> StartStep(client::ApiClient& api, unsigned long long job,
                                  const jobspec::SrunParse& p) {
+  // The tasks' environment is what --export made of srun's, and they start in -D's directory.
   nlohmann::json req = {{"argv", p.command},
                         {"ntasks", p.spec.ntasks},
                         {"nodes", p.spec.min_nodes},
                         {"ntasks_per_node", p.spec.ntasks_per_node},
                         {"gpus_per_task", p.spec.gpus_per_task},
-                        {"env", Environment()},
-                        {"cwd", CurrentDir()},
+                        {"env", p.spec.environment},
+                        {"cwd", p.spec.work_dir},
                         {"stream", true}};
   return api.Post("/api/v1/jobs/" + std::to_string(job) + "/steps", req);
 }
@@ -226,40 +227,13 @@ int AwaitFirstStep(client::ApiClient& api, const std::string& job_id) {
   }
 }
 
-// Takes srun's own -l/--label out of the options (the command's arguments keep theirs).
-bool TakeLabel(std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-               Time now) {
-  std::vector<std::size_t> kept;
-  std::vector<std::string> stripped;
-  for (std::size_t i = 0; i < args.size(); ++i)
-    if (args[i] != "-l" && args[i] != "--label") {
-      kept.push_back(i);
-      stripped.push_back(args[i]);
-    }
-  if (stripped.size() == args.size()) return false;
-  Result<jobspec::SrunParse> p = jobspec::ParseSrunArgs(stripped, env, CurrentDir(), now);
-  if (!p.ok() || p->command.empty()) return false;
-  const std::size_t command_at = kept[stripped.size() - p->command.size()];
-  bool label = false;
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    bool is_label = args[i] == "-l" || args[i] == "--label";
-    if (is_label && i < command_at)
-      label = true;
-    else
-      out.push_back(args[i]);
-  }
-  args = std::move(out);
-  return label;
-}
-
 }  // namespace
 
 int RunSrun(int argc, char** argv) {
   std::map<std::string, std::string> env = Environment();
   std::vector<std::string> args = Args(argc, argv);
   client::ApiClient api;
-  auto job_id = env.find("SLURM_JOB_ID");
+  std::map<std::string, std::string>::iterator job_id = env.find("SLURM_JOB_ID");
   bool in_job = job_id != env.end() && !job_id->second.empty();
   if (in_job && args.size() == 1 && args[0] == kAwaitStepFlag)
     return AwaitFirstStep(api, job_id->second);
@@ -273,10 +247,17 @@ int RunSrun(int argc, char** argv) {
   if (in_job && !has_ntasks && env.count("SLURM_NTASKS"))
     args.insert(args.begin(), "--ntasks=" + env["SLURM_NTASKS"]);
   const Time now = std::time(nullptr);
-  const bool label = TakeLabel(args, env, now);
   Result<jobspec::SrunParse> p = jobspec::ParseSrunArgs(args, env, CurrentDir(), now);
-  if (!p.ok()) return Fail("srun", p.status());
+  if (!p.ok()) return FailOptions("srun", p.status());
   if (p->command.empty()) return Fail("srun", "no command to run");
+  const bool label = p->srun_options.count("label") > 0;
+  // --jobid: a step in that job (with --overlap, beside its running steps), as from inside it.
+  if (auto it = p->srun_options.find("jobid"); it != p->srun_options.end()) {
+    in_job = true;
+    job_id = env.insert_or_assign("SLURM_JOB_ID", it->second).first;
+    if (it->second.empty() || it->second.find_first_not_of("0123456789") != std::string::npos)
+      return Fail("srun", "Invalid job id specified: " + it->second);
+  }
   CatchInterrupts();
   if (in_job) {
     unsigned long long job = std::stoull(job_id->second);

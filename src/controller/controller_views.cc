@@ -98,6 +98,8 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
   if (e.is_array_task()) {
     out["array_job_id"] = e.array_job_id;
     out["array_task_id"] = e.array_task_id;
+    // The array's "%N": squeue prints a pending remainder as 40_[3-8%2].
+    if (j.array_max_running > 0) out["array_max_running"] = j.array_max_running;
   }
   if (!e.spec->external.empty()) out["external"] = e.spec->external;  // a pod group's job
   nlohmann::json steps = nlohmann::json::array();

@@ -42,6 +42,7 @@ Status SpecBuilder::Apply(const Occurrence& occ) {
     return InvalidArgument(
         fmt::format("{}{} is not supported by lockstep", Prefix(prog_, occ.place), Label(occ)));
   }
+  if (id == Opt::kSrunOnly) return Status::Ok();  // srun acts on it (SrunParse::srun_options)
   if (id == Opt::kIgnored) {
     spec_.warnings.push_back(fmt::format("{}{} has no effect in lockstep and is ignored",
                                          Prefix(prog_, occ.place), Label(occ)));

@@ -61,6 +61,7 @@ enum class Opt : std::uint8_t {
   kConstraint,
   kNice,
   kContainerImage,
+  kSrunOnly,     // srun's own (--pty, --jobid, --cpu-bind, ...): handed to srun (SrunParse)
   kIgnored,      // a Slurm option accepted without effect: a warning
   kUnsupported,  // a Slurm option lockstep does not offer: an error that says so
 };
@@ -73,6 +74,7 @@ struct OptionDef {
   ArgKind arg = ArgKind::kRequired;
   Opt id = Opt::kIgnored;
   bool sbatch_only = false;  // not an srun/salloc option
+  bool srun_only = false;    // not an sbatch option
 };
 
 // Every option lockstep knows, Slurm's spelling.

@@ -1,0 +1,134 @@
+// End to end: the Slurm command lines of issue 16 that failed, run through the real CLI against
+// lockstepd and an agent, each with the exit code, output and leading error words Slurm gives.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/cluster_harness.h"
+
+namespace lockstep::testing {
+namespace {
+
+struct Expect {
+  std::vector<std::string> args;
+  int exit_code;
+  std::string out;  // every line of it must be in stdout ("" : anything)
+  std::string err;  // stderr starts with it ("" : empty stderr)
+};
+
+void Check(Cluster& c, const Expect& e, const std::string& stdin_text = "") {
+  CommandResult r = c.Run(e.args, "", -1, stdin_text);
+  std::string label = ::testing::PrintToString(e.args);
+  EXPECT_EQ(r.exit_code, e.exit_code) << label << "\n" << r.out << r.err;
+  std::size_t start = 0;
+  while (start < e.out.size()) {
+    std::size_t nl = e.out.find('\n', start);
+    std::string line = e.out.substr(start, nl - start);
+    EXPECT_NE(r.out.find(line), std::string::npos) << label << ": no '" << line << "' in\n"
+                                                   << r.out;
+    start = nl == std::string::npos ? e.out.size() : nl + 1;
+  }
+  if (e.err.empty())
+    EXPECT_EQ(r.err, "") << label;
+  else
+    EXPECT_EQ(r.err.rfind(e.err, 0), 0u) << label << ": stderr\n" << r.err;
+}
+
+class SlurmCompat : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    cluster_ = new Cluster();
+    ASSERT_TRUE(cluster_->Start());
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  static Cluster* cluster_;
+};
+Cluster* SlurmCompat::cluster_ = nullptr;
+
+TEST_F(SlurmCompat, SbatchReadsTheScriptFromStdinAfterOptionValues) {
+  Cluster& c = *cluster_;
+  const std::string script = "#!/bin/sh\necho from-stdin\n";
+  CommandResult r = c.Run({"sbatch", "--parsable", "-p", "batch", "-t", "5"}, "", -1, script);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = c.WaitJob(std::stoull(r.out));
+  EXPECT_EQ(j["state"], "COMPLETED");
+  EXPECT_EQ(c.ReadFile("slurm-" + std::to_string(std::stoull(r.out)) + ".out"), "from-stdin\n");
+  r = c.Run({"sbatch", "--parsable", "-J", "x"}, "", -1, script);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(c.Job(std::stoull(r.out))["name"], "x");
+}
+
+TEST_F(SlurmCompat, BadOptionsAndUnknownJobsAsSlurm) {
+  Cluster& c = *cluster_;
+  const Expect cases[] = {
+      {{"squeue", "-j", "999999"}, 1, "", "slurm_load_jobs error: Invalid job id specified"},
+      {{"squeue", "--bogus"}, 1, "",
+       "squeue: unrecognized option '--bogus'\nTry \"squeue --help\" for more information"},
+      {{"sinfo", "--bogus"}, 1, "", "sinfo: unrecognized option '--bogus'"},
+      {{"sacct", "--bogus"}, 1, "", "sacct: unrecognized option '--bogus'"},
+      {{"sprio", "--bogus"}, 1, "", "sprio: unrecognized option '--bogus'"},
+      {{"scancel", "--bogus"}, 1, "", "scancel: unrecognized option '--bogus'"},
+      {{"squeue", "--st"}, 1, "", "squeue: option '--st' is ambiguous"},
+      {{"squeue", "foo"}, 1, "", "squeue: error: Unrecognized option: foo"},
+      {{"squeue", "-t", "FOO"}, 1, "", "squeue: error: Invalid job state specified: FOO"},
+      {{"sinfo", "-t", "sleepy"}, 1, "", "sinfo: error: Invalid node state specified: sleepy"},
+      {{"scancel"}, 1, "", "scancel: error: No job identification provided"},
+      {{"scancel", "999999"}, 1, "", "scancel: error: Invalid job id 999999"},
+      {{"scancel", "-s", "NOPE", "1"}, 1, "", "scancel: error: Invalid signal specified: NOPE"},
+      {{"sbatch", "--bogus"}, 255, "",
+       "sbatch: unrecognized option '--bogus'\nTry \"sbatch --help\" for more information"},
+      {{"squeue", "--noh", "--usage"}, 0, "Usage: squeue", ""},
+      {{"sinfo", "--help"}, 0, "Usage: sinfo [OPTIONS]\n  -n, --nodes=NODES", ""},
+  };
+  for (const Expect& e : cases) Check(c, e);
+}
+
+TEST_F(SlurmCompat, FiltersAndFormatsOfSqueueSinfoSacct) {
+  Cluster& c = *cluster_;
+  unsigned long long held = Submit(c, {"--hold", "-J", "heldjob", "-t", "5", "--wrap", "true"});
+  unsigned long long run = Submit(c, {"-J", "runner", "-t", "5", "--wrap", "sleep 60"});
+  ASSERT_GT(held, 0u);
+  ASSERT_GT(run, 0u);
+  ASSERT_TRUE(WaitFor([&] { return c.Job(run)["state"] == "RUNNING"; }, std::chrono::seconds(20)));
+  const std::string h = std::to_string(held), r = std::to_string(run);
+  const Expect cases[] = {
+      {{"squeue", "--noh", "-n", "heldjob", "-o", "%i %j"}, 0, h + " heldjob\n", ""},
+      {{"squeue", "-h", "--me", "-n", "runner", "-o", "%j"}, 0, "runner\n", ""},
+      {{"squeue", "-h", "-w", "node1", "-o", "%j %N"}, 0, "runner node1\n", ""},
+      {{"squeue", "-h", "-O", "jobid:8,name:10,statecompact:3", "-j", h}, 0,
+       h + std::string(8 - h.size(), ' ') + "heldjob   PD \n", ""},
+      {{"sinfo", "-h", "-n", "node2", "-o", "%N %t"}, 0, "node2 idle\n", ""},
+      {{"sinfo", "-h", "-t", "mix", "-o", "%N"}, 0, "node1\n", ""},
+      {{"sinfo", "-h", "-p", "batch", "-r", "-O", "partition:6,nodes:.4"}, 0, "batch    2\n", ""},
+      {{"sacct", "-X", "-n", "-S", "now-1hour", "--name", "runner", "-s", "R", "-o", "jobid,state"},
+       0, r, ""},
+      {{"scancel", "--me", "-n", "heldjob"}, 0, "", ""},
+  };
+  for (const Expect& e : cases) Check(c, e);
+  EXPECT_EQ(c.Job(held)["state"], "CANCELLED");
+  EXPECT_EQ(c.Job(run)["state"], "RUNNING");
+  Check(c, {{"scancel", "-p", "batch", "-n", "runner"}, 0, "", ""});
+  EXPECT_TRUE(WaitFor([&] { return c.Job(run)["state"] == "CANCELLED"; },
+                      std::chrono::seconds(20)));
+}
+
+TEST_F(SlurmCompat, ArraysDisplayAndAddressAsSlurm) {
+  Cluster& c = *cluster_;
+  unsigned long long a = Submit(c, {"--hold", "--array=1-8%2", "-t", "5", "--wrap", "true"});
+  ASSERT_GT(a, 0u);
+  const std::string id = std::to_string(a);
+  Check(c, {{"squeue", "-h", "-j", id, "-o", "%i %T"}, 0, id + "_[1-8%2] PENDING\n", ""});
+  Check(c, {{"squeue", "-h", "-j", id + "_2", "-o", "%i"}, 0, id + "_2\n", ""});
+  Check(c, {{"squeue", "-h", "-r", "-j", id, "-o", "%i"}, 0, id + "_1\n" + id + "_8\n", ""});
+  Check(c, {{"scancel", id + "_[1-2]"}, 0, "", ""});
+  Check(c, {{"squeue", "-h", "-j", id, "-o", "%i"}, 0, id + "_[3-8%2]\n", ""});
+  Check(c, {{"scancel", id}, 0, "", ""});
+  Check(c, {{"squeue", "-h", "-j", id, "-t", "PD", "-o", "%i"}, 0, "", ""});
+}
+
+}  // namespace
+}  // namespace lockstep::testing
