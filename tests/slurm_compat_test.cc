@@ -2,6 +2,9 @@
 // lockstepd and an agent, each with the exit code, output and leading error words Slurm gives.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -128,6 +131,50 @@ TEST_F(SlurmCompat, ArraysDisplayAndAddressAsSlurm) {
   Check(c, {{"squeue", "-h", "-j", id, "-o", "%i"}, 0, id + "_[3-8%2]\n", ""});
   Check(c, {{"scancel", id}, 0, "", ""});
   Check(c, {{"squeue", "-h", "-j", id, "-t", "PD", "-o", "%i"}, 0, "", ""});
+}
+
+// Output and exit code of a shell command line (the test's own, fixed strings only).
+CommandResult Shell(const std::string& line) {
+  CommandResult r;
+  std::FILE* p = ::popen(line.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// The Slurm names link to lockstep-slurm, which answers as `lockstep <command>` does and loads
+// no shared library but the C library: what keeps its start-up near a trivial process's
+// (bench/cli_startup.sh measures it).
+TEST_F(SlurmCompat, SlurmNamesRunTheLightBinary) {
+  Cluster& c = *cluster_;
+  const std::string aliases = c.dir() + "/aliases";
+  CommandResult r = c.Run({"install-aliases", aliases});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("lockstep-slurm"), std::string::npos) << r.out;
+  const std::string env = "LOCKSTEP_STATE_DIR='" + c.dir() + "' ";
+  unsigned long long id = Submit(c, {"--hold", "-J", "light", "-t", "5", "--wrap", "true"});
+  ASSERT_GT(id, 0u);
+  r = Shell(env + "'" + aliases + "/squeue' -h -n light -o '%i %j'");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, std::to_string(id) + " light\n");
+  r = Shell(env + "'" + aliases + "/scancel' " + std::to_string(id) + " && echo done");
+  EXPECT_EQ(r.out, "done\n");
+  r = Shell("ldd '" + std::string(LOCKSTEP_BIN_DIR) + "/lockstep-slurm'");
+  ASSERT_EQ(r.exit_code, 0);
+  std::size_t start = 0;
+  while (start < r.out.size()) {
+    std::size_t nl = r.out.find('\n', start);
+    std::string line = r.out.substr(start, nl - start);
+    start = nl == std::string::npos ? r.out.size() : nl + 1;
+    EXPECT_TRUE(line.find("linux-vdso") != std::string::npos ||
+                line.find("libc.so") != std::string::npos ||
+                line.find("ld-linux") != std::string::npos)
+        << "lockstep-slurm needs " << line;
+  }
 }
 
 }  // namespace
