@@ -72,6 +72,7 @@ end=$(date +%s%N)
 echo "sequential sbatch --hold (lockstep-slurm): $(echo "scale=1; $calls * 1000000000 / ($end - $start)" | bc) submits/s"
 
 if [[ -n "${SLURM_CONF:-}" ]] && timeout 5 /usr/bin/squeue -h > /dev/null 2>&1; then
+  printf '  squeue -h (Slurm peer)           %s\n' "$(per_call /usr/bin/squeue -h)"
   start=$(date +%s%N)
   ids=()
   for ((i = 0; i < calls; i++)); do ids+=("$(/usr/bin/sbatch --parsable --hold --wrap true)"); done
