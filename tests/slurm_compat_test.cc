@@ -133,6 +133,37 @@ TEST_F(SlurmCompat, ArraysDisplayAndAddressAsSlurm) {
   Check(c, {{"squeue", "-h", "-j", id, "-t", "PD", "-o", "%i"}, 0, "", ""});
 }
 
+// --signal=[B:]SIG@TIME: the signal comes TIME seconds before the time limit (1 minute here), to
+// the batch shell with B:, to the job's steps without; the job then ends as it chooses.
+TEST_F(SlurmCompat, SignalBeforeTheTimeLimit) {
+  Cluster& c = *cluster_;
+  // B: the batch shell traps USR1 58 s before its limit, about 2 s after it starts.
+  unsigned long long batch = Submit(
+      c, {"-t", "1", "--signal=B:USR1@58", "--wrap",
+          "trap 'echo got-usr1; exit 0' USR1; i=0; while [ $i -lt 600 ]; do sleep 0.1; "
+          "i=$((i+1)); done; echo no-signal"});
+  // Without B:, the step started by srun inside the job gets it.
+  unsigned long long step = Submit(
+      c, {"-t", "1", "--signal=USR2@58", "--wrap",
+          "srun sh -c \"trap 'echo step-got-usr2; exit 0' USR2; i=0; while [ \\$i -lt 600 ]; "
+          "do sleep 0.1; i=\\$((i+1)); done; echo no-signal\""});
+  ASSERT_GT(batch, 0u);
+  ASSERT_GT(step, 0u);
+  nlohmann::json b = c.WaitJob(batch, 40), s = c.WaitJob(step, 40);
+  // The shell may also report its `sleep` child killed by the signal: the whole process group
+  // gets it (docs/commands.md), where Slurm's B: signals the shell alone.
+  auto ends_with = [](const std::string& text, const std::string& tail) {
+    return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(),
+                                                      tail) == 0;
+  };
+  EXPECT_EQ(b["state"], "COMPLETED");
+  std::string out = c.ReadFile("slurm-" + std::to_string(batch) + ".out");
+  EXPECT_TRUE(ends_with(out, "got-usr1\n")) << out;
+  EXPECT_EQ(s["state"], "COMPLETED");
+  out = c.ReadFile("slurm-" + std::to_string(step) + ".out");
+  EXPECT_TRUE(ends_with(out, "step-got-usr2\n")) << out;
+}
+
 // Output and exit code of a shell command line (the test's own, fixed strings only).
 CommandResult Shell(const std::string& line) {
   CommandResult r;

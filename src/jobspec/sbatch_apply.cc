@@ -171,6 +171,12 @@ Status SpecBuilder::ApplyValue(const Occurrence& occ, const std::string& v) {
     }
     case Opt::kNice:
       return parse(ParseNice(v), [&](std::int32_t n) { spec_.nice = n; });
+    case Opt::kSignal:
+      return parse(ParseSignal(v), [&](const WarnSignal& s) {
+        spec_.signal_number = s.number;
+        spec_.signal_time = s.time;
+        spec_.signal_batch_only = s.batch_only;
+      });
     case Opt::kExclusive:
       return ValueError(prog_, occ, "is not supported: lockstep's --exclusive takes no value");
     default:

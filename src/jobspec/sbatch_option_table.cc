@@ -93,7 +93,7 @@ std::vector<OptionDef> BuildTable() {
       {"wckey", 0, kReq, Opt::kIgnored},
       {"get-user-env", 0, kOpt, Opt::kIgnored},
       {"propagate", 0, kOpt, Opt::kIgnored},
-      {"signal", 0, kReq, Opt::kIgnored},
+      {"signal", 0, kReq, Opt::kSignal},
       {"kill-on-invalid-dep", 0, kReq, Opt::kIgnored},
       {"no-kill", 'k', kOpt, Opt::kIgnored},
       {"verbose", 'v', kNone, Opt::kIgnored},
