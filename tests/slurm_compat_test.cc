@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -162,6 +163,25 @@ TEST_F(SlurmCompat, SignalBeforeTheTimeLimit) {
   EXPECT_EQ(s["state"], "COMPLETED");
   out = c.ReadFile("slurm-" + std::to_string(step) + ".out");
   EXPECT_TRUE(ends_with(out, "step-got-usr2\n")) << out;
+}
+
+// srun's own options from generated command lines: --multi-prog, -D, --export, and the ones
+// that only need accepting (--mpi, --cpu-bind, --exact, --overlap, -u).
+TEST_F(SlurmCompat, SrunOptionsOfToolsAndLaunchers) {
+  Cluster& c = *cluster_;
+  {
+    std::ofstream conf(c.work() + "/prog.conf");
+    conf << "# rank program args\n0 echo leader\n1-2 echo worker%t of%o\n";
+  }
+  unsigned long long id = Submit(
+      c, {"-n", "3", "-t", "5", "--wrap",
+          "srun --mpi=pmix --cpu-bind=cores --exact --overlap -u --multi-prog prog.conf | sort; "
+          "FOO=outer srun -n 1 -D /tmp --export=NONE,FOO=bar sh -c 'echo $(pwd) $FOO ${HOME:-nohome}'"});
+  ASSERT_GT(id, 0u);
+  nlohmann::json j = c.WaitJob(id, 30);
+  EXPECT_EQ(j["state"], "COMPLETED");
+  EXPECT_EQ(c.ReadFile("slurm-" + std::to_string(id) + ".out"),
+            "leader\nworker1 of0\nworker2 of1\n/tmp bar nohome\n");
 }
 
 // Output and exit code of a shell command line (the test's own, fixed strings only).

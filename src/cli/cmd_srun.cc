@@ -22,6 +22,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/slurm/multi_prog.h"
 #include "common/base64.h"
 #include "jobspec/sbatch.h"
 
@@ -251,6 +252,13 @@ int RunSrun(int argc, char** argv) {
   if (!p.ok()) return FailOptions("srun", p.status());
   if (p->command.empty()) return Fail("srun", "no command to run");
   const bool label = p->srun_options.count("label") > 0;
+  if (p->srun_options.count("multi-prog")) {
+    Result<std::string> conf = ReadTextFile(p->command.front());
+    if (!conf.ok()) return Fail("srun", conf.status());
+    Result<std::vector<std::string>> argv = MultiProgCommand(*conf, p->command.front());
+    if (!argv.ok()) return Fail("srun", argv.status());
+    p->command = std::move(*argv);
+  }
   // --jobid: a step in that job (with --overlap, beside its running steps), as from inside it.
   if (auto it = p->srun_options.find("jobid"); it != p->srun_options.end()) {
     in_job = true;

@@ -6,6 +6,7 @@ lockstep_cc_library(NAME lockstep_cli_slurm FOLDER cli/slurm
     ${CMAKE_CURRENT_LIST_DIR}/job_filter.cc
     ${CMAKE_CURRENT_LIST_DIR}/node_filter.cc
     ${CMAKE_CURRENT_LIST_DIR}/long_format.cc
+    ${CMAKE_CURRENT_LIST_DIR}/multi_prog.cc
   DEPS lockstep_common nlohmann_json::nlohmann_json)
 
 lockstep_cc_test(NAME cli_slurm_test
@@ -14,4 +15,5 @@ lockstep_cc_test(NAME cli_slurm_test
     ${CMAKE_CURRENT_LIST_DIR}/job_filter_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/node_filter_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/long_format_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/multi_prog_test.cc
   DEPS lockstep_cli_slurm)
