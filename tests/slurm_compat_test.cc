@@ -4,6 +4,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -182,6 +183,36 @@ TEST_F(SlurmCompat, SrunOptionsOfToolsAndLaunchers) {
   EXPECT_EQ(j["state"], "COMPLETED");
   EXPECT_EQ(c.ReadFile("slurm-" + std::to_string(id) + ".out"),
             "leader\nworker1 of0\nworker2 of1\n/tmp bar nohome\n");
+}
+
+TEST_F(SlurmCompat, ScontrolPingOnelinerRequeueholdAndRelativeTimeLimit) {
+  Cluster& c = *cluster_;
+  unsigned long long id = Submit(c, {"--hold", "-J", "sc", "-t", "10", "-o", "out-%j.txt",
+                                     "-e", "err-%j.txt", "--wrap", "true"});
+  ASSERT_GT(id, 0u);
+  const std::string s = std::to_string(id);
+  Check(c, {{"scontrol", "ping"}, 0, " is UP\n", ""});
+  Check(c, {{"scontrol", "show", "job", s}, 0,
+            "StdOut=" + c.work() + "/out-" + s + ".txt\nStdErr=" + c.work() + "/err-" + s + ".txt",
+            ""});
+  CommandResult r = c.Run({"scontrol", "-o", "show", "job", s});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_EQ(r.out.rfind("JobId=" + s + " JobName=sc ", 0), 0u) << r.out;
+  Check(c, {{"scontrol", "update", "JobId=" + s, "TimeLimit=+5"}, 0, "", ""});
+  EXPECT_EQ(c.Job(id)["time_limit"], 15 * 60);
+  Check(c, {{"scontrol", "update", "JobId=" + s, "TimeLimit=-0:30"}, 0, "", ""});
+  EXPECT_EQ(c.Job(id)["time_limit"], 14 * 60 + 30);
+  Check(c, {{"scancel", s}, 0, "", ""});
+  unsigned long long run = Submit(c, {"-t", "5", "--wrap", "sleep 60"});
+  ASSERT_GT(run, 0u);
+  ASSERT_TRUE(WaitFor([&] { return c.Job(run)["state"] == "RUNNING"; }, std::chrono::seconds(20)));
+  const std::string rs = std::to_string(run);
+  Check(c, {{"scontrol", "requeuehold", rs}, 0, "", ""});
+  EXPECT_TRUE(WaitFor([&] { return c.Job(run)["state"] == "PENDING"; }, std::chrono::seconds(20)));
+  Check(c, {{"squeue", "-h", "-j", rs, "-o", "%T %r"}, 0, "PENDING JobHeldUser\n", ""});
+  Check(c, {{"scontrol", "--bogus", "ping"}, 1, "", "scontrol: unrecognized option '--bogus'"});
+  Check(c, {{"scancel", rs}, 0, "", ""});
 }
 
 // Output and exit code of a shell command line (the test's own, fixed strings only).

@@ -94,7 +94,18 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
       {"features", e.spec->constraint},
       {"batch_host", nodes.empty() ? "" : nodes.front()},
       {"command", e.spec->name},
+      // scontrol show job's StdOut=/StdErr=: the current run's files, patterns expanded.
+      {"stdout", OutputPathLocked(e, e.restart_count)},
   };
+  if (e.spec->error.empty()) {
+    out["stderr"] = out["stdout"];
+  } else {
+    JobEntry for_error = e;
+    auto spec = std::make_shared<jobspec::JobSpec>(*e.spec);
+    spec->output = e.spec->error;
+    for_error.spec = spec;
+    out["stderr"] = OutputPathLocked(for_error, e.restart_count);
+  }
   if (e.is_array_task()) {
     out["array_job_id"] = e.array_job_id;
     out["array_task_id"] = e.array_task_id;
