@@ -88,6 +88,10 @@ TEST_F(SlurmCompat, BadOptionsAndUnknownJobsAsSlurm) {
        "sbatch: unrecognized option '--bogus'\nTry \"sbatch --help\" for more information"},
       {{"squeue", "--noh", "--usage"}, 0, "Usage: squeue", ""},
       {{"sinfo", "--help"}, 0, "Usage: sinfo [OPTIONS]\n  -n, --nodes=NODES", ""},
+      {{"sbatch", "--help"}, 0, "Usage: sbatch [OPTIONS...] script [args...]\n  -p, --partition=value", ""},
+      {{"sbatch", "-h"}, 0, "Usage: sbatch", ""},
+      {{"srun", "--usage"}, 0, "Usage: srun [OPTIONS(0)...] executable(0) [args(0)...]", ""},
+      {{"srun", "--help"}, 0, "--pty", ""},
   };
   for (const Expect& e : cases) Check(c, e);
 }
@@ -213,6 +217,29 @@ TEST_F(SlurmCompat, ScontrolPingOnelinerRequeueholdAndRelativeTimeLimit) {
   Check(c, {{"squeue", "-h", "-j", rs, "-o", "%T %r"}, 0, "PENDING JobHeldUser\n", ""});
   Check(c, {{"scontrol", "--bogus", "ping"}, 1, "", "scontrol: unrecognized option '--bogus'"});
   Check(c, {{"scancel", rs}, 0, "", ""});
+}
+
+// salloc: an allocation, the command run here with its variables, srun inside it starting a
+// step in it, the command's exit code, and the allocation released (COMPLETED).
+TEST_F(SlurmCompat, SallocRunsTheCommandInAnAllocation) {
+  Cluster& c = *cluster_;
+  const std::string lockstep = std::string(LOCKSTEP_BIN_DIR) + "/lockstep";
+  CommandResult r = c.Run({"salloc", "-N", "1", "-J", "inter", "sh", "-c",
+                           "echo job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST; '" + lockstep +
+                               "' srun echo in-step; exit 3"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const std::size_t eq = r.out.find("job=");
+  ASSERT_NE(eq, std::string::npos) << r.out;
+  const unsigned long long id = std::stoull(r.out.substr(eq + 4));
+  EXPECT_EQ(r.out, "job=" + std::to_string(id) + " nodes=node1\nin-step\n");
+  // (a "queued and waiting" line may come between when the machine is slow to start it)
+  const std::string s = std::to_string(id);
+  EXPECT_EQ(r.err.rfind("salloc: Pending job allocation " + s + "\n", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("salloc: Granted job allocation " + s + "\n"), std::string::npos);
+  const std::string last = "salloc: Relinquishing job allocation " + s + "\n";
+  EXPECT_EQ(r.err.substr(r.err.size() - std::min(r.err.size(), last.size())), last) << r.err;
+  EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
+  EXPECT_EQ(c.Job(id)["name"], "inter");
 }
 
 // Output and exit code of a shell command line (the test's own, fixed strings only).

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/format/field_format.h"
+#include "jobspec/sbatch.h"
 
 extern char** environ;
 
@@ -60,6 +61,21 @@ int FailOptions(const std::string& command, const Status& status) {
   std::fprintf(stderr, "%s: %s\nTry \"%s --help\" for more information\n", command.c_str(),
                EscapeControl(text).c_str(), command.c_str());
   return 255;
+}
+
+std::optional<int> SbatchHelpRequested(const std::vector<std::string>& args, bool srun) {
+  for (const std::string& a : args) {
+    if (a.empty() || a[0] != '-' || a == "--") break;  // the script or command begins
+    if (a == "--help" || (!srun && a == "-h")) {
+      std::fputs(jobspec::SbatchHelpText(srun).c_str(), stdout);
+      return 0;
+    }
+    if (a == "--usage") {
+      std::fputs(jobspec::SbatchUsageText(srun).c_str(), stdout);
+      return 0;
+    }
+  }
+  return std::nullopt;
 }
 
 Result<std::string> ReadTextFile(const std::string& path) {

@@ -179,6 +179,8 @@ int AllocateAndRun(client::ApiClient& api, jobspec::SrunParse p, bool label) {
   unsigned long long job = (*r)["job_id"].get<unsigned long long>();
   const std::string where = "/api/v1/jobs/" + std::to_string(job);
   bool announced = false;
+  // As salloc (cmd_salloc.cc): "queued" only for a job still pending after a second.
+  const auto quiet_until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   while (true) {
     if (g_interrupts.load() > 0) {
       std::fprintf(stderr, "srun: interrupted: cancelling job %llu\n", job);
@@ -191,8 +193,10 @@ int AllocateAndRun(client::ApiClient& api, jobspec::SrunParse p, bool label) {
     if (state == "RUNNING") break;
     if (state != "PENDING")
       return Fail("srun", "job " + std::to_string(job) + " ended " + state + " before it ran");
-    if (!announced) std::fprintf(stderr, "srun: job %llu queued and waiting for resources\n", job);
-    announced = true;
+    if (!announced && std::chrono::steady_clock::now() > quiet_until) {
+      std::fprintf(stderr, "srun: job %llu queued and waiting for resources\n", job);
+      announced = true;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (announced) std::fprintf(stderr, "srun: job %llu has been allocated resources\n", job);
@@ -233,6 +237,7 @@ int AwaitFirstStep(client::ApiClient& api, const std::string& job_id) {
 int RunSrun(int argc, char** argv) {
   std::map<std::string, std::string> env = Environment();
   std::vector<std::string> args = Args(argc, argv);
+  if (std::optional<int> rc = SbatchHelpRequested(args, true)) return *rc;
   client::ApiClient api;
   std::map<std::string, std::string>::iterator job_id = env.find("SLURM_JOB_ID");
   bool in_job = job_id != env.end() && !job_id->second.empty();

@@ -19,6 +19,7 @@ namespace lockstep::cli {
 int RunSbatch(int argc, char** argv) {
   jobspec::SbatchInput in;
   in.args = Args(argc, argv);
+  if (std::optional<int> rc = SbatchHelpRequested(in.args, false)) return *rc;
   in.env = Environment();
   in.cwd = CurrentDir();
   in.now = std::time(nullptr);

@@ -22,7 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* kAliases[] = {"sbatch", "srun",     "squeue", "scancel",
+const char* kAliases[] = {"sbatch", "srun",     "salloc", "squeue", "scancel",
                           "sinfo",  "scontrol", "sacct",  "sprio"};
 
 std::string SelfDir() {
@@ -293,7 +293,7 @@ int RunInstallAliases(int argc, char** argv) {
     fs::create_symlink(self, link, ec);
     if (ec) return Fail("lockstep install-aliases", link.string() + ": " + ec.message());
   }
-  std::printf("linked sbatch srun squeue scancel sinfo scontrol sacct sprio in %s to %s\n",
+  std::printf("linked sbatch srun salloc squeue scancel sinfo scontrol sacct sprio in %s to %s\n",
               dir.c_str(), self.c_str());
   return 0;
 }

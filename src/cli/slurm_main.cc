@@ -20,6 +20,7 @@ struct SlurmCommand {
 
 constexpr SlurmCommand kCommands[] = {
     {"sbatch", lockstep::cli::RunSbatch},   {"srun", lockstep::cli::RunSrun},
+    {"salloc", lockstep::cli::RunSalloc},
     {"squeue", lockstep::cli::RunSqueue},   {"scancel", lockstep::cli::RunScancel},
     {"sinfo", lockstep::cli::RunSinfo},     {"scontrol", lockstep::cli::RunScontrol},
     {"sacct", lockstep::cli::RunSacct},     {"sprio", lockstep::cli::RunSprio},
