@@ -92,6 +92,10 @@ TEST_F(SlurmCompat, BadOptionsAndUnknownJobsAsSlurm) {
       {{"sbatch", "-h"}, 0, "Usage: sbatch", ""},
       {{"srun", "--usage"}, 0, "Usage: srun [OPTIONS(0)...] executable(0) [args(0)...]", ""},
       {{"srun", "--help"}, 0, "--pty", ""},
+      {{"srun", "--pty", "bash"}, 1, "", "srun: error: --pty is not supported by lockstep yet"},
+      {{"srun", "--bogus", "true"}, 255, "",
+       "srun: unrecognized option '--bogus'\nTry \"srun --help\" for more information"},
+      {{"salloc", "--signal=NOPE", "true"}, 255, "", "salloc: error: --signal: 'NOPE' is not"},
   };
   for (const Expect& e : cases) Check(c, e);
 }

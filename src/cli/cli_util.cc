@@ -50,6 +50,8 @@ int Fail(const std::string& command, const Status& status) {
 int FailOptions(const std::string& command, const Status& status) {
   std::string text = status.message();
   if (text.rfind(command + ": ", 0) == 0) text = text.substr(command.size() + 2);
+  // salloc reads srun's options (ParseSrunArgs), whose messages name srun.
+  if (command == "salloc" && text.rfind("srun: ", 0) == 0) text = text.substr(6);
   const bool getopt_words = text.rfind("unrecognized option", 0) == 0 ||
                             text.rfind("invalid option", 0) == 0 || text.rfind("option '", 0) == 0;
   if (!getopt_words) {

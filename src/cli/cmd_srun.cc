@@ -257,6 +257,12 @@ int RunSrun(int argc, char** argv) {
   if (!p.ok()) return FailOptions("srun", p.status());
   if (p->command.empty()) return Fail("srun", "no command to run");
   const bool label = p->srun_options.count("label") > 0;
+  // Parsed so that they are not "unrecognized", but refused rather than run without a terminal
+  // or input: srun does not forward stdin yet.
+  for (const char* missing : {"pty", "input"})
+    if (p->srun_options.count(missing))
+      return Fail("srun", std::string("--") + missing +
+                              " is not supported by lockstep yet (stdin is not forwarded to tasks)");
   if (p->srun_options.count("multi-prog")) {
     Result<std::string> conf = ReadTextFile(p->command.front());
     if (!conf.ok()) return Fail("srun", conf.status());
