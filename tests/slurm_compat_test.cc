@@ -67,6 +67,17 @@ TEST_F(SlurmCompat, SbatchReadsTheScriptFromStdinAfterOptionValues) {
   EXPECT_EQ(c.Job(std::stoull(r.out))["name"], "x");
 }
 
+TEST_F(SlurmCompat, SbatchWaitReturnsWithTheJobsExitCode) {
+  Cluster& c = *cluster_;
+  CommandResult r = c.Run({"sbatch", "--parsable", "-W", "-t", "5", "--wrap", "exit 7"});
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  ASSERT_FALSE(r.out.empty());
+  EXPECT_EQ(c.Job(std::stoull(r.out))["state"], "FAILED");
+  r = c.Run({"sbatch", "--wait", "-t", "5", "--wrap", "true"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("Submitted batch job ", 0), 0u);
+}
+
 TEST_F(SlurmCompat, BadOptionsAndUnknownJobsAsSlurm) {
   Cluster& c = *cluster_;
   const Expect cases[] = {

@@ -9,12 +9,36 @@
 #include <iostream>
 #include <iterator>
 #include <string>
+#include <thread>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "jobspec/sbatch.h"
 
 namespace lockstep::cli {
+
+namespace {
+
+// sbatch --wait: polls the job until it ends; its exit code, as Slurm's sbatch returns it (1 for
+// a job that ended without one: cancelled, timed out, failed on its node).
+int AwaitEnd(client::ApiClient& api, unsigned long long id) {
+  const std::string where = "/api/v1/jobs/" + std::to_string(id);
+  while (true) {
+    Result<nlohmann::json> j = api.Get(where);
+    if (!j.ok()) return Fail("sbatch", j.status());
+    const std::string state = (*j)["state"];
+    if (state == "COMPLETED") return 0;
+    if (state == "FAILED" && (*j).value("exit_code", 0) != 0) return (*j)["exit_code"].get<int>();
+    if (state != "PENDING" && state != "RUNNING" && state != "COMPLETING" &&
+        state != "SUSPENDED") {
+      std::fprintf(stderr, "sbatch: error: Job %llu ended %s\n", id, state.c_str());
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the user's wait, polled
+  }
+}
+
+}  // namespace
 
 int RunSbatch(int argc, char** argv) {
   jobspec::SbatchInput in;
@@ -33,11 +57,13 @@ int RunSbatch(int argc, char** argv) {
   Result<nlohmann::json> r =
       api.Post("/api/v1/jobs", nlohmann::json::parse(jobspec::JobSpecToJson(*job)));
   if (!r.ok()) return Fail("sbatch", "Batch job submission failed: " + r.status().message());
+  const unsigned long long id = (*r)["job_id"].get<unsigned long long>();
   if (job->parsable)
-    std::printf("%llu\n", (*r)["job_id"].get<unsigned long long>());
+    std::printf("%llu\n", id);
   else
-    std::printf("Submitted batch job %llu\n", (*r)["job_id"].get<unsigned long long>());
-  return 0;
+    std::printf("Submitted batch job %llu\n", id);
+  std::fflush(stdout);
+  return job->wait ? AwaitEnd(api, id) : 0;
 }
 
 }  // namespace lockstep::cli

@@ -86,6 +86,7 @@ struct JobSpec {
   std::string external;
   // Output of the CLI only.
   bool parsable = false;  // --parsable
+  bool wait = false;      // -W/--wait: sbatch returns when the job ends (not in the JSON)
   // Slurm options accepted without effect in lockstep ("--mail-type"), one line each with its
   // place, for the CLI to print as warnings. Added by the sbatch parser.
   std::vector<std::string> warnings;

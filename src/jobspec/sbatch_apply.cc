@@ -76,6 +76,9 @@ Status SpecBuilder::ApplyFlag(const Occurrence& occ) {
     case Opt::kNice:
       spec_.nice = 100;
       break;  // Slurm's --nice without a value
+    case Opt::kWait:
+      spec_.wait = true;
+      break;
     default:
       return OptionError(prog_, occ, "requires an argument");
   }

@@ -128,7 +128,7 @@ std::vector<OptionDef> BuildTable() {
       {"contiguous", 0, kNone, Opt::kUnsupported},
       {"input", 'i', kReq, Opt::kUnsupported, true},
       {"immediate", 'I', kOpt, Opt::kUnsupported},
-      {"wait", 'W', kNone, Opt::kUnsupported, true},
+      {"wait", 'W', kNone, Opt::kWait, true},
       {"wait-all-nodes", 0, kReq, Opt::kUnsupported},
       {"deadline", 0, kReq, Opt::kUnsupported},
       {"delay-boot", 0, kReq, Opt::kUnsupported},
