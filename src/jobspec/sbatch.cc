@@ -213,8 +213,10 @@ Result<SrunParse> ParseSrunArgs(const std::vector<std::string>& args,
   FinishSpec(builder, cwd, env);
   LOCKSTEP_RETURN_IF_ERROR(ValidateParsed("srun", builder.spec()));
   SrunParse out{std::move(builder.spec()), std::move(tokens->rest), {}};
-  for (const Occurrence& o : tokens->options)
-    if (o.def->id == Opt::kSrunOnly) out.srun_options[std::string(o.def->long_name)] = o.value.value_or("");
+  for (const Occurrence& o : tokens->options) {
+    if (o.def->id == Opt::kSrunOnly)
+      out.srun_options[std::string(o.def->long_name)] = o.value.value_or("");
+  }
   // The command goes to the nodes in JSON, as the batch script does (validate.h).
   for (std::size_t i = 0; i < out.command.size(); ++i) {
     if (FirstNonUtf8Byte(out.command[i])) {

@@ -1,5 +1,4 @@
 // --begin (times in local time, as Slurm reads them) and --export (the job's environment).
-#include "jobspec/sbatch.h"
 #include <fmt/format.h>
 
 #include <array>
@@ -11,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "jobspec/sbatch.h"
 #include "jobspec/sbatch_internal.h"
 
 namespace lockstep::jobspec::sbatch_internal {
