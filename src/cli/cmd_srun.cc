@@ -274,7 +274,8 @@ int RunSrun(int argc, char** argv) {
   if (auto it = p->srun_options.find("jobid"); it != p->srun_options.end()) {
     in_job = true;
     job_id = env.insert_or_assign("SLURM_JOB_ID", it->second).first;
-    if (it->second.empty() || it->second.find_first_not_of("0123456789") != std::string::npos)
+    if (it->second.empty() || it->second.size() > 18 ||
+        it->second.find_first_not_of("0123456789") != std::string::npos)
       return Fail("srun", "Invalid job id specified: " + it->second);
   }
   CatchInterrupts();
