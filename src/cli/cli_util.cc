@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/format/field_format.h"
+#include "jobspec/sbatch.h"
 
 extern char** environ;
 
@@ -44,6 +45,39 @@ int Fail(const std::string& command, const std::string& message) {
 
 int Fail(const std::string& command, const Status& status) {
   return Fail(command, status.message());
+}
+
+int FailOptions(const std::string& command, const Status& status) {
+  std::string text = status.message();
+  if (text.rfind(command + ": ", 0) == 0) text = text.substr(command.size() + 2);
+  // salloc reads srun's options (ParseSrunArgs), whose messages name srun.
+  if (command == "salloc" && text.rfind("srun: ", 0) == 0) text = text.substr(6);
+  const bool getopt_words = text.rfind("unrecognized option", 0) == 0 ||
+                            text.rfind("invalid option", 0) == 0 || text.rfind("option '", 0) == 0;
+  if (!getopt_words) {
+    // Slurm exits 255 for a bad option value and 1 for a script it cannot use.
+    const bool script = text.find("batch script") != std::string::npos;
+    Fail(command, text);
+    return script ? 1 : 255;
+  }
+  std::fprintf(stderr, "%s: %s\nTry \"%s --help\" for more information\n", command.c_str(),
+               EscapeControl(text).c_str(), command.c_str());
+  return 255;
+}
+
+std::optional<int> SbatchHelpRequested(const std::vector<std::string>& args, bool srun) {
+  for (const std::string& a : args) {
+    if (a.empty() || a[0] != '-' || a == "--") break;  // the script or command begins
+    if (a == "--help" || (!srun && a == "-h")) {
+      std::fputs(jobspec::SbatchHelpText(srun).c_str(), stdout);
+      return 0;
+    }
+    if (a == "--usage") {
+      std::fputs(jobspec::SbatchUsageText(srun).c_str(), stdout);
+      return 0;
+    }
+  }
+  return std::nullopt;
 }
 
 Result<std::string> ReadTextFile(const std::string& path) {

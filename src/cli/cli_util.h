@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,15 @@ std::vector<std::string> Args(int argc, char** argv);  // argv[1..]
 // "sbatch: error: <message>" on stderr; returns the exit code 1.
 int Fail(const std::string& command, const Status& status);
 int Fail(const std::string& command, const std::string& message);
+
+// A command-line error of sbatch, srun or salloc as Slurm prints it, exit code 255: getopt's own
+// words ("sbatch: unrecognized option '--x'", then `Try "sbatch --help" for more information`),
+// or "sbatch: error: <message>" for a bad value (exit code 1 for a batch script it cannot use).
+int FailOptions(const std::string& command, const Status& status);
+
+// sbatch's and srun's --help/--usage (-h for sbatch), looked for among the options before the
+// script or command: printed, and the exit code 0; nullopt when neither is there.
+std::optional<int> SbatchHelpRequested(const std::vector<std::string>& args, bool srun);
 
 // Reads a whole file (a batch script).
 Result<std::string> ReadTextFile(const std::string& path);

@@ -1,5 +1,7 @@
 // scontrol: show job/node/partition/hostnames; hold, release, requeue; update job and node;
 // token (cmd_token.cc).
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -16,8 +18,9 @@ namespace {
 constexpr const char* kUsage =
     "usage: scontrol show job [ID] | show node [NAME] | show partition [NAME] | show hostnames "
     "LIST\n"
-    "       scontrol hold|release|requeue JOBID[,JOBID...]\n"
-    "       scontrol update JobId=ID [TimeLimit=T] [Priority=N] [Nice=N] [JobName=X]\n"
+    "       scontrol hold|release|requeue|requeuehold JOBID[,JOBID...]\n"
+    "       scontrol ping\n"
+    "       scontrol update JobId=ID [TimeLimit=[+|-]T] [Priority=N] [Nice=N] [JobName=X]\n"
     "       scontrol update NodeName=NAME State=DRAIN|RESUME|DOWN [Reason=TEXT]\n"
     "       scontrol token [username=NAME] [lifespan=SECONDS]\n"
     "       scontrol token revoke id=ID | username=NAME\n";
@@ -39,7 +42,35 @@ std::map<std::string, std::string> KeyValues(const std::vector<std::string>& wor
   return kv;
 }
 
-int Show(client::ApiClient& api, const std::vector<std::string>& a) {
+// scontrol ping: whether lockstepd answers, in Slurm's words.
+int Ping(client::ApiClient& api) {
+  char host[256] = "localhost";
+  ::gethostname(host, sizeof host - 1);
+  const bool up = api.Get("/api/v1/diag").ok();
+  std::printf("Slurmctld(primary) at %s is %s\n", host, up ? "UP" : "DOWN");
+  return up ? 0 : 1;
+}
+
+// -o/--oneliner: each record of `text` (records apart by blank lines) on one line.
+std::string OneLiner(const std::string& text) {
+  std::string out, line;
+  std::stringstream in(text);
+  bool first = true;
+  while (std::getline(in, line)) {
+    std::size_t start = line.find_first_not_of(' ');
+    if (start == std::string::npos) {
+      if (!first) out += "\n";
+      first = true;
+      continue;
+    }
+    out += (first ? "" : " ") + line.substr(start);
+    first = false;
+  }
+  return first ? out : out + "\n";
+}
+
+// `oneliner`: -o/--oneliner, each record on one line.
+int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneliner) {
   ScontrolOptions o;
   o.now = std::time(nullptr);
   std::string what = a.size() > 1 ? a[1] : "";
@@ -71,7 +102,7 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a) {
     text = FormatScontrolShowHostnames(name.empty() ? Environment()["SLURM_JOB_NODELIST"] : name);
   }
   if (!text.ok()) return Fail("scontrol", text.status());
-  std::fputs(text->c_str(), stdout);
+  std::fputs((oneliner ? OneLiner(*text) : *text).c_str(), stdout);
   return 0;
 }
 
@@ -106,10 +137,22 @@ int Update(client::ApiClient& api, const std::vector<std::string>& a) {
     if (k == "jobid" || k == "job") continue;
     try {
       if (k == "timelimit") {
-        Result<Seconds> t = ParseSlurmDuration(v);
+        // "+5" / "-5": the current limit moved by that much (Slurm's increment and decrement).
+        const int sign = !v.empty() && v[0] == '+' ? 1 : !v.empty() && v[0] == '-' ? -1 : 0;
+        const std::string amount = sign != 0 ? v.substr(1) : v;
+        Result<Seconds> t = ParseSlurmDuration(amount);
         // A bare number is minutes for scontrol too.
-        if (v.find_first_not_of("0123456789") == std::string::npos) t = std::stoll(v) * 60;
+        if (!amount.empty() && amount.find_first_not_of("0123456789") == std::string::npos)
+          t = std::stoll(amount) * 60;
         if (!t.ok()) return Fail("scontrol", "update: TimeLimit: " + t.status().message());
+        if (sign != 0) {
+          Result<nlohmann::json> job = api.Get("/api/v1/jobs/" + id);
+          if (!job.ok()) return Fail("scontrol", job.status());
+          if (!(*job)["time_limit"].is_number())
+            return Fail("scontrol", "update: TimeLimit: the job's limit is UNLIMITED");
+          t = (*job)["time_limit"].get<Seconds>() + sign * *t;
+          if (*t <= 0) return Fail("scontrol", "update: TimeLimit: " + v + " leaves no time");
+        }
         changes["time_limit"] = *t;
       } else if (k == "priority") {
         changes["priority"] = std::stoul(v);
@@ -175,6 +218,21 @@ int Token(const std::vector<std::string>& a) {
 
 int RunScontrol(int argc, char** argv) {
   std::vector<std::string> a = Args(argc, argv);
+  // scontrol's own options before the command: -o/--oneliner changes show's records; the
+  // others (-a, -d, -Q, -v, -M) change nothing here.
+  bool oneliner = false;
+  while (!a.empty() && a[0].size() > 1 && a[0][0] == '-' && a[0] != "-h" && a[0] != "--help") {
+    const std::string o = a[0];
+    if (o == "-o" || o == "--oneliner") {
+      oneliner = true;
+    } else if (o != "-a" && o != "--all" && o != "-d" && o != "--details" && o != "-Q" &&
+               o != "--quiet" && o != "-v" && o != "--verbose" && o != "--local" &&
+               o != "--sibling" && o != "-F" && o != "--future") {
+      std::fprintf(stderr, "scontrol: unrecognized option '%s'\nTry \"scontrol --help\" for more information\n", o.c_str());
+      return 1;
+    }
+    a.erase(a.begin());
+  }
   if (a.empty() || a[0] == "-h" || a[0] == "--help") {
     std::fputs(kUsage, a.empty() ? stderr : stdout);
     return a.empty() ? 2 : 0;
@@ -182,7 +240,13 @@ int RunScontrol(int argc, char** argv) {
   const std::string& verb = a[0];
   if (verb == "token") return Token(a);
   client::ApiClient api;
-  if (verb == "show") return Show(api, a);
+  if (verb == "show") return Show(api, a, oneliner);
+  if (verb == "ping") return Ping(api);
+  if (verb == "requeuehold" && a.size() == 2) {
+    // Slurm's requeuehold: requeued, then held until released.
+    int rc = JobAction(api, "requeue", a[1]);
+    return rc != 0 ? rc : JobAction(api, "hold", a[1]);
+  }
   if ((verb == "hold" || verb == "release" || verb == "requeue") && a.size() == 2)
     return JobAction(api, verb, a[1]);
   if (verb == "update") return Update(api, a);

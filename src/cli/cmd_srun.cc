@@ -22,6 +22,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/slurm/multi_prog.h"
 #include "common/base64.h"
 #include "jobspec/sbatch.h"
 
@@ -149,13 +150,14 @@ int FollowStep(client::ApiClient& api, unsigned long long job, int step, int nta
 // Starts one step of job `job`: lockstepd's answer ({"step_id", "ntasks", ...}).
 Result<nlohmann::json> StartStep(client::ApiClient& api, unsigned long long job,
                                  const jobspec::SrunParse& p) {
+  // The tasks' environment is what --export made of srun's, and they start in -D's directory.
   nlohmann::json req = {{"argv", p.command},
                         {"ntasks", p.spec.ntasks},
                         {"nodes", p.spec.min_nodes},
                         {"ntasks_per_node", p.spec.ntasks_per_node},
                         {"gpus_per_task", p.spec.gpus_per_task},
-                        {"env", Environment()},
-                        {"cwd", CurrentDir()},
+                        {"env", p.spec.environment},
+                        {"cwd", p.spec.work_dir},
                         {"stream", true}};
   return api.Post("/api/v1/jobs/" + std::to_string(job) + "/steps", req);
 }
@@ -177,6 +179,8 @@ int AllocateAndRun(client::ApiClient& api, jobspec::SrunParse p, bool label) {
   unsigned long long job = (*r)["job_id"].get<unsigned long long>();
   const std::string where = "/api/v1/jobs/" + std::to_string(job);
   bool announced = false;
+  // As salloc (cmd_salloc.cc): "queued" only for a job still pending after a second.
+  const auto quiet_until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   while (true) {
     if (g_interrupts.load() > 0) {
       std::fprintf(stderr, "srun: interrupted: cancelling job %llu\n", job);
@@ -189,8 +193,10 @@ int AllocateAndRun(client::ApiClient& api, jobspec::SrunParse p, bool label) {
     if (state == "RUNNING") break;
     if (state != "PENDING")
       return Fail("srun", "job " + std::to_string(job) + " ended " + state + " before it ran");
-    if (!announced) std::fprintf(stderr, "srun: job %llu queued and waiting for resources\n", job);
-    announced = true;
+    if (!announced && std::chrono::steady_clock::now() > quiet_until) {
+      std::fprintf(stderr, "srun: job %llu queued and waiting for resources\n", job);
+      announced = true;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (announced) std::fprintf(stderr, "srun: job %llu has been allocated resources\n", job);
@@ -226,40 +232,14 @@ int AwaitFirstStep(client::ApiClient& api, const std::string& job_id) {
   }
 }
 
-// Takes srun's own -l/--label out of the options (the command's arguments keep theirs).
-bool TakeLabel(std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-               Time now) {
-  std::vector<std::size_t> kept;
-  std::vector<std::string> stripped;
-  for (std::size_t i = 0; i < args.size(); ++i)
-    if (args[i] != "-l" && args[i] != "--label") {
-      kept.push_back(i);
-      stripped.push_back(args[i]);
-    }
-  if (stripped.size() == args.size()) return false;
-  Result<jobspec::SrunParse> p = jobspec::ParseSrunArgs(stripped, env, CurrentDir(), now);
-  if (!p.ok() || p->command.empty()) return false;
-  const std::size_t command_at = kept[stripped.size() - p->command.size()];
-  bool label = false;
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    bool is_label = args[i] == "-l" || args[i] == "--label";
-    if (is_label && i < command_at)
-      label = true;
-    else
-      out.push_back(args[i]);
-  }
-  args = std::move(out);
-  return label;
-}
-
 }  // namespace
 
 int RunSrun(int argc, char** argv) {
   std::map<std::string, std::string> env = Environment();
   std::vector<std::string> args = Args(argc, argv);
+  if (std::optional<int> rc = SbatchHelpRequested(args, true)) return *rc;
   client::ApiClient api;
-  auto job_id = env.find("SLURM_JOB_ID");
+  std::map<std::string, std::string>::iterator job_id = env.find("SLURM_JOB_ID");
   bool in_job = job_id != env.end() && !job_id->second.empty();
   if (in_job && args.size() == 1 && args[0] == kAwaitStepFlag)
     return AwaitFirstStep(api, job_id->second);
@@ -273,10 +253,31 @@ int RunSrun(int argc, char** argv) {
   if (in_job && !has_ntasks && env.count("SLURM_NTASKS"))
     args.insert(args.begin(), "--ntasks=" + env["SLURM_NTASKS"]);
   const Time now = std::time(nullptr);
-  const bool label = TakeLabel(args, env, now);
   Result<jobspec::SrunParse> p = jobspec::ParseSrunArgs(args, env, CurrentDir(), now);
-  if (!p.ok()) return Fail("srun", p.status());
+  if (!p.ok()) return FailOptions("srun", p.status());
   if (p->command.empty()) return Fail("srun", "no command to run");
+  const bool label = p->srun_options.count("label") > 0;
+  // Parsed so that they are not "unrecognized", but refused rather than run without a terminal
+  // or input: srun does not forward stdin yet.
+  for (const char* missing : {"pty", "input"})
+    if (p->srun_options.count(missing))
+      return Fail("srun", std::string("--") + missing +
+                              " is not supported by lockstep yet (stdin is not forwarded to tasks)");
+  if (p->srun_options.count("multi-prog")) {
+    Result<std::string> conf = ReadTextFile(p->command.front());
+    if (!conf.ok()) return Fail("srun", conf.status());
+    Result<std::vector<std::string>> argv = MultiProgCommand(*conf, p->command.front());
+    if (!argv.ok()) return Fail("srun", argv.status());
+    p->command = std::move(*argv);
+  }
+  // --jobid: a step in that job (with --overlap, beside its running steps), as from inside it.
+  if (auto it = p->srun_options.find("jobid"); it != p->srun_options.end()) {
+    in_job = true;
+    job_id = env.insert_or_assign("SLURM_JOB_ID", it->second).first;
+    if (it->second.empty() || it->second.size() > 18 ||
+        it->second.find_first_not_of("0123456789") != std::string::npos)
+      return Fail("srun", "Invalid job id specified: " + it->second);
+  }
   CatchInterrupts();
   if (in_job) {
     unsigned long long job = std::stoull(job_id->second);

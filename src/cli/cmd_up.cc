@@ -23,8 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* kAliases[] = {"sbatch", "srun",     "squeue", "scancel",
-                          "sinfo",  "scontrol", "sacct",  "sprio", "sdiag"};
+const char* kAliases[] = {"sbatch", "srun",     "salloc", "squeue", "scancel",
+                          "sinfo",  "scontrol", "sacct",  "sprio",  "sdiag"};
 
 std::string SelfDir() {
   char buf[4096];
@@ -304,14 +304,18 @@ int RunInstallAliases(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   std::error_code ec;
   fs::create_directories(dir, ec);
+  // The Slurm names go to lockstep-slurm, the commands alone, which start faster (slurm_main.cc);
+  // to lockstep itself where it was not built.
   std::string self = SelfDir() + "/lockstep";
+  if (fs::exists(SelfDir() + "/lockstep-slurm")) self = SelfDir() + "/lockstep-slurm";
   for (const char* name : kAliases) {
     fs::path link = fs::path(dir) / name;
     fs::remove(link, ec);
     fs::create_symlink(self, link, ec);
     if (ec) return Fail("lockstep install-aliases", link.string() + ": " + ec.message());
   }
-  std::printf("linked sbatch srun squeue scancel sinfo scontrol sacct sprio in %s\n", dir.c_str());
+  std::printf("linked sbatch srun salloc squeue scancel sinfo scontrol sacct sprio in %s to %s\n",
+              dir.c_str(), self.c_str());
   return 0;
 }
 

@@ -9,6 +9,7 @@ namespace lockstep::cli {
 int RunSim(int argc, char** argv);
 int RunSbatch(int argc, char** argv);
 int RunSrun(int argc, char** argv);
+int RunSalloc(int argc, char** argv);  // cmd_salloc.cc
 int RunScancel(int argc, char** argv);
 int RunSqueue(int argc, char** argv);
 int RunSinfo(int argc, char** argv);

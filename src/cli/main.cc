@@ -19,6 +19,7 @@ struct Verb {
 constexpr Verb kVerbs[] = {
     {"sbatch", lockstep::cli::RunSbatch, "submit a batch script"},
     {"srun", lockstep::cli::RunSrun, "run a job step (inside an allocation), or allocate and run"},
+    {"salloc", lockstep::cli::RunSalloc, "allocate, run a command (a shell) in it, release"},
     {"squeue", lockstep::cli::RunSqueue, "list queued and running jobs"},
     {"scancel", lockstep::cli::RunScancel, "cancel or signal jobs"},
     {"sinfo", lockstep::cli::RunSinfo, "list partitions and nodes"},

@@ -209,6 +209,7 @@ void Controller::ScheduleLoop() {
     const bool full = !requested || full_pass_requested_ || now - last_full_pass_ >= period.count();
     full_pass_requested_ = false;
     if (full) last_full_pass_ = now;
+    SendWarningSignalsLocked(now);
     EnforceLimitsLocked(now);
     if (ReplayChangesLocked(now)) {
       if (!PassLocked(lock, held, now, full ? engine::PlanDetail::kFull

@@ -295,6 +295,8 @@ class Controller : private backend::EventSink, private backend::Admission {
   void CheckSchedulerJobsLocked(Time now);
   void CheckSchedulerPlan(const engine::Plan& got, engine::PlanDetail detail);
   void EnforceLimitsLocked(Time now);
+  // --signal: the warning to running jobs whose limit is that near (controller_warn_signal.cc).
+  void SendWarningSignalsLocked(Time now);
 
   // --- A job's life (controller_run.cc). ---
   void StartJobLocked(JobEntry& job, const engine::Allocation& alloc, Time now);

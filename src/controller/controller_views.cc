@@ -96,10 +96,23 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
       {"exc_nodes", e.spec->exclude},
       {"batch_host", nodes.empty() ? "" : nodes.front()},
       {"command", e.spec->name},
+      // scontrol show job's StdOut=/StdErr=: the current run's files, patterns expanded.
+      {"stdout", OutputPathLocked(e, e.restart_count)},
   };
+  if (e.spec->error.empty()) {
+    out["stderr"] = out["stdout"];
+  } else {
+    JobEntry for_error = e;
+    auto spec = std::make_shared<jobspec::JobSpec>(*e.spec);
+    spec->output = e.spec->error;
+    for_error.spec = spec;
+    out["stderr"] = OutputPathLocked(for_error, e.restart_count);
+  }
   if (e.is_array_task()) {
     out["array_job_id"] = e.array_job_id;
     out["array_task_id"] = e.array_task_id;
+    // The array's "%N": squeue prints a pending remainder as 40_[3-8%2].
+    if (j.array_max_running > 0) out["array_max_running"] = j.array_max_running;
   }
   if (!e.spec->external.empty()) out["external"] = e.spec->external;  // a pod group's job
   // Why its last run did not complete (docs/health.md); null while none has failed.

@@ -56,6 +56,9 @@ struct JobEntry {
   std::uint32_t array_task_id = 0;
   bool cancel_requested = false;  // the end will be recorded as CANCELLED
   bool timed_out = false;         // the end will be recorded as TIMEOUT
+  // The run (restart_count) that was sent --signal's warning; -1: none. In memory only: after a
+  // restart of lockstepd a run still due gets it again, which a handler for it must bear.
+  std::int32_t warned_run = -1;
   std::int32_t next_step_id = 0;
   // Why its last run did not complete (docs/health.md, "Failure attribution"): user, oom,
   // timeout, cancelled, preempted, node, gpu, launch or scheduler, with the evidence; empty for

@@ -62,6 +62,11 @@ struct JobSpec {
   // Time.
   Seconds time_limit = 0;  // -t; 0: partition default
   Time begin_time = 0;     // --begin, as a Unix time; 0: now
+  // --signal=[{R|B}:]SIG[@TIME]: SIG is sent TIME seconds before the time limit (0: none), to
+  // the batch shell only with B:, else to the job's steps.
+  std::int32_t signal_number = 0;
+  Seconds signal_time = 0;
+  bool signal_batch_only = false;
   // Control.
   std::optional<ArraySpec> array;            // -a/--array
   std::vector<DependencySpec> dependencies;  // -d
@@ -83,6 +88,7 @@ struct JobSpec {
   std::string external;
   // Output of the CLI only.
   bool parsable = false;  // --parsable
+  bool wait = false;      // -W/--wait: sbatch returns when the job ends (not in the JSON)
   // Slurm options accepted without effect in lockstep ("--mail-type"), one line each with its
   // place, for the CLI to print as warnings. Added by the sbatch parser.
   std::vector<std::string> warnings;

@@ -224,6 +224,9 @@ std::map<std::string_view, FieldReader> SpecFields(JobSpec& s) {
       {"switches_wait", num(s.switches_wait)},
       {"time_limit", num(s.time_limit)},
       {"begin_time", num(s.begin_time)},
+      {"signal_number", num(s.signal_number)},
+      {"signal_time", num(s.signal_time)},
+      {"signal_batch_only", flag(s.signal_batch_only)},
       {"array", [&s](const Json& x, const std::string& p) { return ReadArraySpec(x, p, s.array); }},
       {"dependencies",
        [&s](const Json& x, const std::string& p) {
@@ -279,6 +282,11 @@ std::string JobSpecToJson(const JobSpec& s) {
   j["switches_wait"] = s.switches_wait;
   j["time_limit"] = s.time_limit;
   j["begin_time"] = s.begin_time;
+  if (s.signal_number != 0) {
+    j["signal_number"] = s.signal_number;
+    j["signal_time"] = s.signal_time;
+    j["signal_batch_only"] = s.signal_batch_only;
+  }
   if (s.array) {
     // An array is written as its text ("0-3999999%10"), which the reader expands: a list of
     // every index would make each task's record as long as the array (quadratic in the store)

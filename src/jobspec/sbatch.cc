@@ -119,7 +119,17 @@ struct ScriptSource {
 Result<ScriptSource> LoadScript(const SbatchInput& in, const sbatch_internal::Tokens& tokens) {
   ScriptSource src;
   if (tokens.rest.empty()) {
-    src.text = in.stdin_script;
+    if (in.read_stdin) {
+      Result<std::string> text = in.read_stdin();
+      if (!text.ok()) {
+        return Status(text.status().code(),
+                      fmt::format("sbatch: unable to read the batch script from stdin: {}",
+                                  text.status().message()));
+      }
+      src.text = std::move(*text);
+    } else {
+      src.text = in.stdin_script;
+    }
     src.file = "stdin";
     src.from_stdin = true;
     return src;
@@ -202,7 +212,11 @@ Result<SrunParse> ParseSrunArgs(const std::vector<std::string>& args,
   LOCKSTEP_RETURN_IF_ERROR(builder.Check());
   FinishSpec(builder, cwd, env);
   LOCKSTEP_RETURN_IF_ERROR(ValidateParsed("srun", builder.spec()));
-  SrunParse out{std::move(builder.spec()), std::move(tokens->rest)};
+  SrunParse out{std::move(builder.spec()), std::move(tokens->rest), {}};
+  for (const Occurrence& o : tokens->options) {
+    if (o.def->id == Opt::kSrunOnly)
+      out.srun_options[std::string(o.def->long_name)] = o.value.value_or("");
+  }
   // The command goes to the nodes in JSON, as the batch script does (validate.h).
   for (std::size_t i = 0; i < out.command.size(); ++i) {
     if (FirstNonUtf8Byte(out.command[i])) {

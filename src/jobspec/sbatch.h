@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -34,6 +35,10 @@ struct SbatchInput {
   std::function<Result<std::string>(const std::string& path)> read_file;
   // The script when there is neither a script path nor --wrap (sbatch reads it from stdin).
   std::string stdin_script;
+  // When set, called for the script instead of using stdin_script, and only when the command
+  // line names no script and has no --wrap: sbatch reads its stdin only then, so that
+  // `sbatch -p gpu < job.sh` and `cat job.sh | sbatch -J x` find the script there.
+  std::function<Result<std::string>()> read_stdin;
 };
 
 // Parses a whole sbatch submission: options from the three places, the script (checked to start
@@ -50,9 +55,21 @@ Result<JobSpec> ParseSbatch(const SbatchInput& in);
 struct SrunParse {
   JobSpec spec;
   std::vector<std::string> command;
+  // srun's own options as given, by long name ("pty" -> "", "jobid" -> "42", "label" -> ""),
+  // the last occurrence of each: what srun itself carries out.
+  std::map<std::string, std::string> srun_options;
 };
 Result<SrunParse> ParseSrunArgs(const std::vector<std::string>& args,
                                 const std::map<std::string, std::string>& env,
                                 const std::string& cwd, Time now);
+
+// sbatch's (srun's, with `srun`) --help: every option the parser knows, one a line, with what
+// lockstep does with it (docs/commands.md has the tables); and --usage, one line.
+std::string SbatchHelpText(bool srun);
+std::string SbatchUsageText(bool srun);
+
+// A time as Slurm's parse_time reads it (sbatch --begin, sacct -S/-E): now[{+|-}N[unit]],
+// today, tomorrow, midnight, noon, HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]]; local time.
+Result<Time> ParseSlurmTime(std::string_view text, Time now);
 
 }  // namespace lockstep::jobspec

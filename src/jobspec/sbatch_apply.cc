@@ -45,6 +45,7 @@ Status SpecBuilder::Apply(const Occurrence& occ) {
     return InvalidArgument(
         fmt::format("{}{} is not supported by lockstep", Prefix(prog_, occ.place), Label(occ)));
   }
+  if (id == Opt::kSrunOnly) return Status::Ok();  // srun acts on it (SrunParse::srun_options)
   if (id == Opt::kIgnored) {
     spec_.warnings.push_back(fmt::format("{}{} has no effect in lockstep and is ignored",
                                          Prefix(prog_, occ.place), Label(occ)));
@@ -78,6 +79,9 @@ Status SpecBuilder::ApplyFlag(const Occurrence& occ) {
     case Opt::kNice:
       spec_.nice = 100;
       break;  // Slurm's --nice without a value
+    case Opt::kWait:
+      spec_.wait = true;
+      break;
     default:
       return OptionError(prog_, occ, "requires an argument");
   }
@@ -181,6 +185,12 @@ Status SpecBuilder::ApplyValue(const Occurrence& occ, const std::string& v) {
     }
     case Opt::kNice:
       return parse(ParseNice(v), [&](std::int32_t n) { spec_.nice = n; });
+    case Opt::kSignal:
+      return parse(ParseSignal(v), [&](const WarnSignal& s) {
+        spec_.signal_number = s.number;
+        spec_.signal_time = s.time;
+        spec_.signal_batch_only = s.batch_only;
+      });
     case Opt::kExclusive:
       return ValueError(prog_, occ, "is not supported: lockstep's --exclusive takes no value");
     default:

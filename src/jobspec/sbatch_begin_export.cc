@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "jobspec/sbatch.h"
 #include "jobspec/sbatch_internal.h"
 
 namespace lockstep::jobspec::sbatch_internal {
@@ -198,6 +199,24 @@ Result<Time> ParseBeginTime(std::string_view text, Time now) {
   if (!t) return InvalidArgument(std::string(kBeginForms));
   return *t;
 }
+
+}  // namespace lockstep::jobspec::sbatch_internal
+
+namespace lockstep::jobspec {
+Result<Time> ParseSlurmTime(std::string_view text, Time now) {
+  // "now-1hour" (sacct -S): the distance of "now+1hour", backwards.
+  if (text.size() > 4 && sbatch_internal::EqualsIgnoreCase(text.substr(0, 3), "now") &&
+      text[3] == '-') {
+    Result<Time> ahead =
+        sbatch_internal::ParseBeginTime("now+" + std::string(text.substr(4)), now);
+    if (!ahead.ok()) return ahead.status();
+    return now - (*ahead - now);
+  }
+  return sbatch_internal::ParseBeginTime(text, now);
+}
+}  // namespace lockstep::jobspec
+
+namespace lockstep::jobspec::sbatch_internal {
 
 Result<std::map<std::string, std::string>> ExportEnvironment(
     std::string_view text, const std::map<std::string, std::string>& env) {

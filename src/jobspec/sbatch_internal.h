@@ -63,6 +63,9 @@ enum class Opt : std::uint8_t {
   kExclude,   // -x
   kNice,
   kContainerImage,
+  kSignal,
+  kWait,  // sbatch -W/--wait
+  kSrunOnly,     // srun's own (--pty, --jobid, --cpu-bind, ...): handed to srun (SrunParse)
   kIgnored,      // a Slurm option accepted without effect: a warning
   kUnsupported,  // a Slurm option lockstep does not offer: an error that says so
 };
@@ -75,6 +78,7 @@ struct OptionDef {
   ArgKind arg = ArgKind::kRequired;
   Opt id = Opt::kIgnored;
   bool sbatch_only = false;  // not an srun/salloc option
+  bool srun_only = false;    // not an sbatch option
 };
 
 // Every option lockstep knows, Slurm's spelling.
@@ -154,6 +158,12 @@ Result<Dependencies> ParseDependencies(std::string_view text);
 Result<Time> ParseBeginTime(std::string_view text, Time now);  // local time
 Result<Switches> ParseSwitches(std::string_view text);
 Result<std::int32_t> ParseNice(std::string_view text);
+struct WarnSignal {
+  std::int32_t number = 0;
+  Seconds time = 60;  // Slurm's default when "@TIME" is left out
+  bool batch_only = false;
+};
+Result<WarnSignal> ParseSignal(std::string_view text);  // [{R|B}:]SIG[@TIME]
 // The job's environment for an --export value, from the submitter's environment.
 Result<std::map<std::string, std::string>> ExportEnvironment(
     std::string_view text, const std::map<std::string, std::string>& env);

@@ -49,6 +49,36 @@ std::vector<OptionDef> BuildTable() {
       {"constraint", 'C', kReq, Opt::kConstraint},
       {"nice", 0, kOpt, Opt::kNice},
       {"container-image", 0, kReq, Opt::kContainerImage},
+      // srun's own options, which srun carries out (docs/commands.md, "srun").
+      {"jobid", 0, kReq, Opt::kSrunOnly, false, true},
+      {"overlap", 0, kNone, Opt::kSrunOnly, false, true},
+      {"exact", 0, kNone, Opt::kSrunOnly, false, true},
+      {"label", 'l', kNone, Opt::kSrunOnly, false, true},
+      {"unbuffered", 'u', kNone, Opt::kSrunOnly, false, true},
+      {"cpu-bind", 0, kReq, Opt::kSrunOnly, false, true},
+      {"mpi", 0, kReq, Opt::kSrunOnly, false, true},
+      {"multi-prog", 0, kNone, Opt::kSrunOnly, false, true},
+      {"pty", 0, kNone, Opt::kSrunOnly, false, true},
+      {"input", 'i', kReq, Opt::kSrunOnly, false, true},
+      {"kill-on-bad-exit", 'K', kOpt, Opt::kSrunOnly, false, true},
+      {"wait", 'W', kReq, Opt::kSrunOnly, false, true},
+      {"relative", 'r', kReq, Opt::kSrunOnly, false, true},
+      {"disable-status", 'X', kNone, Opt::kSrunOnly, false, true},
+      {"quit-on-interrupt", 0, kNone, Opt::kSrunOnly, false, true},
+      {"accel-bind", 0, kReq, Opt::kSrunOnly, false, true},
+      {"resv-ports", 0, kOpt, Opt::kSrunOnly, false, true},
+      {"slurmd-debug", 0, kReq, Opt::kSrunOnly, false, true},
+      {"task-prolog", 0, kReq, Opt::kSrunOnly, false, true},
+      {"task-epilog", 0, kReq, Opt::kSrunOnly, false, true},
+      {"prolog", 0, kReq, Opt::kSrunOnly, false, true},
+      {"epilog", 0, kReq, Opt::kSrunOnly, false, true},
+      {"send-libs", 0, kOpt, Opt::kSrunOnly, false, true},
+      {"het-group", 0, kReq, Opt::kSrunOnly, false, true},
+      {"launch-cmd", 0, kNone, Opt::kSrunOnly, false, true},
+      {"launcher-opts", 0, kReq, Opt::kSrunOnly, false, true},
+      {"compress", 0, kOpt, Opt::kSrunOnly, false, true},
+      {"debugger-test", 0, kNone, Opt::kSrunOnly, false, true},
+      {"no-allocate", 'Z', kNone, Opt::kSrunOnly, false, true},
       // Accepted without effect (a warning): mail, accounting and binding hints.
       {"mail-type", 0, kReq, Opt::kIgnored},
       {"mail-user", 0, kReq, Opt::kIgnored},
@@ -63,7 +93,7 @@ std::vector<OptionDef> BuildTable() {
       {"wckey", 0, kReq, Opt::kIgnored},
       {"get-user-env", 0, kOpt, Opt::kIgnored},
       {"propagate", 0, kOpt, Opt::kIgnored},
-      {"signal", 0, kReq, Opt::kIgnored},
+      {"signal", 0, kReq, Opt::kSignal},
       {"kill-on-invalid-dep", 0, kReq, Opt::kIgnored},
       {"no-kill", 'k', kOpt, Opt::kIgnored},
       {"verbose", 'v', kNone, Opt::kIgnored},
@@ -96,9 +126,9 @@ std::vector<OptionDef> BuildTable() {
       {"overcommit", 'O', kNone, Opt::kUnsupported},
       {"oversubscribe", 's', kNone, Opt::kUnsupported},
       {"contiguous", 0, kNone, Opt::kUnsupported},
-      {"input", 'i', kReq, Opt::kUnsupported},
+      {"input", 'i', kReq, Opt::kUnsupported, true},
       {"immediate", 'I', kOpt, Opt::kUnsupported},
-      {"wait", 'W', kNone, Opt::kUnsupported},
+      {"wait", 'W', kNone, Opt::kWait, true},
       {"wait-all-nodes", 0, kReq, Opt::kUnsupported},
       {"deadline", 0, kReq, Opt::kUnsupported},
       {"delay-boot", 0, kReq, Opt::kUnsupported},
@@ -137,6 +167,55 @@ const OptionDef& DefFor(Opt id) {
   LOCKSTEP_CHECK(false && "every Opt has a table entry");
   return OptionTable().front();
 }
+
+}  // namespace lockstep::jobspec::sbatch_internal
+
+namespace lockstep::jobspec {
+namespace {
+
+using sbatch_internal::ArgKind;
+using sbatch_internal::Opt;
+using sbatch_internal::OptionDef;
+
+bool Offered(const OptionDef& d, bool srun) {
+  return !d.long_name.empty() && (srun ? !d.sbatch_only : !d.srun_only);
+}
+
+std::string Spelling(const OptionDef& d) {
+  std::string s = d.short_name != 0 ? fmt::format("-{}, ", d.short_name) : "    ";
+  s += fmt::format("--{}", d.long_name);
+  if (d.arg == ArgKind::kRequired) s += "=value";
+  if (d.arg == ArgKind::kOptional) s += "[=value]";
+  return s;
+}
+
+}  // namespace
+
+std::string SbatchHelpText(bool srun) {
+  std::string out = srun ? "Usage: srun [OPTIONS...] executable [args...]\n\n"
+                         : "Usage: sbatch [OPTIONS...] script [args...]\n\n";
+  for (const OptionDef& d : sbatch_internal::OptionTable()) {
+    if (!Offered(d, srun)) continue;
+    const char* what = d.id == Opt::kUnsupported ? "not supported by lockstep (an error)"
+                       : d.id == Opt::kIgnored   ? "accepted, no effect (a warning)"
+                       : d.id == Opt::kSrunOnly  ? "srun's own (docs/commands.md)"
+                                                 : "";
+    out += *what ? fmt::format("  {:<34}{}\n", Spelling(d), what)
+                 : fmt::format("  {}\n", Spelling(d));
+  }
+  out += "\nHelp options:\n  -h, --help                        show this help message\n"
+         "      --usage                       display brief usage message\n";
+  return out;
+}
+
+std::string SbatchUsageText(bool srun) {
+  return srun ? "Usage: srun [OPTIONS(0)...] executable(0) [args(0)...]\n"
+              : "Usage: sbatch [OPTIONS...] executable [args...]\n";
+}
+
+}  // namespace lockstep::jobspec
+
+namespace lockstep::jobspec::sbatch_internal {
 
 std::string Prefix(std::string_view prog, const Place& place) {
   if (place.source == Source::kScript) {

@@ -11,7 +11,7 @@ namespace lockstep::jobspec::sbatch_internal {
 namespace {
 
 bool Enabled(const OptionDef& d, Mode mode) {
-  return mode == Mode::kSbatch || !d.sbatch_only;
+  return mode == Mode::kSbatch ? !d.srun_only : !d.sbatch_only;
 }
 
 // Finds a long option by exact name or unique prefix (getopt_long's rule).

@@ -324,6 +324,45 @@ Result<Switches> ParseSwitches(std::string_view text) {
   return s;
 }
 
+Result<WarnSignal> ParseSignal(std::string_view text) {
+  static constexpr std::pair<std::string_view, int> kNames[] = {
+      {"HUP", 1},   {"INT", 2},   {"QUIT", 3},  {"ABRT", 6},   {"KILL", 9},   {"USR1", 10},
+      {"SEGV", 11}, {"USR2", 12}, {"PIPE", 13}, {"ALRM", 14},  {"TERM", 15},  {"CONT", 18},
+      {"STOP", 19}, {"TSTP", 20}, {"TTIN", 21}, {"TTOU", 22},  {"URG", 23},   {"XCPU", 24},
+      {"XFSZ", 25}, {"VTALRM", 26}, {"PROF", 27}, {"WINCH", 28}};
+  const Status bad = InvalidArgument(
+      "is not a signal specification ([{R|B}:]SIGNAL[@SECONDS], e.g. B:USR1@90)");
+  WarnSignal out;
+  const std::size_t colon = text.find(':');
+  if (colon != std::string_view::npos) {
+    std::string_view flags = text.substr(0, colon);
+    if (flags.empty() || flags.find_first_not_of("RBrb") != std::string_view::npos) return bad;
+    out.batch_only = flags.find_first_of("Bb") != std::string_view::npos;
+    text.remove_prefix(colon + 1);  // R: (reservations) has nothing to act on here
+  }
+  const std::size_t at = text.find('@');
+  std::string_view sig = text.substr(0, at);
+  if (at != std::string_view::npos) {
+    std::optional<std::uint64_t> t = ParseUnsigned(text.substr(at + 1), 65535);  // Slurm's max
+    if (!t) return bad;
+    out.time = static_cast<Seconds>(*t);
+  }
+  if (sig.size() > 3 && (sig.substr(0, 3) == "SIG" || sig.substr(0, 3) == "sig")) sig.remove_prefix(3);
+  for (const auto& [name, number] : kNames) {
+    if (sig.size() != name.size()) continue;
+    bool same = true;
+    for (std::size_t i = 0; i < sig.size(); ++i)
+      same &= std::toupper(static_cast<unsigned char>(sig[i])) == name[i];
+    if (same) out.number = number;
+  }
+  if (out.number == 0) {
+    std::optional<std::uint64_t> n = ParseUnsigned(sig, 64);
+    if (!n || *n == 0) return bad;
+    out.number = static_cast<std::int32_t>(*n);
+  }
+  return out;
+}
+
 Result<std::int32_t> ParseNice(std::string_view text) {
   constexpr std::int64_t kMaxNice = 2147483645;  // Slurm's NICE_OFFSET - 3
   const bool negative = !text.empty() && text[0] == '-';

@@ -250,6 +250,29 @@ TEST_F(SbatchValuesTest, BeginDates) {
   EXPECT_EQ(With({"--begin=2030-01-31T16:30:05"}).begin_time, Local(2030, 1, 31, 16, 30, 5));
 }
 
+TEST_F(SbatchValuesTest, SignalAsSlurmWritesIt) {
+  struct Case {
+    const char* value;
+    int number;
+    Seconds time;
+    bool batch_only;
+  };
+  const Case cases[] = {{"USR1@90", 10, 90, false}, {"B:USR1@90", 10, 90, true},
+                        {"SIGUSR2", 12, 60, false}, {"10@5", 10, 5, false},
+                        {"R:TERM@30", 15, 30, false}, {"BR:usr1@0", 10, 0, true}};
+  for (const Case& c : cases) {
+    JobSpec s = With({std::string("--signal=") + c.value});
+    EXPECT_EQ(s.signal_number, c.number) << c.value;
+    EXPECT_EQ(s.signal_time, c.time) << c.value;
+    EXPECT_EQ(s.signal_batch_only, c.batch_only) << c.value;
+  }
+  for (const char* bad : {"NOPE", "USR1@x", "X:USR1", "0", "65", "USR1@70000"}) {
+    EXPECT_EQ(ErrorWith({std::string("--signal=") + bad}),
+              std::string("sbatch: --signal: '") + bad +
+                  "' is not a signal specification ([{R|B}:]SIGNAL[@SECONDS], e.g. B:USR1@90)");
+  }
+}
+
 TEST_F(SbatchValuesTest, BeginErrors) {
   for (const char* text : {"2030-02-30", "25:00", "12:60", "yesterday", "now+", "now+5parsecs",
                            "now-5", "1700000000", "2030-1-1T", ""}) {

@@ -68,6 +68,11 @@ Status CheckSingleValues(const JobSpec& s) {
   LOCKSTEP_RETURN_IF_ERROR(CheckMemory("--mem-per-gpu", s.mem_per_gpu_mb));
   LOCKSTEP_RETURN_IF_ERROR(CheckDuration("--time", s.time_limit, /*unlimited_allowed=*/true));
   LOCKSTEP_RETURN_IF_ERROR(CheckDuration("--switches (wait)", s.switches_wait, false));
+  if (s.signal_number < 0 || s.signal_number > 64 || s.signal_time < 0 ||
+      s.signal_time > 65535) {
+    return Invalid(fmt::format("--signal: signal {} at {} s is out of range (1-64, 0-65535 s)",
+                               s.signal_number, s.signal_time));
+  }
   if (s.begin_time < 0 || s.begin_time > kInfiniteTime) {
     return Invalid(fmt::format("--begin: {} is not a time", s.begin_time));
   }

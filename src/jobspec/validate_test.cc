@@ -93,6 +93,18 @@ TEST_F(ValidateSbatchTest, OrdinaryLargeJobsPass) {
   EXPECT_EQ(Ok({"--nice=-5", "--wrap", "true"}).nice, -5);
 }
 
+TEST(ValidateTest, SignalOutOfRangeFromTheApi) {
+  JobSpec s;
+  s.script = "#!/bin/sh\n";
+  s.signal_number = 65;
+  EXPECT_FALSE(Validate(s, Limits{}).ok());
+  s.signal_number = 10;
+  s.signal_time = -1;
+  EXPECT_FALSE(Validate(s, Limits{}).ok());
+  s.signal_time = 90;
+  EXPECT_TRUE(Validate(s, Limits{}).ok()) << Validate(s, Limits{}).message();
+}
+
 TEST(ValidateSrunTest, ProductsAreCheckedForSrunToo) {
   Result<SrunParse> p = ParseSrunArgs({"-n", "2147483647", "-c", "2", "hostname"}, {}, "/", 0);
   ASSERT_FALSE(p.ok());

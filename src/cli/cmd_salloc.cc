@@ -1,0 +1,136 @@
+// salloc: an allocation (a job that holds its nodes), then a command (the user's shell by
+// default) run here with the allocation's SLURM_* variables, so that srun inside it starts
+// steps in the allocation; released when the command ends, and salloc exits with its code.
+//
+// The allocation's job runs a shell that waits until salloc sends it SIGTERM, and then ends
+// COMPLETED. Ctrl-C belongs to the command while it runs (salloc ignores it, as Slurm's does);
+// while the job still pends, Ctrl-C withdraws it.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "jobspec/sbatch.h"
+
+namespace lockstep::cli {
+namespace {
+
+// What the allocation's job runs: nothing, until salloc's SIGTERM ends it with success.
+constexpr const char* kHoldScript =
+    "#!/bin/sh\n"
+    "# salloc's allocation: held until salloc releases it\n"
+    "trap 'exit 0' TERM\n"
+    "while :; do sleep 60 & wait $!; done\n";
+
+volatile sig_atomic_t g_interrupted = 0;
+void OnInterrupt(int) { g_interrupted = 1; }
+
+// The allocation's variables, as Slurm's salloc sets them.
+std::map<std::string, std::string> AllocationEnv(const nlohmann::json& job,
+                                                 const jobspec::JobSpec& spec) {
+  const std::string id = std::to_string(job["job_id"].get<unsigned long long>());
+  const std::string nodes = job.value("nodes", "");
+  const std::string count = std::to_string(job.value("node_count", 1));
+  std::map<std::string, std::string> env = {
+      {"SLURM_JOB_ID", id},          {"SLURM_JOBID", id},
+      {"SLURM_JOB_NODELIST", nodes}, {"SLURM_NODELIST", nodes},
+      {"SLURM_JOB_NUM_NODES", count}, {"SLURM_NNODES", count},
+      {"SLURM_JOB_NAME", job.value("name", "")},
+      {"SLURM_JOB_PARTITION", job.value("partition", "")},
+      {"SLURM_SUBMIT_DIR", CurrentDir()},
+  };
+  if (spec.ntasks > 0) env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = std::to_string(spec.ntasks);
+  return env;
+}
+
+// Runs `command` with `env` added; its exit code (128 + signal when killed).
+int RunCommand(const std::vector<std::string>& command,
+               const std::map<std::string, std::string>& env) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGQUIT, SIG_DFL);
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> argv;
+    for (const std::string& w : command) argv.push_back(const_cast<char*>(w.c_str()));
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    std::fprintf(stderr, "salloc: error: %s: cannot run it\n", command.front().c_str());
+    ::_exit(127);
+  }
+  if (pid < 0) return Fail("salloc", "fork failed");
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Waits for the job to run; its JSON, or an error (cancelled by Ctrl-C, ended before it ran).
+Result<nlohmann::json> AwaitAllocation(client::ApiClient& api, unsigned long long job) {
+  const std::string where = "/api/v1/jobs/" + std::to_string(job);
+  bool announced = false;
+  // Slurm says "queued" only when the controller could not start the job at once; lockstepd
+  // starts it at its next pass, so only a job still pending after a second is announced.
+  const auto quiet_until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (true) {
+    if (g_interrupted) {
+      (void)api.Post(where + "/cancel", {{"signal", 0}});
+      return FailedPrecondition("Job allocation " + std::to_string(job) + " has been revoked.");
+    }
+    Result<nlohmann::json> j = api.Get(where);
+    if (!j.ok()) return j.status();
+    const std::string state = (*j)["state"];
+    if (state == "RUNNING") return j;
+    if (state != "PENDING")
+      return FailedPrecondition("job " + std::to_string(job) + " ended " + state + " before it ran");
+    if (!announced && std::chrono::steady_clock::now() > quiet_until) {
+      std::fprintf(stderr, "salloc: job %llu queued and waiting for resources\n", job);
+      announced = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the user's wait, polled
+  }
+}
+
+}  // namespace
+
+int RunSalloc(int argc, char** argv) {
+  std::vector<std::string> args = Args(argc, argv);
+  if (std::optional<int> rc = SbatchHelpRequested(args, true)) return *rc;
+  std::map<std::string, std::string> env = Environment();
+  Result<jobspec::SrunParse> p = jobspec::ParseSrunArgs(args, env, CurrentDir(), std::time(nullptr));
+  if (!p.ok()) return FailOptions("salloc", p.status());
+  std::vector<std::string> command = p->command;
+  if (command.empty()) command = {env.count("SHELL") ? env["SHELL"] : "/bin/sh"};
+  jobspec::JobSpec spec = p->spec;
+  spec.script = kHoldScript;
+  spec.output = "/dev/null";
+  if (p->command.empty()) spec.name = "interactive";
+  client::ApiClient api;
+  Result<nlohmann::json> r =
+      api.Post("/api/v1/jobs", nlohmann::json::parse(jobspec::JobSpecToJson(spec)));
+  if (!r.ok()) return Fail("salloc", "Job submit/allocate failed: " + r.status().message());
+  const unsigned long long job = (*r)["job_id"].get<unsigned long long>();
+  std::fprintf(stderr, "salloc: Pending job allocation %llu\n", job);
+  struct sigaction sa {};
+  sa.sa_handler = OnInterrupt;
+  ::sigaction(SIGINT, &sa, nullptr);
+  Result<nlohmann::json> granted = AwaitAllocation(api, job);
+  if (!granted.ok()) return Fail("salloc", granted.status());
+  std::fprintf(stderr, "salloc: Granted job allocation %llu\n", job);
+  ::signal(SIGINT, SIG_IGN);  // the command's now
+  ::signal(SIGQUIT, SIG_IGN);
+  const int code = RunCommand(command, AllocationEnv(*granted, spec));
+  std::fprintf(stderr, "salloc: Relinquishing job allocation %llu\n", job);
+  Result<nlohmann::json> done =
+      api.Post("/api/v1/jobs/" + std::to_string(job) + "/cancel", {{"signal", SIGTERM}});
+  if (!done.ok()) Fail("salloc", "releasing job " + std::to_string(job) + ": " + done.status().message());
+  return code;
+}
+
+}  // namespace lockstep::cli

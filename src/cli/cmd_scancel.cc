@@ -1,0 +1,158 @@
+// scancel: cancel or signal jobs, array tasks and steps named by id or chosen by filters.
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "cli/slurm/job_filter.h"
+#include "cli/slurm/slurm_options.h"
+
+namespace lockstep::cli {
+
+int SignalNumber(const std::string& name) {
+  static const std::pair<const char*, int> kSignals[] = {
+      {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ABRT", SIGABRT},
+      {"KILL", SIGKILL}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"PIPE", SIGPIPE},
+      {"ALRM", SIGALRM}, {"TERM", SIGTERM}, {"CONT", SIGCONT}, {"STOP", SIGSTOP},
+      {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN}, {"TTOU", SIGTTOU}, {"URG", SIGURG},
+      {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ}, {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF},
+      {"WINCH", SIGWINCH}};
+  std::string n = name;
+  for (char& c : n) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (n.rfind("SIG", 0) == 0) n = n.substr(3);
+  for (auto& [s, v] : kSignals)
+    if (n == s) return v;
+  if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 2)
+    return -1;
+  int v = std::stoi(n);
+  return v >= 1 && v <= 64 ? v : -1;
+}
+
+namespace {
+
+struct ScancelRequest {
+  JobFilter filter;
+  std::string signal;
+  bool me = false;
+  bool quiet = false;
+};
+
+std::vector<SlurmOption> ScancelOptionTable(ScancelRequest& r) {
+  auto set = [](std::set<std::string>& s) {
+    return [&s](const std::string& v) {
+      auto items = CommaSet(v);
+      s.insert(items.begin(), items.end());
+      return Status::Ok();
+    };
+  };
+  auto ignore = [](const std::string&) { return Status::Ok(); };
+  auto states = [&r](const std::string& v) {
+    for (const std::string& w : CommaSet(v)) {
+      std::string name = JobStateName(w);
+      if (name != "PENDING" && name != "RUNNING" && name != "SUSPENDED")
+        return InvalidArgument("Invalid job state specified: " + w);
+      r.filter.states.insert(name);
+    }
+    return Status::Ok();
+  };
+  return {
+      {"account", 'A', OptArg::kRequired, set(r.filter.accounts), "act only on jobs charging this account", "account"},
+      {"batch", 'b', OptArg::kNone, ignore, "signal batch shell for specified job (the whole job)"},
+      {"full", 'f', OptArg::kNone, ignore, "signal batch shell and all steps for specified job"},
+      {"hurry", 'H', OptArg::kNone, ignore, "avoid burst buffer stage out (no effect)"},
+      {"interactive", 'i', OptArg::kNone, ignore, "require response from user for each job (no effect)"},
+      {"clusters", 'M', OptArg::kRequired, ignore, "clusters to issue commands to (this one)", "clusters"},
+      {"me", 0, OptArg::kNone, [&r](const std::string&) { r.me = true; return Status::Ok(); }, "act only on your own jobs"},
+      {"name", 'n', OptArg::kRequired, set(r.filter.names), "act only on jobs with this name", "job_name"},
+      {"jobname", 'n', OptArg::kRequired, set(r.filter.names), nullptr},
+      {"partition", 'p', OptArg::kRequired, set(r.filter.partitions), "act only on jobs in this partition", "partition"},
+      {"quiet", 'Q', OptArg::kNone, [&r](const std::string&) { r.quiet = true; return Status::Ok(); }, "disable warnings"},
+      {"qos", 'q', OptArg::kRequired, set(r.filter.qos), "act only on jobs with this quality of service", "qos"},
+      {"reservation", 'R', OptArg::kRequired, ignore, "act only on jobs with this reservation (none)", "reservation"},
+      {"sibling", 0, OptArg::kRequired, ignore, "remove an active sibling job (no effect)", "cluster_name"},
+      {"signal", 's', OptArg::kRequired, [&r](const std::string& v) { r.signal = v; return Status::Ok(); }, "signal to send to job, default is SIGKILL", "name | integer"},
+      {"state", 't', OptArg::kRequired, states, "act only on jobs in this state (PENDING, RUNNING, SUSPENDED)", "states"},
+      {"user", 'u', OptArg::kRequired, set(r.filter.users), "act only on jobs of this user", "user_name"},
+      {"verbose", 'v', OptArg::kNone, ignore, "verbosity level"},
+      {"version", 'V', OptArg::kNone, ignore, "output version information and exit"},
+      {"nodelist", 'w', OptArg::kRequired, [&r](const std::string& v) { return AddNodes(r.filter, v); }, "act only on jobs on these nodes", "hosts"},
+      {"wckey", 0, OptArg::kRequired, ignore, "act only on jobs with this workload characterization key", "wckey"},
+  };
+}
+
+// "42.3" -> the step's path; "" when the word names no step.
+std::string StepPath(const std::string& word) {
+  std::size_t dot = word.find('.');
+  if (dot == std::string::npos) return "";
+  return "/api/v1/jobs/" + word.substr(0, dot) + "/steps/" + word.substr(dot + 1) + "/cancel";
+}
+
+}  // namespace
+
+int RunScancel(int argc, char** argv) {
+  ScancelRequest r;
+  ParsedCommandLine cl = ParseSlurmCommandLine("scancel", argc, argv, ScancelOptionTable(r),
+                                               "[OPTIONS] [job_id[_array_id][.step_id]]");
+  if (cl.exit_code) return *cl.exit_code;
+  int signo = 0;
+  if (!r.signal.empty() && (signo = SignalNumber(r.signal)) <= 0)
+    return Fail("scancel", "Invalid signal specified: " + r.signal);
+  if (r.me) {
+    const passwd* pw = ::getpwuid(::getuid());
+    r.filter.users.insert(pw ? pw->pw_name : std::to_string(::getuid()));
+  }
+  std::vector<std::string> steps;
+  for (const std::string& word : cl.operands) {
+    if (!StepPath(word).empty()) {
+      steps.push_back(word);
+      continue;
+    }
+    Result<std::vector<JobIdPattern>> ids = ParseJobIdList(word);
+    if (!ids.ok()) return Fail("scancel", ids.status());
+    r.filter.ids.insert(r.filter.ids.end(), ids->begin(), ids->end());
+  }
+  const JobFilter& f = r.filter;
+  if (f.ids.empty() && steps.empty() && f.users.empty() && f.names.empty() &&
+      f.states.empty() && f.partitions.empty() && f.accounts.empty() && f.qos.empty() &&
+      f.nodes.empty())
+    return Fail("scancel", "No job identification provided");
+  client::ApiClient api;
+  int rc = 0;
+  for (const std::string& step : steps) {
+    Result<nlohmann::json> done = api.Post(StepPath(step), {{"signal", signo}});
+    if (!done.ok()) {
+      std::fprintf(stderr, "scancel: error: Kill job error on job id %s: %s\n", step.c_str(),
+                   done.status().message().c_str());
+      rc = 1;
+    }
+  }
+  if (f.ids.empty() && steps.size() == cl.operands.size() && !steps.empty()) return rc;
+  Result<nlohmann::json> list = api.Get("/api/v1/jobs");
+  if (!list.ok()) return Fail("scancel", list.status());
+  const nlohmann::json& jobs = (*list)["jobs"];
+  for (const auto& j : jobs) {
+    if (!Passes(j, f)) continue;
+    std::string id = std::to_string(j["job_id"].get<unsigned long long>());
+    Result<nlohmann::json> done = api.Post("/api/v1/jobs/" + id + "/cancel", {{"signal", signo}});
+    if (!done.ok()) {
+      std::fprintf(stderr, "scancel: error: Kill job error on job id %s: %s\n", id.c_str(),
+                   done.status().message().c_str());
+      rc = 1;
+    }
+  }
+  for (const JobIdPattern& want : f.ids) {
+    if (std::none_of(jobs.begin(), jobs.end(),
+                     [&](const nlohmann::json& j) { return JobMatches(j, want); })) {
+      if (!r.quiet)
+        std::fprintf(stderr, "scancel: error: Invalid job id %s\n", want.text.c_str());
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
+}  // namespace lockstep::cli

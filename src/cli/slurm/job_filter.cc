@@ -1,0 +1,191 @@
+#include "cli/slurm/job_filter.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <map>
+
+#include "common/hostlist.h"
+
+namespace lockstep::cli {
+namespace {
+
+std::optional<std::int64_t> Number(std::string_view s) {
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty() || v < 0) return std::nullopt;
+  return v;
+}
+
+// "1-3,7" (a '%N' throttle allowed and ignored, as scancel does) into task ids.
+std::optional<std::set<std::int64_t>> TaskSet(std::string_view text) {
+  text = text.substr(0, text.find('%'));
+  std::set<std::int64_t> out;
+  while (!text.empty()) {
+    std::string_view item = text.substr(0, text.find(','));
+    text.remove_prefix(std::min(text.size(), item.size() + 1));
+    std::size_t dash = item.find('-');
+    auto lo = Number(item.substr(0, dash));
+    auto hi = dash == std::string_view::npos ? lo : Number(item.substr(dash + 1));
+    if (!lo || !hi || *hi < *lo || *hi - *lo > 4000000) return std::nullopt;
+    for (std::int64_t t = *lo; t <= *hi; ++t) out.insert(t);
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+Result<JobIdPattern> ParseOne(const std::string& word) {
+  Status bad = InvalidArgument("Invalid job id specified: " + word);
+  JobIdPattern p{.text = word};
+  std::size_t us = word.find('_');
+  auto id = Number(std::string_view(word).substr(0, us));
+  if (!id || *id == 0) return bad;
+  p.id = static_cast<std::uint64_t>(*id);
+  if (us == std::string::npos) return p;
+  std::string_view tasks = std::string_view(word).substr(us + 1);
+  if (tasks.size() >= 2 && tasks.front() == '[' && tasks.back() == ']')
+    tasks = tasks.substr(1, tasks.size() - 2);
+  else if (tasks.find_first_of(",-[]") != std::string_view::npos)
+    return bad;  // a range needs brackets: 40_[1-2]
+  p.tasks = TaskSet(tasks);
+  if (!p.tasks) return bad;
+  return p;
+}
+
+bool InSet(const std::set<std::string>& set, const std::string& value) {
+  return set.empty() || set.count(value) > 0;
+}
+
+}  // namespace
+
+Result<std::vector<JobIdPattern>> ParseJobIdList(const std::string& text) {
+  std::vector<JobIdPattern> out;
+  std::string word;
+  int depth = 0;
+  auto flush = [&]() -> Status {
+    if (word.empty()) return Status::Ok();
+    Result<JobIdPattern> p = ParseOne(word);
+    if (!p.ok()) return p.status();
+    out.push_back(std::move(*p));
+    word.clear();
+    return Status::Ok();
+  };
+  for (char c : text) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if ((c == ',' || c == ' ') && depth == 0) {
+      LOCKSTEP_RETURN_IF_ERROR(flush());
+      continue;
+    }
+    word += c;
+  }
+  LOCKSTEP_RETURN_IF_ERROR(flush());
+  return out;
+}
+
+bool JobMatches(const nlohmann::json& job, const JobIdPattern& pattern) {
+  const std::uint64_t id = job.value("job_id", std::uint64_t{0});
+  const std::uint64_t array = job.value("array_job_id", std::uint64_t{0});
+  if (!pattern.tasks) return id == pattern.id || (array != 0 && array == pattern.id);
+  if (array != pattern.id) return false;
+  if (job.contains("array_task_id"))
+    return pattern.tasks->count(job["array_task_id"].get<std::int64_t>()) > 0;
+  return false;
+}
+
+std::set<std::string> CommaSet(const std::string& text) {
+  std::set<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos
+                                                                     : comma - start);
+    if (!item.empty()) out.insert(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+Status AddNodes(JobFilter& filter, const std::string& hostlist) {
+  Result<std::vector<std::string>> hosts = ExpandHostlist(hostlist);
+  if (!hosts.ok()) return InvalidArgument("Invalid node name specified: " + hostlist);
+  filter.nodes.insert(hosts->begin(), hosts->end());
+  return Status::Ok();
+}
+
+bool Passes(const nlohmann::json& job, const JobFilter& filter) {
+  if (!filter.ids.empty() &&
+      std::none_of(filter.ids.begin(), filter.ids.end(),
+                   [&](const JobIdPattern& p) { return JobMatches(job, p); }))
+    return false;
+  if (!InSet(filter.names, job.value("name", "")) ||
+      !InSet(filter.accounts, job.value("account", "")) ||
+      !InSet(filter.qos, job.value("qos", "")) ||
+      !InSet(filter.partitions, job.value("partition", "")) ||
+      !InSet(filter.users, job.value("user", "")) || !InSet(filter.states, job.value("state", "")))
+    return false;
+  if (filter.nodes.empty()) return true;
+  Result<std::vector<std::string>> hosts = ExpandHostlist(job.value("nodes", ""));
+  if (!hosts.ok()) return false;
+  return std::any_of(hosts->begin(), hosts->end(),
+                     [&](const std::string& h) { return filter.nodes.count(h) > 0; });
+}
+
+std::string JobStateName(std::string word) {
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"PD", "PENDING"},   {"R", "RUNNING"},   {"CG", "COMPLETING"}, {"CD", "COMPLETED"},
+      {"CA", "CANCELLED"}, {"F", "FAILED"},    {"TO", "TIMEOUT"},    {"NF", "NODE_FAIL"},
+      {"PR", "PREEMPTED"}, {"OOM", "OUT_OF_MEMORY"}, {"S", "SUSPENDED"}, {"BF", "BOOT_FAIL"},
+      {"DL", "DEADLINE"},  {"CF", "CONFIGURING"}, {"RQ", "REQUEUED"}, {"RH", "REQUEUE_HOLD"},
+      {"RD", "RESV_DEL_HOLD"}, {"RF", "REQUEUE_FED"}, {"RS", "RESIZING"}, {"RV", "REVOKED"},
+      {"SI", "SIGNALING"}, {"SE", "SPECIAL_EXIT"}, {"SO", "STAGE_OUT"}, {"ST", "STOPPED"}};
+  for (char& ch : word) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  for (auto& [compact, name] : kNames)
+    if (word == compact || word == name) return name;
+  return "";
+}
+
+std::string TaskRanges(const std::vector<std::int64_t>& ids) {
+  std::string out;
+  for (std::size_t i = 0; i < ids.size();) {
+    std::size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(ids[i]);
+    if (j > i) out += '-' + std::to_string(ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+nlohmann::json CollapsePendingArrays(const nlohmann::json& jobs) {
+  nlohmann::json out = nlohmann::json::array();
+  // array job id -> index in `out` of its pending remainder, and its task ids
+  std::map<std::uint64_t, std::pair<std::size_t, std::vector<std::int64_t>>> pending;
+  for (const nlohmann::json& job : jobs) {
+    const std::uint64_t array = job.value("array_job_id", std::uint64_t{0});
+    if (array == 0 || job.value("state", "") != "PENDING" || !job.contains("array_task_id")) {
+      out.push_back(job);
+      continue;
+    }
+    auto [it, fresh] = pending.try_emplace(array, out.size(), std::vector<std::int64_t>{});
+    if (fresh) out.push_back(job);
+    it->second.second.push_back(job["array_task_id"].get<std::int64_t>());
+  }
+  for (auto& [array, entry] : pending) {
+    auto& [index, ids] = entry;
+    if (ids.size() == 1) continue;  // one pending task prints as 40_7, as in Slurm
+    std::sort(ids.begin(), ids.end());
+    nlohmann::json& rec = out[index];
+    std::string text = TaskRanges(ids);
+    if (rec.value("array_max_running", 0) > 0)
+      text += "%" + std::to_string(rec["array_max_running"].get<int>());
+    rec["array_task_str"] = "[" + text + "]";
+    rec.erase("array_task_id");
+    rec["job_id"] = array;
+  }
+  return out;
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,97 @@
+#include "cli/slurm/job_filter.h"
+
+#include <gtest/gtest.h>
+
+namespace lockstep::cli {
+namespace {
+
+nlohmann::json Job(int id, int array = 0, int task = -1, const char* state = "PENDING") {
+  nlohmann::json j = {{"job_id", id}, {"state", state}, {"name", "n" + std::to_string(id)},
+                      {"user", "alice"}, {"nodes", ""}, {"partition", "gpu"}};
+  if (array) {
+    j["array_job_id"] = array;
+    j["array_task_id"] = task;
+  }
+  return j;
+}
+
+TEST(JobIdList, ParsesSlurmJobIds) {
+  struct Case {
+    std::string text;
+    bool ok;
+    std::vector<std::pair<nlohmann::json, bool>> matches;
+  };
+  const Case cases[] = {
+      {"42", true, {{Job(42), true}, {Job(43), false}, {Job(44, 42, 2), true}}},
+      {"40_2", true, {{Job(42, 40, 2), true}, {Job(43, 40, 3), false}, {Job(40), false}}},
+      {"40_[1-2]", true, {{Job(41, 40, 1), true}, {Job(42, 40, 2), true}, {Job(43, 40, 3), false}}},
+      {"40_[1,3]", true, {{Job(41, 40, 1), true}, {Job(42, 40, 2), false}, {Job(43, 40, 3), true}}},
+      {"7,40_[1-3%2]", true, {{Job(7), true}, {Job(43, 40, 3), true}}},
+      {"x", false, {}},
+      {"40_1-2", false, {}},
+      {"40_[a]", false, {}},
+      {"0", false, {}},
+  };
+  for (const Case& c : cases) {
+    Result<std::vector<JobIdPattern>> ids = ParseJobIdList(c.text);
+    ASSERT_EQ(ids.ok(), c.ok) << c.text;
+    if (!c.ok) {
+      EXPECT_EQ(ids.status().message().rfind("Invalid job id specified: ", 0), 0u) << c.text;
+      continue;
+    }
+    for (const auto& [job, want] : c.matches) {
+      JobFilter f;
+      f.ids = *ids;
+      EXPECT_EQ(Passes(job, f), want) << c.text << " " << job.dump();
+    }
+  }
+}
+
+TEST(JobFilter, NamesNodesUsersStates) {
+  nlohmann::json a = Job(1), b = Job(2, 0, -1, "RUNNING");
+  b["nodes"] = "node[2-3]";
+  b["user"] = "bob";
+  JobFilter names;
+  names.names = CommaSet("n1,zz");
+  EXPECT_TRUE(Passes(a, names));
+  EXPECT_FALSE(Passes(b, names));
+  JobFilter nodes;
+  ASSERT_TRUE(AddNodes(nodes, "node3").ok());
+  EXPECT_FALSE(Passes(a, nodes));
+  EXPECT_TRUE(Passes(b, nodes));
+  EXPECT_FALSE(AddNodes(nodes, "node[").ok());
+  JobFilter users;
+  users.users = {"bob"};
+  EXPECT_TRUE(Passes(b, users));
+  EXPECT_FALSE(Passes(a, users));
+  JobFilter states;
+  states.states = {JobStateName("r")};
+  EXPECT_TRUE(Passes(b, states));
+  EXPECT_FALSE(Passes(a, states));
+  EXPECT_EQ(JobStateName("pd"), "PENDING");
+  EXPECT_EQ(JobStateName("nosuch"), "");
+}
+
+TEST(CollapsePendingArrays, OneLinePerArrayPendingRemainder) {
+  nlohmann::json jobs = nlohmann::json::array();
+  jobs.push_back(Job(10, 10, 1, "RUNNING"));
+  for (int t = 3; t <= 8; ++t) {
+    nlohmann::json j = Job(10 + t, 10, t);
+    j["array_max_running"] = 2;
+    jobs.push_back(j);
+  }
+  jobs.push_back(Job(30));
+  jobs.push_back(Job(41, 40, 5));  // one pending task: printed as 40_5
+  nlohmann::json out = CollapsePendingArrays(jobs);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0]["array_task_id"], 1);
+  EXPECT_EQ(out[1]["array_task_str"], "[3-8%2]");
+  EXPECT_EQ(out[1]["job_id"], 10);
+  EXPECT_FALSE(out[1].contains("array_task_id"));
+  EXPECT_EQ(out[2]["job_id"], 30);
+  EXPECT_EQ(out[3]["array_task_id"], 5);
+  EXPECT_EQ(TaskRanges({1, 2, 3, 5, 9, 10}), "1-3,5,9-10");
+}
+
+}  // namespace
+}  // namespace lockstep::cli
