@@ -173,6 +173,17 @@ TEST_F(HealthTest, Xid79OnABusyGpuDrainsTheNodeAndRequeuesTheJobElsewhere) {
   EXPECT_TRUE(Contains(why.out, "gpu: GPU 3 serial")) << why.out;
   CommandResult show = cluster_->Run({"scontrol", "show", "job", std::to_string(id)});
   EXPECT_TRUE(Contains(show.out, "FailureCause=gpu")) << show.out;
+  // The event stream says why the first run ended (docs/observability.md).
+  CommandResult events = cluster_->Run({"events", "--json"});
+  bool requeued_for_gpu = false;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = events.out.find('\n', start)) != std::string::npos; start = nl + 1) {
+    nlohmann::json e = nlohmann::json::parse(events.out.substr(start, nl - start), nullptr, false);
+    if (e.is_object() && e.value("job_id", 0ull) == id && e.value("kind", "") == "requeued" &&
+        e.value("cause", "") == "gpu")
+      requeued_for_gpu = Contains(e.value("cause_detail", ""), "XID 79");
+  }
+  EXPECT_TRUE(requeued_for_gpu) << events.out << events.err;
   cluster_->Run({"scancel", std::to_string(id)});
 }
 

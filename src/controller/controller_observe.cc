@@ -107,8 +107,17 @@ void Controller::JobEventLocked(const char* kind, const JobEntry& e, std::size_t
     ev["exit_code"] = e.exit_code;
     ev["signal"] = e.signal;
   }
-  if (std::string_view(kind) == "ended" || std::string_view(kind) == "requeued")
+  if (std::string_view(kind) == "ended" || std::string_view(kind) == "requeued") {
     ev["reason"] = e.reason;
+    // What ended the run (docs/health.md): user, oom, timeout, node, gpu, ...
+    // The run that ended: a requeue has already counted the next one.
+    const std::int64_t run =
+        std::int64_t{e.restart_count} - (std::string_view(kind) == "requeued" ? 1 : 0);
+    if (!e.failure_cause.empty() && e.failure_run == run) {
+      ev["cause"] = e.failure_cause;
+      ev["cause_detail"] = e.failure_detail;
+    }
+  }
   event_log_.Append(std::move(ev));
 }
 

@@ -49,7 +49,8 @@ Result<std::int64_t> Param(std::string_view target, std::string_view name, std::
 
 // Another user's job event, without what only its owner and operators may see.
 void HideDetails(nlohmann::json& event) {
-  for (const char* field : {"name", "nodes", "exit_code", "signal", "reason"}) event.erase(field);
+  for (const char* field : {"name", "nodes", "exit_code", "signal", "reason", "cause_detail"})
+    event.erase(field);
 }
 
 void Events(Controller& c, const Caller& caller, std::string_view target, Replier& reply) {
