@@ -20,8 +20,12 @@ packages=(
   # metrics-only listener.
   python3-prometheus-client curl
   # tests/web_test: the web view in Debian's chromium, driven by puppeteer-core from npm.
-  chromium nodejs npm
+  chromium
 )
+# Node.js and npm for puppeteer-core: Debian's, unless the machine already has them (a
+# NodeSource nodejs carries its own npm and conflicts with Debian's npm package).
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
 missing=()
