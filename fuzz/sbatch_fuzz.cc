@@ -58,7 +58,7 @@ void CheckError(const lockstep::Status& status, std::string_view prefix) {
 // Whether every string of the spec is UTF-8, so that its JSON carries it unchanged.
 bool AllTextIsUtf8(const JobSpec& s) {
   nlohmann::json strings = {s.name,   s.partition,   s.account,     s.qos,
-                            s.gpu_type, s.constraint, s.work_dir,   s.output,
+                            s.gpu_type, s.constraint, s.nodelist,   s.exclude, s.work_dir,   s.output,
                             s.error,  s.export_mode, s.script,      s.container_image,
                             s.external, s.environment, s.script_args, s.warnings};
   if (s.array) strings.push_back(s.array->text);

@@ -180,6 +180,9 @@ TEST(Observe, MetricsOfKnownJobsReadByPrometheusParser) {
   EXPECT_EQ(Value(f, "lockstep_user_gpus_alloc", {{"username", user}}), 2);
   EXPECT_EQ(Value(f, "lockstep_account_gpus_alloc", {{"account", "root"}}), 2);
   EXPECT_EQ(Value(f, "lockstep_partition_gpus_alloc", {{"partition", part}}), 2);
+  // Runs that did not complete, by cause: the `exit 3` job is the user's.
+  EXPECT_EQ(Type(f, "lockstep_job_failures"), "gauge");
+  EXPECT_EQ(Value(f, "lockstep_job_failures", {{"cause", "user"}}), 1);
   for (const char* h : {"lockstep_queue_wait_seconds", "lockstep_scheduling_pass_seconds",
                         "lockstep_api_request_seconds", "lockstep_store_commit_seconds"})
     EXPECT_EQ(Type(f, h), "histogram") << h;

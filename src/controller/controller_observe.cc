@@ -116,6 +116,7 @@ void Controller::JobEventLocked(const char* kind, const JobEntry& e, std::size_t
     if (!e.failure_cause.empty() && e.failure_run == run) {
       ev["cause"] = e.failure_cause;
       ev["cause_detail"] = e.failure_detail;
+      stats_.RecordFailure(e.failure_cause);  // one ended or requeued event per run
     }
   }
   event_log_.Append(std::move(ev));

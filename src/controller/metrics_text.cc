@@ -262,6 +262,11 @@ void Scheduler(Exposition& x, const MetricsView& v) {
   g("slurm_sdiag_jobs_completed", "Jobs completed since lockstepd started", s.jobs_completed);
   g("slurm_sdiag_jobs_canceled", "Jobs canceled since lockstepd started", s.jobs_canceled);
   g("slurm_sdiag_jobs_failed", "Jobs failed since lockstepd started", s.jobs_failed);
+  x.Family("lockstep_job_failures", "gauge",
+           "Runs that did not complete since lockstepd started, by cause (user, oom, timeout, "
+           "cancelled, preempted, node, gpu, launch: docs/health.md)");
+  for (const auto& [cause, count] : s.failures_by_cause)
+    x.Sample("lockstep_job_failures", {"cause", cause}, static_cast<std::int64_t>(count));
   x.Family("lockstep_scheduling_pass_seconds", "histogram",
            "Time the engine took to plan one scheduling pass, by kind of pass (quick on "
            "events, full periodically)");

@@ -59,6 +59,11 @@ void SchedStats::RecordEnded(End how) {
   (how == End::kCompleted ? completed_ : how == End::kCanceled ? canceled_ : failed_) += 1;
 }
 
+void SchedStats::RecordFailure(const std::string& cause) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++failures_by_cause_[cause];
+}
+
 LatencyHistogram& SchedStats::Histogram(std::map<std::string, std::unique_ptr<LatencyHistogram>>& m,
                                         const std::string& key) {
   auto& slot = m[key];
@@ -102,6 +107,7 @@ StatsReading SchedStats::Read() const {
   r.jobs_failed = failed_;
   r.rpc_by_type = rpc_by_type_;
   r.rpc_by_user = rpc_by_user_;
+  r.failures_by_cause = failures_by_cause_;
   for (const auto& [key, h] : queue_wait_) r.queue_wait[key] = h->Read();
   for (const auto& [key, h] : api_latency_) r.api_latency[key] = h->Read();
   return r;

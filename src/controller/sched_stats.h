@@ -47,6 +47,7 @@ struct StatsReading {
   // Queue waits (submit to start) by partition and GPU class ("0", "1", "2", "4", ... "64+").
   std::map<std::pair<std::string, std::string>, LatencyHistogram::Reading> queue_wait;
   std::map<std::string, LatencyHistogram::Reading> api_latency;  // by route
+  std::map<std::string, std::uint64_t> failures_by_cause;          // runs that did not complete
 };
 
 class SchedStats {
@@ -63,6 +64,8 @@ class SchedStats {
   // A job ended: completed, cancelled, or failed (any other end, as sdiag counts them).
   enum class End { kCompleted, kCanceled, kFailed };
   void RecordEnded(End how);
+  // A run did not complete, for `cause` (docs/health.md: user, oom, timeout, node, gpu, ...).
+  void RecordFailure(const std::string& cause);
   // One API request: its route ("GET /api/v1/jobs/{id}"), its caller, how long it took.
   void RecordRpc(const std::string& route, const std::string& user, std::uint32_t uid,
                  std::chrono::nanoseconds took);
@@ -82,6 +85,7 @@ class SchedStats {
   CycleStats main_, backfill_;  // guarded by mu_
   std::uint64_t submitted_ = 0, started_ = 0, completed_ = 0, canceled_ = 0, failed_ = 0;  // mu_
   std::map<std::string, RpcStat> rpc_by_type_, rpc_by_user_;  // guarded by mu_
+  std::map<std::string, std::uint64_t> failures_by_cause_;    // guarded by mu_
   // guarded by mu_ (the map; each histogram records without it)
   std::map<std::pair<std::string, std::string>, std::unique_ptr<LatencyHistogram>> queue_wait_;
   std::map<std::string, std::unique_ptr<LatencyHistogram>> api_latency_;  // guarded by mu_

@@ -286,6 +286,10 @@ Status CheckText(const JobSpec& s) {
     LOCKSTEP_RETURN_IF_ERROR(
         CheckUtf8(fmt::format("the script's argument {}", i + 1), s.script_args[i]));
   LOCKSTEP_RETURN_IF_ERROR(
+      CheckUtf8(fmt::format("--nodelist={}", CoercedToUtf8(s.nodelist)), s.nodelist));
+  LOCKSTEP_RETURN_IF_ERROR(
+      CheckUtf8(fmt::format("--exclude={}", CoercedToUtf8(s.exclude)), s.exclude));
+  LOCKSTEP_RETURN_IF_ERROR(
       CheckUtf8(fmt::format("--chdir={}", CoercedToUtf8(s.work_dir)), s.work_dir));
   LOCKSTEP_RETURN_IF_ERROR(
       CheckUtf8(fmt::format("--output={}", CoercedToUtf8(s.output)), s.output));

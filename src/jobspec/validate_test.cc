@@ -38,6 +38,10 @@ TEST_F(ValidateSbatchTest, TextThatIsNotUtf8IsRefusedNamingTheOption) {
             "sbatch: --chdir=/data/caf\xef\xbf\xbd is not UTF-8 (byte 0xe9 at offset 9)");
   EXPECT_EQ(Error({"-o", "caf\xe9.out", "--wrap", "true"}),
             "sbatch: --output=caf\xef\xbf\xbd.out is not UTF-8 (byte 0xe9 at offset 3)");
+  EXPECT_EQ(Error({"-w", "caf\xe9", "--wrap", "true"}),
+            "sbatch: --nodelist=caf\xef\xbf\xbd is not UTF-8 (byte 0xe9 at offset 3)");
+  EXPECT_EQ(Error({"-x", "n\xe9", "--wrap", "true"}),
+            "sbatch: --exclude=n\xef\xbf\xbd is not UTF-8 (byte 0xe9 at offset 1)");
 }
 
 TEST(ValidateTest, TheEnvironmentMayHoldBytesThatAreNotUtf8) {
