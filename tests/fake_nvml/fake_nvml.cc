@@ -12,6 +12,9 @@
 // A GPU with "present": false has fallen off the bus: it is not counted. "xids" only grows: each
 // entry is delivered once per process, to the event sets that registered its GPU.
 #include <nlohmann/json.hpp>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -22,7 +25,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -36,9 +38,43 @@ constexpr int kTimeout = 10;
 constexpr unsigned long long kXidCriticalError = 0x8ULL;  // nvmlEventTypeXidCriticalError
 constexpr unsigned int kRecoveryActionField = 230;        // NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
 
+// The driver blocks in the kernel until an event comes; the fake blocks until its state file is
+// replaced (the tests write it by rename), watched with inotify from the set's creation on, so a
+// change between reading the file and waiting is not missed.
 struct EventSet {
   std::set<int> gpus;  // physical indexes registered
+  int watch_fd = -1;   // inotify on the state file's directory, or -1 without a state file
+  ~EventSet() {
+    if (watch_fd >= 0) close(watch_fd);
+  }
 };
+
+// An inotify descriptor told of files renamed into, or written in, $LOCKSTEP_FAKE_NVML's
+// directory; -1 when there is no state file to watch.
+int WatchStateFile() {
+  const char* path = std::getenv("LOCKSTEP_FAKE_NVML");
+  if (!path) return -1;
+  std::string dir = path;
+  const std::size_t slash = dir.rfind('/');
+  dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : dir.substr(0, slash));
+  int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd < 0) return -1;
+  if (inotify_add_watch(fd, dir.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Waits until the state file's directory changes or `ms` pass (only the latter without a watch:
+// a driver with no events blocks for its whole timeout).
+void WaitForChange(int watch_fd, int ms) {
+  pollfd p{watch_fd, POLLIN, 0};
+  if (poll(&p, watch_fd >= 0 ? 1 : 0, ms) <= 0) return;
+  char buf[4096];
+  while (read(watch_fd, buf, sizeof buf) > 0) {
+  }
+}
 
 struct State {
   std::mutex mu;
@@ -218,7 +254,9 @@ int nvmlDeviceGetFieldValues(void* device, int count, nvmlFieldValue_t* values) 
 
 int nvmlEventSetCreate(void** set) {
   if (!set) return kInvalidArgument;
-  *set = new EventSet;
+  auto* events = new EventSet;
+  events->watch_fd = WatchStateFile();
+  *set = events;
   return kSuccess;
 }
 
@@ -254,9 +292,10 @@ int nvmlEventSetWait_v2(void* set, nvmlEventData_t* data, unsigned int timeout_m
         return kSuccess;
       }
     }
-    // The driver blocks in the kernel; a file has no such wait, so the fake looks again soon.
-    if (std::chrono::steady_clock::now() >= deadline) return kTimeout;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return kTimeout;
+    WaitForChange(events->watch_fd, static_cast<int>(left.count()));
   }
 }
 
