@@ -28,6 +28,18 @@ Response Reply(http::status status, const nlohmann::json& body) {
   return res;
 }
 
+}  // namespace
+
+ApiResponse JsonResponse(http::status status, const nlohmann::json& body) {
+  ApiResponse res{status, 11};
+  res.set(http::field::content_type, "application/json");
+  res.body() = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  res.prepare_payload();
+  return res;
+}
+
+namespace {
+
 Response Error(const Status& s) {
   http::status code = http::status::internal_server_error;
   switch (s.code()) {
@@ -273,13 +285,8 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
   if (p.size() == 5 && verb == http::verb::get && p[4] == "logs") {  // lockstep logs
     Result<std::string> text = c.JobLogs(caller, id);
     if (!text.ok()) return Error(text.status());
-    Response res{http::status::ok, 11};
-    res.set(http::field::content_type, "application/json");
     // Programs print anything: bytes that are not UTF-8 become U+FFFD rather than an error.
-    res.body() = nlohmann::json{{"job_id", id}, {"logs", *text}}.dump(
-        -1, ' ', false, nlohmann::json::error_handler_t::replace);
-    res.prepare_payload();
-    return res;
+    return JsonResponse(http::status::ok, {{"job_id", id}, {"logs", *text}});
   }
   if (p.size() == 5 && verb == http::verb::get && p[4] == "why") {
     Result<nlohmann::json> j = c.Why(id);

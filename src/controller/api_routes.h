@@ -26,6 +26,10 @@ class AgentEndpoints {
 };
 
 using ApiResponse = boost::beast::http::response<boost::beast::http::string_body>;
+
+// `body` as a JSON response; bytes in its strings that are not UTF-8 (programs' output, names
+// from elsewhere) become U+FFFD rather than an error.
+ApiResponse JsonResponse(boost::beast::http::status status, const nlohmann::json& body);
 // Called once with the answer to a request, from any thread.
 using Replier = std::function<void(ApiResponse)>;
 

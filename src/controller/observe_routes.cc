@@ -11,16 +11,8 @@ namespace {
 
 namespace http = boost::beast::http;
 
-ApiResponse Json(http::status status, const nlohmann::json& body) {
-  ApiResponse res{status, 11};
-  res.set(http::field::content_type, "application/json");
-  res.body() = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  res.prepare_payload();
-  return res;
-}
-
 ApiResponse BadRequest(const std::string& what) {
-  return Json(http::status::bad_request, {{"error", what}});
+  return JsonResponse(http::status::bad_request, {{"error", what}});
 }
 
 // The query parameter `name` of `target` as a number in [lo, hi], `fallback` when absent.
@@ -68,7 +60,7 @@ void Events(Controller& c, const Caller& caller, std::string_view target, Replie
       static_cast<std::uint64_t>(*from), static_cast<std::size_t>(*max),
       std::chrono::milliseconds(*wait), std::move(filter),
       [reply = std::move(reply)](EventBatch b) {
-        reply(Json(http::status::ok,
+        reply(JsonResponse(http::status::ok,
                    {{"events", std::move(b.events)}, {"next", b.next}, {"dropped", b.dropped}}));
       });
 }
@@ -80,7 +72,7 @@ std::optional<ApiResponse> MetricsResponse(const Controller& c, const ObserveSou
   std::optional<MetricsEndpoint> endpoint = MetricsEndpointOf(path);
   if (!endpoint) return std::nullopt;
   if (verb != http::verb::get && verb != http::verb::head)
-    return Json(http::status::method_not_allowed, {{"error", "metrics: only GET"}});
+    return JsonResponse(http::status::method_not_allowed, {{"error", "metrics: only GET"}});
   MetricsView view = c.Metrics();
   if (sources.agent_heartbeats) view.heartbeats = sources.agent_heartbeats();
   ApiResponse res{http::status::ok, 11};
@@ -104,7 +96,7 @@ bool HandleObserveRequest(Controller& c, const ObserveSources& sources, const Ca
     return true;
   }
   if (path == "/api/v1/sdiag" && req.method() == http::verb::get) {
-    reply(Json(http::status::ok, SdiagJson(c.stats().Read(), c.Metrics())));
+    reply(JsonResponse(http::status::ok, SdiagJson(c.stats().Read(), c.Metrics())));
     return true;
   }
   return false;

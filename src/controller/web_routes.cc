@@ -8,14 +8,6 @@ namespace {
 
 namespace http = boost::beast::http;
 
-ApiResponse Json(http::status status, const nlohmann::json& body) {
-  ApiResponse res{status, 11};
-  res.set(http::field::content_type, "application/json");
-  res.body() = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  res.prepare_payload();
-  return res;
-}
-
 // The last `max` bytes of `text`, from a line's start when there is one.
 std::string Tail(const std::string& text, std::size_t max) {
   if (text.size() <= max) return text;
@@ -26,10 +18,10 @@ std::string Tail(const std::string& text, std::size_t max) {
 
 ApiResponse JobDetails(Controller& c, const Caller& caller, JobId id) {
   Result<nlohmann::json> job = c.ShowJob(id);
-  if (!job.ok()) return Json(http::status::not_found, {{"error", job.status().message()}});
+  if (!job.ok()) return JsonResponse(http::status::not_found, {{"error", job.status().message()}});
   const bool mine = (*job).value("uid", std::uint32_t{0xFFFFFFFF}) == caller.uid;
   if (!mine && !c.IsOperator(caller.uid))
-    return Json(http::status::forbidden,
+    return JsonResponse(http::status::forbidden,
                 {{"error", "job " + std::to_string(id) + " belongs to " +
                                (*job).value("user", std::string("another user")) +
                                ": only its owner and operators see its details"}});
@@ -42,7 +34,7 @@ ApiResponse JobDetails(Controller& c, const Caller& caller, JobId id) {
     out["output_tail"] = logs.ok() ? Tail(*logs, 4096) : "";
     if (!logs.ok()) out["output_error"] = logs.status().message();
   }
-  return Json(http::status::ok, out);
+  return JsonResponse(http::status::ok, out);
 }
 
 }  // namespace
@@ -67,7 +59,7 @@ bool HandleWebRequest(Controller& c, const Caller& caller,
   }
   if (path == "/api/v1/web/whoami") {
     reply(
-        Json(http::status::ok,
+        JsonResponse(http::status::ok,
              {{"user", caller.user}, {"uid", caller.uid}, {"operator", c.IsOperator(caller.uid)}}));
     return true;
   }
@@ -77,7 +69,7 @@ bool HandleWebRequest(Controller& c, const Caller& caller,
     JobId id = 0;
     auto r = std::from_chars(digits.data(), digits.data() + digits.size(), id);
     if (r.ec != std::errc() || r.ptr != digits.data() + digits.size())
-      reply(Json(http::status::bad_request, {{"error", "invalid job id specified"}}));
+      reply(JsonResponse(http::status::bad_request, {{"error", "invalid job id specified"}}));
     else
       reply(JobDetails(c, caller, id));
     return true;
