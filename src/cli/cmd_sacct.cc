@@ -32,13 +32,6 @@ std::vector<SlurmOption> SacctOptionTable(SacctRequest& r) {
       return Status::Ok();
     };
   };
-  auto set = [](std::set<std::string>& s) {
-    return [&s](const std::string& v) {
-      auto items = CommaSet(v);
-      s.insert(items.begin(), items.end());
-      return Status::Ok();
-    };
-  };
   auto text = [](std::string& t) {
     return [&t](const std::string& v) {
       t = v;
@@ -62,7 +55,7 @@ std::vector<SlurmOption> SacctOptionTable(SacctRequest& r) {
   };
   return {
       {"allusers", 'a', OptArg::kNone, flag(r.all_users), "display jobs for all users"},
-      {"accounts", 'A', OptArg::kRequired, set(r.filter.accounts), "only jobs charged to these accounts", "account_list"},
+      {"accounts", 'A', OptArg::kRequired, AddCommaItems(r.filter.accounts), "only jobs charged to these accounts", "account_list"},
       {"array", 0, OptArg::kNone, ignore, "display one array task per line (always)"},
       {"brief", 'b', OptArg::kNone, flag(r.format.brief), "jobid, state and exit code only"},
       {"batch-script", 'B', OptArg::kNone, ignore, "print the batch script (not kept in accounting)"},
@@ -84,21 +77,21 @@ std::vector<SlurmOption> SacctOptionTable(SacctRequest& r) {
       {"long", 'l', OptArg::kNone, ignore, "long format"},
       {"allclusters", 'L', OptArg::kNone, ignore, "all clusters (this one)"},
       {"clusters", 'M', OptArg::kRequired, ignore, "clusters (this one)", "cluster_list"},
-      {"name", 0, OptArg::kRequired, set(r.filter.names), "only jobs with these names", "jobname_list"},
+      {"name", 0, OptArg::kRequired, AddCommaItems(r.filter.names), "only jobs with these names", "jobname_list"},
       {"noheader", 'n', OptArg::kNone, flag(r.format.noheader), "no header"},
       {"nodelist", 'N', OptArg::kRequired, [&r](const std::string& v) { return AddNodes(r.filter, v); }, "only jobs that ran on these nodes", "node_list"},
       {"noconvert", 0, OptArg::kNone, ignore, "don't convert units"},
       {"format", 'o', OptArg::kRequired, text(r.format.format), "fields, e.g. jobid,jobname%30,state", "field_list"},
       {"parsable", 'p', OptArg::kNone, flag(r.parsable), "'|' after every field"},
       {"parsable2", 'P', OptArg::kNone, flag(r.parsable2), "'|' between fields"},
-      {"qos", 'q', OptArg::kRequired, set(r.filter.qos), "only jobs of these QOS", "qos"},
-      {"partition", 'r', OptArg::kRequired, set(r.filter.partitions), "only jobs of these partitions", "partition_list"},
+      {"qos", 'q', OptArg::kRequired, AddCommaItems(r.filter.qos), "only jobs of these QOS", "qos"},
+      {"partition", 'r', OptArg::kRequired, AddCommaItems(r.filter.partitions), "only jobs of these partitions", "partition_list"},
       {"reason", 'R', OptArg::kRequired, ignore, "only jobs pending for these reasons", "reason_list"},
       {"state", 's', OptArg::kRequired, states, "only jobs in these states", "state_list"},
       {"starttime", 'S', OptArg::kRequired, text(r.start), "jobs that ran after this time (default: midnight)", "time"},
       {"truncate", 'T', OptArg::kNone, ignore, "truncate times to the window"},
-      {"uid", 'u', OptArg::kRequired, set(r.filter.users), nullptr},
-      {"user", 'u', OptArg::kRequired, set(r.filter.users), "only these users (default: you)", "user_list"},
+      {"uid", 'u', OptArg::kRequired, AddCommaItems(r.filter.users), nullptr},
+      {"user", 'u', OptArg::kRequired, AddCommaItems(r.filter.users), "only these users (default: you)", "user_list"},
       {"units", 0, OptArg::kRequired, ignore, "units of memory fields", "[KMGTP]"},
       {"use-local-uid", 0, OptArg::kNone, ignore, "use the local uid (no effect)"},
       {"verbose", 'v', OptArg::kNone, ignore, "verbosity level"},
@@ -185,11 +178,9 @@ int RunSprio(int argc, char** argv) {
       {"norm", 'n', OptArg::kNone, ignore, "display normalized values (raw values shown)"},
       {"format", 'o', OptArg::kRequired, [&](const std::string& v) { o.format = v; return Status::Ok(); }, "format specification", "format"},
       {"sibling", 0, OptArg::kNone, ignore, "display job records per federation cluster (no effect)"},
-      {"partition", 'p', OptArg::kRequired, [&](const std::string& v) {
-         auto s = CommaSet(v); filter.partitions.insert(s.begin(), s.end()); return Status::Ok(); },
+      {"partition", 'p', OptArg::kRequired, AddCommaItems(filter.partitions),
        "comma separated list of partitions", "partition_name"},
-      {"user", 'u', OptArg::kRequired, [&](const std::string& v) {
-         auto s = CommaSet(v); filter.users.insert(s.begin(), s.end()); return Status::Ok(); },
+      {"user", 'u', OptArg::kRequired, AddCommaItems(filter.users),
        "comma separated list of users to view", "user_name"},
       {"verbose", 'v', OptArg::kNone, ignore, "verbosity level"},
       {"version", 'V', OptArg::kNone, ignore, "output version information and exit"},

@@ -42,13 +42,6 @@ struct ScancelRequest {
 };
 
 std::vector<SlurmOption> ScancelOptionTable(ScancelRequest& r) {
-  auto set = [](std::set<std::string>& s) {
-    return [&s](const std::string& v) {
-      auto items = CommaSet(v);
-      s.insert(items.begin(), items.end());
-      return Status::Ok();
-    };
-  };
   auto ignore = [](const std::string&) { return Status::Ok(); };
   auto states = [&r](const std::string& v) {
     for (const std::string& w : CommaSet(v)) {
@@ -60,23 +53,23 @@ std::vector<SlurmOption> ScancelOptionTable(ScancelRequest& r) {
     return Status::Ok();
   };
   return {
-      {"account", 'A', OptArg::kRequired, set(r.filter.accounts), "act only on jobs charging this account", "account"},
+      {"account", 'A', OptArg::kRequired, AddCommaItems(r.filter.accounts), "act only on jobs charging this account", "account"},
       {"batch", 'b', OptArg::kNone, ignore, "signal batch shell for specified job (the whole job)"},
       {"full", 'f', OptArg::kNone, ignore, "signal batch shell and all steps for specified job"},
       {"hurry", 'H', OptArg::kNone, ignore, "avoid burst buffer stage out (no effect)"},
       {"interactive", 'i', OptArg::kNone, ignore, "require response from user for each job (no effect)"},
       {"clusters", 'M', OptArg::kRequired, ignore, "clusters to issue commands to (this one)", "clusters"},
       {"me", 0, OptArg::kNone, [&r](const std::string&) { r.me = true; return Status::Ok(); }, "act only on your own jobs"},
-      {"name", 'n', OptArg::kRequired, set(r.filter.names), "act only on jobs with this name", "job_name"},
-      {"jobname", 'n', OptArg::kRequired, set(r.filter.names), nullptr},
-      {"partition", 'p', OptArg::kRequired, set(r.filter.partitions), "act only on jobs in this partition", "partition"},
+      {"name", 'n', OptArg::kRequired, AddCommaItems(r.filter.names), "act only on jobs with this name", "job_name"},
+      {"jobname", 'n', OptArg::kRequired, AddCommaItems(r.filter.names), nullptr},
+      {"partition", 'p', OptArg::kRequired, AddCommaItems(r.filter.partitions), "act only on jobs in this partition", "partition"},
       {"quiet", 'Q', OptArg::kNone, [&r](const std::string&) { r.quiet = true; return Status::Ok(); }, "disable warnings"},
-      {"qos", 'q', OptArg::kRequired, set(r.filter.qos), "act only on jobs with this quality of service", "qos"},
+      {"qos", 'q', OptArg::kRequired, AddCommaItems(r.filter.qos), "act only on jobs with this quality of service", "qos"},
       {"reservation", 'R', OptArg::kRequired, ignore, "act only on jobs with this reservation (none)", "reservation"},
       {"sibling", 0, OptArg::kRequired, ignore, "remove an active sibling job (no effect)", "cluster_name"},
       {"signal", 's', OptArg::kRequired, [&r](const std::string& v) { r.signal = v; return Status::Ok(); }, "signal to send to job, default is SIGKILL", "name | integer"},
       {"state", 't', OptArg::kRequired, states, "act only on jobs in this state (PENDING, RUNNING, SUSPENDED)", "states"},
-      {"user", 'u', OptArg::kRequired, set(r.filter.users), "act only on jobs of this user", "user_name"},
+      {"user", 'u', OptArg::kRequired, AddCommaItems(r.filter.users), "act only on jobs of this user", "user_name"},
       {"verbose", 'v', OptArg::kNone, ignore, "verbosity level"},
       {"version", 'V', OptArg::kNone, ignore, "output version information and exit"},
       {"nodelist", 'w', OptArg::kRequired, [&r](const std::string& v) { return AddNodes(r.filter, v); }, "act only on jobs on these nodes", "hosts"},

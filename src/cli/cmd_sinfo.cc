@@ -62,10 +62,7 @@ std::vector<SlurmOption> SinfoOptionTable(SinfoRequest& r) {
          if (!f.ok()) return f.status();
          r.format.format = *f;
          return Status::Ok(); }, "long format specification", "format"},
-      {"partition", 'p', OptArg::kRequired, [&r](const std::string& v) {
-         auto s = CommaSet(v);
-         r.filter.partitions.insert(s.begin(), s.end());
-         return Status::Ok(); }, "report on specific partition", "PARTITION"},
+      {"partition", 'p', OptArg::kRequired, AddCommaItems(r.filter.partitions), "report on specific partition", "PARTITION"},
       {"responding", 'r', OptArg::kNone, flag(r.filter.responding_only), "report only responding nodes"},
       {"list-reasons", 'R', OptArg::kNone, flag(r.format.list_reasons), "list reason nodes are down or drained"},
       {"summarize", 's', OptArg::kNone, flag(r.format.summarize), "report state summary only"},

@@ -34,13 +34,6 @@ Status Flag(bool& b) {
 }
 
 std::vector<SlurmOption> SqueueOptionTable(SqueueRequest& r) {
-  auto set = [](std::set<std::string>& s) {
-    return [&s](const std::string& v) {
-      auto items = CommaSet(v);
-      s.insert(items.begin(), items.end());
-      return Status::Ok();
-    };
-  };
   auto ignore = [](const std::string&) { return Status::Ok(); };
   auto jobs = [&r](const std::string& v) {
     Result<std::vector<JobIdPattern>> ids = ParseJobIdList(v);
@@ -59,8 +52,8 @@ std::vector<SlurmOption> SqueueOptionTable(SqueueRequest& r) {
     return Status::Ok();
   };
   return {
-      {"account", 'A', OptArg::kRequired, set(r.filter.accounts), "comma separated list of accounts to view", "account(s)"},
-      {"accounts", 'A', OptArg::kRequired, set(r.filter.accounts), nullptr},
+      {"account", 'A', OptArg::kRequired, AddCommaItems(r.filter.accounts), "comma separated list of accounts to view", "account(s)"},
+      {"accounts", 'A', OptArg::kRequired, AddCommaItems(r.filter.accounts), nullptr},
       {"all", 'a', OptArg::kNone, ignore, "display jobs in hidden partitions (all are shown)"},
       {"array", 'r', OptArg::kNone, [&r](const std::string&) { return Flag(r.format.array_expanded); }, "display one job array element per line"},
       {"array-unique", 0, OptArg::kNone, ignore, "display one unique pending job array element per line"},
@@ -80,23 +73,23 @@ std::vector<SlurmOption> SqueueOptionTable(SqueueRequest& r) {
       {"long", 'l', OptArg::kNone, [&r](const std::string&) { return Flag(r.format.long_format); }, "long report"},
       {"licenses", 'L', OptArg::kRequired, ignore, "jobs using these licenses (lockstep has none)", "license(s)"},
       {"me", 0, OptArg::kNone, [&r](const std::string&) { return Flag(r.me); }, "only your own jobs"},
-      {"name", 'n', OptArg::kRequired, set(r.filter.names), "comma separated list of job names to view", "job_name(s)"},
+      {"name", 'n', OptArg::kRequired, AddCommaItems(r.filter.names), "comma separated list of job names to view", "job_name(s)"},
       {"noconvert", 0, OptArg::kNone, ignore, "don't convert units from their original type"},
       {"noheader", 'h', OptArg::kNone, [&r](const std::string&) { return Flag(r.format.noheader); }, "no headers on output"},
       {"nodelist", 'w', OptArg::kRequired, [&r](const std::string& v) { return AddNodes(r.filter, v); }, "list of nodes to view", "hostlist"},
       {"nodes", 'w', OptArg::kRequired, [&r](const std::string& v) { return AddNodes(r.filter, v); }, nullptr},
-      {"partition", 'p', OptArg::kRequired, set(r.filter.partitions), "comma separated list of partitions to view", "partition(s)"},
-      {"partitions", 'p', OptArg::kRequired, set(r.filter.partitions), nullptr},
+      {"partition", 'p', OptArg::kRequired, AddCommaItems(r.filter.partitions), "comma separated list of partitions to view", "partition(s)"},
+      {"partitions", 'p', OptArg::kRequired, AddCommaItems(r.filter.partitions), nullptr},
       {"priority", 'P', OptArg::kNone, ignore, "sort by priority across partitions"},
-      {"qos", 'q', OptArg::kRequired, set(r.filter.qos), "comma separated list of qos's to view", "qos(s)"},
+      {"qos", 'q', OptArg::kRequired, AddCommaItems(r.filter.qos), "comma separated list of qos's to view", "qos(s)"},
       {"reservation", 'R', OptArg::kRequired, ignore, "reservation to view (lockstep has none)", "name"},
       {"sibling", 0, OptArg::kNone, ignore, "report sibling jobs (no effect)"},
       {"steps", 's', OptArg::kOptional, [&r](const std::string&) { return Flag(r.steps); }, "list job steps", "step(s)"},
       {"sort", 'S', OptArg::kRequired, [&r](const std::string& v) { r.format.sort = v; return Status::Ok(); }, "comma separated list of fields to sort on", "fields"},
       {"start", 0, OptArg::kNone, [&r](const std::string&) { return Flag(r.format.start); }, "print expected start times of pending jobs"},
       {"states", 't', OptArg::kRequired, [&r](const std::string& v) { r.states = v; return Status::Ok(); }, "comma separated list of states to view ('all' for all)", "states"},
-      {"user", 'u', OptArg::kRequired, set(r.filter.users), "comma separated list of users to view", "user_name(s)"},
-      {"users", 'u', OptArg::kRequired, set(r.filter.users), nullptr},
+      {"user", 'u', OptArg::kRequired, AddCommaItems(r.filter.users), "comma separated list of users to view", "user_name(s)"},
+      {"users", 'u', OptArg::kRequired, AddCommaItems(r.filter.users), nullptr},
       {"verbose", 'v', OptArg::kNone, ignore, "verbosity level"},
       {"version", 'V', OptArg::kNone, ignore, "output version information and exit"},
       {"yaml", 0, OptArg::kNone, [&r](const std::string&) { return Flag(r.json); }, "produce JSON output (YAML is not offered)"},

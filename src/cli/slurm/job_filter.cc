@@ -93,6 +93,14 @@ bool JobMatches(const nlohmann::json& job, const JobIdPattern& pattern) {
   return false;
 }
 
+std::function<Status(const std::string&)> AddCommaItems(std::set<std::string>& to) {
+  return [&to](const std::string& value) {
+    std::set<std::string> items = CommaSet(value);
+    to.insert(items.begin(), items.end());
+    return Status::Ok();
+  };
+}
+
 std::set<std::string> CommaSet(const std::string& text) {
   std::set<std::string> out;
   std::size_t start = 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -45,6 +46,8 @@ struct JobFilter {
 
 // The comma-separated items of `text`, for the sets above.
 std::set<std::string> CommaSet(const std::string& text);
+// An option's action (SlurmOption::apply) that adds its value's comma-separated items to `to`.
+std::function<Status(const std::string&)> AddCommaItems(std::set<std::string>& to);
 // Adds the hosts of a hostlist ("node[1-3],gpu7") to the filter's nodes.
 Status AddNodes(JobFilter& filter, const std::string& hostlist);
 
