@@ -14,14 +14,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bin="$here/../${BUILD:-build}/bin"
 calls="${CALLS:-300}"
 rounds="${ROUNDS:-5}"
-dir="$(mktemp -d /tmp/cli_startup.XXXXXX)"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2> /dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+source "$here/cluster_lib.sh"
+bench_tempdir cli_startup
 
 cat > "$dir/cluster.yaml" <<'YAML'
 nodes:
@@ -29,14 +23,7 @@ nodes:
 partitions:
   - {name: gpu, nodes: "node[1-4]", default: true}
 YAML
-"$bin/lockstepd" --config "$dir/cluster.yaml" --state-dir "$dir/state" \
-  --log-file "$dir/lockstepd.log" 2> /dev/null &
-pids+=($!)
-"$bin/lockstep-agent" --socket "$dir/state/lockstepd.sock" --state-dir "$dir/agent" \
-  --nodes "node[1-4]" --cpus 32 --mem 64G --gpus 8 --gpu-type h100 \
-  --log-file "$dir/agent.log" 2> /dev/null &
-pids+=($!)
-for _ in $(seq 1 600); do [[ -S "$dir/state/lockstepd.sock" ]] && break; sleep 0.1; done
+bench_start_cluster "node[1-4]" 2> /dev/null
 export LOCKSTEP_SOCKET="$dir/state/lockstepd.sock"
 mkdir -p "$dir/aliases"
 ln -s "$bin/lockstep-slurm" "$dir/aliases/squeue"

@@ -15,14 +15,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bin="$here/../${BUILD:-build}/bin"
 jobs="${JOBS:-100000}"
 probes="${PROBES:-20}"
-dir="$(mktemp -d /tmp/start_latency.XXXXXX)"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2> /dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+source "$here/cluster_lib.sh"
+bench_tempdir start_latency
 
 cat > "$dir/cluster.yaml" <<'YAML'
 nodes:
@@ -31,16 +25,7 @@ partitions:
   - {name: main, nodes: "vn[1-9999]", default: true}
   - {name: express, nodes: "vn10000"}
 YAML
-${WRAP:-} "$bin/lockstepd" --config "$dir/cluster.yaml" --state-dir "$dir/state" \
-  --log-file "$dir/lockstepd.log" &
-pids+=($!)
-lockstepd_pid=$!
-"$bin/lockstep-agent" --socket "$dir/state/lockstepd.sock" --state-dir "$dir/agent" \
-  --nodes "vn[1-10000]" --cpus 32 --mem 64G --gpus 8 --gpu-type h100 \
-  --log-file "$dir/agent.log" &
-pids+=($!)
-# The submissions retry until lockstepd answers (it creates the socket once it has recovered).
-for _ in $(seq 1 600); do [[ -S "$dir/state/lockstepd.sock" ]] && break; sleep 0.1; done
+bench_start_cluster "vn[1-10000]"
 "$bin/submit_load" --socket "$dir/state/lockstepd.sock" --clients 8 --jobs "$jobs" \
   --fill-nodes 9999 --partition main --probe-partition express --probes "$probes" \
   --pid "$lockstepd_pid"

@@ -1,0 +1,37 @@
+# Shared by the bench scripts that run a real lockstepd and agent (start_latency.sh,
+# cli_startup.sh): source it, then
+#
+#   bench_tempdir NAME                 # $dir, a temporary directory removed at exit, and the
+#                                      # processes started below stopped by PID at exit
+#   cat > "$dir/cluster.yaml" ...      # the cluster
+#   bench_start_cluster "node[1-4]"    # lockstepd (run through $WRAP if set) and one agent
+#                                      # serving those nodes (32 CPUs, 64G, 8 h100 GPUs each);
+#                                      # returns once lockstepd's socket exists ($lockstepd_pid)
+#
+# Expects $bin, the directory of the built binaries.
+
+bench_tempdir() {
+  dir="$(mktemp -d "/tmp/$1.XXXXXX")"
+  pids=()
+  trap bench_cleanup EXIT
+}
+
+bench_cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2> /dev/null || true; done
+  rm -rf "$dir"
+}
+
+bench_start_cluster() {
+  ${WRAP:-} "$bin/lockstepd" --config "$dir/cluster.yaml" --state-dir "$dir/state" \
+    --log-file "$dir/lockstepd.log" &
+  pids+=($!)
+  lockstepd_pid=$!
+  "$bin/lockstep-agent" --socket "$dir/state/lockstepd.sock" --state-dir "$dir/agent" \
+    --nodes "$1" --cpus 32 --mem 64G --gpus 8 --gpu-type h100 --log-file "$dir/agent.log" &
+  pids+=($!)
+  # lockstepd creates its socket once it has recovered its state.
+  for _ in $(seq 1 600); do [[ -S "$dir/state/lockstepd.sock" ]] && return 0; sleep 0.1; done
+  echo "lockstepd did not start: see $dir/lockstepd.log" >&2
+  return 1
+}
