@@ -83,7 +83,21 @@ Result<ClusterConfig> LoadClusterConfig(const std::string& path, std::string_vie
 // Lookups
 
 std::uint32_t ClusterConfig::NodeIndex(std::string_view name) const {
-  return FindNamed(base.nodes, name);
+  std::lock_guard<std::mutex> lock(node_names_.mu);
+  auto& index = node_names_.index;
+  const std::string key(name);
+  if (auto it = index.find(key); it != index.end()) {
+    if (it->second < base.nodes.size() && base.nodes[it->second].name == name) return it->second;
+  } else if (index.size() == base.nodes.size()) {
+    // Every node is in the map and none disagreed so far: the name is not a node's, unless the
+    // table was changed in place; the table has the last word.
+    const std::uint32_t n = FindNamed(base.nodes, name);
+    if (n == engine::kNone) return n;
+  }
+  index.clear();
+  for (std::uint32_t i = 0; i < base.nodes.size(); ++i) index.emplace(base.nodes[i].name, i);
+  auto it = index.find(key);
+  return it == index.end() ? engine::kNone : it->second;
 }
 std::uint32_t ClusterConfig::PartitionIndex(std::string_view name) const {
   return FindNamed(base.partitions, name);

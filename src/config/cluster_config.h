@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -126,6 +127,24 @@ struct ClusterConfig {
   std::uint32_t InternUser(const std::string& user);
   std::uint32_t InternAccount(const std::string& account);
   AssociationIndex index_;
+
+  // Node names to indices behind NodeIndex(): the controller asks per node of an allocation, at
+  // 10,000 nodes. `base.nodes` is a public table that callers may change, so an answer is
+  // checked against it and the map rebuilt when it disagrees; a name the map lacks is looked up
+  // in the table. Guarded by its own mutex (lookups are const and may come from several
+  // threads); a copy of the config starts with an empty map.
+  struct NodeNameIndex {
+    NodeNameIndex() = default;
+    NodeNameIndex(const NodeNameIndex&) {}
+    NodeNameIndex& operator=(const NodeNameIndex&) {
+      std::lock_guard<std::mutex> lock(mu);
+      index.clear();
+      return *this;
+    }
+    std::mutex mu;
+    std::unordered_map<std::string, std::uint32_t> index;
+  };
+  mutable NodeNameIndex node_names_;
 };
 
 // Reads and parses `path`. Errors name the file and line: "cluster.yaml:12: key: problem".

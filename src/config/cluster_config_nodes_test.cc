@@ -21,6 +21,27 @@ using ::testing::StartsWith;
 // ---------------------------------------------------------------------------------------------
 // Nodes, MIG, features
 
+// NodeIndex answers from a map, which must follow the public node table wherever it changes.
+TEST(ClusterConfigTest, NodeIndexFollowsChangesToTheNodeTable) {
+  ClusterConfig c = HomogeneousCluster(3, 8, 1000, 0, "", "n");
+  EXPECT_EQ(c.NodeIndex("n2"), 1u);
+  EXPECT_EQ(c.NodeIndex("n9"), kNone);
+  c.base.nodes[1].name = "renamed";  // in place: same size
+  EXPECT_EQ(c.NodeIndex("n2"), kNone);
+  EXPECT_EQ(c.NodeIndex("renamed"), 1u);
+  engine::Node extra = c.base.nodes[0];
+  extra.name = "n9";
+  EXPECT_EQ(c.AddNode(extra), 3u);
+  EXPECT_EQ(c.NodeIndex("n9"), 3u);
+  ClusterConfig copy = c;  // the copy's table is its own
+  copy.base.nodes[0].name = "first";
+  EXPECT_EQ(copy.NodeIndex("first"), 0u);
+  EXPECT_EQ(copy.NodeIndex("n1"), kNone);
+  EXPECT_EQ(c.NodeIndex("n1"), 0u);
+  EXPECT_EQ(c.NodeIndex("first"), kNone);
+}
+
+
 TEST(ClusterConfigTest, NodeDefaultsAndFields) {
   Result<ClusterConfig> r = Parse(R"(
 nodes:
