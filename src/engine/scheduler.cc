@@ -1,6 +1,7 @@
 #include "engine/scheduler.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace lockstep::engine {
 
@@ -31,6 +32,7 @@ void Scheduler::Rebuild() {
     deadlines_.push({st_->running_ends[r], s_->running[r].id});
   priority_totals_.assign(s_->pending.size(), 0);
   queue_.order.clear();
+  arrivals_.clear();
   tombstones_ = 0;
   priorities_stale_ = true;
 }
@@ -110,6 +112,7 @@ QueueEntry Scheduler::EntryOf(std::uint32_t j) const {
 }
 
 std::vector<QueueEntry>::iterator Scheduler::FindEntry(std::uint32_t j) {
+  MergeArrivals();
   QueueEntry key = EntryOf(j);
   // Entries of one job with one key sit together: the live one, and the tombstones of its
   // earlier stays in the queue.
@@ -137,9 +140,26 @@ void Scheduler::AddPending(Job job) {
           ? 0
           : ComputePriority(s_->pending[j], st_->shapes[j], *s_, ctx_, o_.weights).total);
   if (priorities_stale_) return;
-  QueueEntry e = EntryOf(j);
-  queue_.order.insert(std::upper_bound(queue_.order.begin(), queue_.order.end(), e, QueueBefore),
-                      e);
+  arrivals_.push_back(EntryOf(j));
+}
+
+void Scheduler::MergeArrivals() {
+  if (arrivals_.empty()) return;
+  // Stable: an arrival goes after the entries already queued that compare equal to it, as an
+  // insertion at upper_bound would put it.
+  std::stable_sort(arrivals_.begin(), arrivals_.end(), QueueBefore);
+  if (arrivals_.size() == 1) {
+    const QueueEntry e = arrivals_.front();
+    queue_.order.insert(
+        std::upper_bound(queue_.order.begin(), queue_.order.end(), e, QueueBefore), e);
+  } else {
+    std::vector<QueueEntry> merged;
+    merged.reserve(queue_.order.size() + arrivals_.size());
+    std::merge(queue_.order.begin(), queue_.order.end(), arrivals_.begin(), arrivals_.end(),
+               std::back_inserter(merged), QueueBefore);
+    queue_.order = std::move(merged);
+  }
+  arrivals_.clear();
 }
 
 void Scheduler::RemovePendingAt(std::uint32_t j) {
@@ -293,6 +313,7 @@ void Scheduler::RefreshPriorities() {
   if (!priorities_stale_ && (o_.weights.age == 0 || at == ctx_.now)) return;
   ctx_ = MakePriorityContext(*s_, o_.weights, at);
   queue_.order.clear();
+  arrivals_.clear();
   queue_.order.reserve(s_->pending.size());
   for (std::uint32_t j = 0; j < s_->pending.size(); ++j) {
     priority_totals_[j] =
@@ -305,6 +326,7 @@ void Scheduler::RefreshPriorities() {
 }
 
 void Scheduler::CompactQueue() {
+  MergeArrivals();
   if (tombstones_ * 4 <= queue_.order.size()) return;
   std::erase_if(queue_.order, [](const QueueEntry& e) { return e.index == kQueueTombstone; });
   tombstones_ = 0;

@@ -71,8 +71,10 @@ class Sequence {
   // One random event applied to both, then the plans compared.
   void Step(int step) {
     int kind = Pick(0, 99);
-    if (kind < 30)
+    if (kind < 27)
       Submit();
+    else if (kind < 30)
+      SubmitBurst();
     else if (kind < 50)
       ApplyPlan();
     else if (kind < 62)
@@ -124,6 +126,16 @@ class Sequence {
   } seen;
 
  private:
+  // Many jobs between two plans (an array, a script's loop of sbatch), some of them cancelled
+  // or held before the plan: the queue takes them in as one batch.
+  void SubmitBurst() {
+    for (int n = Pick(2, 40); n > 0; --n) {
+      Submit();
+      if (Pick(0, 9) == 0) CancelOne();
+      if (Pick(0, 9) == 0) HoldOrRelease();
+    }
+  }
+
   void Submit() {
     Job j;
     j.id = next_id_++;
