@@ -1,5 +1,5 @@
-// Decoding sacctmgr's changes, the values they carry, QoS changes and the tables' view.
-// Accounts and users: accounts_admin_assoc.cc.
+// Decoding sacctmgr's changes, the values they carry, and the tables' view. QoS changes:
+// accounts_admin_qos.cc; accounts and users: accounts_admin_assoc.cc.
 #include "controller/accounts_admin.h"
 
 #include <algorithm>
