@@ -105,6 +105,7 @@ int RunSalloc(int argc, char** argv) {
   std::map<std::string, std::string> env = Environment();
   Result<jobspec::SrunParse> p = jobspec::ParseSrunArgs(args, env, CurrentDir(), std::time(nullptr));
   if (!p.ok()) return FailOptions("salloc", p.status());
+  if (p->spec.test_only) return Fail("salloc", "--test-only is an sbatch and srun option");
   std::vector<std::string> command = p->command;
   if (command.empty()) command = {env.count("SHELL") ? env["SHELL"] : "/bin/sh"};
   jobspec::JobSpec spec = p->spec;

@@ -3,13 +3,16 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/format/scontrol.h"
+#include "cli/format/scontrol_config.h"
 #include "common/duration.h"
 
 namespace lockstep::cli {
@@ -17,9 +20,10 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: scontrol show job [ID] | show node [NAME] | show partition [NAME] | show hostnames "
-    "LIST\n"
+    "LIST | show config\n"
     "       scontrol hold|release|requeue|requeuehold JOBID[,JOBID...]\n"
     "       scontrol ping\n"
+    "       scontrol write batch_script JOBID [FILE|-]\n"
     "       scontrol update JobId=ID [TimeLimit=[+|-]T] [Priority=N] [Nice=N] [JobName=X]\n"
     "       scontrol update NodeName=NAME State=DRAIN|RESUME|DOWN [Reason=TEXT]\n"
     "       scontrol token [username=NAME] [lifespan=SECONDS]\n"
@@ -98,11 +102,35 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
       if (name.empty() || x["name"] == name) parts.push_back(x);
     if (parts.empty()) return Fail("scontrol", "partition " + name + " not found");
     text = FormatScontrolShowPartition(parts, (*n)["nodes"], o);
+  } else if (what == "config") {
+    Result<nlohmann::json> r = api.Get("/api/v1/config");
+    if (!r.ok()) return Fail("scontrol", r.status());
+    text = FormatScontrolShowConfig(*r, std::time(nullptr));
   } else if (what == "hostnames" || what == "hostname") {
     text = FormatScontrolShowHostnames(name.empty() ? Environment()["SLURM_JOB_NODELIST"] : name);
   }
   if (!text.ok()) return Fail("scontrol", text.status());
   std::fputs((oneliner ? OneLiner(*text) : *text).c_str(), stdout);
+  return 0;
+}
+
+// scontrol write batch_script JOBID [FILE]: slurm-JOBID.sh by default, "-" for stdout.
+int WriteBatchScript(client::ApiClient& api, const std::vector<std::string>& a) {
+  if (a.size() < 3 || a.size() > 4 || (a[1] != "batch_script" && a[1] != "batch_scripts"))
+    return Fail("scontrol", std::string("invalid write command\n") + kUsage);
+  Result<nlohmann::json> r = api.Get("/api/v1/jobs/" + a[2] + "/script");
+  if (!r.ok()) return Fail("scontrol", r.status());
+  const std::string script = r->value("script", "");
+  const std::string file = a.size() == 4 ? a[3] : "slurm-" + a[2] + ".sh";
+  if (file == "-") {
+    std::fwrite(script.data(), 1, script.size(), stdout);
+    return 0;
+  }
+  std::FILE* out = std::fopen(file.c_str(), "w");
+  if (!out) return Fail("scontrol", "cannot open " + file + ": " + std::strerror(errno));
+  const bool written = std::fwrite(script.data(), 1, script.size(), out) == script.size();
+  if (std::fclose(out) != 0 || !written) return Fail("scontrol", "cannot write " + file);
+  std::printf("batch script for job %s written to %s\n", a[2].c_str(), file.c_str());
   return 0;
 }
 
@@ -242,6 +270,7 @@ int RunScontrol(int argc, char** argv) {
   client::ApiClient api;
   if (verb == "show") return Show(api, a, oneliner);
   if (verb == "ping") return Ping(api);
+  if (verb == "write") return WriteBatchScript(api, a);
   if (verb == "requeuehold" && a.size() == 2) {
     // Slurm's requeuehold: requeued, then held until released.
     int rc = JobAction(api, "requeue", a[1]);

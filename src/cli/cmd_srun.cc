@@ -22,6 +22,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/test_only.h"
 #include "cli/slurm/multi_prog.h"
 #include "common/base64.h"
 #include "jobspec/sbatch.h"
@@ -256,6 +257,11 @@ int RunSrun(int argc, char** argv) {
   Result<jobspec::SrunParse> p = jobspec::ParseSrunArgs(args, env, CurrentDir(), now);
   if (!p.ok()) return FailOptions("srun", p.status());
   if (p->command.empty()) return Fail("srun", "no command to run");
+  if (p->spec.test_only) {  // when it would start; the command is not run
+    client::ApiClient api;
+    p->spec.script = "#!/bin/sh\n";
+    return ReportTestOnly("srun", api, p->spec);
+  }
   const bool label = p->srun_options.count("label") > 0;
   // Parsed so that they are not "unrecognized", but refused rather than run without a terminal
   // or input: srun does not forward stdin yet.

@@ -13,6 +13,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/test_only.h"
 #include "jobspec/sbatch.h"
 
 namespace lockstep::cli {
@@ -54,6 +55,7 @@ int RunSbatch(int argc, char** argv) {
   Result<jobspec::JobSpec> job = jobspec::ParseSbatch(in);
   if (!job.ok()) return FailOptions("sbatch", job.status());
   client::ApiClient api;
+  if (job->test_only) return ReportTestOnly("sbatch", api, *job);
   Result<nlohmann::json> r =
       api.Post("/api/v1/jobs", nlohmann::json::parse(jobspec::JobSpecToJson(*job)));
   if (!r.ok()) return Fail("sbatch", "Batch job submission failed: " + r.status().message());

@@ -24,7 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* kAliases[] = {"sbatch", "srun",     "salloc", "squeue", "scancel",
-                          "sinfo",  "scontrol", "sacct",  "sprio",  "sdiag"};
+                          "sinfo",  "scontrol", "sacct",  "sprio",  "sdiag",
+                          "sacctmgr"};
 
 std::string SelfDir() {
   char buf[4096];

@@ -15,6 +15,7 @@ int RunSqueue(int argc, char** argv);
 int RunSinfo(int argc, char** argv);
 int RunSacct(int argc, char** argv);
 int RunSprio(int argc, char** argv);
+int RunSacctmgr(int argc, char** argv);  // cmd_sacctmgr.cc
 int RunScontrol(int argc, char** argv);
 int RunWhy(int argc, char** argv);
 int RunHealth(int argc, char** argv);  // cmd_health.cc

@@ -26,6 +26,7 @@ constexpr Verb kVerbs[] = {
     {"scontrol", lockstep::cli::RunScontrol, "show and update jobs, nodes and partitions"},
     {"sacct", lockstep::cli::RunSacct, "accounting: jobs that ran and are running"},
     {"sprio", lockstep::cli::RunSprio, "pending jobs' priorities by factor"},
+    {"sacctmgr", lockstep::cli::RunSacctmgr, "accounts, users, associations and QoS"},
     {"why", lockstep::cli::RunWhy, "why a job is pending, and when it should start"},
     {"health", lockstep::cli::RunHealth, "GPUs and nodes by failures; clear a bad actor"},
     {"logs", lockstep::cli::RunLogs, "print a job's output (its pods' logs on Kubernetes)"},

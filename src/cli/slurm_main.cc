@@ -24,7 +24,7 @@ constexpr SlurmCommand kCommands[] = {
     {"squeue", lockstep::cli::RunSqueue},   {"scancel", lockstep::cli::RunScancel},
     {"sinfo", lockstep::cli::RunSinfo},     {"scontrol", lockstep::cli::RunScontrol},
     {"sacct", lockstep::cli::RunSacct},     {"sprio", lockstep::cli::RunSprio},
-    {"sdiag", lockstep::cli::RunSdiag},
+    {"sdiag", lockstep::cli::RunSdiag},     {"sacctmgr", lockstep::cli::RunSacctmgr},
 };
 
 Command Find(const char* name) {

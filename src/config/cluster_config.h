@@ -80,6 +80,9 @@ struct ClusterConfig {
   // the root with shares 1. An empty `account` means the user's first association, or, for a
   // user without one, the account "default". For trace users that the file does not name.
   std::uint32_t AssociationFor(const std::string& user, const std::string& account);
+  // After users, accounts or associations were changed in place (sacctmgr), reordered or
+  // removed: the next AssociationFor() rebuilds its index from the tables.
+  void InvalidateAssociationIndex() { index_ = AssociationIndex{}; index_.users_seen = ~std::size_t{0}; }
 
   // `backend: kubernetes` in the file: nodes come from the cluster's Node objects while
   // lockstepd runs (AddNode), so the file may name none.

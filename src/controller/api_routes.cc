@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "controller/slurm_routes.h"
 #include "jobspec/job_spec.h"
 
 namespace lockstep::controller {
@@ -389,6 +390,8 @@ Routed Route(Controller& c, AgentEndpoints* agents, const Caller& caller,
   if (p.size() < 3 || p[0] != "api" || p[1] != "v1") return Error(NotFound("no such endpoint"));
   http::verb verb = req.method();
   try {
+    if (std::optional<Response> slurm = SlurmCommandsRoute(c, caller, target.substr(0, qmark), req))
+      return slurm;
     if (p[2] == "jobs") return Jobs(c, caller, verb, p, query, req, reply);
     if (p[2] == "agent") return Agent(c, agents, caller, p, query, req, reply);
     if (p[2] == "nodes" && verb == http::verb::get) return Ok(c.ListNodes());

@@ -57,6 +57,7 @@ Result<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& o
   Result<std::unique_ptr<store::Store>> st = store::Store::Open(so);
   if (!st.ok()) return st.status();
   c->store_ = std::move(*st);
+  LOCKSTEP_RETURN_IF_ERROR(c->ReplayAccountsChanges());  // sacctmgr's, over the YAML
   LOCKSTEP_RETURN_IF_ERROR(c->Recover());
   Controller* raw = c.get();
   c->events_thread_ = std::thread([raw] { raw->EventLoop(); });
@@ -337,7 +338,8 @@ void Controller::NewSchedulerLocked() {
 }
 
 bool Controller::ReplayChangesLocked(Time now) {
-  if (!sched_) {
+  if (!sched_ || limits_changed_) {  // sacctmgr changed QoS, accounts or associations
+    limits_changed_ = false;
     NewSchedulerLocked();
   } else if (cluster_changed_) {
     // Nodes joined or changed (a backend's; nodes are only ever added, so indices hold): the

@@ -36,6 +36,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "config/cluster_config.h"
+#include "controller/accounts_admin.h"
 #include "controller/event_log.h"
 #include "controller/job_entry.h"
 #include "controller/job_env.h"
@@ -104,6 +105,19 @@ class Controller : private backend::EventSink, private backend::Admission {
   nlohmann::json ListPartitions() const;
   nlohmann::json Accounting(const nlohmann::json& filter) const;
   nlohmann::json Priorities() const;
+  // sacctmgr (controller_accounts.cc): the accounts, users, associations and QoS; and a change
+  // by an operator ({"commit": false} only reports what it would do), durable when it returns
+  // and applied to scheduling at the next pass. Its report lines, in sacctmgr's words.
+  nlohmann::json AccountsTables() const;
+  // sbatch/srun --test-only (controller_test_only.cc): `{"job_id", "partition", "start" (0: not
+  // known), "nodes", "cpus", "reason"}` for `spec` as if submitted now; nothing is queued.
+  Result<nlohmann::json> TestOnly(const Caller& caller, jobspec::JobSpec spec);
+  // scontrol write batch_script (controller_accounts.cc): the job's script, for its owner and
+  // operators.
+  Result<std::string> BatchScript(const Caller& caller, JobId id) const;
+  // scontrol show config (controller_config_view.cc): settings by Slurm's names, as text.
+  nlohmann::json ConfigView() const;
+  Result<nlohmann::json> ChangeAccounts(const Caller& caller, const nlohmann::json& request);
   // Steps (srun inside an allocation).
   Result<nlohmann::json> CreateStep(const Caller& caller, JobId id, const nlohmann::json& request);
   Result<nlohmann::json> ShowStep(JobId id, std::int32_t step) const;
@@ -371,6 +385,16 @@ class Controller : private backend::EventSink, private backend::Admission {
   // The JSON of `e`'s record: its spec spliced in, or a reference to its array's.
   std::string RecordOfLocked(const JobEntry& e);
   bool cluster_changed_ = false;  // guarded by mu_: nodes added or resized since the last replay
+  // sacctmgr's changes (controller_accounts.cc): what the engine does not keep, and whether QoS,
+  // accounts or associations changed since the last replay (the scheduler is then rebuilt).
+  AccountsExtras accounts_extras_;    // guarded by mu_
+  bool limits_changed_ = false;       // guarded by mu_
+  std::uint64_t accounts_changes_ = 0;  // guarded by mu_: changes stored (their keys)
+  Status ReplayAccountsChanges();       // at Start: the stored changes over the cluster YAML
+  ActiveUse ActiveUseLocked() const;
+  // sacctmgr's MaxSubmitJobs limits for `count` more jobs of `caller` asking `spec`.
+  Status CheckSubmitLimitsLocked(const Caller& caller, const jobspec::JobSpec& spec,
+                                 std::uint64_t count) const;
   std::vector<NodeInfo> nodes_;   // guarded by mu_, indexed like cluster_.base.nodes
   std::unique_ptr<HealthBook> health_;  // guarded by mu_: health_book.h
   // guarded by mu_: what operators said of nodes not known yet (recovered from the store

@@ -34,7 +34,7 @@ void Controller::ApplyPlanLocked(engine::Plan& plan, Time now) {
   for (const engine::Start& st : plan.starts) {
     JobEntry* e = unchanged(st.job, JobState::kPending);
     // Nodes resized since the replay (others' pods took room): the plan may no longer fit.
-    if (!e || cluster_changed_ || !nodes_usable(st.allocation)) {
+    if (!e || cluster_changed_ || limits_changed_ || !nodes_usable(st.allocation)) {
       RequestPassLocked();
       continue;
     }

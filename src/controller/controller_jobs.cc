@@ -37,6 +37,7 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
   {
     HeldLock lock(*this);
     LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));
+    LOCKSTEP_RETURN_IF_ERROR(CheckSubmitLimitsLocked(caller, spec, count));
     // Dependencies on array tasks ("after:40_2") name that task's own job id.
     for (jobspec::DependencySpec& d : spec.dependencies) {
       if (d.type == jobspec::DependencyType::kSingleton) continue;

@@ -89,6 +89,7 @@ struct JobSpec {
   // Output of the CLI only.
   bool parsable = false;  // --parsable
   bool wait = false;      // -W/--wait: sbatch returns when the job ends (not in the JSON)
+  bool test_only = false;  // --test-only: when it would start, nothing queued (not in the JSON)
   // Slurm options accepted without effect in lockstep ("--mail-type"), one line each with its
   // place, for the CLI to print as warnings. Added by the sbatch parser.
   std::vector<std::string> warnings;

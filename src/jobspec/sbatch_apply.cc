@@ -82,6 +82,9 @@ Status SpecBuilder::ApplyFlag(const Occurrence& occ) {
     case Opt::kWait:
       spec_.wait = true;
       break;
+    case Opt::kTestOnly:
+      spec_.test_only = true;
+      break;
     default:
       return OptionError(prog_, occ, "requires an argument");
   }

@@ -65,6 +65,7 @@ enum class Opt : std::uint8_t {
   kContainerImage,
   kSignal,
   kWait,  // sbatch -W/--wait
+  kTestOnly,  // sbatch/srun --test-only
   kSrunOnly,     // srun's own (--pty, --jobid, --cpu-bind, ...): handed to srun (SrunParse)
   kIgnored,      // a Slurm option accepted without effect: a warning
   kUnsupported,  // a Slurm option lockstep does not offer: an error that says so

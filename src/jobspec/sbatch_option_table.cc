@@ -139,7 +139,7 @@ std::vector<OptionDef> BuildTable() {
       {"cluster-constraint", 0, kReq, Opt::kUnsupported},
       {"bb", 0, kReq, Opt::kUnsupported},
       {"bbf", 0, kReq, Opt::kUnsupported},
-      {"test-only", 0, kNone, Opt::kUnsupported},
+      {"test-only", 0, kNone, Opt::kTestOnly},
       {"uid", 0, kReq, Opt::kUnsupported},
       {"gid", 0, kReq, Opt::kUnsupported},
       {"network", 0, kReq, Opt::kUnsupported},

@@ -174,6 +174,8 @@ TEST_F(SbatchCommandLineTest, FlagsAndNice) {
   EXPECT_EQ(s.nice, 100);  // Slurm's default adjustment
   EXPECT_EQ(Ok({"--nice=-5", Script(kPlain)}).nice, -5);
   EXPECT_EQ(Ok({"--nice=10", Script(kPlain)}).nice, 10);
+  EXPECT_FALSE(s.test_only);
+  EXPECT_TRUE(Ok({"--test-only", Script(kPlain)}).test_only);
 }
 
 TEST_F(SbatchCommandLineTest, SwitchesWithAndWithoutWait) {

@@ -15,6 +15,8 @@ lockstep_cc_library(NAME lockstep_cli_format FOLDER cli/format
     ${CMAKE_CURRENT_LIST_DIR}/log_follow.cc
     ${CMAKE_CURRENT_LIST_DIR}/sdiag.cc
     ${CMAKE_CURRENT_LIST_DIR}/event_line.cc
+    ${CMAKE_CURRENT_LIST_DIR}/sacctmgr.cc
+    ${CMAKE_CURRENT_LIST_DIR}/scontrol_config.cc
   DEPS lockstep_common nlohmann_json::nlohmann_json fmt::fmt)
 
 lockstep_cc_test(NAME cli_format_test
@@ -28,4 +30,6 @@ lockstep_cc_test(NAME cli_format_test
     ${CMAKE_CURRENT_LIST_DIR}/escape_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/log_follow_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/sdiag_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/sacctmgr_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/scontrol_config_test.cc
   DEPS lockstep_cli_format)
