@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* kAliases[] = {"sbatch", "srun",     "salloc", "squeue", "scancel",
-                          "sinfo",  "scontrol", "sacct",  "sprio",  "sdiag"};
+                          "sinfo",  "scontrol", "sacct",  "sprio",  "sdiag", "sshare"};
 
 std::string SelfDir() {
   char buf[4096];
