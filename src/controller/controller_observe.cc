@@ -25,8 +25,10 @@ JobTally::Lookup Controller::TallyLookupLocked() const {
     return it == jobs_.end() ? nullptr : &it->second;
   };
   lookup.partition = [this](const JobEntry& e) { return PartitionOfLocked(e); };
-  // Walks the nodes; the tally keeps what it answered.
-  lookup.node_index = [this](const std::string& name) { return NodeIndexLocked(name); };
+  lookup.node_count = [this] { return cluster_.base.nodes.size(); };
+  lookup.node_name = [this](std::uint32_t n) -> const std::string& {
+    return cluster_.base.nodes[n].name;
+  };
   return lookup;
 }
 

@@ -48,9 +48,12 @@ void JobTally::Count(JobId id, const JobEntry* e, const Lookup& lookup) {
 
 std::uint32_t JobTally::NodeIndex(const std::string& name, const Lookup& lookup) {
   if (auto it = node_index_.find(name); it != node_index_.end()) return it->second;
-  const std::uint32_t n = lookup.node_index(name);
-  if (n != engine::kNone) node_index_.emplace(name, n);
-  return n;
+  const std::size_t count = lookup.node_count();
+  if (node_index_.size() == count) return engine::kNone;
+  for (auto n = static_cast<std::uint32_t>(node_index_.size()); n < count; ++n)
+    node_index_.emplace(lookup.node_name(n), n);
+  auto it = node_index_.find(name);
+  return it == node_index_.end() ? engine::kNone : it->second;
 }
 
 JobTally::Share JobTally::ShareOf(const JobEntry& e, const Lookup& lookup) {

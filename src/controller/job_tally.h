@@ -51,11 +51,13 @@ struct JobGroup {
 class JobTally {
  public:
   // Where the tally reads what it needs of a job: its partition (the default one when it names
-  // none) and account ("root" when none), and a node's index by name (engine::kNone: unknown).
+  // none) and account ("root" when none), and the nodes' names by index (nodes are only ever
+  // added, so an index once given holds).
   struct Lookup {
     std::function<const JobEntry*(JobId)> job;  // null: the job is gone
     std::function<std::string(const JobEntry&)> partition;
-    std::function<std::uint32_t(const std::string&)> node_index;
+    std::function<std::size_t()> node_count;
+    std::function<const std::string&(std::uint32_t)> node_name;
   };
 
   // The job changed: it is counted again at the next Refresh.
@@ -83,8 +85,8 @@ class JobTally {
   Share ShareOf(const JobEntry& e, const Lookup& lookup);
   std::uint32_t GroupOf(const std::string& partition, const std::string& user,
                         const std::string& account);
-  // A node's index by name: the lookup's answer, kept (nodes are only ever added, so an index
-  // once given holds), since the lookup may walk every node.
+  // A node's index by name (engine::kNone: unknown), from a map of the names the lookup gave,
+  // extended with the nodes added since when a name is missing.
   std::uint32_t NodeIndex(const std::string& name, const Lookup& lookup);
   // The group of a job from its spec and owner: a hash lookup, no strings, for the jobs that
   // share a spec (arrays, interned specs). The spec is kept alive so that its address is not
@@ -109,7 +111,7 @@ class JobTally {
   std::map<std::tuple<std::string, std::string, std::string>, std::uint32_t> group_index_;
   std::vector<JobGroup> groups_;
   std::vector<NodeUse> nodes_;  // by node index, grown as nodes appear
-  std::unordered_map<std::string, std::uint32_t> node_index_;
+  std::unordered_map<std::string, std::uint32_t> node_index_;  // the first node_index_.size()
 };
 
 }  // namespace lockstep::controller
