@@ -111,7 +111,7 @@ class JobTally {
   std::map<std::tuple<std::string, std::string, std::string>, std::uint32_t> group_index_;
   std::vector<JobGroup> groups_;
   std::vector<NodeUse> nodes_;  // by node index, grown as nodes appear
-  std::unordered_map<std::string, std::uint32_t> node_index_;  // the first node_index_.size()
+  std::unordered_map<std::string, std::uint32_t> node_index_;  // the names of nodes 0..size-1
 };
 
 }  // namespace lockstep::controller
