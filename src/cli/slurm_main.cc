@@ -25,6 +25,7 @@ constexpr SlurmCommand kCommands[] = {
     {"sinfo", lockstep::cli::RunSinfo},     {"scontrol", lockstep::cli::RunScontrol},
     {"sacct", lockstep::cli::RunSacct},     {"sprio", lockstep::cli::RunSprio},
     {"sdiag", lockstep::cli::RunSdiag},     {"sacctmgr", lockstep::cli::RunSacctmgr},
+    {"sshare", lockstep::cli::RunSshare},
 };
 
 Command Find(const char* name) {

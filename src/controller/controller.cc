@@ -349,9 +349,12 @@ bool Controller::ReplayChangesLocked(Time now) {
     dirty_.insert(active_.begin(), active_.end());
   }
   cluster_changed_ = false;
+  // The metrics' job counts follow the same changes (every TouchLocked marks both).
+  const JobTally::Lookup tally_lookup = TallyLookupLocked();
   for (JobId id : dirty_) {
     shown_.erase(id);  // what the next pass says of it is published whether it changed or not
     auto it = jobs_.find(id);
+    tally_.Count(id, it == jobs_.end() ? nullptr : &it->second, tally_lookup);
     if (it == jobs_.end()) {
       sched_->Remove(id);
       continue;
@@ -359,6 +362,7 @@ bool Controller::ReplayChangesLocked(Time now) {
     PlaceJobLocked(it->second, *sched_);
   }
   dirty_.clear();
+  tally_.ForgetChanges();
   // Users and accounts seen for the first time (ToEngineJob adds them): rare, and a rebuild of
   // the scheduler's state.
   const engine::Snapshot& known = sched_->snapshot();

@@ -118,6 +118,9 @@ class Controller : private backend::EventSink, private backend::Admission {
   // scontrol show config (controller_config_view.cc): settings by Slurm's names, as text.
   nlohmann::json ConfigView() const;
   Result<nlohmann::json> ChangeAccounts(const Caller& caller, const nlohmann::json& request);
+  // The QoS and the fair-share tree as sshare shows it (controller_shares.cc).
+  nlohmann::json ListQos() const;
+  nlohmann::json Shares() const;
   // Steps (srun inside an allocation).
   Result<nlohmann::json> CreateStep(const Caller& caller, JobId id, const nlohmann::json& request);
   Result<nlohmann::json> ShowStep(JobId id, std::int32_t step) const;
@@ -295,6 +298,8 @@ class Controller : private backend::EventSink, private backend::Admission {
   std::string PartitionOfLocked(const JobEntry& job) const;
   // The nodes, partitions and job counts of a scrape, copied under mu_.
   void CopyMetricsViewLocked(MetricsView& v) const;
+  // Where the job tally reads jobs, their partitions and node indexes (controller_observe.cc).
+  JobTally::Lookup TallyLookupLocked() const;
   engine::Job RunningEngineJobLocked(const JobEntry& job);
   // Tells `sched` of `job` as its state says: pending (with the ended targets of its
   // dependencies), running with its allocation, or finished.

@@ -94,6 +94,7 @@ void Controller::NodeHealthLocked(const backend::NodeHealthReport& r, Time now) 
   NodeStanding& standing = health_->nodes[r.node];
   standing.last_report = now;
   ++standing.reports;
+  RecordCheckResults(standing.results, r, policy);
   NoteGpusLocked(r, n, now);
   std::map<std::string, std::string> conditions;
   std::string drain_reason;
@@ -205,6 +206,7 @@ void Controller::HealthDrainLocked(std::uint32_t n, const std::string& reason, T
   info.reason = reason;
   info.reason_user = kHealthUser;
   info.reason_time = now;
+  ++health_->nodes[cluster_.base.nodes[n].name].results.drains;
   log::Warning("node {} drained: {}", cluster_.base.nodes[n].name, reason);
   PersistNodeLocked(n);
   RequestPassLocked();

@@ -2,7 +2,10 @@
 // checker's own drains resumed and nobody else's, the drain flag durable across a restart.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "controller/controller_test_util.h"
+#include "controller/metrics_text.h"
 
 namespace lockstep::controller {
 namespace {
@@ -27,6 +30,15 @@ class HealthControllerTest : public testing::ControllerTest {
   }
 
   nlohmann::json N1() { return controller_->ListNodes()["nodes"][0]; }
+
+  // The health families of /metrics/nodes, one sample a line.
+  std::vector<std::string> HealthSamples() {
+    std::vector<std::string> lines;
+    std::istringstream text(RenderMetrics(controller_->Metrics(), MetricsEndpoint::kNodes));
+    for (std::string line; std::getline(text, line);)
+      if (line.starts_with("lockstep_health_")) lines.push_back(line);
+    return lines;
+  }
 };
 
 TEST_F(HealthControllerTest, TwoCriticalResultsWithinTheWindowDrain) {
@@ -61,6 +73,39 @@ TEST_F(HealthControllerTest, TheCheckersDrainIsDurableAndAnOperatorsIsNeverResum
   Program(2);
   Program(2);
   EXPECT_EQ(N1()["reason"], "bad fan") << "the checker does not take an operator's drain over";
+}
+
+TEST_F(HealthControllerTest, MetricsShowEachChecksLastResultRunsAndTheCheckersDrains) {
+  EXPECT_TRUE(HealthSamples().empty()) << "no node has reported";
+  Program(2);
+  Program(2);  // the second critical result within the window drains
+  ASSERT_EQ(N1()["state"], "drained");
+  backend::NodeHealthReport xids;  // events only: says nothing of the other checks
+  xids.node = "n1";
+  xids.full_round = false;
+  xids.findings.push_back({"xid", 3, 31, ""});  // an application's XID: the job's, not the node's
+  controller_->events().NodeHealth(xids);
+  controller_->SettleForTest();
+  Program(1, "warm");  // a warning: the checker's drain ends
+  ASSERT_EQ(N1()["state"], "idle");
+  EXPECT_EQ(HealthSamples(), (std::vector<std::string>{
+                                 "lockstep_health_check_status{node=\"n1\",check=\"program\"} 1",
+                                 "lockstep_health_check_status{node=\"n1\",check=\"xid\"} 0",
+                                 "lockstep_health_check_runs{node=\"n1\",check=\"program\"} 3",
+                                 "lockstep_health_check_runs{node=\"n1\",check=\"xid\"} 2",
+                                 "lockstep_health_rounds{node=\"n1\"} 3",
+                                 "lockstep_health_reports{node=\"n1\"} 4",
+                                 "lockstep_health_drains{node=\"n1\"} 1",
+                                 "lockstep_health_drained{node=\"n1\"} 0",
+                             }));
+  Program(3, "timed out");
+  Program(2);
+  Program(2);
+  ASSERT_EQ(N1()["state"], "drained");
+  const std::vector<std::string> now = HealthSamples();
+  EXPECT_EQ(now[0], "lockstep_health_check_status{node=\"n1\",check=\"program\"} 2");
+  EXPECT_EQ(now[6], "lockstep_health_drains{node=\"n1\"} 2");
+  EXPECT_EQ(now[7], "lockstep_health_drained{node=\"n1\"} 1");
 }
 
 }  // namespace

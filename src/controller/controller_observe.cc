@@ -1,10 +1,11 @@
 // Observability: the view a metrics scrape reads, the scheduler's counters and the events of
 // the stream (docs/observability.md).
+#include <set>
 #include <string_view>
-#include <unordered_map>
 
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
+#include "controller/health_book.h"
 #include "engine/scheduler.h"
 
 namespace lockstep::controller {
@@ -17,31 +18,30 @@ std::string Controller::PartitionOfLocked(const JobEntry& job) const {
   return job.spec->partition;
 }
 
+JobTally::Lookup Controller::TallyLookupLocked() const {
+  JobTally::Lookup lookup;
+  lookup.job = [this](JobId id) -> const JobEntry* {
+    auto it = jobs_.find(id);
+    return it == jobs_.end() ? nullptr : &it->second;
+  };
+  lookup.partition = [this](const JobEntry& e) { return PartitionOfLocked(e); };
+  lookup.node_count = [this] { return cluster_.base.nodes.size(); };
+  lookup.node_name = [this](std::uint32_t n) -> const std::string& {
+    return cluster_.base.nodes[n].name;
+  };
+  return lookup;
+}
+
 MetricsView Controller::Metrics() const {
-  // After a burst of changes (100,000 submissions between two scrapes) counting them all took
-  // ~0.1 s: they are counted in chunks, the lock released between them.
+  // The scheduling thread counts the jobs it replays (ReplayChangesLocked): what is left here
+  // is what changed since its last pass. Should that be many, they are counted in chunks, the
+  // lock released between them.
   constexpr std::size_t kJobsPerHold = 8192;
   MetricsView v;
   for (int rounds = 1;; ++rounds) {
     HeldLock lock(*this);
-    JobTally::Lookup lookup;
-    lookup.job = [this](JobId id) -> const JobEntry* {
-      auto it = jobs_.find(id);
-      return it == jobs_.end() ? nullptr : &it->second;
-    };
-    lookup.partition = [this](const JobEntry& e) { return PartitionOfLocked(e); };
-    // ClusterConfig::NodeIndex walks the nodes: with 80,000 running jobs changed since the
-    // last scrape on 10,000 nodes that was 0.6 s under the lock. A map, made when first needed.
-    std::unordered_map<std::string_view, std::uint32_t> index;
-    lookup.node_index = [&](const std::string& name) {
-      if (index.empty())
-        for (std::uint32_t n = 0; n < cluster_.base.nodes.size(); ++n)
-          index.emplace(cluster_.base.nodes[n].name, n);
-      auto it = index.find(name);
-      return it == index.end() ? engine::kNone : it->second;
-    };
     // The lock goes between chunks; under a flood of changes the 64th takes what is left.
-    if (!tally_.Refresh(lookup, rounds < 64 ? kJobsPerHold : SIZE_MAX)) continue;
+    if (!tally_.Refresh(TallyLookupLocked(), rounds < 64 ? kJobsPerHold : SIZE_MAX)) continue;
     CopyMetricsViewLocked(v);
     break;
   }
@@ -68,6 +68,13 @@ void Controller::CopyMetricsViewLocked(MetricsView& v) const {
               (info.cordoned && info.admin == engine::NodeState::kUp);
     m.down = info.admin == engine::NodeState::kDown;
     m.responding = info.responding;
+  }
+  std::set<std::string_view> drained_by_health;  // few: no walk of the nodes per name
+  for (std::size_t n = 0; n < nodes_.size(); ++n)
+    if (nodes_[n].health_drain) drained_by_health.insert(cluster_.base.nodes[n].name);
+  for (const auto& [name, standing] : health_->nodes) {
+    if (standing.results.reports == 0) continue;  // known only from a GPU record
+    v.health.push_back({name, standing.results, drained_by_health.count(name) > 0});
   }
   v.partitions.reserve(cluster_.base.partitions.size());
   for (const engine::Partition& p : cluster_.base.partitions)

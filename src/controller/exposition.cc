@@ -43,6 +43,13 @@ void Exposition::Sample(std::string_view name, Label label, double value) {
   fmt::format_to(std::back_inserter(out_), " {}\n", value);
 }
 
+void Exposition::Sample(std::string_view name, std::initializer_list<Label> labels,
+                        std::int64_t value) {
+  out_ += name;
+  Labels(labels);
+  fmt::format_to(std::back_inserter(out_), " {}\n", value);
+}
+
 void Exposition::Gauge(std::string_view name, std::string_view help, std::int64_t value) {
   Family(name, "gauge", help);
   Sample(name, value);

@@ -24,6 +24,7 @@ class Exposition {
   void Sample(std::string_view name, double value);
   void Sample(std::string_view name, Label label, std::int64_t value);
   void Sample(std::string_view name, Label label, double value);
+  void Sample(std::string_view name, std::initializer_list<Label> labels, std::int64_t value);
   // A gauge with no labels, family and sample at once.
   void Gauge(std::string_view name, std::string_view help, std::int64_t value);
   // One histogram series (the family started by the caller), under `labels`.

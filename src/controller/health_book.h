@@ -14,6 +14,7 @@
 
 #include "common/status.h"
 #include "common/types.h"
+#include "controller/health_metrics.h"
 
 namespace lockstep::controller {
 
@@ -50,6 +51,7 @@ struct NodeStanding {
   Time last_report = 0;
   std::uint64_t reports = 0;  // health reports received since lockstepd started
   std::map<std::int32_t, std::string> gpu_keys;  // device index -> its GpuRecord's key
+  NodeCheckResults results;  // each check's last result, for the metrics
 };
 
 struct HealthBook {

@@ -23,22 +23,37 @@ void JobCounts::Add(const JobCounts& o) {
 }
 
 bool JobTally::Refresh(const Lookup& lookup, std::size_t limit) {
-  shares_.reserve(shares_.size() + std::min(limit, dirty_.size()));
   for (auto next = dirty_.begin(); next != dirty_.end() && limit > 0; --limit) {
     const JobId id = *next;
     next = dirty_.erase(next);
-    auto old = shares_.find(id);
-    if (old != shares_.end()) {
+    Count(id, lookup.job(id), lookup);
+  }
+  return dirty_.empty();
+}
+
+void JobTally::Count(JobId id, const JobEntry* e, const Lookup& lookup) {
+  if (!e) {
+    if (auto old = shares_.find(id); old != shares_.end()) {
       Apply(old->second, -1);
       shares_.erase(old);
     }
-    const JobEntry* e = lookup.job(id);
-    if (!e) continue;
-    Share share = ShareOf(*e, lookup);
-    Apply(share, +1);
-    shares_.emplace(id, std::move(share));
+    return;
   }
-  return dirty_.empty();
+  Share share = ShareOf(*e, lookup);
+  auto [it, added] = shares_.try_emplace(id);
+  if (!added) Apply(it->second, -1);
+  Apply(share, +1);
+  it->second = std::move(share);
+}
+
+std::uint32_t JobTally::NodeIndex(const std::string& name, const Lookup& lookup) {
+  if (auto it = node_index_.find(name); it != node_index_.end()) return it->second;
+  const std::size_t count = lookup.node_count();
+  if (node_index_.size() == count) return engine::kNone;
+  for (auto n = static_cast<std::uint32_t>(node_index_.size()); n < count; ++n)
+    node_index_.emplace(lookup.node_name(n), n);
+  auto it = node_index_.find(name);
+  return it == node_index_.end() ? engine::kNone : it->second;
 }
 
 JobTally::Share JobTally::ShareOf(const JobEntry& e, const Lookup& lookup) {
@@ -48,7 +63,7 @@ JobTally::Share JobTally::ShareOf(const JobEntry& e, const Lookup& lookup) {
   s.held = e.state == JobState::kPending && (e.held_by_user || e.held_by_admin);
   if (e.state != JobState::kRunning && e.state != JobState::kCompleting) return s;
   for (const PlacedNode& p : e.placement) {
-    const std::uint32_t n = lookup.node_index(p.node);
+    const std::uint32_t n = NodeIndex(p.node, lookup);
     if (n == engine::kNone) continue;
     s.nodes.emplace_back(n, p.cpus, p.mem_mb, std::popcount(p.gpus));
   }

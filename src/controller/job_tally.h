@@ -1,8 +1,9 @@
 // Job counts kept up to date as jobs change, so that a metrics scrape never walks every job:
 // per (partition, user, account) the jobs in each state and what the running ones hold, and
 // per node what runs there. The controller marks a job when it changes (Touch, with
-// TouchLocked) and brings the tally up to date at a scrape (Refresh), under its lock: the cost
-// is the jobs changed since the last scrape, not the jobs held.
+// TouchLocked) and counts it again when its scheduling thread replays the change into the
+// engine (Count, then ForgetChanges): a scrape finds only the jobs changed since the last pass
+// left to count (Refresh), so its cost is not the size of the last burst of changes.
 //
 // Thread-safety: none of its own; the controller guards it with its mutex.
 #pragma once
@@ -50,17 +51,23 @@ struct JobGroup {
 class JobTally {
  public:
   // Where the tally reads what it needs of a job: its partition (the default one when it names
-  // none) and account ("root" when none), and a node's index by name (engine::kNone: unknown).
+  // none) and account ("root" when none), and the nodes' names by index (nodes are only ever
+  // added, so an index once given holds).
   struct Lookup {
     std::function<const JobEntry*(JobId)> job;  // null: the job is gone
     std::function<std::string(const JobEntry&)> partition;
-    std::function<std::uint32_t(const std::string&)> node_index;
+    std::function<std::size_t()> node_count;
+    std::function<const std::string&(std::uint32_t)> node_name;
   };
 
   // The job changed: it is counted again at the next Refresh.
   void Touch(JobId id) { dirty_.insert(id); }
   // Counts again up to `limit` of the jobs touched since the last call; true when none is left.
   bool Refresh(const Lookup& lookup, std::size_t limit);
+  // Counts one job again now, from `e` (null: the job is gone). Its mark stays.
+  void Count(JobId id, const JobEntry* e, const Lookup& lookup);
+  // Every marked job has been counted again through Count: the marks go.
+  void ForgetChanges() { dirty_.clear(); }
 
   const std::vector<JobGroup>& groups() const { return groups_; }
   const std::vector<NodeUse>& nodes() const { return nodes_; }
@@ -78,6 +85,9 @@ class JobTally {
   Share ShareOf(const JobEntry& e, const Lookup& lookup);
   std::uint32_t GroupOf(const std::string& partition, const std::string& user,
                         const std::string& account);
+  // A node's index by name (engine::kNone: unknown), from a map of the names the lookup gave,
+  // extended with the nodes added since when a name is missing.
+  std::uint32_t NodeIndex(const std::string& name, const Lookup& lookup);
   // The group of a job from its spec and owner: a hash lookup, no strings, for the jobs that
   // share a spec (arrays, interned specs). The spec is kept alive so that its address is not
   // reused by another while it names a group here.
@@ -101,6 +111,7 @@ class JobTally {
   std::map<std::tuple<std::string, std::string, std::string>, std::uint32_t> group_index_;
   std::vector<JobGroup> groups_;
   std::vector<NodeUse> nodes_;  // by node index, grown as nodes appear
+  std::unordered_map<std::string, std::uint32_t> node_index_;  // the names of nodes 0..size-1
 };
 
 }  // namespace lockstep::controller

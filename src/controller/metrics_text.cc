@@ -170,6 +170,7 @@ void Nodes(Exposition& x, const MetricsView& v) {
            "Seconds since the node agent was last heard of");
   for (const AgentHeartbeat& h : v.heartbeats)
     x.Sample("lockstep_agent_heartbeat_age_seconds", {"agent", h.agent}, h.age_seconds);
+  RenderHealthMetrics(x, v.health);
 }
 
 void Partitions(Exposition& x, const MetricsView& v) {

@@ -9,6 +9,7 @@
 
 #include "common/latency_histogram.h"
 #include "common/types.h"
+#include "controller/health_metrics.h"
 #include "controller/job_tally.h"
 #include "controller/sched_stats.h"
 
@@ -44,6 +45,7 @@ struct MetricsView {
   StatsReading stats;
   LatencyHistogram::Reading store_commit;
   std::vector<AgentHeartbeat> heartbeats;
+  std::vector<NodeHealthMetrics> health;  // the nodes whose health checks have reported
 };
 
 }  // namespace lockstep::controller

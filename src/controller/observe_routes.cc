@@ -95,6 +95,14 @@ bool HandleObserveRequest(Controller& c, const ObserveSources& sources, const Ca
     Events(c, caller, target, reply);
     return true;
   }
+  if (path == "/api/v1/shares" && req.method() == http::verb::get) {
+    reply(JsonResponse(http::status::ok, c.Shares()));
+    return true;
+  }
+  if (path == "/api/v1/qos" && req.method() == http::verb::get) {
+    reply(JsonResponse(http::status::ok, c.ListQos()));
+    return true;
+  }
   if (path == "/api/v1/sdiag" && req.method() == http::verb::get) {
     reply(JsonResponse(http::status::ok, SdiagJson(c.stats().Read(), c.Metrics())));
     return true;

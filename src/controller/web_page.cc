@@ -29,7 +29,7 @@ pre{background:#f3f4f6;padding:8px;overflow:auto;max-height:300px}
 .bar{height:10px;background:#e6e9ee;border-radius:5px;position:relative;margin:6px 0 2px}
 .bar span{position:absolute;top:0;height:10px;border-radius:5px}
 </style></head><body>
-<header><h1>lockstep</h1><a href="#">cluster</a><span id="who" class="muted"></span><span id="live" class="muted"></span></header>
+<header><h1>lockstep</h1><a href="#">cluster</a><a href="#qos" data-nav="qos">QoS</a><a href="#shares" data-nav="shares">fair share</a><span id="who" class="muted"></span><span id="live" class="muted"></span></header>
 <main id="main"></main>
 <script>
 "use strict";
@@ -90,8 +90,30 @@ function queueView(){const sec=el("section",{},el("h2",{},"Queue"));const t=el("
 function runningView(){const sec=el("section",{},el("h2",{},"Running"));const t=el("table",{},el("tr",{},...["Job","User","Name","Partition","Nodes","GPUs","Started"].map(h=>el("th",{},h))));
  for(const j of S.jobs.filter(j=>j.state==="RUNNING"||j.state==="COMPLETING"))t.append(el("tr",{},el("td",{},jobLink(j)),el("td",{},j.user),el("td",{},j.name),el("td",{},j.partition),el("td",{},j.nodes),el("td",{},j.gpus),el("td",{},when(j.start_time))));
  sec.append(t);return sec}
-function partsView(){const sec=el("section",{},el("h2",{},"Partitions"));const t=el("table",{},el("tr",{},...Object.keys(S.parts[0]||{}).filter(k=>typeof S.parts[0][k]!=="object").map(h=>el("th",{},h))));
- for(const p of S.parts)t.append(el("tr",{},...Object.keys(p).filter(k=>typeof p[k]!=="object").map(k=>el("td",{},String(p[k])))));sec.append(t);return sec}
+// Slurm's secs2time_str: "UNLIMITED", "D-HH:MM:SS" or "HH:MM:SS"; `none` for no value.
+function slurmTime(s,none){if(s===null||s===undefined)return none;const p=n=>String(n).padStart(2,"0");const d=Math.floor(s/86400);
+ const t=p(Math.floor(s/3600)%24)+":"+p(Math.floor(s/60)%60)+":"+p(s%60);return d?d+"-"+t:t}
+const INFINITE=2147483647;
+function table(attrs,heads,rows){const t=el("table",attrs,el("tr",{},...heads.map(h=>el("th",{},h))));
+ for(const r of rows)t.append(el("tr",r.attrs||{},...r.cells.map(v=>el("td",{},v))));return t}
+// As scontrol show partition names them: MaxTime=UNLIMITED, DefaultTime=NONE, MaxNodes=UNLIMITED.
+function partsView(){const sec=el("section",{},el("h2",{},"Partitions"));
+ sec.append(table({"data-partitions":""},["PartitionName","Default","State","MaxTime","DefaultTime","MaxNodes","TotalNodes","Nodes","PriorityTier"],
+  S.parts.map(p=>({attrs:{"data-partition":p.name},cells:[p.name,p.default?"YES":"NO",String(p.state||"up").toUpperCase(),slurmTime(p.max_time,"UNLIMITED"),
+   slurmTime(p.default_time,"NONE"),p.max_nodes>=INFINITE?"UNLIMITED":p.max_nodes,p.node_count,p.nodes,p.priority_tier]}))));return sec}
+// As sacctmgr show qos prints them.
+async function qosView(){const sec=el("section",{"data-qos-page":""},el("h2",{},"QoS"));const q=(await api("/api/v1/qos")).qos||[];
+ sec.append(table({},["Name","Priority","MaxWall","MaxTRESPU","GrpTRES","Preempt","PreemptMode","GraceTime"],
+  q.map(x=>({attrs:{"data-qos":x.name},cells:[x.name+(x.default?" (default)":""),x.priority,slurmTime(x.max_wall,""),x.max_tres_per_user,x.grp_tres,x.preempt.join(","),x.preempt_mode,slurmTime(x.grace_time,"")]}))));return sec}
+// As sshare -a -l prints the tree (Fair Tree): accounts indented by depth, users under them.
+async function sharesView(){const sec=el("section",{"data-shares-page":""},el("h2",{},"Fair share"));const r=await api("/api/v1/shares");
+ const f=(v,d)=>v===null||v===undefined?(d===undefined?"":d):Number(v).toFixed(6);
+ sec.append(el("p",{class:"muted"},"Fair Tree: each user's factor is its rank over all users, walking accounts by Level FS (shares over usage, among siblings). "+
+  "sprio's FAIRSHARE is the factor times PriorityWeightFairshare ("+r.fairshare_weight+")."));
+ sec.append(table({},["Account","User","RawShares","NormShares","RawUsage","NormUsage","EffectvUsage","FairShare","LevelFS"],
+  (r.shares||[]).map(s=>({attrs:s.user?{"data-share-user":s.user,"data-share-account":s.account}:{"data-share-account":s.account},
+   cells:["\u00a0".repeat(2*s.depth)+s.account,s.user,s.parent?s.raw_shares:"",f(s.norm_shares),Math.floor(s.raw_usage),f(s.norm_usage),f(s.effective_usage),
+    s.user?f(s.fairshare):"",s.parent?f(s.level_fs,"inf"):""]}))));return sec}
 async function jobView(id){const sec=el("section",{"data-job-page":id},el("h2",{},"Job "+id));
  let d;try{d=await api("/api/v1/web/jobs/"+id)}catch(e){sec.append(el("p",{class:"denied","data-denied":""},e.message));return sec}
  const j=d.job;const rows=[["State",j.state+(j.state==="PENDING"?" — "+plain(j.reason):"")],["User",j.user],["Name",j.name],["Partition",j.partition],["Nodes",j.nodes||"—"],["GPUs",j.gpus],["Exit code",j.exit_code+(j.signal?" (signal "+j.signal+")":"")]];
@@ -120,6 +142,7 @@ let drawing=Promise.resolve();
 function draw(){drawing=drawing.then(async()=>{try{await load()}catch(e){if(e.status!==401)document.getElementById("main").replaceChildren(el("p",{class:"denied"},e.message));return}
  const h=location.hash.slice(1);const main=el("main",{id:"main"});
  if(h.startsWith("job/"))main.append(await jobView(h.slice(4)));else if(h.startsWith("node/"))main.append(nodeView(h.slice(5)));
+ else if(h==="qos")main.append(await qosView());else if(h==="shares")main.append(await sharesView());
  else main.append(mapView(),queueView(),runningView(),partsView());document.getElementById("main").replaceWith(main)})}
 async function follow(){for(;;){if(S.me===null)return;try{const r=await api("/api/v1/events?from="+S.next+"&wait_ms=25000");S.next=r.next;
  if(r.events.length){S.events.push(...r.events);S.events=S.events.slice(-2000);document.getElementById("live").textContent="live · "+r.events[r.events.length-1].kind;draw()}}

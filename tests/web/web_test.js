@@ -61,6 +61,25 @@ async function main() {
     check(facts.includes("RUNNING") && facts.includes(runningNode), "the job page's facts: " + facts);
     await page.waitForSelector(`[data-job-page="${RUNNING}"] [data-output]`, { timeout: 20000 });
     if (SHOTS) await page.screenshot({ path: SHOTS + "/web-job.png", fullPage: true });
+
+    // Partitions as scontrol shows them: its field names, UNLIMITED rather than 2147483647.
+    await page.evaluate(() => { location.hash = ""; });
+    await page.waitForSelector("[data-partitions] [data-partition]", { timeout: 20000 });
+    const parts = await page.$eval("[data-partitions]", (e) => e.innerText);
+    check(parts.includes("MaxNodes") && parts.includes("UNLIMITED") && !parts.includes("2147483647") &&
+      !parts.includes("max_nodes"), "partitions as scontrol shows them: " + parts);
+    // The QoS and the fair-share tree open from the header.
+    await page.click('[data-nav="qos"]');
+    await page.waitForSelector('[data-qos-page] [data-qos="normal"]', { timeout: 20000 });
+    const qos = await page.$eval('[data-qos-page] [data-qos="normal"]', (e) => [...e.children].map((c) => c.textContent));
+    check(qos[0] === "normal (default)" && qos[6] === "OFF", "the normal QoS: " + qos.join("|"));
+    await page.click('[data-nav="shares"]');
+    await page.waitForSelector('[data-shares-page] [data-share-user="root"]', { timeout: 20000 });
+    const share = await page.$eval('[data-shares-page] [data-share-user="root"]', (e) => [...e.children].map((c) => c.textContent));
+    // Both users of the one account have no usage: tied, at the top rank.
+    check(share[1] === "root" && share[3] === "0.500000" && share[7] === "1.000000",
+      "root's line of the fair-share tree (NormShares, FairShare): " + share.join("|"));
+    if (SHOTS) await page.screenshot({ path: SHOTS + "/web-shares.png", fullPage: true });
     check(external.length === 0, "no request left the cluster: " + external.join(" "));
 
     // A user cannot open another user's job details; their own, they can.

@@ -14,6 +14,7 @@ lockstep_cc_library(NAME lockstep_cli_format FOLDER cli/format
     ${CMAKE_CURRENT_LIST_DIR}/scontrol.cc
     ${CMAKE_CURRENT_LIST_DIR}/log_follow.cc
     ${CMAKE_CURRENT_LIST_DIR}/sdiag.cc
+    ${CMAKE_CURRENT_LIST_DIR}/sshare.cc
     ${CMAKE_CURRENT_LIST_DIR}/event_line.cc
     ${CMAKE_CURRENT_LIST_DIR}/sacctmgr.cc
     ${CMAKE_CURRENT_LIST_DIR}/scontrol_config.cc
@@ -32,4 +33,5 @@ lockstep_cc_test(NAME cli_format_test
     ${CMAKE_CURRENT_LIST_DIR}/sdiag_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/sacctmgr_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/scontrol_config_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/sshare_test.cc
   DEPS lockstep_cli_format)

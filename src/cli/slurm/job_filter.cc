@@ -52,8 +52,12 @@ Result<JobIdPattern> ParseOne(const std::string& word) {
   return p;
 }
 
-bool InSet(const std::set<std::string>& set, const std::string& value) {
-  return set.empty() || set.count(value) > 0;
+// `job[key]` is in `set` (an empty set takes everything). A value that is not text matches no
+// name: sprio's objects carry "qos" as the QoS factor, a number, not the QoS's name.
+bool InSet(const std::set<std::string>& set, const nlohmann::json& job, const char* key) {
+  if (set.empty()) return true;
+  auto it = job.find(key);
+  return it != job.end() && it->is_string() && set.count(it->get<std::string>()) > 0;
 }
 
 }  // namespace
@@ -127,11 +131,9 @@ bool Passes(const nlohmann::json& job, const JobFilter& filter) {
       std::none_of(filter.ids.begin(), filter.ids.end(),
                    [&](const JobIdPattern& p) { return JobMatches(job, p); }))
     return false;
-  if (!InSet(filter.names, job.value("name", "")) ||
-      !InSet(filter.accounts, job.value("account", "")) ||
-      !InSet(filter.qos, job.value("qos", "")) ||
-      !InSet(filter.partitions, job.value("partition", "")) ||
-      !InSet(filter.users, job.value("user", "")) || !InSet(filter.states, job.value("state", "")))
+  if (!InSet(filter.names, job, "name") || !InSet(filter.accounts, job, "account") ||
+      !InSet(filter.qos, job, "qos") || !InSet(filter.partitions, job, "partition") ||
+      !InSet(filter.users, job, "user") || !InSet(filter.states, job, "state"))
     return false;
   if (filter.nodes.empty()) return true;
   Result<std::vector<std::string>> hosts = ExpandHostlist(job.value("nodes", ""));

@@ -72,6 +72,18 @@ TEST(JobFilter, NamesNodesUsersStates) {
   EXPECT_EQ(JobStateName("nosuch"), "");
 }
 
+// Regression: sprio aborted on every pending job, its object's "qos" being the QoS factor.
+TEST(JobFilter, FieldsThatAreNotTextMatchNoNameAndThrowNothing) {
+  const nlohmann::json priority = {{"job_id", 7}, {"user", "bob"}, {"qos", 1000.0}};
+  EXPECT_TRUE(Passes(priority, JobFilter{}));
+  JobFilter qos;
+  qos.qos = {"normal"};
+  EXPECT_FALSE(Passes(priority, qos));
+  JobFilter users;
+  users.users = {"bob"};
+  EXPECT_TRUE(Passes(priority, users));
+}
+
 TEST(CollapsePendingArrays, OneLinePerArrayPendingRemainder) {
   nlohmann::json jobs = nlohmann::json::array();
   jobs.push_back(Job(10, 10, 1, "RUNNING"));
