@@ -22,7 +22,7 @@ OUT=${IMAGE_OUT:-$B/image/lockstepd-$version.tar}
 log() { echo "image.sh: $*" >&2; }
 
 [ -f "$B/build.ninja" ] || { log "no build in $B: run scripts/build.sh first"; exit 1; }
-cmake --build "$B" --target lockstepd lockstep >&2
+cmake --build "$B" --target lockstepd lockstep lockstep-agent >&2
 for tool in ldd strip python3; do
   command -v $tool >/dev/null || { log "$tool is missing (apt-get install binutils python3)"; exit 1; }
 done
@@ -33,11 +33,11 @@ rootfs=$(mktemp -d "${TMPDIR:-/tmp}/lockstep-image.XXXXXX")
 trap 'rm -rf "$rootfs"' EXIT
 mkdir -p "$rootfs"/{usr/local/bin,bin,etc/lockstep,etc/ssl/certs,var/lib/lockstep,tmp,root,proc,sys,dev}
 chmod 1777 "$rootfs/tmp"
-for b in lockstepd lockstep; do
+for b in lockstepd lockstep lockstep-agent; do
   strip -o "$rootfs/usr/local/bin/$b" "$B/bin/$b"
 done
 # Every library the binaries load, at the path the dynamic loader looks for it (the loader too).
-for lib in $(ldd "$B/bin/lockstepd" "$B/bin/lockstep" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// && $2 ~ /^\(/ {print $1}' | sort -u); do
+for lib in $(ldd "$B/bin/lockstepd" "$B/bin/lockstep" "$B/bin/lockstep-agent" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// && $2 ~ /^\(/ {print $1}' | sort -u); do
   mkdir -p "$rootfs$(dirname "$lib")"
   cp -L "$lib" "$rootfs$lib"
 done

@@ -120,15 +120,16 @@ void Cluster::StartAgent() {
 }
 
 void Cluster::StartNodeAgent(const std::string& node,
-                             const std::map<std::string, std::string>& env) {
+                             const std::map<std::string, std::string>& env,
+                             const std::vector<std::string>& extra_args) {
   std::string socket =
       options_.agent_socket.empty() ? dir_ + "/lockstepd.sock" : options_.agent_socket;
   StopNodeAgent(node);
-  node_agents_[node] =
-      Spawn({bin_ + "/lockstep-agent", "--socket", socket, "--state-dir", dir_, "--name",
-             "agent-" + node, "--nodes", node, "--cpus", std::to_string(options_.cpus_per_node),
-             "--mem", "64G"},
-            dir_ + "/agent-" + node + ".log", env);
+  std::vector<std::string> argv = {bin_ + "/lockstep-agent", "--socket", socket, "--state-dir",
+                                   dir_, "--name", "agent-" + node, "--nodes", node, "--cpus",
+                                   std::to_string(options_.cpus_per_node), "--mem", "64G"};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  node_agents_[node] = Spawn(argv, dir_ + "/agent-" + node + ".log", env);
 }
 
 void Cluster::StopNodeAgent(const std::string& node) {

@@ -48,8 +48,9 @@ class Cluster {
   void KillAgent();
   // An agent of its own for one node, serving it as a host (GPUs from NVML, not virtual ones),
   // with `env` (LD_LIBRARY_PATH for a fake NVML); its log is agent-<node>.log. Stopped with the
-  // cluster, or by StopNodeAgent (SIGTERM).
-  void StartNodeAgent(const std::string& node, const std::map<std::string, std::string>& env);
+  // cluster, or by StopNodeAgent (SIGTERM). `extra_args` go on its command line (--health-only).
+  void StartNodeAgent(const std::string& node, const std::map<std::string, std::string>& env,
+                      const std::vector<std::string>& extra_args = {});
   void StopNodeAgent(const std::string& node);
   // SIGSTOP / SIGCONT: an agent that stops heartbeating without dying.
   void PauseAgent();

@@ -108,6 +108,19 @@ struct ExitStatus {
   int exit_code = 0;
   int signal = 0;
   bool oom = false;
+  // When a core-dumping signal ended it: where its core is ("/path (N bytes)"), or why none is
+  // kept (core_pattern pipes cores to a handler, the core limit is 0, ...). Evidence only.
+  std::string core_dump{};  // (an initializer: {code, signal, oom} stays complete)
+};
+
+// A job's Prolog or Epilog failed on a node (docs/health.md): the node is drained, and after a
+// prolog the job's run is requeued elsewhere.
+struct JobHookFailure {
+  RunId run;
+  std::string node;
+  std::string hook;     // "prolog" or "epilog"
+  std::string program;  // its path
+  std::string detail;   // "exit 1", "timed out after 5 s", ... (the agent's words)
 };
 
 // Output of a streamed step's task.
@@ -153,6 +166,7 @@ class EventSink {
   virtual void StepOutput(std::vector<OutputChunk> chunks) = 0;
   // What a node's health checks found (backend/health.h); the controller drains and resumes.
   virtual void NodeHealth(NodeHealthReport report) = 0;
+  virtual void JobHookFailed(JobHookFailure failure) = 0;
 };
 
 // Commands to a backend. The controller calls them without its lock, from one thread at a time,

@@ -217,11 +217,16 @@ int RunUp(int argc, char** argv) {
                  "run this health program on every node (Nagios exit codes; docs/health.md)");
   app.add_option("--health-interval", health_interval, "seconds between health checks (default 60)")
       ->check(CLI::Range(1, 86400));
+  std::string prolog, epilog;
+  app.add_option("--prolog", prolog, "run this program on each node before a job's tasks there");
+  app.add_option("--epilog", epilog, "run this program on each node after a job ends there");
   app.add_flag("--nvml", nvml,
                "serve this host as one node whose GPUs come from NVML, with GPU health checks");
   CLI11_PARSE(app, argc, argv);
   Result<std::string> health_yaml = UpHealthYaml(health_program, health_interval);
   if (!health_yaml.ok()) return Fail("lockstep up", health_yaml.status());
+  Result<std::string> hooks_yaml = UpJobHooksYaml(prolog, epilog);
+  if (!hooks_yaml.ok()) return Fail("lockstep up", hooks_yaml.status());
   if (nvml && backend != "agent") return Fail("lockstep up", "--nvml goes with --backend agent");
   if (!kubeconfig.empty() && backend != "kubernetes")
     return Fail("lockstep up", "--kubeconfig goes with --backend kubernetes");
@@ -249,7 +254,7 @@ int RunUp(int argc, char** argv) {
     if (!host.ok()) return Fail("lockstep up", host.status());
     nodes = 1, gpus = host->count, gpu_type = host->type;
   }
-  std::ofstream(config) << ClusterYaml(nodes, gpus, cpus, mem, gpu_type) << *health_yaml;
+  std::ofstream(config) << ClusterYaml(nodes, gpus, cpus, mem, gpu_type) << *health_yaml << *hooks_yaml;
   pid_t d = Spawn({dir + "/lockstepd", "--config", config, "--state-dir", state_dir},
                   state_dir + "/lockstepd.log");
   std::string names = nodes == 1 ? "node1" : "node[1-" + std::to_string(nodes) + "]";

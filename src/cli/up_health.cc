@@ -27,6 +27,20 @@ Result<std::string> UpHealthYaml(const std::string& program, int interval_s) {
   return y;
 }
 
+Result<std::string> UpJobHooksYaml(const std::string& prolog, const std::string& epilog) {
+  std::string y;
+  for (const auto& [key, program] : {std::pair{"prolog", prolog}, std::pair{"epilog", epilog}}) {
+    if (program.empty()) continue;
+    std::error_code ec;
+    const std::string path = fs::absolute(program, ec).lexically_normal().string();
+    if (ec || !fs::is_regular_file(path) || ::access(path.c_str(), X_OK) != 0)
+      return InvalidArgument(std::string("--") + key + ": " + program +
+                             " is not an executable file");
+    y += std::string(key) + ": " + nlohmann::json(path).dump() + "\n";
+  }
+  return y;
+}
+
 Result<HostGpus> DetectHostGpus(const std::string& agent_path, const std::string& state_dir) {
   const std::string out = state_dir + "/nvml-gpus.json";
   const pid_t pid = ::fork();

@@ -12,6 +12,10 @@ namespace lockstep::cli {
 // neither is given). The program must be an executable file, named absolutely in the YAML.
 Result<std::string> UpHealthYaml(const std::string& program, int interval_s);
 
+// The cluster YAML's `prolog:` and `epilog:` for --prolog and --epilog ("" when neither is
+// given); each must be an executable file, named absolutely in the YAML.
+Result<std::string> UpJobHooksYaml(const std::string& prolog, const std::string& epilog);
+
 struct HostGpus {
   int count = 0;
   std::string type;  // "h100", from the product name

@@ -53,6 +53,8 @@ Result<ClusterConfig> ClusterConfigParser::Parse(std::string_view yaml_text) {
     ReadScheduler(top.Value("scheduler"));
     ReadKubernetes(top.Value("kubernetes"));
     ReadHealth(top.Value("health"));
+    ReadJobHook(top.Value("prolog"), "prolog", config_.job_hooks.prolog);
+    ReadJobHook(top.Value("epilog"), "epilog", config_.job_hooks.epilog);
     top.Finish();
   } catch (const YAML::Exception& e) {  // yaml-cpp throws; nothing of it may leave this call
     reader_.Fail(e.mark, "", "YAML error: " + e.msg);

@@ -21,6 +21,7 @@
 #include "common/status.h"
 #include "common/types.h"
 #include "config/health_config.h"
+#include "config/job_hooks_config.h"
 #include "engine/model.h"
 
 namespace lockstep::config {
@@ -65,6 +66,10 @@ struct ClusterConfig {
   engine::Snapshot base;
   // From the `scheduler:` section.
   engine::PolicyOptions policy;
+  // scheduler.kill_invalid_depend (Slurm's SchedulerParameters=kill_invalid_depend): a job whose
+  // dependency can never be satisfied is cancelled, with cause `scheduler`, instead of pending
+  // with reason DependencyNeverSatisfied.
+  bool kill_invalid_depend = false;
   // PriorityDecayHalfLife: how fast recorded usage decays for fair share.
   Seconds fairshare_half_life = 7 * 24 * 3600;
   // The partition flagged `default: true`, else the first one.
@@ -93,6 +98,8 @@ struct ClusterConfig {
   KubernetesSettings kubernetes;
   // The `health:` section (health_config.h).
   HealthConfig health;
+  // `prolog:` and `epilog:` (job_hooks_config.h).
+  JobHooksConfig job_hooks;
 
   // Adds a node found at run time (Kubernetes) to the cluster and to every partition declared
   // with `nodes: ALL`; its index. Names of GPU types, features, switches and blocks are

@@ -107,6 +107,12 @@ void ClusterConfigParser::ReadHealth(const YAML::Node& map) {
     }
   }
   h.bad_gpu = ReadThreshold(reader_, m.Value("bad_gpu"), m.KeyPath("bad_gpu"), h.bad_gpu);
+  {
+    MapView cores(reader_, m.Value("core_dumps"), m.KeyPath("core_dumps"));
+    h.core_max_mb = cores.MemoryMb("max_size", h.core_max_mb);
+    if (h.core_max_mb < 0) cores.Fail("max_size", "must not be negative");
+    cores.Finish();
+  }
   m.Finish();
 }
 

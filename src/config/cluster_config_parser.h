@@ -58,6 +58,8 @@ class ClusterConfigParser {
   void ReadScheduler(const YAML::Node& map);
   void ReadKubernetes(const YAML::Node& map);  // cluster_config_kubernetes.cc
   void ReadHealth(const YAML::Node& map);      // cluster_config_health.cc
+  // `prolog:` or `epilog:` (cluster_config_job_hooks.cc).
+  void ReadJobHook(const YAML::Node& node, const std::string& key, JobHook& hook);
 
   // The index of `name` in `table`, appended when absent.
   static std::uint32_t Intern(std::vector<std::string>& table, std::string_view name);

@@ -307,6 +307,7 @@ void ClusterConfigParser::ReadScheduler(const YAML::Node& map) {
                                   o.preempt);
   o.max_jobs_tested = static_cast<int>(m.Int("max_jobs_tested", 0, 0, INT32_MAX));
   o.estimate_starts = m.Bool("estimate_starts", o.estimate_starts);
+  config_.kill_invalid_depend = m.Bool("kill_invalid_depend", config_.kill_invalid_depend);
   o.priority_calc_period = m.Duration("priority_calc_period", o.priority_calc_period);
   o.min_job_age = m.DurationSeconds("min_job_age", o.min_job_age);
   o.max_reservation_rounds =

@@ -365,5 +365,17 @@ TEST(ClusterConfigTest, SchedulerErrors) {
               StartsWith("cluster.yaml:5: scheduler: expected a map (key: value), found 'fast'"));
 }
 
+TEST(SchedulerConfig, KillInvalidDependIsOffByDefault) {
+  Result<ClusterConfig> off = Parse(kFourNodes);
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->kill_invalid_depend);
+  Result<ClusterConfig> on =
+      Parse(std::string(kFourNodes) + "scheduler:\n  kill_invalid_depend: true\n");
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(on->kill_invalid_depend);
+  EXPECT_THAT(ErrorOf(std::string(kFourNodes) + "scheduler:\n  kill_invalid_depend: maybe\n"),
+              ::testing::HasSubstr("cluster.yaml:6: scheduler.kill_invalid_depend"));
+}
+
 }  // namespace
 }  // namespace lockstep::config

@@ -35,6 +35,9 @@ struct HealthConfig {
   // A GPU with this many infrastructure failures in the window is a bad actor: its node stays
   // drained until an operator clears it (`lockstep health --clear SERIAL`).
   HealthThreshold bad_gpu{3, 7 * 24 * 3600};
+  // Core dumps of jobs' processes kept as evidence (`core_dumps.max_size`): the tasks'
+  // RLIMIT_CORE, so the kernel writes at most this much of a core. 0: no core dumps.
+  std::int64_t core_max_mb = 1024;
   // Any key given: the agents get the settings (a cluster with no section still runs NVML's
   // checks, every `interval`).
   bool configured = false;

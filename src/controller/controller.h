@@ -195,6 +195,7 @@ class Controller : private backend::EventSink, private backend::Admission {
                       backend::ExitStatus status) override;
   void StepOutput(std::vector<backend::OutputChunk> chunks) override;
   void NodeHealth(backend::NodeHealthReport report) override;
+  void JobHookFailed(backend::JobHookFailure failure) override;  // controller_job_hooks.cc
   // backend::Admission.
   Result<JobId> Admit(jobspec::JobSpec spec, const std::string& ns) override;
   Status Withdraw(JobId job) override;
@@ -237,6 +238,12 @@ class Controller : private backend::EventSink, private backend::Admission {
                            const nlohmann::json& record);
   Status LoadHealthLocked();
   void ClearNodeEventDrainLocked(const std::string& node);
+  // A prolog or epilog failed (controller_job_hooks.cc): the node is drained and, after a
+  // prolog, the run requeued elsewhere with cause `node`.
+  void JobHookFailedLocked(const backend::JobHookFailure& failure, Time now);
+  // scheduler.kill_invalid_depend: cancels a pending job whose dependency can never be
+  // satisfied, with cause `scheduler` (controller_scheduler_cause.cc).
+  void KillInvalidDependLocked(JobEntry& job);
   // Records why the job's current run did not complete (cause and evidence).
   static void SetFailure(JobEntry& job, std::string cause, std::string detail);
 

@@ -88,6 +88,7 @@ void Controller::PublishPendingViewsLocked(
     auto it = jobs_.find(id);
     return it != jobs_.end() && it->second.state == JobState::kPending ? &it->second : nullptr;
   };
+  std::vector<JobEntry*> never_runs;
   for (const auto& [id, v] : views.changed) {
     JobEntry* e = still_pending(id);
     if (!e) {
@@ -97,7 +98,11 @@ void Controller::PublishPendingViewsLocked(
     e->reason = engine::PendingReasonName(v.reason);
     e->expected_start = v.expected_start;
     e->priority = v.priority;
+    if (v.reason == engine::PendingReason::kDependencyNeverSatisfied &&
+        cluster_.kill_invalid_depend)
+      never_runs.push_back(e);
   }
+  for (JobEntry* e : never_runs) KillInvalidDependLocked(*e);
   // A plan of decisions only leaves out most pending jobs: what the last full one said stays.
   if (!views.full) return;
   std::erase_if(views.detailed, [&](const auto& d) { return still_pending(d.first) == nullptr; });

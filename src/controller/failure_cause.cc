@@ -1,11 +1,22 @@
 #include "controller/failure_cause.h"
 
+#include <cstring>
+
 namespace lockstep::controller {
 namespace {
 
+// "killed by signal 11 (SIGSEGV)".
+std::string SignalEvidence(int signal) {
+  std::string d = "killed by signal " + std::to_string(signal);
+  if (const char* abbrev = ::sigabbrev_np(signal); abbrev != nullptr)
+    d += std::string(" (SIG") + abbrev + ")";
+  return d;
+}
+
 std::string UserEvidence(const JobEntry& job, const backend::ExitStatus& status) {
-  std::string d = status.signal != 0 ? "killed by signal " + std::to_string(status.signal)
+  std::string d = status.signal != 0 ? SignalEvidence(status.signal)
                                      : "exit code " + std::to_string(status.exit_code);
+  if (!status.core_dump.empty()) d += "; " + status.core_dump;
   if (!job.app_evidence.empty()) d += "; " + job.app_evidence;
   return d;
 }

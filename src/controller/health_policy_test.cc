@@ -77,7 +77,12 @@ TEST(AttributeEnd, FromHowTheRunEnded) {
   killed.app_evidence = "XID 13 (graphics engine exception) on GPU 0 of node3";
   AttributeEnd(killed, {0, 11, false}, 30);
   EXPECT_EQ(killed.failure_detail,
-            "killed by signal 11; XID 13 (graphics engine exception) on GPU 0 of node3");
+            "killed by signal 11 (SIGSEGV); XID 13 (graphics engine exception) on GPU 0 of node3");
+  // A core the agent kept is part of the evidence.
+  JobEntry crashed = Ended(JobState::kFailed);
+  AttributeEnd(crashed, {0, 6, false, "core dumped: /w/cores-7/core.node3.41 (4096 bytes)"}, 30);
+  EXPECT_EQ(crashed.failure_detail,
+            "killed by signal 6 (SIGABRT); core dumped: /w/cores-7/core.node3.41 (4096 bytes)");
   JobEntry oom = Ended(JobState::kOutOfMemory);
   AttributeEnd(oom, {0, 9, true}, 30);
   EXPECT_EQ(oom.failure_cause, "oom");

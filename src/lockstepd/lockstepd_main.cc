@@ -26,6 +26,7 @@
 #include "controller/controller.h"
 #include "controller/web_routes.h"
 #include "lockstepd/agent_endpoints.h"
+#include "lockstepd/health_only_sink.h"
 #include "lockstepd/observe_wiring.h"
 #include "server/server.h"
 #ifdef LOCKSTEP_HAVE_KUBE_LEADER
@@ -140,6 +141,7 @@ int main(int argc, char** argv) {
   lockstep::config::KubernetesSettings kset;
   std::vector<std::string> configured_nodes;
   lockstep::config::HealthConfig health;
+  lockstep::config::JobHooksConfig job_hooks;
   std::map<std::string, int> configured_gpus;  // per node, for the agents' GPU count check
   {
     auto cluster = lockstep::config::LoadClusterConfig(o.cluster_config, o.backend);
@@ -150,6 +152,7 @@ int main(int argc, char** argv) {
     if (cluster->backend == "kubernetes") o.backend = "kubernetes";
     kset = cluster->kubernetes;
     health = cluster->health;
+    job_hooks = cluster->job_hooks;
     for (const lockstep::engine::Node& n : cluster->base.nodes) {
       configured_nodes.push_back(n.name);
       configured_gpus[n.name] = static_cast<int>(n.gpus.size());
@@ -217,6 +220,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   // The backend: lockstep's agents, or Kubernetes.
+  std::unique_ptr<lockstep::lockstepd::HealthOnlySink> health_only_sink;  // outlives `agents`
   std::unique_ptr<lockstep::agent::AgentBackend> agents;
   std::unique_ptr<lockstep::lockstepd::AgentEndpointsOf> agent_endpoints;
   if (!kube.client) {
@@ -224,10 +228,24 @@ int main(int argc, char** argv) {
     ao.nodes = configured_nodes;
     ao.node_timeout = node_timeout;
     ao.health_settings = lockstep::lockstepd::AgentHealthSettings(health, configured_gpus);
+    ao.prolog = {job_hooks.prolog.program, job_hooks.prolog.timeout};
+    ao.epilog = {job_hooks.epilog.program, job_hooks.epilog.timeout};
+    ao.core_max_mb = health.core_max_mb;
     agents = std::make_unique<lockstep::agent::AgentBackend>((*controller)->events(), ao);
     agent_endpoints = std::make_unique<lockstep::lockstepd::AgentEndpointsOf>(*agents);
 
     (*controller)->AttachBackend(agents.get());
+  } else {
+    // Health-only agents (deploy/kubernetes/health-agent.yaml): health reports of the cluster's
+    // Nodes, and nothing else; Kubernetes stays the backend.
+    health_only_sink =
+        std::make_unique<lockstep::lockstepd::HealthOnlySink>((*controller)->events());
+    lockstep::agent::AgentBackendOptions ao;
+    ao.any_node = true;
+    ao.node_timeout = node_timeout;
+    ao.health_settings = lockstep::lockstepd::AgentHealthSettings(health, configured_gpus);
+    agents = std::make_unique<lockstep::agent::AgentBackend>(*health_only_sink, ao);
+    agent_endpoints = std::make_unique<lockstep::lockstepd::AgentEndpointsOf>(*agents);
   }
   if (kube.client) {
     lockstep::kube::KubernetesBackendOptions bo;

@@ -1,6 +1,7 @@
 #include "backend/agent/agent.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backend/agent/agent_unit.h"
 #include "common/base64.h"
 #include "common/log.h"
 
@@ -27,25 +29,6 @@ constexpr auto kOutputLinger = std::chrono::seconds(2);
 
 }  // namespace
 
-struct Agent::Unit {
-  std::uint64_t job = 0;
-  int run = 0;       // the job's restart count when launched
-  std::string step;  // "batch" or "step"
-  std::int32_t step_id = -1;
-  std::string node;
-  std::set<pid_t> alive;
-  std::vector<pid_t> pids;
-  int exit_code = 0, signal = 0;
-  bool oom = false;
-  bool spooled = false;   // its script is in the spool, removed when the unit ends
-  bool launching = true;  // Launch has not started every task yet
-  bool reported = false;  // its end went to the outbox
-  // Output pipes still read (tasks of a streamed step); the unit ends when they are closed.
-  std::vector<std::uint64_t> output_tasks;
-  int open_outputs = 0;
-  bool abandoned = false;
-  std::chrono::steady_clock::time_point gone_at{};  // when its last process was reaped
-};
 
 Agent::Agent(const AgentOptions& options)
     : options_(options), poll_client_(options.socket_path), event_client_(options.socket_path) {}
@@ -83,6 +66,7 @@ Result<std::unique_ptr<Agent>> Agent::Create(const AgentOptions& options) {
 Agent::~Agent() {
   Stop();
   if (reaper_.joinable()) reaper_.join();
+  JoinHookThreads(/*only_finished=*/false);
   std::lock_guard<std::mutex> lock(mu_);
   for (std::thread& t : terminators_)
     if (t.joinable()) t.join();
@@ -130,7 +114,7 @@ Status Agent::Register() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& u : units_)
-      if (!u->alive.empty())
+      if (!u->alive.empty() || u->launching)  // a unit in its prolog runs too
         running.push_back(
             {{"job_id", u->job}, {"run", u->run}, {"step", u->step}, {"node", u->node}});
   }
@@ -198,12 +182,16 @@ void Agent::Run() {
 void Agent::HandleCommand(const nlohmann::json& c) {
   std::string type = c.value("type", "");
   std::uint64_t job = c.value("job_id", std::uint64_t{0});
-  if (type == "launch")
+  if (type == "launch" && options_.health_only)
+    log::Error("job {}: this agent runs health checks only (--health-only): not launched", job);
+  else if (type == "launch")
     Launch(c);
   else if (type == "signal")
     SignalJob(job, c.value("signal", 15), c.value("step_id", -1));
   else if (type == "terminate")
     TerminateJob(job, c.value("grace_s", 30), c.value("run", -1), c.value("step_id", -1));
+  else if (type == "job_end")
+    JobEnd(c);
   else if (type == "health" && health_) {
     Result<HealthSettings> settings = DecodeHealthSettings(c);
     if (settings.ok())
@@ -220,8 +208,24 @@ void Agent::Launch(const nlohmann::json& c) {
   unit->step = c.value("step", "batch");
   unit->step_id = c.value("step_id", -1);
   unit->node = c.value("node", "");
-  uid_t uid = c.value("uid", 0u);
-  gid_t gid = c.value("gid", 0u);
+  unit->uid = c.value("uid", 0u);
+  unit->gid = c.value("gid", 0u);
+  unit->cwd = c.value("cwd", "/");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    units_.push_back(unit);
+  }
+  if (c.contains("prolog")) {
+    std::lock_guard<std::mutex> lock(mu_);
+    StartHookThreadLocked([this, unit, c] { LaunchAfterProlog(unit, c); });
+    return;
+  }
+  SpawnTasks(unit, c);
+}
+
+void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& c) {
+  const uid_t uid = unit->uid;
+  const gid_t gid = unit->gid;
   std::string script_path;
   int failures = 0;
   if (c.contains("script")) {
@@ -239,10 +243,6 @@ void Agent::Launch(const nlohmann::json& c) {
   const std::uint64_t launch_seq = ++launches_;
   // srun follows the step's output through lockstepd: each task writes into two pipes.
   const bool stream = c.value("stream_output", false);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    units_.push_back(unit);
-  }
   for (const auto& t : c["tasks"]) {
     if (c.contains("script") && !unit->spooled) break;  // no script to run: the launch failed
     TaskSpec spec;
@@ -274,6 +274,8 @@ void Agent::Launch(const nlohmann::json& c) {
       spec.stderr_fd = pipes[1][1].get();
     }
     spec.memory_limit_mb = c.value("memory_limit_mb", std::int64_t{0});
+    if (const std::int64_t core_mb = c.value("core_max_mb", std::int64_t{-1}); core_mb >= 0)
+      spec.core_limit_bytes = core_mb * 1024 * 1024;
     // Unique on this host: agents share the cgroup root, and a requeued job may come back
     // before its old cgroup is gone.
     spec.cgroup_name = "a" + std::to_string(::getpid()) + "_job" + std::to_string(unit->job) + "_" +
@@ -298,6 +300,8 @@ void Agent::Launch(const nlohmann::json& c) {
       unit->pids.push_back(*pid);
       unit->alive.insert(*pid);
       by_pid_[*pid] = unit;
+      // Terminated while its prolog ran, after LaunchAfterProlog looked: it ends at once.
+      if (unit->terminated) (void)launcher_->Signal(*pid, SIGKILL);
       if (stream) {
         output_task = ++next_output_task_;
         output_tasks_[output_task] = {unit, t.value("rank", 0)};
@@ -325,10 +329,12 @@ void Agent::MaybeReportLocked(const std::shared_ptr<Unit>& u) {
           {"node", u->node},
           {"exit_code", u->exit_code},
           {"signal", u->signal},
-          {"oom", u->oom}});
+          {"oom", u->oom},
+          {"core_dump", u->core_dump}});
   if (u->spooled) spool_->RemoveRun(SpoolRun{u->job, u->run, u->node});
   for (std::uint64_t t : u->output_tasks) output_tasks_.erase(t);
   std::erase(units_, u);
+  MaybeRunEpilogLocked({u->job, u->run, u->node});
 }
 
 void Agent::TakeOutput(std::vector<OutputChunk> chunks) {
@@ -369,8 +375,10 @@ void Agent::TerminateJob(std::uint64_t job, int grace_s, int run, int step_id) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& u : units_)
     if (u->job == job && (run < 0 || u->run == run) &&
-        (step_id < 0 || (u->step == "step" && u->step_id == step_id)))
+        (step_id < 0 || (u->step == "step" && u->step_id == step_id))) {
       pids.insert(pids.end(), u->alive.begin(), u->alive.end());
+      if (u->launching) u->terminated = true;  // in its prolog: it will start nothing
+    }
   if (pids.empty()) return;
   // SIGTERM now, SIGKILL after the grace, every task at once, without holding up the command loop.
   for (pid_t p : pids)
@@ -395,6 +403,12 @@ void Agent::ReapLoop() {
       u->exit_code = std::max(u->exit_code, exit.exit_code);
       if (exit.signal != 0 && u->signal == 0) u->signal = exit.signal;
       u->oom |= exit.oom_killed;
+      if (exit.core_dumped && u->core_dump.empty()) {
+        char host[256] = {};
+        ::gethostname(host, sizeof host - 1);
+        u->core_dump = KeepCoreDump(
+            core_pattern_, {u->job, u->node, pid, exit.signal, u->cwd, u->uid, u->gid, host});
+      }
       if (!u->alive.empty()) continue;
       u->gone_at = std::chrono::steady_clock::now();
       MaybeReportLocked(u);
@@ -412,6 +426,7 @@ void Agent::ReapLoop() {
         }
     }
     for (std::uint64_t t : abandon) pump_->Abandon(t);
+    JoinHookThreads(/*only_finished=*/true);
     SendEvents();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

@@ -8,17 +8,22 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "backend/agent/core_dump.h"
 #include "backend/agent/health_monitor.h"
+#include "backend/agent/job_hook.h"
 #include "backend/agent/launcher.h"
 #include "backend/agent/leftover_tasks.h"
 #include "backend/agent/output_pump.h"
@@ -54,6 +59,9 @@ struct AgentOptions {
   // up and returns (gave_up() is then true): an agent whose lockstepd is gone for good (`lockstep
   // up` run again, the state directory removed) does not poll a dead socket forever. 0: never.
   std::chrono::seconds give_up_after{3600};
+  // Health checks only (the DaemonSet on Kubernetes, docs/kubernetes.md): the agent registers
+  // its nodes and reports their health, and refuses every launch.
+  bool health_only = false;
 };
 
 class Agent {
@@ -78,6 +86,27 @@ class Agent {
   Status Register();
   void HandleCommand(const nlohmann::json& command);
   void Launch(const nlohmann::json& command);
+  // Starts the unit's tasks (its spool script, pipes and cgroups) and reports it if none ran.
+  void SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& command);
+
+  // --- Prolog and epilog (agent_job_hooks.cc, docs/health.md). ---
+  struct HookKey {
+    std::uint64_t job = 0;
+    int run = 0;
+    std::string node;
+    auto operator<=>(const HookKey&) const = default;
+  };
+  enum class PrologState { kRunning, kPassed, kFailed };
+  // In a thread of its own: the node's prolog for the run (once; later launches of the run
+  // there wait for its outcome), then the unit's tasks, or none when it failed.
+  void LaunchAfterProlog(std::shared_ptr<Unit> unit, nlohmann::json command);
+  // "job_end": the run has ended; its epilog runs on the node once its processes there are gone.
+  void JobEnd(const nlohmann::json& command);
+  void MaybeRunEpilogLocked(const HookKey& key);  // requires mu_
+  void StartHookThreadLocked(std::function<void()> body);  // requires mu_
+  void ReportHookFailureLocked(const HookKey& key, const std::string& hook,
+                               const JobHookRun& run, const std::string& detail);
+  void JoinHookThreads(bool only_finished);
   // step_id < 0: every unit of the job; else only that step's.
   void SignalJob(std::uint64_t job, int signo, int step_id = -1);
   // run < 0: every run of the job on this agent.
@@ -104,7 +133,8 @@ class Agent {
   client::ApiClient event_client_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> gave_up_{false};
-  std::uint64_t launches_ = 0;  // only the command thread launches
+  std::atomic<std::uint64_t> launches_{0};
+  const CorePattern core_pattern_ = CorePattern::OfHost();
 
   std::mutex mu_;
   std::map<pid_t, std::shared_ptr<Unit>> by_pid_;  // guarded by mu_
@@ -119,6 +149,18 @@ class Agent {
   // Output chunks not yet delivered, each {"job_id", "step_id", "node", "rank", "stream",
   // "data"} with its raw size; sent before outbox_ so a step's output precedes its end.
   std::deque<std::pair<nlohmann::json, std::size_t>> output_outbox_;  // guarded by mu_
+  // Prolog and epilog bookkeeping, guarded by mu_.
+  std::map<HookKey, std::pair<PrologState, std::string>> prologs_;
+  std::condition_variable prolog_done_;  // with mu_: a prolog of prologs_ ended
+  // job_end received, epilog (if any) not yet started: it waits for the run's units there.
+  std::map<HookKey, std::optional<JobHookRun>> epilogs_due_;
+  std::set<HookKey> ended_;           // runs whose job_end came (a repeat is ignored) ...
+  std::deque<HookKey> ended_order_;   // ... the latest ones, oldest first
+  struct HookThread {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::vector<HookThread> hook_threads_;
   // Declared after what its callbacks use, so it stops before they go.
   std::unique_ptr<OutputPump> pump_;
   std::unique_ptr<HealthMonitor> health_;  // started by Run, configured by lockstepd

@@ -88,8 +88,15 @@ Status AgentBackend::Launch(backend::LaunchOrder order) {
     const std::string first = order.nodes.front().node;
     std::set<std::string>& nodes = run_nodes_[order.id()];
     for (const backend::PlacedNode& p : order.nodes) nodes.insert(p.node);
-    if (!SendLocked(first, LaunchCommand(order))) {
+    if (!options_.prolog.program.empty() || !options_.epilog.program.empty())
+      run_hooks_[order.id()] = HookEnvOfLaunch(order);
+    nlohmann::json command = LaunchCommand(order);
+    if (nlohmann::json prolog = PrologOrderLocked(order.id(), first); !prolog.is_null())
+      command["prolog"] = std::move(prolog);
+    if (options_.core_max_mb >= 0) command["core_max_mb"] = options_.core_max_mb;
+    if (!SendLocked(first, std::move(command))) {
       run_nodes_.erase(order.id());
+      run_hooks_.erase(order.id());
       return Status(StatusCode::kUnavailable, "no agent serves node " + first);
     }
     return Status::Ok();
@@ -106,7 +113,39 @@ Status AgentBackend::TerminateLocked(backend::RunId run, Seconds grace) {
   for (const std::string& node : it->second)
     SendLocked(node,
                {{"type", "terminate"}, {"job_id", run.job}, {"run", run.run}, {"grace_s", grace}});
+  RunEndedLocked(run);
   return Status::Ok();
+}
+
+void AgentBackend::RunEndedLocked(const backend::RunId& run) {
+  auto hooks = run_hooks_.find(run);
+  // With a prolog alone, job_end still lets the agent forget the run's prolog.
+  if (!options_.epilog.program.empty() || !options_.prolog.program.empty()) {
+    auto nodes = run_nodes_.find(run);
+    RunHookEnv env;
+    if (hooks != run_hooks_.end()) env = hooks->second;
+    env.common.try_emplace("SLURM_JOB_ID", std::to_string(run.job));
+    env.common.try_emplace("SLURM_RESTART_COUNT", std::to_string(run.run));
+    if (nodes != run_nodes_.end())
+      for (const std::string& node : nodes->second) {
+        nlohmann::json end = {{"type", "job_end"}, {"job_id", run.job}, {"run", run.run}};
+        if (!options_.epilog.program.empty())
+          end["epilog"] = HookOrder(options_.epilog, env, node);
+        SendLocked(node, std::move(end));
+      }
+  }
+  if (hooks != run_hooks_.end()) run_hooks_.erase(hooks);
+}
+
+nlohmann::json AgentBackend::PrologOrderLocked(const backend::RunId& run,
+                                               const std::string& node) const {
+  if (options_.prolog.program.empty()) return nullptr;
+  auto hooks = run_hooks_.find(run);
+  RunHookEnv env;
+  if (hooks != run_hooks_.end()) env = hooks->second;
+  env.common.try_emplace("SLURM_JOB_ID", std::to_string(run.job));
+  env.common.try_emplace("SLURM_RESTART_COUNT", std::to_string(run.run));
+  return HookOrder(options_.prolog, env, node);
 }
 
 Status AgentBackend::Signal(backend::RunId run, int signo) {
@@ -129,10 +168,17 @@ Status AgentBackend::LaunchStepLocked(const backend::StepLaunch& step) {
   std::set<std::string>& run = run_nodes_[{step.job, step.run}];
   std::set<std::string>& nodes = step_nodes_[{step.job, step.step}];
   Status status = Status::Ok();
+  const backend::RunId id{step.job, step.run};
+  if (!options_.prolog.program.empty() && !run_hooks_.count(id))
+    run_hooks_[id] = HookEnvOfStep(step);  // lockstepd restarted since the batch launch
   for (const auto& [node, tasks] : step.tasks_by_node) {
     run.insert(node);
     nodes.insert(node);
-    if (!SendLocked(node, StepLaunchCommand(step, tasks)))
+    nlohmann::json command = StepLaunchCommand(step, tasks);
+    if (nlohmann::json prolog = PrologOrderLocked(id, node); !prolog.is_null())
+      command["prolog"] = std::move(prolog);
+    if (options_.core_max_mb >= 0) command["core_max_mb"] = options_.core_max_mb;
+    if (!SendLocked(node, std::move(command)))
       status = Status(StatusCode::kUnavailable, "no agent serves node " + node);
   }
   return status;
@@ -167,7 +213,7 @@ Status AgentBackend::Register(const nlohmann::json& body) {
   Result<Registration> reg = DecodeRegistration(body);
   if (!reg.ok()) return reg.status();
   for (const std::string& node : reg->nodes)
-    if (!configured_.count(node))
+    if (!options_.any_node && !configured_.count(node))
       return NotFound("register: node " + node + " is not in the cluster configuration");
   std::vector<backend::NodeReport> reports;
   {
@@ -243,11 +289,17 @@ Status AgentBackend::Events(const nlohmann::json& body) {
   Result<std::vector<AgentEvent>> events = DecodeEvents(body);
   if (!events.ok()) return events.status();
   for (const AgentEvent& ev : *events) {
-    if (ev.batch) {
+    if (!ev.hook.empty()) {
+      sink_.JobHookFailed({ev.run, ev.node, ev.hook, ev.hook_program, ev.hook_detail});
+    } else if (ev.batch) {
+      std::vector<Answer> answers;
       {
         std::lock_guard<std::mutex> lock(mu_);
+        RunEndedLocked(ev.run);
         run_nodes_.erase(ev.run);
+        answers = TakeAnswersLocked();
       }
+      Deliver(std::move(answers));
       sink_.RunExited(ev.run, ev.exit);
     } else {
       sink_.StepNodeExited(ev.run.job, ev.step_id, ev.node, ev.exit);

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend/agent/job_hook_orders.h"
 #include "backend/backend.h"
 #include "common/clock.h"
 
@@ -37,6 +38,14 @@ struct AgentBackendOptions {
   // The agents' health checks: the "health" command each agent gets when it registers
   // (type, program, interval_s, timeout_s, node_states); null: none.
   nlohmann::json health_settings;
+  // The cluster's `prolog:` and `epilog:` (job_hook_orders.h): they go with the launches and
+  // the runs' ends. An empty program: none.
+  JobHookSettings prolog, epilog;
+  // The tasks' RLIMIT_CORE in MiB (`health.core_dumps.max_size`); -1: the agent's own.
+  std::int64_t core_max_mb = -1;
+  // Agents may register any node name, not only `nodes` (health-only agents on Kubernetes,
+  // whose nodes are the cluster's Node objects: the sink ignores names it does not know).
+  bool any_node = false;
 };
 
 // Answers an agent's poll: {"commands": [...]} and "register": true when the agent must
@@ -112,6 +121,11 @@ class AgentBackend : public backend::Backend {
   template <typename F>
   Status WithAnswers(F&& locked);
   Status TerminateLocked(backend::RunId run, Seconds grace);
+  // The run ended (or is being ended): each of its nodes' agents runs the epilog once the
+  // run's processes there are gone.
+  void RunEndedLocked(const backend::RunId& run);
+  // The prolog order for `node` of `run` (null without a prolog).
+  nlohmann::json PrologOrderLocked(const backend::RunId& run, const std::string& node) const;
   Status SignalLocked(backend::RunId run, int signo);
   Status LaunchStepLocked(const backend::StepLaunch& step);
   Status SignalStepLocked(JobId job, std::int32_t step, int signo, Seconds grace);
@@ -128,6 +142,8 @@ class AgentBackend : public backend::Backend {
   std::map<std::string, std::string> node_agent_;            // guarded by mu_: node -> agent
   // guarded by mu_: the nodes each run has processes on (its batch step and its steps).
   std::map<backend::RunId, std::set<std::string>> run_nodes_;
+  // guarded by mu_: the hook variables of runs launched, until they end (prolog, epilog).
+  std::map<backend::RunId, RunHookEnv> run_hooks_;
   // guarded by mu_: the nodes of each step, for signals.
   std::map<std::pair<JobId, std::int32_t>, std::set<std::string>> step_nodes_;
   // guarded by mu_: agents whose poll waits and who got commands (TakeAnswersLocked).

@@ -35,6 +35,7 @@ class RecordingSink : public backend::EventSink {
     for (auto& x : c) chunks.push_back(std::move(x));
   }
   void NodeHealth(backend::NodeHealthReport r) override { health.push_back(std::move(r)); }
+  void JobHookFailed(backend::JobHookFailure f) override { hook_failures.push_back(std::move(f)); }
   std::vector<backend::NodeReport> reports;
   std::vector<std::string> alive_nodes;
   std::vector<backend::RunId> alive;
@@ -42,6 +43,7 @@ class RecordingSink : public backend::EventSink {
   std::vector<std::string> step_exits;
   std::vector<backend::OutputChunk> chunks;
   std::vector<backend::NodeHealthReport> health;
+  std::vector<backend::JobHookFailure> hook_failures;
 };
 
 class AgentBackendTest : public ::testing::Test {

@@ -2,6 +2,8 @@
 //   lockstep-agent --socket PATH --state-dir DIR                      # the host, GPUs from NVML
 //   lockstep-agent --socket PATH --state-dir DIR --nodes 'node[1-4]' --cpus 8 --mem 16G --gpus 8
 //                                                                     # virtual nodes, virtual GPUs
+//   lockstep-agent --socket https://HOST:PORT --state-dir DIR --nodes NAME --health-only
+//                                                                     # health checks only
 //   ... [--log-level info] [--log-file PATH] [--give-up-after SECONDS]
 #include <signal.h>
 #include <unistd.h>
@@ -42,6 +44,9 @@ int main(int argc, char** argv) {
                  "exit when lockstepd has not answered for this many seconds and refuses "
                  "registration (default 3600; 0: never)")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--health-only", o.health_only,
+               "health checks only: report this host's health (NVML, the health program) and "
+               "launch nothing (the Kubernetes DaemonSet)");
   bool list_gpus = false;
   app.add_flag("--list-gpus", list_gpus,
                "print this host's GPUs as NVML sees them (JSON) and exit (lockstep up --nvml)");

@@ -177,10 +177,23 @@ Result<std::vector<AgentEvent>> DecodeEvents(const Json& body) {
     const std::string where = "events[" + std::to_string(i) + "]";
     if (!ev.is_object()) return InvalidArgument(where + " must be an object");
     LOCKSTEP_ASSIGN_OR_RETURN(type, GetString(ev, "type", where));
-    if (type != "exited") continue;  // other kinds are for newer lockstepds
+    if (type != "exited" && type != "hook_failed") continue;  // for newer lockstepds
     AgentEvent e;
     LOCKSTEP_ASSIGN_OR_RETURN(run, GetRun(ev, where));
     e.run = run;
+    if (type == "hook_failed") {
+      LOCKSTEP_ASSIGN_OR_RETURN(hook, GetString(ev, "hook", where));
+      if (hook != "prolog" && hook != "epilog")
+        return InvalidArgument(where + ": 'hook' must be prolog or epilog");
+      LOCKSTEP_ASSIGN_OR_RETURN(node, GetString(ev, "node", where));
+      LOCKSTEP_ASSIGN_OR_RETURN(program, GetString(ev, "program", where, ""));
+      LOCKSTEP_ASSIGN_OR_RETURN(detail, GetString(ev, "detail", where, ""));
+      e.hook = hook, e.node = node;
+      e.hook_program = program.substr(0, 1024);
+      e.hook_detail = detail.substr(0, 512);
+      out.push_back(std::move(e));
+      continue;
+    }
     LOCKSTEP_ASSIGN_OR_RETURN(step, GetString(ev, "step", where, "batch"));
     e.batch = step == "batch";
     LOCKSTEP_ASSIGN_OR_RETURN(step_id, GetInt(ev, "step_id", where, -1, kMaxInt, -1));
@@ -194,6 +207,8 @@ Result<std::vector<AgentEvent>> DecodeEvents(const Json& body) {
     if (ev.contains("oom") && !ev["oom"].is_boolean())
       return InvalidArgument(where + ": 'oom' must be true or false");
     e.exit.oom = ev.value("oom", false);
+    LOCKSTEP_ASSIGN_OR_RETURN(core, GetString(ev, "core_dump", where, ""));
+    e.exit.core_dump = core.substr(0, 1024);
     out.push_back(std::move(e));
   }
   return out;

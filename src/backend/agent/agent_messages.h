@@ -32,6 +32,8 @@ struct AgentEvent {
   std::int32_t step_id = -1;
   std::string node;
   backend::ExitStatus exit;
+  // A failed prolog or epilog ("hook_failed"): which, its program and what went wrong.
+  std::string hook, hook_program, hook_detail;
 };
 
 struct HealthReports {

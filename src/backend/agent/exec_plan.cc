@@ -55,6 +55,15 @@ Result<std::unique_ptr<ExecPlan>> ExecPlan::Build(const TaskSpec& spec, bool swi
     if (HasNul(a)) return InvalidArgument("task argument contains a NUL byte");
   }
   std::unique_ptr<ExecPlan> p(new ExecPlan());
+  if (spec.core_limit_bytes >= 0) {
+    rlimit own{};
+    if (getrlimit(RLIMIT_CORE, &own) == 0) {
+      const rlim_t want = static_cast<rlim_t>(spec.core_limit_bytes);
+      const rlim_t limit = own.rlim_max == RLIM_INFINITY ? want : std::min(want, own.rlim_max);
+      p->core_limit_ = {limit, limit};
+      p->set_core_limit_ = true;
+    }
+  }
   p->argv_strings_ = spec.argv;
   for (const auto& [key, value] : spec.env) {
     if (key.empty() || key.find('=') != std::string::npos || HasNul(key) || HasNul(value)) {
@@ -132,6 +141,8 @@ void ExecPlan::RunChild(int error_fd, int cgroup_procs_fd) const {
     for (int fd = 3; fd < max_fd_; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
   if (setsid() < 0) fail(ChildStage::kSetsid, errno);
+  // Lowering a limit never fails; a task may not raise it again past the hard limit.
+  if (set_core_limit_) setrlimit(RLIMIT_CORE, &core_limit_);
   if (cgroup_procs_fd >= 0 && write(cgroup_procs_fd, "0", 1) != 1) fail(ChildStage::kCgroup, errno);
   if (switch_user_) {
     if (setgroups(groups_.size(), groups_.data()) != 0) fail(ChildStage::kSetgroups, errno);

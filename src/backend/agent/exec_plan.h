@@ -3,6 +3,7 @@
 // array and path it needs is built here beforehand, and the child only makes system calls.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <memory>
@@ -68,6 +69,8 @@ class ExecPlan {
   uid_t uid_ = 0;
   gid_t gid_ = 0;
   std::vector<gid_t> groups_;
+  bool set_core_limit_ = false;  // core_limit_ is the task's RLIMIT_CORE (soft and hard)
+  rlimit core_limit_{};
   int max_fd_ = 1024;  // fallback upper bound to mark CLOEXEC when close_range is missing
 };
 

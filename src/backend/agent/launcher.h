@@ -56,6 +56,9 @@ struct TaskSpec {
   std::string cgroup_name;
   std::int64_t memory_limit_mb = 0;  // memory.max, with memory.swap.max = 0; 0: no limit
   std::vector<int> cpus;             // cpuset.cpus; empty: the CPUs of the parent cgroup
+  // RLIMIT_CORE of the task (soft and hard), in bytes, never above the launcher's own hard
+  // limit: the most of a core the kernel writes. -1: inherited from the launcher.
+  std::int64_t core_limit_bytes = -1;
 };
 
 // How a task's main process ended.
