@@ -194,6 +194,8 @@ Result<std::vector<AgentEvent>> DecodeEvents(const Json& body) {
     if (ev.contains("oom") && !ev["oom"].is_boolean())
       return InvalidArgument(where + ": 'oom' must be true or false");
     e.exit.oom = ev.value("oom", false);
+    LOCKSTEP_ASSIGN_OR_RETURN(error, GetString(ev, "error", where, ""));
+    e.exit.error = error.substr(0, 1000);  // a launcher's message; bounded in the job record
     out.push_back(std::move(e));
   }
   return out;
@@ -250,13 +252,16 @@ Json StepLaunchCommand(const backend::StepLaunch& step,
       task["stderr"] = t.stderr_path;
       task["append"] = true;
     }
+    if (t.stdin_forwarded) task["stdin"] = "forward";
+    if (!t.stdin_path.empty()) task["stdin_path"] = t.stdin_path;
     list.push_back(std::move(task));
   }
   return {{"type", "launch"},        {"job_id", step.job},   {"run", step.run},
           {"step", "step"},          {"step_id", step.step}, {"uid", step.uid},
           {"gid", step.gid},         {"user", step.user},    {"cwd", step.cwd},
           {"tasks", std::move(list)}, {"memory_limit_mb", 0}, {"cpus", 0},
-          {"stream_output", step.stream_output}};
+          {"stream_output", step.stream_output},
+          {"pty", step.pty},         {"rows", step.rows},    {"cols", step.cols}};
 }
 
 }  // namespace lockstep::agent
