@@ -21,6 +21,7 @@
 #include "client/api_client.h"
 #include "store/store.h"
 #include "tests/cluster_harness.h"
+#include "tests/pty_session.h"
 
 namespace lockstep::testing {
 namespace {
@@ -378,6 +379,36 @@ TEST(Tls, AnAgentWithAnOperatorsTokenServesNodesOverHttps) {
   ASSERT_GT(id, 0u);
   EXPECT_EQ(t.cluster.WaitJob(id)["state"], "COMPLETED");
   EXPECT_EQ(t.cluster.ReadFile("slurm-" + std::to_string(id) + ".out"), "ran\n");
+}
+
+// Interactive work over HTTPS only: srun's stdin and `srun --pty` with a token, the agent on
+// HTTPS too, so every byte of input and output crosses TLS.
+TEST(Tls, StdinAndAPseudoTerminalWorkOverHttpsWithAToken) {
+  TlsCluster t;
+  ASSERT_TRUE(t.certs.made);
+  ASSERT_TRUE(t.cluster.Start(false));
+  ASSERT_TRUE(t.WaitUp());
+  std::string token = t.Token({"token"});
+  ASSERT_FALSE(token.empty());
+  t.cluster.options().agent_socket = t.Url();
+  t.cluster.options().agent_env = {{"LOCKSTEP_TOKEN", token}, {"LOCKSTEP_CA_CERT", t.Ca()}};
+  t.cluster.StartAgent();
+  ASSERT_TRUE(t.cluster.WaitNodes("idle", 2));
+  CommandResult r = t.cluster.Run({"srun", "cat"}, "", -1, "a\nb\n", t.Remote(token));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "a\nb\n");
+  std::map<std::string, std::string> env = t.Remote(token);
+  env["SLURM_JOB_ID"] = "";
+  env["TERM"] = "dumb";
+  env["PS1"] = "$ ";
+  PtySession s({std::string(LOCKSTEP_BIN_DIR) + "/lockstep", "srun", "--pty", "bash", "--norc",
+                "--noprofile"},
+               env, t.cluster.work(), 24, 80);
+  ASSERT_TRUE(s.started());
+  s.Write("echo $((6*7))\n");
+  ASSERT_TRUE(s.Expect("\r\n42\r\n")) << s.transcript();
+  s.Write("exit 5\n");
+  EXPECT_EQ(s.Wait(), 5) << s.transcript();
 }
 
 TEST(Tls, LockstepdRefusesPlainTcp) {

@@ -67,6 +67,10 @@ struct StepTask {
   std::map<std::string, std::string> env;
   std::int32_t rank = 0;
   std::string stdout_path, stderr_path;  // empty when the step streams its output
+  // Standard input: srun's, relayed through lockstepd (the agent reads it for this task), or
+  // this file (opened as the user); neither: /dev/null.
+  bool stdin_forwarded = false;
+  std::string stdin_path;
 };
 
 struct StepLaunch {
@@ -77,6 +81,10 @@ struct StepLaunch {
   std::string user;
   std::string cwd;
   bool stream_output = false;  // tasks' output comes back through EventSink::StepOutput
+  // srun --pty: the task of rank 0 runs on a pseudo-terminal of this first size (its input,
+  // output and controlling terminal), fed with srun's input.
+  bool pty = false;
+  int rows = 0, cols = 0;
   std::map<std::string, std::vector<StepTask>> tasks_by_node;
 };
 
@@ -111,6 +119,9 @@ struct ExitStatus {
   // When a core-dumping signal ended it: where its core is ("/path (N bytes)"), or why none is
   // kept (core_pattern pipes cores to a handler, the core limit is 0, ...). Evidence only.
   std::string core_dump{};  // (an initializer: {code, signal, oom} stays complete)
+  // Why a task could not start, for the job's failure (the output file could not be opened as
+  // the user, say); empty when every task started.
+  std::string error{};
 };
 
 // A job's Prolog or Epilog failed on a node (docs/health.md): the node is drained, and after a

@@ -18,12 +18,14 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/test_only.h"
 #include "cli/slurm/multi_prog.h"
+#include "cli/srun_input.h"
 #include "common/base64.h"
 #include "jobspec/sbatch.h"
 
@@ -160,17 +162,29 @@ Result<nlohmann::json> StartStep(client::ApiClient& api, unsigned long long job,
                         {"env", p.spec.environment},
                         {"cwd", p.spec.work_dir},
                         {"stream", true}};
+  if (Status s = AddStepInputFields(p.srun_options, req); !s.ok()) return s;
   return api.Post("/api/v1/jobs/" + std::to_string(job) + "/steps", req);
 }
 
+// Follows the step's output while srun's stdin goes to it (when it reads it), with srun's
+// terminal raw for --pty.
 int FollowStarted(client::ApiClient& api, unsigned long long job, const nlohmann::json& step,
-                  bool label) {
-  return FollowStep(api, job, step["step_id"].get<int>(), step.value("ntasks", 1), label);
+                  bool label, bool pty) {
+  const int id = step["step_id"].get<int>();
+  std::optional<RawTerminal> raw;
+  std::optional<StdinForwarder> input;
+  if (pty) raw.emplace();
+  if (step.value("input", false)) input.emplace(job, id, pty);
+  int code = FollowStep(api, job, id, step.value("ntasks", 1), label);
+  input.reset();
+  raw.reset();
+  return code;
 }
 
 // Outside an allocation: a job that holds the nodes until the step is done, then exits with its
 // code (kAwaitStepFlag), so the job's accounting shows the step's outcome.
 int AllocateAndRun(client::ApiClient& api, jobspec::SrunParse p, bool label) {
+  const bool pty = p.srun_options.count("pty") > 0;
   p.spec.script = std::string("#!/bin/sh\nexec srun ") + kAwaitStepFlag + "\n";
   if (p.spec.name.empty()) p.spec.name = p.command.front();
   p.spec.output = "/dev/null";  // srun prints the step's output itself
@@ -206,7 +220,7 @@ int AllocateAndRun(client::ApiClient& api, jobspec::SrunParse p, bool label) {
     (void)api.Post(where + "/cancel", {{"signal", 0}});  // nothing will run in it
     return Fail("srun", step.status());
   }
-  return FollowStarted(api, job, *step, label);  // the job ends with the step
+  return FollowStarted(api, job, *step, label, pty);  // the job ends with the step
 }
 
 // The allocation job's side of AllocateAndRun: waits for the job's first step to start and
@@ -263,12 +277,10 @@ int RunSrun(int argc, char** argv) {
     return ReportTestOnly("srun", api, p->spec);
   }
   const bool label = p->srun_options.count("label") > 0;
-  // Parsed so that they are not "unrecognized", but refused rather than run without a terminal
-  // or input: srun does not forward stdin yet.
-  for (const char* missing : {"pty", "input"})
-    if (p->srun_options.count(missing))
-      return Fail("srun", std::string("--") + missing +
-                              " is not supported by lockstep yet (stdin is not forwarded to tasks)");
+  const bool pty = p->srun_options.count("pty") > 0;
+  // --input and --pty checked before anything is submitted.
+  nlohmann::json input_fields;
+  if (Status s = AddStepInputFields(p->srun_options, input_fields); !s.ok()) return Fail("srun", s);
   if (p->srun_options.count("multi-prog")) {
     Result<std::string> conf = ReadTextFile(p->command.front());
     if (!conf.ok()) return Fail("srun", conf.status());
@@ -289,7 +301,7 @@ int RunSrun(int argc, char** argv) {
     unsigned long long job = std::stoull(job_id->second);
     Result<nlohmann::json> step = StartStep(api, job, *p);
     if (!step.ok()) return Fail("srun", step.status());
-    return FollowStarted(api, job, *step, label);
+    return FollowStarted(api, job, *step, label, pty);
   }
   return AllocateAndRun(api, std::move(*p), label);
 }

@@ -208,7 +208,12 @@ Status ExpectStepFields(const nlohmann::json& body) {
                              {"cwd", FieldKind::kString},
                              {"stdout", FieldKind::kString},
                              {"stderr", FieldKind::kString},
-                             {"stream", FieldKind::kBool}});
+                             {"stream", FieldKind::kBool},
+                             {"input", FieldKind::kString},
+                             {"input_file", FieldKind::kString},
+                             {"pty", FieldKind::kBool},
+                             {"rows", FieldKind::kInteger},
+                             {"cols", FieldKind::kInteger}});
 }
 
 // The body's "signal" (0 when absent).
@@ -314,6 +319,13 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
                    [reply = std::move(reply)](Result<nlohmann::json> j) { reply(Answer(j)); });
       return std::nullopt;
     }
+    if (verb == http::verb::post && p[6] == "input") {  // srun's stdin (step_input.h)
+      Result<std::chrono::milliseconds> wait = WaitParam(query);
+      if (!wait.ok()) return Error(wait.status());
+      c.StepInput(caller, id, static_cast<std::int32_t>(step), *body, *wait,
+                  [reply = std::move(reply)](Result<nlohmann::json> j) { reply(Answer(j)); });
+      return std::nullopt;
+    }
     if (verb == http::verb::post && p[6] == "cancel") {
       Result<int> signal = SignalField(*body);
       if (!signal.ok()) return Error(signal.status());
@@ -351,6 +363,26 @@ Routed Agent(Controller& c, AgentEndpoints* agents, const Caller& caller,
   if (p.size() == 4 && p[3] == "output") {
     Status s = agents->Output(*body);
     return s.ok() ? Ok() : Error(s);
+  }
+  if (p.size() == 4 && p[3] == "input") {  // srun's stdin for a node's tasks (step_input.h)
+    Result<std::chrono::milliseconds> wait = WaitParam(query);
+    Result<std::int64_t> job = IntParam(query, "job_id", 0);
+    Result<std::int64_t> step = IntParam(query, "step_id", 0);
+    Result<std::int64_t> offset = IntParam(query, "offset", 0);
+    Result<std::int64_t> winsize = IntParam(query, "winsize", 0);
+    if (!wait.ok()) return Error(wait.status());
+    for (const Result<std::int64_t>* f : {&job, &step, &offset, &winsize}) {
+      if (!f->ok()) return Error(f->status());
+      if (**f < 0)
+        return Error(InvalidArgument(
+            "input: job_id, step_id, offset and winsize must not be negative"));
+    }
+    if (*step > INT32_MAX) return Error(InvalidArgument("input: step_id is out of range"));
+    c.AgentStepInput(static_cast<JobId>(*job), static_cast<std::int32_t>(*step),
+                     query.value("node", ""), static_cast<std::uint64_t>(*offset),
+                     static_cast<std::uint64_t>(*winsize), *wait,
+                     [reply = std::move(reply)](Result<nlohmann::json> j) { reply(Answer(j)); });
+    return std::nullopt;
   }
   if (p.size() == 4 && p[3] == "health") {
     Status s = agents->Health(*body);

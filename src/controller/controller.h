@@ -45,6 +45,7 @@
 #include "controller/metrics_view.h"
 #include "controller/sched_stats.h"
 #include "controller/spec_interner.h"
+#include "controller/step_input.h"
 #include "controller/step_output.h"
 #include "engine/model.h"
 #include "store/store.h"
@@ -132,6 +133,13 @@ class Controller : private backend::EventSink, private backend::Admission {
   using StepOutputDone = std::function<void(Result<nlohmann::json>)>;
   void StepOutput(const Caller& caller, JobId id, std::int32_t step, std::uint64_t offset,
                   std::chrono::milliseconds wait, StepOutputDone done);
+  // srun's input for a step that reads it (controller_step_input.cc, step_input.h): srun's
+  // write, checked against the step's owner; an agent's read for the tasks on `node`.
+  void StepInput(const Caller& caller, JobId id, std::int32_t step, const nlohmann::json& body,
+                 std::chrono::milliseconds wait, StepOutputDone done);
+  void AgentStepInput(JobId id, std::int32_t step, const std::string& node, std::uint64_t offset,
+                      std::uint64_t winsize_seen, std::chrono::milliseconds wait,
+                      StepOutputDone done);
   // signal 0: SIGTERM to the step's tasks, SIGKILL after KillWait; else that signal.
   Status SignalStep(const Caller& caller, JobId id, std::int32_t step, int signal);
   // The output of the job's current (or last) run, `lockstep logs`, from the backend.
@@ -430,6 +438,8 @@ class Controller : private backend::EventSink, private backend::Admission {
   std::map<StepOutputs::Key, std::vector<StepWaiter>> step_waiters_;  // guarded by mu_
   // Output appended, a step ended, a waiter added, or stopping: wakes StepWaitLoop.
   std::condition_variable step_output_changed_;
+  // srun's input on its way to steps' tasks: its own lock (taken after mu_) and timer thread.
+  StepInputs step_inputs_;
 
   // The outbox (controller_outbox.cc): guarded by mu_, carried out by the dispatcher thread.
   struct OutboxEntry;

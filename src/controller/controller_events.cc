@@ -110,8 +110,10 @@ void Controller::RunExitedLocked(backend::RunId run, backend::ExitStatus status,
   // Idempotent: a backend may report an end twice. The end of an earlier run of a requeued job
   // is not the end of this one.
   if (run.run != e.restart_count) return;
-  if (e.state == JobState::kRunning || e.state == JobState::kCompleting)
-    EndJobLocked(e, status, now);
+  if (e.state != JobState::kRunning && e.state != JobState::kCompleting) return;
+  // A task that could not start (its output file, as the user): the job fails saying why.
+  if (!status.error.empty()) SetFailure(e, "launch", status.error);
+  EndJobLocked(e, status, now);
 }
 
 void Controller::LaunchFailedLocked(backend::RunId run, const std::string& why, bool may_requeue,
@@ -143,6 +145,7 @@ void Controller::StepNodeExitedLocked(JobId job, std::int32_t step, const std::s
   if (info.nodes_running.empty() && info.state == "RUNNING") {
     info.state = info.exit_code == 0 && info.signal == 0 ? "COMPLETED" : "FAILED";
     info.end_time = now;
+    step_inputs_.Close({job, step});
   }
   step_output_changed_.notify_all();
 }

@@ -112,6 +112,7 @@ void Controller::EndJobLocked(JobEntry& job, backend::ExitStatus status, Time no
     if (key.first != job.id || step->state != "RUNNING") continue;
     step->state = job.state == JobState::kCompleted ? "COMPLETED" : "CANCELLED";
     step->end_time = now;
+    step_inputs_.Close(key);
   }
   JobEndedLocked(job);
   step_output_changed_.notify_all();

@@ -9,6 +9,7 @@
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "controller/job_env.h"
+#include "jobspec/output_pattern.h"
 
 namespace lockstep::controller {
 namespace {
@@ -92,6 +93,22 @@ Result<StepRequest> DecodeStepRequest(const nlohmann::json& req, const std::stri
   return r;
 }
 
+// The file a task of the step reads with --input=FILE: Slurm's filename pattern, for this task.
+std::string StepInputPath(const std::string& pattern, const JobEntry& job, const StepTask& t,
+                          const std::string& node, const std::string& cwd) {
+  jobspec::OutputPatternVars v;
+  v.job_id = job.id;
+  v.array_job_id = job.id;
+  v.job_name = job.spec->name;
+  v.user = job.user;
+  v.node = node;
+  v.node_id = static_cast<std::uint32_t>(t.node_index);
+  v.task_id = static_cast<std::uint32_t>(t.rank);
+  v.step_id = static_cast<std::uint32_t>(t.step_id);
+  std::string path = jobspec::ExpandOutputPattern(pattern, v);
+  return path.empty() || path.front() == '/' ? path : cwd + "/" + path;
+}
+
 }  // namespace
 
 Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
@@ -109,6 +126,8 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
     return FailedPrecondition("job " + job.DisplayId() + " is not running");
   Result<StepRequest> req = DecodeStepRequest(body, job.spec->work_dir);
   if (!req.ok()) return req.status();
+  Result<StepInputRequest> input = DecodeStepInputRequest(body);
+  if (!input.ok()) return input.status();
   JobEnvInput in = EnvInputLocked(job);
   const int job_nodes = static_cast<int>(in.nodes.size());
   int node_count = std::min(req->nodes, job_nodes);
@@ -127,6 +146,10 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
                            std::to_string(ntasks) + " tasks requested but the job holds " +
                            std::to_string(cpus) + " CPUs (More processors requested than permitted)");
   if (ntasks < node_count) node_count = static_cast<int>(ntasks);
+  if (input->mode == StepInputRequest::Mode::kTask && input->task >= ntasks)
+    return InvalidArgument("step: --input=" + std::to_string(input->task) +
+                           ": no such task in a step of " + std::to_string(ntasks) + " task" +
+                           (ntasks == 1 ? "" : "s"));
   StepTask t;
   t.step_id = job.next_step_id++;
   t.step_tasks = static_cast<std::int32_t>(ntasks);
@@ -153,6 +176,9 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
   launch.user = job.user;
   launch.cwd = req->cwd;
   launch.stream_output = req->stream;
+  launch.pty = input->pty;
+  launch.rows = input->rows, launch.cols = input->cols;
+  std::vector<std::string> input_readers;  // the nodes with a task that reads srun's input
   int rank = 0;
   for (int i = 0; i < node_count; ++i) {
     std::vector<backend::StepTask>& tasks = launch.tasks_by_node[in.nodes[i]];
@@ -174,6 +200,12 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
         task.stdout_path = req->stdout_path;
         task.stderr_path = req->stderr_path.empty() ? req->stdout_path : req->stderr_path;
       }
+      task.stdin_forwarded = input->Forwards(rank);
+      if (task.stdin_forwarded &&
+          (input_readers.empty() || input_readers.back() != in.nodes[i]))
+        input_readers.push_back(in.nodes[i]);
+      if (input->mode == StepInputRequest::Mode::kFile)
+        task.stdin_path = StepInputPath(input->file, job, t, in.nodes[i], req->cwd);
       tasks.push_back(std::move(task));
     }
     step->nodes_running.insert(in.nodes[i]);
@@ -181,10 +213,13 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
   SendLocked({Command::LaunchStep{std::move(launch)}});
   FreeStepOutputsLocked(clock_.Now());
   if (req->stream) step_outputs_.Open({id, t.step_id});
+  if (!input_readers.empty())
+    step_inputs_.Open({id, t.step_id}, input_readers, input->rows, input->cols);
   nlohmann::json answer = {{"job_id", id},
                            {"step_id", t.step_id},
                            {"nodes", t.step_nodes},
-                           {"ntasks", t.step_tasks}};
+                           {"ntasks", t.step_tasks},
+                           {"input", !input_readers.empty()}};
   steps_[{id, t.step_id}] = std::move(step);
   // The step counter is durable with the job's next record; a step id is never reused within a
   // run because the counter only grows in memory.

@@ -136,6 +136,20 @@ std::map<std::string, std::string> StepTaskEnvironment(
   std::map<std::string, std::string> env = base;
   auto set = [&](const std::string& k, const std::string& v) { env[k] = v; };
   std::string nodelist = CompressHostlist(t.step_nodes);
+  // The job's own variables, also for an srun that came from outside it (--jobid --overlap),
+  // whose environment has none of them.
+  if (in.job) {
+    const std::string id = std::to_string(in.job->id), job_nodes = CompressHostlist(in.nodes);
+    set("SLURM_JOB_ID", id);
+    set("SLURM_JOBID", id);
+    set("SLURM_JOB_NAME", in.job->spec->name);
+    set("SLURM_JOB_USER", in.job->user);
+    set("SLURM_JOB_PARTITION", in.partition);
+    set("SLURM_JOB_NODELIST", job_nodes);
+    set("SLURM_NODELIST", job_nodes);
+    set("SLURM_JOB_NUM_NODES", std::to_string(in.nodes.size()));
+    set("SLURM_NNODES", std::to_string(in.nodes.size()));
+  }
   set("SLURM_STEP_ID", std::to_string(t.step_id));
   set("SLURM_STEPID", std::to_string(t.step_id));
   set("SLURM_STEP_NODELIST", nodelist);

@@ -243,6 +243,7 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
   const std::uint64_t launch_seq = ++launches_;
   // srun follows the step's output through lockstepd: each task writes into two pipes.
   const bool stream = c.value("stream_output", false);
+  std::vector<UniqueFd> feed_pipes, feed_pty;  // srun's input goes into these (InputFeeder)
   for (const auto& t : c["tasks"]) {
     if (c.contains("script") && !unit->spooled) break;  // no script to run: the launch failed
     TaskSpec spec;
@@ -261,8 +262,22 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
     spec.stdout_path = t.value("stdout", "/dev/null");
     spec.stderr_path = t.value("stderr", "");
     spec.append = t.value("append", false);
+    spec.stdin_path = t.value("stdin_path", "/dev/null");
+    Result<TaskInput> input = MakeTaskInput(c, t, stream);
+    if (!input.ok()) {
+      log::Error("job {}: {}", unit->job, input.status().message());
+      ++failures;
+      continue;
+    }
+    const bool pty = input->pty_output.get() >= 0;
+    if (pty) {  // the terminal is the task's stdin, stdout and stderr
+      spec.stdin_fd = spec.stdout_fd = spec.stderr_fd = input->task_end.get();
+      spec.controlling_tty = true;
+    } else if (input->task_end.get() >= 0) {
+      spec.stdin_fd = input->task_end.get();
+    }
     UniqueFd pipes[2][2];  // [stdout, stderr][read, write]
-    if (stream) {
+    if (stream && !pty) {
       for (auto& p : pipes) {
         int fds[2] = {-1, -1};
         if (::pipe2(fds, O_CLOEXEC) != 0)
@@ -285,8 +300,10 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
     Result<pid_t> pid = launcher_->Spawn(spec);
     pipes[0][1].Reset();  // the task holds the write ends now
     pipes[1][1].Reset();
+    input->task_end.Reset();
     if (!pid.ok()) {
       log::Error("job {}: {}", unit->job, pid.status().message());
+      if (unit->error.empty()) unit->error = pid.status().message();
       ++failures;
       continue;
     }
@@ -309,9 +326,20 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
         ++unit->open_outputs;
       }
     }
-    if (stream) pump_->Add(output_task, std::move(pipes[0][0]), std::move(pipes[1][0]));
+    if (input->feed_end.get() >= 0)
+      (pty ? feed_pty : feed_pipes).push_back(std::move(input->feed_end));
+    if (stream && pty)
+      pump_->Add(output_task, std::move(input->pty_output), UniqueFd());
+    else if (stream)
+      pump_->Add(output_task, std::move(pipes[0][0]), std::move(pipes[1][0]));
   }
+  std::unique_ptr<InputFeeder> feeder;
+  if (!feed_pipes.empty() || !feed_pty.empty())
+    feeder = std::make_unique<InputFeeder>(
+        InputFeeder::Options{options_.socket_path, unit->job, unit->step_id, unit->node},
+        std::move(feed_pipes), feed_pty.empty() ? UniqueFd() : std::move(feed_pty.front()));
   std::lock_guard<std::mutex> lock(mu_);
+  unit->feeder = std::move(feeder);
   unit->launching = false;
   // Nothing could start (no such program, a cwd that does not exist): the step failed.
   if (unit->pids.empty()) unit->exit_code = failures > 0 ? 1 : 0;
@@ -330,8 +358,13 @@ void Agent::MaybeReportLocked(const std::shared_ptr<Unit>& u) {
           {"exit_code", u->exit_code},
           {"signal", u->signal},
           {"oom", u->oom},
-          {"core_dump", u->core_dump}});
+          {"core_dump", u->core_dump},
+          {"error", u->error}});
   if (u->spooled) spool_->RemoveRun(SpoolRun{u->job, u->run, u->node});
+  if (u->feeder) {  // its thread ends within a poll; ReapLoop destroys it once it has
+    u->feeder->Stop();
+    retired_feeders_.push_back(std::move(u->feeder));
+  }
   for (std::uint64_t t : u->output_tasks) output_tasks_.erase(t);
   std::erase(units_, u);
   MaybeRunEpilogLocked({u->job, u->run, u->node});
@@ -427,6 +460,14 @@ void Agent::ReapLoop() {
     }
     for (std::uint64_t t : abandon) pump_->Abandon(t);
     JoinHookThreads(/*only_finished=*/true);
+    std::vector<std::unique_ptr<InputFeeder>> finished;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& f : retired_feeders_)
+        if (f->done()) finished.push_back(std::move(f));
+      std::erase(retired_feeders_, nullptr);
+    }
+    finished.clear();  // joins threads that have already ended
     SendEvents();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

@@ -24,6 +24,7 @@
 #include "backend/agent/core_dump.h"
 #include "backend/agent/health_monitor.h"
 #include "backend/agent/job_hook.h"
+#include "backend/agent/input_feeder.h"
 #include "backend/agent/launcher.h"
 #include "backend/agent/leftover_tasks.h"
 #include "backend/agent/output_pump.h"
@@ -163,10 +164,22 @@ class Agent {
   std::vector<HookThread> hook_threads_;
   // Declared after what its callbacks use, so it stops before they go.
   std::unique_ptr<OutputPump> pump_;
+  // Feeders of units that ended, stopping; destroyed (joined) once done, off mu_.
+  std::vector<std::unique_ptr<InputFeeder>> retired_feeders_;  // guarded by mu_
   std::unique_ptr<HealthMonitor> health_;  // started by Run, configured by lockstepd
   std::thread reaper_;
   std::vector<std::thread> terminators_;  // guarded by mu_
 };
+
+// A task's standard input as the launch command says (agent_stdin.cc): srun's through a pipe or
+// a pseudo-terminal, whose other end goes to the unit's InputFeeder, or a file.
+struct TaskInput {
+  UniqueFd task_end;  // the task's stdin (and, for a terminal, its stdout and stderr)
+  UniqueFd feed_end;  // what the feeder writes into; empty when srun's input is not forwarded
+  UniqueFd pty_output;  // a terminal's master for the output pump
+};
+Result<TaskInput> MakeTaskInput(const nlohmann::json& launch, const nlohmann::json& task,
+                                bool stream);
 
 // The host as one node: CPUs, memory, and GPUs from NVML when a driver is present.
 AgentNode DetectHostNode(const std::string& name);

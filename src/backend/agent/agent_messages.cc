@@ -209,6 +209,8 @@ Result<std::vector<AgentEvent>> DecodeEvents(const Json& body) {
     e.exit.oom = ev.value("oom", false);
     LOCKSTEP_ASSIGN_OR_RETURN(core, GetString(ev, "core_dump", where, ""));
     e.exit.core_dump = core.substr(0, 1024);
+    LOCKSTEP_ASSIGN_OR_RETURN(error, GetString(ev, "error", where, ""));
+    e.exit.error = error.substr(0, 1000);  // a launcher's message; bounded in the job record
     out.push_back(std::move(e));
   }
   return out;
@@ -265,13 +267,16 @@ Json StepLaunchCommand(const backend::StepLaunch& step,
       task["stderr"] = t.stderr_path;
       task["append"] = true;
     }
+    if (t.stdin_forwarded) task["stdin"] = "forward";
+    if (!t.stdin_path.empty()) task["stdin_path"] = t.stdin_path;
     list.push_back(std::move(task));
   }
   return {{"type", "launch"},        {"job_id", step.job},   {"run", step.run},
           {"step", "step"},          {"step_id", step.step}, {"uid", step.uid},
           {"gid", step.gid},         {"user", step.user},    {"cwd", step.cwd},
           {"tasks", std::move(list)}, {"memory_limit_mb", 0}, {"cpus", 0},
-          {"stream_output", step.stream_output}};
+          {"stream_output", step.stream_output},
+          {"pty", step.pty},         {"rows", step.rows},    {"cols", step.cols}};
 }
 
 }  // namespace lockstep::agent

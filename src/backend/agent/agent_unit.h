@@ -6,11 +6,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "backend/agent/agent.h"
+#include "backend/agent/input_feeder.h"
 
 namespace lockstep::agent {
 
@@ -25,6 +27,7 @@ struct Agent::Unit {
   int exit_code = 0, signal = 0;
   bool oom = false;
   std::string core_dump;  // evidence of its main process's core (core_dump.h)
+  std::string error;      // why a task could not start (the first such reason)
   std::string cwd;
   uid_t uid = 0;
   gid_t gid = 0;
@@ -37,6 +40,7 @@ struct Agent::Unit {
   int open_outputs = 0;
   bool abandoned = false;
   std::chrono::steady_clock::time_point gone_at{};  // when its last process was reaped
+  std::unique_ptr<InputFeeder> feeder;  // srun's input for its tasks, when forwarded
 };
 
 }  // namespace lockstep::agent

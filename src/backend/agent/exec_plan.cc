@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -99,6 +100,8 @@ Result<std::unique_ptr<ExecPlan>> ExecPlan::Build(const TaskSpec& spec, bool swi
   p->stdin_path_ = spec.stdin_path.empty() ? "/dev/null" : spec.stdin_path;
   p->stdout_path_ = spec.stdout_path.empty() ? "/dev/null" : spec.stdout_path;
   p->stdout_fd_ = spec.stdout_fd;
+  p->stdin_fd_ = spec.stdin_fd;
+  p->controlling_tty_ = spec.controlling_tty && spec.stdin_fd >= 0;
   p->stderr_fd_ = spec.stderr_fd;
   p->share_stderr_ =
       spec.stderr_fd < 0 && (spec.stderr_path.empty() || spec.stderr_path == p->stdout_path_);
@@ -150,7 +153,8 @@ void ExecPlan::RunChild(int error_fd, int cgroup_procs_fd) const {
     if (setuid(uid_) != 0) fail(ChildStage::kSetuid, errno);
   }
   if (!cwd_.empty() && chdir(cwd_.c_str()) != 0) fail(ChildStage::kChdir, errno);
-  const int in = AboveStdio(open(stdin_path_.c_str(), O_RDONLY | O_CLOEXEC));
+  const int in =
+      AboveStdio(stdin_fd_ >= 0 ? stdin_fd_ : open(stdin_path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (in < 0) fail(ChildStage::kStdin, errno);
   const int out_flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append_ ? O_APPEND : O_TRUNC);
   const int out =
@@ -167,6 +171,8 @@ void ExecPlan::RunChild(int error_fd, int cgroup_procs_fd) const {
   if (dup2(in, 0) < 0) fail(ChildStage::kStdin, errno);
   if (dup2(out, 1) < 0) fail(ChildStage::kStdout, errno);
   if (dup2(err, 2) < 0) fail(ChildStage::kStderr, errno);
+  // The task leads a new session (setsid above), so the terminal can become its own.
+  if (controlling_tty_ && ioctl(0, TIOCSCTTY, 0) != 0) fail(ChildStage::kTerminal, errno);
   // As execvp: go on past directories without the program, remember a permission error.
   int last = ENOENT;
   bool denied = false;
@@ -210,6 +216,8 @@ Status ExecPlan::Describe(const ChildError& e) const {
     case ChildStage::kStderr:
       return Status(CodeForErrno(e.error),
                     "cannot open error file '" + stderr_path_ + "'" + as_user + ": " + why);
+    case ChildStage::kTerminal:
+      return Status(CodeForErrno(e.error), "cannot make the pseudo-terminal the task's: " + why);
     case ChildStage::kExec: {
       std::string m = "cannot run '" + argv_strings_[0] + "'" + as_user + ": " + why;
       if (!search_path_.empty()) m += " (searched PATH=" + search_path_ + ")";

@@ -26,6 +26,7 @@ enum class ChildStage : int {
   kStdin,
   kStdout,
   kStderr,
+  kTerminal,
   kExec,
 };
 
@@ -64,6 +65,8 @@ class ExecPlan {
   std::string cwd_, stdin_path_, stdout_path_, stderr_path_;
   bool share_stderr_ = true;
   int stdout_fd_ = -1, stderr_fd_ = -1;  // the caller's descriptors, used instead of the paths
+  int stdin_fd_ = -1;
+  bool controlling_tty_ = false;
   bool append_ = false;
   bool switch_user_ = false;
   uid_t uid_ = 0;

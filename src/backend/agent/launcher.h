@@ -49,6 +49,12 @@ struct TaskSpec {
   int stdout_fd = -1;
   int stderr_fd = -1;
   std::string stdin_path = "/dev/null";  // opened as the user; empty: /dev/null
+  // An open descriptor (a pipe's read end, a pseudo-terminal's slave) the task gets as its
+  // stdin instead of stdin_path; -1: the path. Owned by the caller, as stdout_fd.
+  int stdin_fd = -1;
+  // stdin_fd is a terminal: it becomes the task's controlling terminal (TIOCSCTTY in its new
+  // session), so the terminal's ^C, ^Z and size changes signal the task's foreground group.
+  bool controlling_tty = false;
   // Confinement in a cgroup v2, where the launcher has one (Launcher::cgroups_enabled). A limit
   // needs a cgroup_name; a limit whose controller the host does not give is ignored.
   // e.g. "job_42/step_batch", below the launcher's root; unique among running tasks (else
