@@ -190,6 +190,7 @@ class Controller : private backend::EventSink, private backend::Admission {
   std::vector<backend::ExternalJob> ExternalJobs(const std::set<JobId>* only) const override;
   Status SetPlacementFeatures(
       const std::map<std::string, std::set<std::string>>& features) override;
+  std::size_t KnownNodes() const override;
 
   Status Recover();
   Result<JobId> SubmitAs(const Caller& owner, jobspec::JobSpec spec);
