@@ -101,6 +101,11 @@ void Cluster::StartDaemon() {
   ::setenv("LOCKSTEP_CHECK_SNAPSHOT", "1", 1);
   std::vector<std::string> argv = {bin_ + "/lockstepd", "--config", dir_ + "/cluster.yaml",
                                    "--state-dir", dir_};
+  if (!options_.state_dir.empty()) {
+    argv = {bin_ + "/lockstepd",  "--config",   dir_ + "/cluster.yaml", "--state-dir",
+            options_.state_dir,   "--socket",   dir_ + "/lockstepd.sock", "--log-file",
+            dir_ + "/lockstepd.log"};
+  }
   for (const std::string& a :
        {std::string("--node-timeout"), std::to_string(options_.node_timeout_s),
         std::string("--kill-wait"), std::to_string(options_.kill_wait_s)})
@@ -148,6 +153,12 @@ bool Cluster::Start(bool with_agent) {
 
 void Cluster::KillDaemon() {
   Stop(daemon_, SIGKILL);
+}
+std::optional<int> Cluster::DaemonExited() {
+  int status = 0;
+  if (daemon_ <= 0 || ::waitpid(daemon_, &status, WNOHANG) != daemon_) return std::nullopt;
+  daemon_ = -1;
+  return status;
 }
 void Cluster::KillAgent() {
   Stop(agent_, SIGKILL);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ struct ClusterOptions {
   std::vector<std::string> daemon_args;  // appended to lockstepd's command line
   std::string agent_socket;              // the agent's --socket (default: lockstepd's Unix socket)
   std::map<std::string, std::string> agent_env;  // set in the agent's environment
+  // Not empty: lockstepd's --state-dir (a volume replicas share); its socket and log stay in dir().
+  std::string state_dir;
 };
 
 class Cluster {
@@ -45,6 +48,8 @@ class Cluster {
   void StartAgent();
   // SIGKILL, as a crash would.
   void KillDaemon();
+  // lockstepd's wait status once it has exited by itself (reaped then), else nullopt.
+  std::optional<int> DaemonExited();
   void KillAgent();
   // An agent of its own for one node, serving it as a host (GPUs from NVML, not virtual ones),
   // with `env` (LD_LIBRARY_PATH for a fake NVML); its log is agent-<node>.log. Stopped with the

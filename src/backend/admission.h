@@ -4,6 +4,7 @@
 // external pods (JobSpec::external), which belongs to the user "k8s:<namespace>".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -47,6 +48,10 @@ class Admission {
   // named. Replaces what an earlier call gave. FailedPrecondition, and nothing changed, when a
   // node would need more than 64 features or a name is one of the nodes' own features.
   virtual Status SetPlacementFeatures(const std::map<std::string, std::set<std::string>>& features) = 0;
+  // The nodes the controller places on now: those configured and those the backend reported
+  // and the controller has applied (reports are queued). A gang scheduler waits for the first
+  // report to be applied before it submits, so that no gang is judged against an empty cluster.
+  virtual std::size_t KnownNodes() const = 0;
 };
 
 }  // namespace lockstep::backend

@@ -41,6 +41,12 @@ Result<ClusterConfig> ClusterConfigParser::Parse(std::string_view yaml_text) {
     config_.backend = top.Enum<std::string>(
         "backend", {{"agent", "agent"}, {"kubernetes", "kubernetes"}}, "agent");
     if (!backend_override_.empty()) config_.backend = backend_override_;
+    config_.store_mode = top.Enum<std::string>("store_mode",
+                                               {{"auto", "auto"},
+                                                {"wal", "wal"},
+                                                {"exclusive", "exclusive"},
+                                                {"truncate", "truncate"}},
+                                               "auto");
     ReadNodes(top.Value("nodes"));
     if (!reader_.failed() && config_.base.nodes.empty() && config_.backend != "kubernetes") {
       reader_.Fail(top.MarkOf("nodes"), "nodes", "at least one node is required");

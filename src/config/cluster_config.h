@@ -92,6 +92,9 @@ struct ClusterConfig {
   // `backend: kubernetes` in the file: nodes come from the cluster's Node objects while
   // lockstepd runs (AddNode), so the file may name none.
   std::string backend = "agent";
+  // `store_mode:` auto, wal, exclusive or truncate: how the state directory's SQLite file is
+  // journaled (store/store_mode.h; lockstepd --store-mode replaces it).
+  std::string store_mode = "auto";
   // Per partition: declared with `nodes: ALL`, so nodes added later join it.
   std::vector<bool> partition_takes_all;
   // The `kubernetes:` section (read whatever `backend` says; used when it is kubernetes).

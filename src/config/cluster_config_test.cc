@@ -138,6 +138,16 @@ qos:
               StartsWith("cluster.yaml:6: topology.switch: unknown key"));
 }
 
+TEST(ClusterConfigTest, StoreModeIsAutoUnlessSetAndAnUnknownOneIsAnError) {
+  Result<ClusterConfig> plain = Parse(WithNodes(""));
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->store_mode, "auto");
+  Result<ClusterConfig> exclusive = Parse(WithNodes("store_mode: exclusive\n"));
+  ASSERT_TRUE(exclusive.ok()) << exclusive.status().ToString();
+  EXPECT_EQ(exclusive->store_mode, "exclusive");
+  EXPECT_THAT(ErrorOf(WithNodes("store_mode: nfs\n")), StartsWith("cluster.yaml:5: store_mode:"));
+}
+
 TEST(ClusterConfigTest, SyntaxAndShapeErrors) {
   EXPECT_THAT(ErrorOf("nodes:\n  - names: n1\n    cpus: [4\n"),
               StartsWith("cluster.yaml:4: YAML syntax error"));

@@ -16,6 +16,7 @@
 #include "engine/plan_checker.h"
 #include "engine/scheduler.h"
 #include "engine/request.h"
+#include "store/store_mode.h"
 
 namespace lockstep::controller {
 
@@ -54,6 +55,14 @@ Result<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& o
   ::mkdir(options.state_dir.c_str(), 0711);  // the store makes an existing one private too
   store::StoreOptions so;
   so.path = options.state_dir + "/lockstepd.db";
+  so.fence = options.write_fence;
+  const bool flag = !options.store_mode.empty();
+  Result<store::StoreMode> mode = store::ResolveStoreMode(
+      flag ? options.store_mode : c->cluster_.store_mode, options.state_dir,
+      flag ? "--store-mode" : options.cluster_config + ": store_mode");
+  if (!mode.ok()) return mode.status();
+  so.mode = *mode;
+  log::Info("store {} in {} mode", so.path, store::StoreModeName(so.mode));
   Result<std::unique_ptr<store::Store>> st = store::Store::Open(so);
   if (!st.ok()) return st.status();
   c->store_ = std::move(*st);

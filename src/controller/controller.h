@@ -35,6 +35,7 @@
 #include "common/caller.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "common/write_fence.h"
 #include "config/cluster_config.h"
 #include "controller/accounts_admin.h"
 #include "controller/event_log.h"
@@ -76,6 +77,11 @@ struct ControllerOptions {
   std::function<void(const Status&)> on_store_failure;
   // Events kept for `lockstep events` (the oldest go first beyond it).
   std::size_t event_log_capacity = 100'000;
+  // Not empty: replaces the YAML's store_mode (lockstepd --store-mode; store/store_mode.h).
+  std::string store_mode;
+  // The store commits only while this is open (the leader's lease, common/write_fence.h); null:
+  // always. Not owned; outlives the controller.
+  const WriteFence* write_fence = nullptr;
 };
 
 using lockstep::Caller;
@@ -210,6 +216,7 @@ class Controller : private backend::EventSink, private backend::Admission {
   std::vector<backend::ExternalJob> ExternalJobs(const std::set<JobId>* only) const override;
   Status SetPlacementFeatures(
       const std::map<std::string, std::set<std::string>>& features) override;
+  std::size_t KnownNodes() const override;
 
   Status Recover();
   Result<JobId> SubmitAs(const Caller& owner, jobspec::JobSpec spec);

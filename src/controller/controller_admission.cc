@@ -12,6 +12,11 @@ Result<JobId> Controller::Admit(jobspec::JobSpec spec, const std::string& ns) {
   return SubmitAs(Caller{0, 0, "k8s:" + ns}, std::move(spec));
 }
 
+std::size_t Controller::KnownNodes() const {
+  HeldLock lock(*this);
+  return cluster_.base.nodes.size();
+}
+
 Status Controller::Withdraw(JobId id) {
   store::PendingWrite write;
   {

@@ -1,6 +1,6 @@
 // lockstepd: the controller daemon.
 //   lockstepd --config cluster.yaml --state-dir DIR [--socket PATH] [--node-timeout S]
-//             [--backend agent|kubernetes] [--kubeconfig FILE]
+//             [--backend agent|kubernetes] [--kubeconfig FILE] [--store-mode MODE]
 //             [--operator UID ...] [--listen HOST:PORT --tls-cert FILE --tls-key FILE]
 //             [--metrics-listen HOST:PORT]
 //             [--log-level LEVEL] [--log-file FILE|-]
@@ -13,8 +13,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <string>
 
 #include "backend/agent/agent_backend.h"
 #include "backend/kubernetes/backend/kubernetes_backend.h"
@@ -30,6 +32,7 @@
 #include "lockstepd/observe_wiring.h"
 #include "server/server.h"
 #ifdef LOCKSTEP_HAVE_KUBE_LEADER
+#include "backend/kubernetes/leader/fence_watchdog.h"
 #include "backend/kubernetes/leader/leader_election.h"
 #endif
 
@@ -38,13 +41,36 @@ namespace {
 // The `kubernetes` backend's pieces, made before the controller opens its store (leader
 // election must be won first) and stopped after the API server, before the controller.
 struct Kubernetes {
+#ifdef LOCKSTEP_HAVE_KUBE_LEADER
+  // Our own shutdown (or a failed start) steps down: losing the lease then is expected. Set
+  // first, before any member goes.
+  ~Kubernetes() { stepping_down = true; }
+  // The store commits only while the lease is renewed in time; the watchdog ends the process
+  // when it is not (crash-only fencing, docs/kubernetes.md). Declared before the elector and
+  // the watchdog, which use them until they are gone.
+  lockstep::WriteFence fence;
+  std::atomic<bool> stepping_down{false};
+#endif
   std::unique_ptr<lockstep::kube::KubeClient> client;
   std::unique_ptr<lockstep::kube::KubeClient> election_client;
   std::unique_ptr<lockstep::kube::KubernetesBackend> backend;
 #ifdef LOCKSTEP_HAVE_KUBE_LEADER
   std::unique_ptr<lockstep::kube::LeaderElector> elector;
+  std::unique_ptr<lockstep::kube::FenceWatchdog> watchdog;
 #endif
 };
+
+#ifdef LOCKSTEP_HAVE_KUBE_LEADER
+// The lease is gone or could not be renewed in time: another replica may lead from now on. The
+// store already refuses commits; exit at once, without the orderly shutdown (whose last writes
+// would be refused anyway). Acknowledged jobs are durable, running pods are adopted by the next
+// leader.
+[[noreturn]] void ExitFenced(const std::string& lease, const char* why) {
+  lockstep::log::Error("lost the leadership (lease {}): {}; another replica may lead now: exiting",
+                       lease, why);
+  std::_Exit(1);
+}
+#endif
 
 lockstep::Result<std::unique_ptr<lockstep::kube::KubeClient>> KubeClientFor(
     const lockstep::config::KubernetesSettings& k, lockstep::kube::ClientOptions options) {
@@ -82,6 +108,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"agent", "kubernetes"}));
   app.add_option("--kubeconfig", kubeconfig,
                  "the cluster's kubeconfig (overrides the YAML's kubernetes.kubeconfig)");
+  app.add_option("--store-mode", o.store_mode,
+                 "auto, wal, exclusive or truncate: the store's journaling (overrides the YAML's "
+                 "store_mode; auto: exclusive on a network file system, else wal)");
   std::string log_level = "info", log_file;
   app.add_option("--log-level", log_level, "trace, debug, info, warn(ing), error or off")
       ->capture_default_str();
@@ -137,7 +166,6 @@ int main(int argc, char** argv) {
 
   // --- kubernetes backend: the client, and leadership before anything is opened ---
   Kubernetes kube;
-  std::atomic<bool> lost_leadership{false};
   lockstep::config::KubernetesSettings kset;
   std::vector<std::string> configured_nodes;
   lockstep::config::HealthConfig health;
@@ -183,6 +211,8 @@ int main(int argc, char** argv) {
     lo.ns = kset.ns;
     lo.name = kset.lease_name;
     lo.identity = lockstep::kube::DefaultLeaderIdentity();
+    lo.fence = &kube.fence;
+    o.write_fence = &kube.fence;
     auto ec = KubeClientFor(kset, lockstep::kube::LeaderElectionClientOptions(lo));
     if (!ec.ok()) {
       lockstep::log::Error("kubernetes: {}", ec.status().message());
@@ -191,10 +221,8 @@ int main(int argc, char** argv) {
     kube.election_client = std::move(*ec);
     kube.elector = std::make_unique<lockstep::kube::LeaderElector>(
         kube.election_client.get(), lo, [] {},
-        [&lost_leadership] {
-          // Another replica may act from now on: stop at once, through the signal path.
-          lost_leadership = true;
-          ::kill(::getpid(), SIGTERM);
+        [&kube, lease = lo.ns + "/" + lo.name] {
+          if (!kube.stepping_down) ExitFenced(lease, "the lease is held by another or not renewed");
         });
     kube.elector->Start();
     lockstep::log::Info("waiting to lead (lease {}/{}, identity {})", lo.ns, lo.name, lo.identity);
@@ -207,6 +235,11 @@ int main(int argc, char** argv) {
       }
     }
     lockstep::log::Info("leading (lease {}/{})", lo.ns, lo.name);
+    kube.watchdog = std::make_unique<lockstep::kube::FenceWatchdog>(
+        kube.fence, [&kube, lease = lo.ns + "/" + lo.name] {
+          if (!kube.stepping_down)
+            ExitFenced(lease, "not renewed within the renew deadline");
+        });
 #else
     // TODO(kubernetes-leader): leader election once src/backend/kubernetes/leader is built in.
     lockstep::log::Error("kubernetes.leader_elect is not supported by this build");
@@ -315,12 +348,9 @@ int main(int argc, char** argv) {
   controller->reset();
   kube.backend.reset();
 #ifdef LOCKSTEP_HAVE_KUBE_LEADER
+  kube.stepping_down = true;
+  kube.watchdog.reset();
   if (kube.elector) kube.elector->Stop();  // releases the lease for a standby
 #endif
-  if (lost_leadership) {
-    lockstep::log::Error("lost the leadership (lease {}/{}): another replica leads now; exiting",
-                         kset.ns, kset.lease_name);
-    return 1;
-  }
   return 0;
 }

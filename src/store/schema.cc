@@ -62,16 +62,27 @@ Status CreateTables(sqlite3* db, const std::string& path) {
 
 }  // namespace
 
-Status InitializeSchema(sqlite3* db, const std::string& path, bool sync) {
+Status InitializeSchema(sqlite3* db, const std::string& path, bool sync, StoreMode store_mode) {
+  // Before the first read: a WAL file first opened in exclusive locking never maps its -shm.
+  if (store_mode != StoreMode::kWal) {
+    Result<std::string> locking = QueryText(db, path, "PRAGMA locking_mode = EXCLUSIVE");
+    if (!locking.ok()) return locking.status();
+    if (*locking != "exclusive") {
+      return FailedPrecondition(
+          fmt::format("{}: cannot set exclusive locking (locking_mode is '{}')", path, *locking));
+    }
+  }
   // Identify first, read-only: a foreign or newer file must be left exactly as it was.
   Result<FileKind> kind = Identify(db, path);
   if (!kind.ok()) return kind.status();
 
-  Result<std::string> mode = QueryText(db, path, "PRAGMA journal_mode = WAL");
+  const bool wal = store_mode != StoreMode::kTruncate;
+  Result<std::string> mode = QueryText(
+      db, path, wal ? "PRAGMA journal_mode = WAL" : "PRAGMA journal_mode = TRUNCATE");
   if (!mode.ok()) return mode.status();
-  if (*mode != "wal") {
-    return FailedPrecondition(
-        fmt::format("{}: cannot switch to WAL mode (journal_mode is '{}')", path, *mode));
+  if (*mode != (wal ? "wal" : "truncate")) {
+    return FailedPrecondition(fmt::format("{}: cannot switch to {} journaling (journal_mode is '{}')",
+                                          path, wal ? "WAL" : "TRUNCATE", *mode));
   }
   LOCKSTEP_RETURN_IF_ERROR(
       Exec(db, path, sync ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = OFF"));

@@ -7,14 +7,17 @@
 #include <string>
 
 #include "common/status.h"
+#include "store/store_mode.h"
 
 namespace lockstep::store::internal {
 
 // Makes the connection's file a lockstep store at kSchemaVersion: checks that an existing file
-// is a store this build can read (before writing anything to it), switches it to WAL, sets
+// is a store this build can read (before writing anything to it), sets the locking and journal
+// modes of `mode` (store_mode.h: EXCLUSIVE locking is set before the file is first read, so that
+// WAL then keeps its index in memory and never maps a -shm file), sets
 // synchronous (FULL when `sync`, else OFF) and creates the tables of a new file. Errors name
 // `path`: FailedPrecondition for a file that is not SQLite, a SQLite file that is not a store,
 // or a store from a newer version.
-Status InitializeSchema(sqlite3* db, const std::string& path, bool sync);
+Status InitializeSchema(sqlite3* db, const std::string& path, bool sync, StoreMode mode);
 
 }  // namespace lockstep::store::internal

@@ -107,14 +107,19 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
   Result<internal::Db> writer = internal::OpenConnection(
       path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, options.vfs, options.busy_timeout);
   if (!writer.ok()) return writer.status();
-  LOCKSTEP_RETURN_IF_ERROR(internal::InitializeSchema(writer->get(), path, options.sync));
-  // Reading a WAL file needs write access to its -shm index, hence READWRITE plus query_only.
-  Result<internal::Db> reader =
-      internal::OpenConnection(path, SQLITE_OPEN_READWRITE, options.vfs, options.busy_timeout);
-  if (!reader.ok()) return reader.status();
-  LOCKSTEP_RETURN_IF_ERROR(internal::Exec(reader->get(), path, "PRAGMA query_only = 1"));
+  LOCKSTEP_RETURN_IF_ERROR(
+      internal::InitializeSchema(writer->get(), path, options.sync, options.mode));
+  internal::Db reader;
+  if (options.mode == StoreMode::kWal) {
+    // Reading a WAL file needs write access to its -shm index, hence READWRITE plus query_only.
+    Result<internal::Db> opened =
+        internal::OpenConnection(path, SQLITE_OPEN_READWRITE, options.vfs, options.busy_timeout);
+    if (!opened.ok()) return opened.status();
+    LOCKSTEP_RETURN_IF_ERROR(internal::Exec(opened->get(), path, "PRAGMA query_only = 1"));
+    reader = std::move(*opened);
+  }
 
-  std::unique_ptr<Store> store(new Store(options, std::move(*writer), std::move(*reader)));
+  std::unique_ptr<Store> store(new Store(options, std::move(*writer), std::move(reader)));
   store->max_row_bytes_ =
       static_cast<std::size_t>(sqlite3_limit(store->writer_.get(), SQLITE_LIMIT_LENGTH, -1));
   LOCKSTEP_RETURN_IF_ERROR(store->PrepareStatements());
@@ -123,7 +128,10 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
 }
 
 Store::Store(const StoreOptions& options, internal::Db writer, internal::Db reader)
-    : options_(options), writer_(std::move(writer)), reader_(std::move(reader)) {}
+    : options_(options), writer_(std::move(writer)), reader_(std::move(reader)) {
+  MutexLock lock(&read_mu_);
+  read_db_ = reader_ ? reader_.get() : writer_.get();  // exclusive locking: one connection
+}
 
 Status Store::PrepareStatements() {
   struct Want {
@@ -140,8 +148,8 @@ Status Store::PrepareStatements() {
       {&delete_, writer_.get(), "DELETE FROM records WHERE tbl = ?1 AND key = ?2"},
       {&counter_get_, writer_.get(), "SELECT next FROM counters WHERE name = ?1"},
       {&counter_set_, writer_.get(), "INSERT OR REPLACE INTO counters(name, next) VALUES(?1, ?2)"},
-      {&get_, reader_.get(), "SELECT value FROM records WHERE tbl = ?1 AND key = ?2"},
-      {&scan_, reader_.get(), "SELECT key, value FROM records WHERE tbl = ?1 ORDER BY key"},
+      {&get_, read_db_, "SELECT value FROM records WHERE tbl = ?1 AND key = ?2"},
+      {&scan_, read_db_, "SELECT key, value FROM records WHERE tbl = ?1 ORDER BY key"},
   };
   for (const Want& want : wanted) {
     Result<internal::Stmt> stmt = internal::Prepare(want.db, options_.path, want.sql);
@@ -271,7 +279,12 @@ void Store::CommitterLoop() {
     Status status = fatal_error_;
     if (status.ok()) {
       mu_.Unlock();  // callers keep queueing while this batch commits
-      status = CommitBatch(batch);
+      if (options_.mode == StoreMode::kWal) {
+        status = CommitBatch(batch);
+      } else {
+        MutexLock read_lock(&read_mu_);  // reads share the one connection
+        status = CommitBatch(batch);
+      }
       mu_.Lock();
       if (IsFatal(status)) fatal_error_ = status;
     }
@@ -314,6 +327,7 @@ Status StepDone(sqlite3* db, const std::string& path, sqlite3_stmt* stmt, std::s
 Status Store::CommitBatch(const std::vector<std::shared_ptr<Request>>& batch) {
   const auto started = std::chrono::steady_clock::now();
   sqlite3* db = writer_.get();
+  LOCKSTEP_RETURN_IF_ERROR(CheckFence("before the transaction"));
   LOCKSTEP_RETURN_IF_ERROR(StepDone(db, options_.path, begin_.get(), "begin transaction"));
   Status status;
   std::uint64_t rows = 0;
@@ -332,6 +346,8 @@ Status Store::CommitBatch(const std::vector<std::shared_ptr<Request>>& batch) {
     if (!status.ok()) break;
     if (request->status.ok()) rows += request->weight();
   }
+  // Again before COMMIT: building a large batch may take long enough for the lease to lapse.
+  if (status.ok()) status = CheckFence("before its commit");
   if (status.ok()) status = StepDone(db, options_.path, commit_.get(), "commit");
   if (!status.ok()) {
     // SQLite has already rolled back after some errors (an I/O error in COMMIT among them).
@@ -344,6 +360,14 @@ Status Store::CommitBatch(const std::vector<std::shared_ptr<Request>>& batch) {
   records_.fetch_add(rows, std::memory_order_relaxed);
   commit_latency_.Record(std::chrono::steady_clock::now() - started);
   return Status::Ok();
+}
+
+Status Store::CheckFence(std::string_view when) const {
+  if (options_.fence == nullptr || options_.fence->IsOpen()) return Status::Ok();
+  return FailedPrecondition(
+      fmt::format("{}: write refused {}: the write fence is closed (this replica no longer "
+                  "holds the lease, or could not renew it in time)",
+                  options_.path, when));
 }
 
 Status Store::ApplyPut(const Request& request) {
@@ -402,14 +426,14 @@ Status Store::ApplyAllocate(Request* request) {
 Result<std::vector<Record>> Store::Scan(const std::string& table) const {
   MutexLock lock(&read_mu_);
   sqlite3_stmt* stmt = scan_.get();
-  LOCKSTEP_RETURN_IF_ERROR(CheckBind(BindText(stmt, 1, table), reader_.get(), options_.path));
+  LOCKSTEP_RETURN_IF_ERROR(CheckBind(BindText(stmt, 1, table), read_db_, options_.path));
   std::vector<Record> records;
   int rc;
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     records.push_back(Record{table, ColumnBytes(stmt, 0), ColumnBytes(stmt, 1)});
   }
   Status status = rc == SQLITE_DONE ? Status::Ok()
-                                    : SqliteError(options_.path, reader_.get(), rc,
+                                    : SqliteError(options_.path, read_db_, rc,
                                                   fmt::format("scan table '{}'", table));
   sqlite3_reset(stmt);  // ends the read transaction
   if (!status.ok()) return status;
@@ -420,14 +444,14 @@ Result<std::optional<std::string>> Store::Get(const std::string& table,
                                               const std::string& key) const {
   MutexLock lock(&read_mu_);
   sqlite3_stmt* stmt = get_.get();
-  LOCKSTEP_RETURN_IF_ERROR(CheckBind(BindText(stmt, 1, table), reader_.get(), options_.path));
-  LOCKSTEP_RETURN_IF_ERROR(CheckBind(BindText(stmt, 2, key), reader_.get(), options_.path));
+  LOCKSTEP_RETURN_IF_ERROR(CheckBind(BindText(stmt, 1, table), read_db_, options_.path));
+  LOCKSTEP_RETURN_IF_ERROR(CheckBind(BindText(stmt, 2, key), read_db_, options_.path));
   const int rc = sqlite3_step(stmt);
   std::optional<std::string> value;
   if (rc == SQLITE_ROW) value = ColumnBytes(stmt, 0);
   Status status = rc == SQLITE_ROW || rc == SQLITE_DONE
                       ? Status::Ok()
-                      : SqliteError(options_.path, reader_.get(), rc,
+                      : SqliteError(options_.path, read_db_, rc,
                                     fmt::format("get '{}' from table '{}'", key, table));
   sqlite3_reset(stmt);
   if (!status.ok()) return status;

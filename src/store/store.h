@@ -1,5 +1,5 @@
 // The controller's durable state: key-value tables and id counters in one SQLite file in WAL
-// mode, written by group commit so that many concurrent submitters share one fsync.
+// mode (or a mode for network file systems, store_mode.h), written by group commit so that many concurrent submitters share one fsync.
 // On-disk format, durability guarantees and the commit design: docs/store-format.md.
 #pragma once
 
@@ -16,8 +16,10 @@
 
 #include "common/latency_histogram.h"
 #include "common/status.h"
+#include "common/write_fence.h"
 #include "store/mutex.h"
 #include "store/sqlite_util.h"
+#include "store/store_mode.h"
 
 namespace lockstep::store {
 
@@ -46,6 +48,12 @@ struct StoreOptions {
   // How long a write or read waits for a lock held by another process using the same file
   // before failing with Unavailable.
   std::chrono::milliseconds busy_timeout{5000};
+  // Journaling and locking (store_mode.h); ResolveStoreMode picks it for a directory.
+  StoreMode mode = StoreMode::kWal;
+  // When set, every transaction checks it before BEGIN and again before COMMIT, and fails with
+  // FailedPrecondition once it is closed; the store then refuses every later write (crash-only:
+  // a replica that lost its lease must not write). Not owned; must outlive the store.
+  const WriteFence* fence = nullptr;
   // The SQLite VFS, the store's environment interface (leveldb's Env); empty: SQLite's default
   // ("unix"). Tests pass FaultInjectionVfs (fault_vfs.h) to simulate power loss.
   std::string vfs;
@@ -149,6 +157,8 @@ class Store {
   Status ApplyPut(const Request& request);
   Status ApplyDelete(const Request& request);
   Status ApplyAllocate(Request* request);
+  // FailedPrecondition when options_.fence is set and closed.
+  Status CheckFence(std::string_view when) const;
 
   const StoreOptions options_;
 
@@ -174,9 +184,12 @@ class Store {
   internal::Db writer_;
   internal::Stmt begin_, commit_, rollback_, put_, delete_, counter_get_, counter_set_;
 
-  // The read connection and its statements; Scan and Get are const but use them.
+  // The read connection and its statements; Scan and Get are const but use them. In the modes
+  // with exclusive locking there is no reader: reads use the writer's connection (read_db_), and
+  // the committer holds read_mu_ while it commits.
   mutable Mutex read_mu_;
   internal::Db reader_ LOCKSTEP_GUARDED_BY(read_mu_);
+  sqlite3* read_db_ LOCKSTEP_GUARDED_BY(read_mu_) = nullptr;
   internal::Stmt get_ LOCKSTEP_GUARDED_BY(read_mu_);
   internal::Stmt scan_ LOCKSTEP_GUARDED_BY(read_mu_);
 

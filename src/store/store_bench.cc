@@ -6,7 +6,9 @@
 //
 // The store lives in $TMPDIR (default /tmp); point TMPDIR at the disk to measure. With sync=true
 // every commit is an fsync, so the rate is about min(clients, max_batch) / (fsync latency), and
-// records_per_commit shows how many clients shared each fsync.
+// records_per_commit shows how many clients shared each fsync. BM_Put/exclusive and
+// BM_Put/truncate are the modes for network file systems (store_mode.h), fsync'd as BM_Put/sync
+// (WAL with shared memory) is.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -38,7 +40,8 @@ BenchStore& Shared() {
 }
 
 void OpenStore(bool sync,
-               std::chrono::microseconds max_batch_delay = StoreOptions().max_batch_delay) {
+               std::chrono::microseconds max_batch_delay = StoreOptions().max_batch_delay,
+               StoreMode mode = StoreMode::kWal) {
   BenchStore& shared = Shared();
   std::string pattern = (std::filesystem::temp_directory_path() / "store_bench.XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) std::abort();
@@ -47,6 +50,7 @@ void OpenStore(bool sync,
   options.path = (shared.dir / "lockstep.db").string();
   options.sync = sync;
   options.max_batch_delay = max_batch_delay;
+  options.mode = mode;
   Result<std::unique_ptr<Store>> store = Store::Open(options);
   if (!store.ok()) {
     std::fprintf(stderr, "store_bench: %s\n", store.status().ToString().c_str());
@@ -116,6 +120,29 @@ BENCHMARK(BM_Put)
     ->Setup([](const benchmark::State&) { OpenStore(/*sync=*/true, std::chrono::microseconds(0)); })
     ->Teardown(CloseStore)
     ->Threads(8)
+    ->Threads(32)
+    ->MinTime(2.0)
+    ->UseRealTime();
+
+// The modes without shared memory, for state on NFS, CephFS, EFS...
+BENCHMARK(BM_Put)
+    ->Name("BM_Put/exclusive")
+    ->Setup([](const benchmark::State&) {
+      OpenStore(/*sync=*/true, StoreOptions().max_batch_delay, StoreMode::kExclusive);
+    })
+    ->Teardown(CloseStore)
+    ->Threads(1)
+    ->Threads(32)
+    ->MinTime(2.0)
+    ->UseRealTime();
+
+BENCHMARK(BM_Put)
+    ->Name("BM_Put/truncate")
+    ->Setup([](const benchmark::State&) {
+      OpenStore(/*sync=*/true, StoreOptions().max_batch_delay, StoreMode::kTruncate);
+    })
+    ->Teardown(CloseStore)
+    ->Threads(1)
     ->Threads(32)
     ->MinTime(2.0)
     ->UseRealTime();

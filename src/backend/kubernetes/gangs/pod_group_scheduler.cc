@@ -432,10 +432,22 @@ std::map<std::string, Json> PodGroupScheduler::PodGroupsFor(
 }
 
 void PodGroupScheduler::Run() {
+  std::optional<Clock::time_point> listed_at;
   auto nodes_synced = [&] {
-    if (nodes_informer_) return nodes_informer_->WaitForSync(std::chrono::milliseconds(100));
-    if (options_.nodes_synced()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (nodes_informer_) {
+      if (!nodes_informer_->WaitForSync(std::chrono::milliseconds(100))) return false;
+    } else if (!options_.nodes_synced()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      return false;
+    }
+    // Listed here, but the controller applies the backend's node report on its own thread: a
+    // gang submitted before that would be refused as fitting no node, and retried only after
+    // retry_interval. Wait (a short poll, at start only) until it knows some node, at most 10 s
+    // (a cluster without Nodes, or whose Nodes' resources it cannot read).
+    if (!listed_at) listed_at = Clock::now();
+    if (admission_.KnownNodes() > 0 || Clock::now() - *listed_at > std::chrono::seconds(10))
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
     return false;
   };
   // Nodes and PodGroups first (small lists): gangs are judged by them. Pods may still be

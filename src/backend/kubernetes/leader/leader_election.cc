@@ -171,6 +171,7 @@ void LeaderElector::Run() {
       }
     }
     leading_.store(false);
+    if (options_.fence != nullptr) options_.fence->Close();
     if (stop_requested) {
       if (on_stopped_leading_) on_stopped_leading_();
       Release();
@@ -237,6 +238,8 @@ bool LeaderElector::TryAcquireOrRenewOnce() {
   lease_ = *written;
   observed_ = {LeaseRecordFromObject(lease_), options_.clock->MonotonicNow()};
   renewed_at_ns_.store(SteadyNs(start));
+  // From the write's start: the others measure the lease from when they see it, later still.
+  if (options_.fence != nullptr) options_.fence->Extend(start + options_.renew_deadline);
   if (d.action != LeaseAction::kRenew) {
     Log(log::Level::kInfo, std::string(d.action == LeaseAction::kCreate ? "created" : "acquired") +
                                " the lease (transitions " +

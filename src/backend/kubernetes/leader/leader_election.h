@@ -16,6 +16,10 @@
 // then a candidate again. Since renew_deadline < lease_duration, it has stopped acting before any
 // other replica may take over (provided callbacks return promptly).
 //
+// With a WriteFence (common/write_fence.h) in the options, every successful acquire or renew
+// opens it until the write's start + renew_deadline, and losing the lease closes it for good:
+// a store given that fence stops committing on time even while a renewal hangs (fencing).
+//
 // The decision itself is the pure function DecideLeaseAction (lease_record.h).
 #pragma once
 
@@ -32,6 +36,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/status.h"
+#include "common/write_fence.h"
 
 namespace lockstep::kube {
 
@@ -51,6 +56,9 @@ struct LeaderElectionOptions {
   // the Lease (MicroTime, for other holders to read) are the system's wall clock. Must outlive
   // the elector.
   lockstep::Clock* clock = &SystemClock();
+  // Opened to (start of the last successful write) + renew_deadline, closed when leadership
+  // ends; null: none. Must read the same clock as `clock`. Not owned; outlives the elector.
+  WriteFence* fence = nullptr;
 };
 
 // InvalidArgument naming the option when the durations break the rule above.
