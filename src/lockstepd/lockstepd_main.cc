@@ -213,6 +213,15 @@ int main(int argc, char** argv) {
     lo.identity = lockstep::kube::DefaultLeaderIdentity();
     lo.fence = &kube.fence;
     o.write_fence = &kube.fence;
+    // A write refused by the closed fence means the lease is lost, not a broken disk: exit as the
+    // watchdog does (whichever notices first), and the next leader recovers from the store.
+    o.on_store_failure = [&kube, lease = lo.ns + "/" + lo.name](const lockstep::Status& s) {
+      if (!kube.fence.IsOpen()) ExitFenced(lease, "a store write was refused by the closed fence");
+      lockstep::log::Error("store write failed: {}", s.ToString());
+      lockstep::log::Error("stopping: memory and disk would differ; start lockstepd again to "
+                           "recover from the store");
+      std::abort();
+    };
     auto ec = KubeClientFor(kset, lockstep::kube::LeaderElectionClientOptions(lo));
     if (!ec.ok()) {
       lockstep::log::Error("kubernetes: {}", ec.status().message());

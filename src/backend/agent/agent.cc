@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -291,9 +292,12 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
     spec.memory_limit_mb = c.value("memory_limit_mb", std::int64_t{0});
     if (const std::int64_t core_mb = c.value("core_max_mb", std::int64_t{-1}); core_mb >= 0)
       spec.core_limit_bytes = core_mb * 1024 * 1024;
-    // Unique on this host: agents share the cgroup root, and a requeued job may come back
-    // before its old cgroup is gone.
-    spec.cgroup_name = "a" + std::to_string(::getpid()) + "_job" + std::to_string(unit->job) + "_" +
+    // Unique on this host: agents share the cgroup root, a requeued job may come back before
+    // its old cgroup is gone, and an agent's pid may be reused by a later agent while tasks
+    // that outlived the first still sit in its cgroups (hence the start time).
+    static const std::string instance =
+        std::to_string(::getpid()) + "t" + std::to_string(static_cast<long long>(::time(nullptr)));
+    spec.cgroup_name = "a" + instance + "_job" + std::to_string(unit->job) + "_" +
                        std::to_string(launch_seq) + "/" + unit->node + "_" + unit->step +
                        (unit->step_id >= 0 ? "_" + std::to_string(unit->step_id) : "") + "_" +
                        std::to_string(unit->pids.size());
