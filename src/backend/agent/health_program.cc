@@ -1,7 +1,6 @@
 #include "backend/agent/health_program.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +10,8 @@
 #include <cstring>
 #include <thread>
 
+#include "backend/agent/child_output.h"
+
 namespace lockstep::agent {
 namespace {
 
@@ -19,31 +20,6 @@ constexpr std::size_t kMaxOutput = 64 * 1024;  // the reason is one line; the re
 
 backend::HealthFinding Unknown(const std::string& why) {
   return {"program", -1, kUnknown, why};
-}
-
-std::string FirstLine(const std::string& out) {
-  std::string line = out.substr(0, out.find('\n'));
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-  if (line.size() > 200) line.resize(200);
-  return line;
-}
-
-// Reads the child's output until it closes the pipe or `deadline`; false on the deadline.
-bool ReadUntil(int fd, std::string& out, std::chrono::steady_clock::time_point deadline) {
-  char buf[4096];
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{fd, POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return ready == 0 ? false : true;
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return true;  // closed: the program (and what it started) is done writing
-    if (out.size() < kMaxOutput) out.append(buf, static_cast<std::size_t>(n));
-  }
 }
 
 }  // namespace
@@ -77,7 +53,7 @@ backend::HealthFinding RunHealthProgram(const std::string& program, const std::s
   ::close(pipefd[1]);
   std::string out;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  const bool closed = ReadUntil(pipefd[0], out, deadline);
+  const bool closed = ReadChildOutput(pipefd[0], out, deadline, kMaxOutput);
   ::close(pipefd[0]);
   int status = 0;
   // Its output closed; the program itself may linger a little (no child signal to wait on
@@ -96,9 +72,9 @@ backend::HealthFinding RunHealthProgram(const std::string& program, const std::s
   if (WIFSIGNALED(status))
     return Unknown("health program killed by signal " + std::to_string(WTERMSIG(status)));
   const int code = WEXITSTATUS(status);
-  if (code == 127) return Unknown(FirstLine(out));
+  if (code == 127) return Unknown(FirstLineOf(out));
   if (code > kUnknown) return Unknown("health program exited " + std::to_string(code));
-  return {"program", -1, code, FirstLine(out)};
+  return {"program", -1, code, FirstLineOf(out)};
 }
 
 }  // namespace lockstep::agent

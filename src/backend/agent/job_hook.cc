@@ -1,7 +1,6 @@
 #include "backend/agent/job_hook.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,38 +10,15 @@
 #include <thread>
 #include <vector>
 
+#include "backend/agent/child_output.h"
+
 namespace lockstep::agent {
 namespace {
 
 constexpr std::size_t kMaxOutput = 16 * 1024;
 
-std::string FirstLine(const std::string& out) {
-  std::string line = out.substr(0, out.find('\n'));
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-  if (line.size() > 200) line.resize(200);
-  return line;
-}
-
-// Reads until the pipe closes (true) or `deadline` (false).
-bool ReadUntil(int fd, std::string& out, std::chrono::steady_clock::time_point deadline) {
-  char buf[4096];
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{fd, POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return ready != 0;
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return true;
-    if (out.size() < kMaxOutput) out.append(buf, static_cast<std::size_t>(n));
-  }
-}
-
 JobHookOutcome Failed(std::string what, const std::string& out) {
-  const std::string line = FirstLine(out);
+  const std::string line = FirstLineOf(out);
   return {false, line.empty() ? what : what + ": " + line};
 }
 
@@ -84,7 +60,7 @@ JobHookOutcome RunJobHook(const JobHookRun& hook) {
   ::close(pipefd[1]);
   std::string out;
   const auto deadline = std::chrono::steady_clock::now() + hook.timeout;
-  const bool closed = ReadUntil(pipefd[0], out, deadline);
+  const bool closed = ReadChildOutput(pipefd[0], out, deadline, kMaxOutput);
   ::close(pipefd[0]);
   int status = 0;
   // Its output is closed; the program may still be exiting. The agent's reaper owns SIGCHLD,
