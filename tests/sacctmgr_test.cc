@@ -98,6 +98,36 @@ TEST(Sacctmgr, AccountsAndUsersAreAddedListedLimitedAndDeleted) {
   EXPECT_EQ(r.out, " Nothing deleted\n");
 }
 
+// Running-job counts: a user's MaxJobs and a QoS's GrpJobs hold jobs with Slurm's reasons,
+// are listed, and a cleared limit lets the job start.
+TEST(Sacctmgr, JobCountLimitsHoldJobsUntilCleared) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  CommandResult r = c.Run({"sacctmgr", "-i", "add", "account", "chem"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = c.Run({"sacctmgr", "-i", "add", "user", "root", "account=chem", "MaxJobs=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = c.Run({"sacctmgr", "-n", "-P", "list", "assoc", "where", "account=chem", "format=User,MaxJobs"});
+  EXPECT_EQ(r.out, "|\nroot|1\n");
+
+  unsigned long long a = Submit(c, {"-A", "chem", "-n1", "--wrap", "sleep 300"});
+  unsigned long long b = Submit(c, {"-A", "chem", "-n1", "--wrap", "sleep 300"});
+  ASSERT_TRUE(WaitState(c, a, "RUNNING"));
+  EXPECT_TRUE(WaitState(c, b, "PENDING", "AssocMaxJobsLimit")) << c.Job(b).dump();
+
+  r = c.Run({"sacctmgr", "-i", "modify", "qos", "normal", "set", "GrpJobs=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = c.Run({"sacctmgr", "-n", "-P", "show", "qos", "normal", "format=Name,GrpJobs,MaxJobsPU"});
+  EXPECT_EQ(r.out, "normal|1|\n");
+  r = c.Run({"sacctmgr", "-i", "modify", "user", "root", "where", "account=chem", "set", "MaxJobs=-1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(WaitState(c, b, "PENDING", "QOSGrpJobsLimit")) << c.Job(b).dump();
+  r = c.Run({"sacctmgr", "-i", "modify", "qos", "normal", "set", "GrpJobs=-1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(WaitState(c, b, "RUNNING")) << c.Job(b).dump();
+  EXPECT_EQ(c.Run({"scancel", std::to_string(a), std::to_string(b)}).exit_code, 0);
+}
+
 TEST(Sacctmgr, AChangeWaitsForYesAndBadInputChangesNothing) {
   Cluster c;
   ASSERT_TRUE(c.Start());
@@ -123,7 +153,8 @@ TEST(Sacctmgr, AChangeWaitsForYesAndBadInputChangesNothing) {
   for (const Bad& b : std::vector<Bad>{
            {{"sacctmgr", "-i", "modify", "qos", "high", "set", "GrpTRES=gres/tpu=1"}, "unknown TRES 'gres/tpu'"},
            {{"sacctmgr", "-i", "modify", "qos", "high", "set", "Priority=100", "MaxWall=soon"}, "Bad MaxWall value"},
-           {{"sacctmgr", "-i", "modify", "qos", "high", "set", "MaxJobs=2"}, "Unknown option: maxjobs"},
+           {{"sacctmgr", "-i", "modify", "qos", "high", "set", "GrpWall=60"}, "Unknown option: grpwall"},
+           {{"sacctmgr", "-i", "modify", "qos", "high", "set", "GrpJobs=-2"}, "Bad GrpJobs value"},
            {{"sacctmgr", "-i", "add", "user", "bob", "account=nosuch"}, "Account 'nosuch' does not exist"},
            {{"sacctmgr", "-i", "delete", "qos", "normal"}, "QOS normal is the default QOS"},
        }) {

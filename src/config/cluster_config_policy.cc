@@ -90,6 +90,13 @@ void ClusterConfigParser::ReadPartitions(const YAML::Node& list) {
 // ---------------------------------------------------------------------------------------------
 // qos
 
+namespace {
+// A running-job count limit (GrpJobs, MaxJobs, ...): absent, -1 or UNLIMITED is no limit.
+std::int64_t JobCount(MapView& m, std::string_view key) {
+  return m.Int(key, kUnlimited, 0, INT32_MAX, /*allow_unlimited=*/true);
+}
+}  // namespace
+
 void ClusterConfigParser::ReadQos(const YAML::Node& list) {
   if (reader_.failed()) return;
   engine::Snapshot& s = config_.base;
@@ -108,6 +115,9 @@ void ClusterConfigParser::ReadQos(const YAML::Node& list) {
     q.max_wall = m.Duration("max_wall", kUnlimited);
     q.max_tres_per_user = m.Tres("max_tres_per_user");
     q.grp_tres = m.Tres("grp_tres");
+    q.grp_jobs = JobCount(m, "grp_jobs");
+    q.max_jobs_per_user = JobCount(m, "max_jobs_per_user");
+    q.max_jobs_per_account = JobCount(m, "max_jobs_per_account");
     preempts.push_back({m.StringList("preempt"), m.MarkOf("preempt"), m.KeyPath("preempt")});
     q.preempt_mode = m.PreemptMode("preempt_mode", engine::PreemptMode::kOff);
     q.grace_time = m.DurationSeconds("grace_time", 0);
@@ -167,6 +177,8 @@ void ClusterConfigParser::ReadAccounts(const YAML::Node& list) {
     d.parent_path = m.KeyPath("parent");
     d.account.shares = static_cast<std::uint32_t>(m.Int("shares", 1, 1, kMaxU32));
     d.account.grp_tres = m.Tres("grp_tres");
+    d.account.grp_jobs = JobCount(m, "grp_jobs");
+    d.account.max_jobs = JobCount(m, "max_jobs");
     m.Finish();
     if (reader_.failed()) return;
     if (d.account.name == "root") {  // settings of the implicit root
@@ -175,6 +187,8 @@ void ClusterConfigParser::ReadAccounts(const YAML::Node& list) {
       root_seen = true;
       root.shares = d.account.shares;
       root.grp_tres = d.account.grp_tres;
+      root.grp_jobs = d.account.grp_jobs;
+      root.max_jobs = d.account.max_jobs;
       return;
     }
     for (const Def& other : defs) {
@@ -247,6 +261,7 @@ void ClusterConfigParser::ReadUsers(const YAML::Node& list) {
     CheckName(m, "name", name);
     std::string account = m.String("account", "root");
     auto shares = static_cast<std::uint32_t>(m.Int("shares", 1, 1, kMaxU32));
+    const std::int64_t max_jobs = JobCount(m, "max_jobs");
     m.Finish();
     if (reader_.failed()) return;
     std::uint32_t acct = config_.AccountIndex(account);
@@ -261,7 +276,7 @@ void ClusterConfigParser::ReadUsers(const YAML::Node& list) {
         return;
       }
     }
-    s.associations.push_back({.user = uid, .account = acct, .shares = shares});
+    s.associations.push_back({.user = uid, .account = acct, .shares = shares, .max_jobs = max_jobs});
   });
 }
 

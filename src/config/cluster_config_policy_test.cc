@@ -141,6 +141,9 @@ qos:
     max_wall: 1-00:00:00
     max_tres_per_user: {cpu: 256, mem: 1T, gpu: 64, node: 8}
     grp_tres: {gres/gpu: 128, mem: UNLIMITED}
+    grp_jobs: 20
+    max_jobs_per_user: 4
+    max_jobs_per_account: UNLIMITED
     preempt: [scavenger, high]
   - name: high
 )"));
@@ -157,6 +160,10 @@ qos:
   EXPECT_EQ(n.grp_tres.gpus, 128);
   EXPECT_EQ(n.grp_tres.mem_mb, kUnlimited);
   EXPECT_EQ(n.grp_tres.cpus, kUnlimited);
+  EXPECT_EQ(n.grp_jobs, 20);
+  EXPECT_EQ(n.max_jobs_per_user, 4);
+  EXPECT_EQ(n.max_jobs_per_account, kUnlimited);
+  EXPECT_EQ(c.base.qos[0].grp_jobs, kUnlimited);
   EXPECT_EQ(n.preempts, (std::vector<std::uint32_t>{0, 2}));
   EXPECT_EQ(c.base.qos[0].preempt_mode, engine::PreemptMode::kRequeue);
   EXPECT_EQ(c.base.qos[0].grace_time, 30);
@@ -197,6 +204,12 @@ qos:
     max_wall: 10 days
 )")),
               StartsWith("cluster.yaml:7: qos[0].max_wall: '10 days' is not a Slurm duration"));
+  EXPECT_THAT(ErrorOf(WithNodes(R"(
+qos:
+  - name: high
+    grp_jobs: -3
+)")),
+              StartsWith("cluster.yaml:7: qos[0].grp_jobs: -3 is out of range"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -211,12 +224,16 @@ accounts:
   - name: research
     shares: 10
     grp_tres: {gpu: 128}
+    grp_jobs: 50
+    max_jobs: 5
   - name: root
     grp_tres: {node: 100}
+    grp_jobs: 1000
 users:
   - name: alice
     account: nlp
     shares: 2
+    max_jobs: 8
   - name: bob
     account: research
   - name: alice
@@ -232,6 +249,10 @@ users:
   EXPECT_EQ(a[1].name, "research");
   EXPECT_EQ(a[1].parent, 0u);
   EXPECT_EQ(a[1].grp_tres.gpus, 128);
+  EXPECT_EQ(a[1].grp_jobs, 50);
+  EXPECT_EQ(a[1].max_jobs, 5);
+  EXPECT_EQ(a[0].grp_jobs, 1000);
+  EXPECT_EQ(a[2].max_jobs, kUnlimited);
   EXPECT_EQ(a[2].name, "nlp");
   EXPECT_EQ(a[2].parent, 1u);
   EXPECT_EQ(a[2].shares, 3u);
@@ -240,6 +261,8 @@ users:
   EXPECT_EQ(c.base.associations[0].user, 0u);
   EXPECT_EQ(c.base.associations[0].account, 2u);
   EXPECT_EQ(c.base.associations[0].shares, 2u);
+  EXPECT_EQ(c.base.associations[0].max_jobs, 8);
+  EXPECT_EQ(c.base.associations[1].max_jobs, kUnlimited);
   EXPECT_EQ(c.base.associations[2].user, 0u);
   EXPECT_EQ(c.base.associations[2].account, 1u);
 }

@@ -38,6 +38,13 @@ Result<std::int64_t> ParseCount(const std::string& key, const std::string& text)
   return v;
 }
 
+Status ParseJobLimit(const std::string& key, const std::string& text, std::int64_t& limit) {
+  Result<std::int64_t> v = ParseCount(key, text);
+  if (!v.ok()) return v.status();
+  limit = *v < 0 ? kUnlimited : *v;
+  return Status::Ok();
+}
+
 namespace {
 
 // One TRES item "name=count" into `t`; -1 clears it.
@@ -126,6 +133,12 @@ const std::map<std::string, std::string>& Aliases() {
       {"shares", "fairshare"},
       {"share", "fairshare"},
       {"grptres", "grptres"},
+      {"grpjobs", "grpjobs"},
+      {"maxjobs", "maxjobs"},
+      {"maxjobsperuser", "maxjobsperuser"},
+      {"maxjobspu", "maxjobsperuser"},
+      {"maxjobsperaccount", "maxjobsperaccount"},
+      {"maxjobspa", "maxjobsperaccount"},
       {"maxsubmitjobs", "maxsubmitjobs"},
       {"maxsubmit", "maxsubmitjobs"},
       {"maxsubmitjobsperuser", "maxsubmitjobsperuser"},
@@ -148,23 +161,26 @@ const std::map<std::string, std::string>& Aliases() {
 // Options Slurm has that lockstep's scheduler does not enforce: refused by name, not ignored.
 bool NotEnforced(const std::string& key) {
   static const std::set<std::string> kKeys = {
-      "maxjobs",     "maxjobsperuser", "maxjobspu",  "grpjobs",     "grpsubmitjobs", "grpsubmit",
+      "grpsubmitjobs", "grpsubmit",
       "grpwall",     "grptresmins",    "maxtres",    "maxtrespernode", "maxtresmins", "maxnodes",
       "maxcpus",     "grpcpus",        "grpnodes",   "grptresrunmins", "maxjobsaccrue",
       "grpjobsaccrue", "usagefactor",  "usagethreshold", "flags",   "mintres",       "qos",
-      "defaultqos",  "adminlevel",     "partition",  "maxtresperaccount", "maxjobsperaccount"};
+      "defaultqos",  "adminlevel",     "partition",  "maxtresperaccount"};
   return kKeys.count(key) > 0;
 }
 
 // Which options each entity takes in `set` (and in add's settings).
 const std::set<std::string>& Settable(AccountsChange::Entity e) {
   static const std::set<std::string> kAccount = {"description", "organization", "parent",
-                                                 "fairshare",   "grptres",      "maxsubmitjobs"};
+                                                 "fairshare",   "grptres",      "maxsubmitjobs",
+                                                 "grpjobs",     "maxjobs"};
   static const std::set<std::string> kUser = {"account", "defaultaccount", "fairshare",
-                                              "maxsubmitjobs"};
+                                              "maxsubmitjobs", "maxjobs"};
   static const std::set<std::string> kQos = {"description", "priority",       "maxwall",
                                              "maxtresperuser", "grptres",     "preempt",
-                                             "preemptmode", "gracetime", "maxsubmitjobsperuser"};
+                                             "preemptmode", "gracetime", "maxsubmitjobsperuser",
+                                             "grpjobs", "maxjobsperuser", "maxjobsperaccount",
+                                             "maxjobs"};
   return e == AccountsChange::Entity::kAccount ? kAccount
          : e == AccountsChange::Entity::kUser  ? kUser
                                                : kQos;
@@ -337,6 +353,8 @@ nlohmann::json AccountsView(const config::ClusterConfig& cluster, const Accounts
                       {"parent", parent},
                       {"shares", a.shares},
                       {"grp_tres", FormatTresLimit(a.grp_tres)},
+                      {"grp_jobs", Limit(a.grp_jobs)},
+                      {"max_jobs", Limit(a.max_jobs)},
                       {"max_submit", Optional(extras.account_max_submit, a.name)}});
   }
   std::set<std::uint32_t> listed;
@@ -349,6 +367,8 @@ nlohmann::json AccountsView(const config::ClusterConfig& cluster, const Accounts
                       {"parent", ""},
                       {"shares", a.shares},
                       {"grp_tres", ""},
+                      {"grp_jobs", nullptr},
+                      {"max_jobs", Limit(a.max_jobs)},
                       {"max_submit", Optional(extras.user_max_submit, std::pair(user, account))}});
     if (listed.insert(a.user).second)  // the first association is the default account
       users.push_back({{"name", user}, {"default_account", account}});
@@ -363,6 +383,9 @@ nlohmann::json AccountsView(const config::ClusterConfig& cluster, const Accounts
                    {"max_wall", Limit(q.max_wall)},
                    {"max_tres_per_user", FormatTresLimit(q.max_tres_per_user)},
                    {"grp_tres", FormatTresLimit(q.grp_tres)},
+                   {"grp_jobs", Limit(q.grp_jobs)},
+                   {"max_jobs_per_user", Limit(q.max_jobs_per_user)},
+                   {"max_jobs_per_account", Limit(q.max_jobs_per_account)},
                    {"preempt", preempt},
                    {"preempt_mode", PreemptModeName(q.preempt_mode)},
                    {"grace_time", q.grace_time},

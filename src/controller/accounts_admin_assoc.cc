@@ -60,6 +60,10 @@ Status SetAccount(const std::map<std::string, std::string>& set, config::Cluster
       acct.shares = *s;
     } else if (key == "grptres") {
       LOCKSTEP_RETURN_IF_ERROR(ParseTres("GrpTRES", value, acct.grp_tres));
+    } else if (key == "grpjobs") {
+      LOCKSTEP_RETURN_IF_ERROR(ParseJobLimit("GrpJobs", value, acct.grp_jobs));
+    } else if (key == "maxjobs") {
+      LOCKSTEP_RETURN_IF_ERROR(ParseJobLimit("MaxJobs", value, acct.max_jobs));
     } else if (key == "maxsubmitjobs") {
       Result<std::int64_t> m = ParseCount("MaxSubmitJobs", value);
       if (!m.ok()) return m.status();
@@ -213,6 +217,8 @@ Status SetAssociation(const std::map<std::string, std::string>& set, const std::
       Result<std::uint32_t> s = ParseShares(value);
       if (!s.ok()) return s.status();
       as.shares = *s;
+    } else if (key == "maxjobs") {
+      LOCKSTEP_RETURN_IF_ERROR(ParseJobLimit("MaxJobs", value, as.max_jobs));
     } else if (key == "maxsubmitjobs") {
       Result<std::int64_t> m = ParseCount("MaxSubmitJobs", value);
       if (!m.ok()) return m.status();

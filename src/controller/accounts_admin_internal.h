@@ -16,6 +16,8 @@ std::string Lower(std::string s);
 std::vector<std::string> SplitList(const std::string& text);  // "a,b" -> {a, b}, empties dropped
 // A count limit: 0..2^31-1, or -1 (clear).
 Result<std::int64_t> ParseCount(const std::string& key, const std::string& text);
+// A running-job count limit (GrpJobs, MaxJobs, ...): a number, or -1 for none.
+Status ParseJobLimit(const std::string& key, const std::string& text, std::int64_t& limit);
 // "cpu=4,mem=10G,node=2,gres/gpu=8" merged into `t`; an item's -1, or the whole "-1", clears.
 Status ParseTres(const std::string& key, const std::string& text, engine::TresLimit& t);
 Result<std::uint32_t> ParseShares(const std::string& text);  // >= 1; -1 means 1

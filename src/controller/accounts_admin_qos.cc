@@ -25,6 +25,12 @@ Status SetQos(const std::map<std::string, std::string>& set, config::ClusterConf
       LOCKSTEP_RETURN_IF_ERROR(ParseTres("MaxTRESPerUser", value, q.max_tres_per_user));
     } else if (key == "grptres") {
       LOCKSTEP_RETURN_IF_ERROR(ParseTres("GrpTRES", value, q.grp_tres));
+    } else if (key == "grpjobs") {
+      LOCKSTEP_RETURN_IF_ERROR(ParseJobLimit("GrpJobs", value, q.grp_jobs));
+    } else if (key == "maxjobsperuser" || key == "maxjobs") {  // Slurm reads a QoS's MaxJobs so
+      LOCKSTEP_RETURN_IF_ERROR(ParseJobLimit("MaxJobsPerUser", value, q.max_jobs_per_user));
+    } else if (key == "maxjobsperaccount") {
+      LOCKSTEP_RETURN_IF_ERROR(ParseJobLimit("MaxJobsPerAccount", value, q.max_jobs_per_account));
     } else if (key == "preempt") {
       q.preempts.clear();
       for (const std::string& name : SplitList(value)) {

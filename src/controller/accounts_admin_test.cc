@@ -148,7 +148,7 @@ TEST(AccountsAdmin, BadRequestsAreRefusedWithTheirPlace) {
        "set.priority: expected a string"},
       {{{"action", "add"}, {"entity", "wckey"}, {"names", {"x"}}}, "entity"},
       {{{"action", "add"}, {"entity", "qos"}}, "No qos name given"},
-      {{{"action", "add"}, {"entity", "qos"}, {"names", {"x"}}, {"set", {{"GrpJobs", "2"}}}},
+      {{{"action", "add"}, {"entity", "qos"}, {"names", {"x"}}, {"set", {{"GrpWall", "2"}}}},
        "not enforced"},
       {{{"action", "add"}, {"entity", "qos"}, {"names", {"x"}}, {"set", {{"Fairshare", "2"}}}},
        "Unknown option: fairshare"},

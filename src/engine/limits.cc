@@ -45,12 +45,23 @@ static bool Limited(const TresLimit& l) {
          l.nodes != kUnlimited;
 }
 
+static bool JobsLimited(const Qos& q) {
+  return q.grp_jobs != kUnlimited || q.max_jobs_per_user != kUnlimited ||
+         q.max_jobs_per_account != kUnlimited;
+}
+
 LimitTracker::LimitTracker(const Snapshot& s) : s_(s) {
-  for (const Qos& q : s.qos) any_limit_ |= Limited(q.max_tres_per_user) || Limited(q.grp_tres);
-  for (const Account& a : s.accounts) any_limit_ |= Limited(a.grp_tres);
+  for (const Qos& q : s.qos)
+    any_limit_ |= Limited(q.max_tres_per_user) || Limited(q.grp_tres) || JobsLimited(q);
+  for (const Account& a : s.accounts)
+    any_limit_ |= Limited(a.grp_tres) || a.grp_jobs != kUnlimited || a.max_jobs != kUnlimited;
+  for (const Association& as : s.associations) any_limit_ |= as.max_jobs != kUnlimited;
   if (!any_limit_) return;
   per_qos_.resize(s.qos.size());
   per_account_.resize(s.accounts.size());
+  jobs_per_qos_.resize(s.qos.size());
+  jobs_per_account_.resize(s.accounts.size());
+  jobs_per_assoc_.resize(s.associations.size());
   for (const Job& j : s.running) {
     Tres t;
     t.nodes = static_cast<std::int64_t>(j.allocation.nodes.size());
@@ -69,8 +80,46 @@ std::uint32_t LimitTracker::AccountOf(const Job& job) const {
   return a < s_.accounts.size() ? a : kNone;
 }
 
+std::int64_t LimitTracker::MaxJobsOf(std::uint32_t assoc) const {
+  const Association& as = s_.associations[assoc];
+  if (as.max_jobs != kUnlimited) return as.max_jobs;
+  for (std::uint32_t a = as.account, guard = 0; a < s_.accounts.size() && guard < s_.accounts.size();
+       a = s_.accounts[a].parent, ++guard) {
+    if (s_.accounts[a].max_jobs != kUnlimited) return s_.accounts[a].max_jobs;
+  }
+  return kUnlimited;
+}
+
+// Slurm checks the counts before node selection (acct_policy_job_runnable_pre_select): the
+// QoS's first, then the association's and its ancestors'.
+PendingReason LimitTracker::CheckJobCounts(const Job& job) const {
+  auto count = [](const std::unordered_map<std::uint64_t, std::int64_t>& m, std::uint64_t key) {
+    auto it = m.find(key);
+    return it == m.end() ? std::int64_t{0} : it->second;
+  };
+  const std::uint32_t account = AccountOf(job);
+  if (job.qos < s_.qos.size()) {
+    const Qos& q = s_.qos[job.qos];
+    if (jobs_per_qos_[job.qos] + 1 > q.grp_jobs) return PendingReason::kQOSGrpJobsLimit;
+    if (count(jobs_per_qos_user_, UserKey(job.qos, job.user)) + 1 > q.max_jobs_per_user)
+      return PendingReason::kQOSMaxJobsPerUserLimit;
+    if (account != kNone &&
+        count(jobs_per_qos_account_, UserKey(job.qos, account)) + 1 > q.max_jobs_per_account)
+      return PendingReason::kQOSMaxJobsPerAccountLimit;
+  }
+  if (job.assoc < s_.associations.size() &&
+      jobs_per_assoc_[job.assoc] + 1 > MaxJobsOf(job.assoc))
+    return PendingReason::kAssocMaxJobsLimit;
+  for (std::uint32_t a = account, guard = 0; a < s_.accounts.size() && guard < s_.accounts.size();
+       a = s_.accounts[a].parent, ++guard) {
+    if (jobs_per_account_[a] + 1 > s_.accounts[a].grp_jobs) return PendingReason::kAssocGrpJobsLimit;
+  }
+  return PendingReason::kNone;
+}
+
 PendingReason LimitTracker::Check(const Job& job, const Tres& tres) const {
   if (!any_limit_) return PendingReason::kNone;
+  if (PendingReason r = CheckJobCounts(job); r != PendingReason::kNone) return r;
   if (job.qos < s_.qos.size()) {
     const Qos& q = s_.qos[job.qos];
     auto it = per_qos_user_.find(UserKey(job.qos, job.user));
@@ -97,14 +146,20 @@ PendingReason LimitTracker::Check(const Job& job, const Tres& tres) const {
 
 void LimitTracker::Add(const Job& job, const Tres& tres) {
   if (!any_limit_) return;
+  const std::uint32_t account = AccountOf(job);
   if (job.qos < s_.qos.size()) {
     per_qos_user_[UserKey(job.qos, job.user)] += tres;
     per_qos_[job.qos] += tres;
+    ++jobs_per_qos_user_[UserKey(job.qos, job.user)];
+    ++jobs_per_qos_[job.qos];
+    if (account != kNone) ++jobs_per_qos_account_[UserKey(job.qos, account)];
   }
-  for (std::uint32_t a = AccountOf(job), guard = 0; a != kNone && guard < s_.accounts.size();
+  if (job.assoc < s_.associations.size()) ++jobs_per_assoc_[job.assoc];
+  for (std::uint32_t a = account, guard = 0; a != kNone && guard < s_.accounts.size();
        a = s_.accounts[a].parent, ++guard) {
     if (a >= s_.accounts.size()) break;
     per_account_[a] += tres;
+    ++jobs_per_account_[a];
   }
 }
 

@@ -1,6 +1,7 @@
 // Partition, QoS and account limits. Static limits (a job's own size and time against its
 // partition and QoS) and running-usage limits (MaxTRESPerUser, GrpTRES of a QoS or of an
-// account and its ancestors), with Slurm's pending reasons.
+// account and its ancestors, and the running-job counts GrpJobs, MaxJobs, MaxJobsPerUser and
+// MaxJobsPerAccount), with Slurm's pending reasons.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,7 @@ class LimitTracker {
  public:
   explicit LimitTracker(const Snapshot& s);
 
-  // False when no TRES limit is configured: Check always says kNone.
+  // False when no usage limit is configured: Check always says kNone.
   bool any() const { return any_limit_; }
   // The limit that starting `job` with `tres` would exceed, or kNone.
   PendingReason Check(const Job& job, const Tres& tres) const;
@@ -32,12 +33,18 @@ class LimitTracker {
     return (std::uint64_t{qos} << 32) | user;
   }
   std::uint32_t AccountOf(const Job& job) const;
+  PendingReason CheckJobCounts(const Job& job) const;
+  std::int64_t MaxJobsOf(std::uint32_t assoc) const;  // the association's own, else inherited
 
   const Snapshot& s_;
-  bool any_limit_ = false;  // no TRES limit configured: nothing to track
+  bool any_limit_ = false;  // no usage limit configured: nothing to track
   std::unordered_map<std::uint64_t, Tres> per_qos_user_;
   std::vector<Tres> per_qos_;
   std::vector<Tres> per_account_;  // subtree usage: a job counts for its account and ancestors
+  // Running jobs, for the job-count limits. Keys as per_qos_user_ (the account for
+  // MaxJobsPerAccount in place of the user).
+  std::unordered_map<std::uint64_t, std::int64_t> jobs_per_qos_user_, jobs_per_qos_account_;
+  std::vector<std::int64_t> jobs_per_qos_, jobs_per_account_, jobs_per_assoc_;
 };
 
 }  // namespace lockstep::engine

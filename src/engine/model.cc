@@ -58,6 +58,16 @@ const char* PendingReasonName(PendingReason r) {
       return "JobArrayTaskLimit";
     case PendingReason::kReservationSearchLimit:
       return "ReservationSearchLimit";
+    case PendingReason::kQOSGrpJobsLimit:
+      return "QOSGrpJobsLimit";
+    case PendingReason::kQOSMaxJobsPerUserLimit:
+      return "QOSMaxJobsPerUserLimit";
+    case PendingReason::kQOSMaxJobsPerAccountLimit:
+      return "QOSMaxJobsPerAccountLimit";
+    case PendingReason::kAssocGrpJobsLimit:
+      return "AssocGrpJobsLimit";
+    case PendingReason::kAssocMaxJobsLimit:
+      return "AssocMaxJobsLimit";
     case PendingReason::kBadConstraints:
       return "BadConstraints";
   }

@@ -108,6 +108,9 @@ struct Qos {
   Seconds max_wall = kUnlimited;                 // MaxWall
   TresLimit max_tres_per_user;                   // MaxTRESPerUser (running jobs of one user)
   TresLimit grp_tres;                            // GrpTRES (all running jobs of the QoS)
+  std::int64_t grp_jobs = kUnlimited;              // GrpJobs: running jobs of the QoS
+  std::int64_t max_jobs_per_user = kUnlimited;     // MaxJobsPerUser: running jobs of one user
+  std::int64_t max_jobs_per_account = kUnlimited;  // MaxJobsPerAccount: of one account
   std::vector<std::uint32_t> preempts;           // Preempt=: QoS this one may preempt
   PreemptMode preempt_mode = PreemptMode::kOff;  // how jobs of this QoS are preempted
   Seconds grace_time = 0;
@@ -119,6 +122,10 @@ struct Account {
   std::uint32_t parent = kNone;
   std::uint32_t shares = 1;
   TresLimit grp_tres;  // GrpTRES of the account's association: all its running jobs
+  std::int64_t grp_jobs = kUnlimited;  // GrpJobs: running jobs of the account and below
+  // MaxJobs: running jobs of each user association below that sets none of its own (Slurm's
+  // associations inherit their parent's limits).
+  std::int64_t max_jobs = kUnlimited;
 };
 
 // A user's association with an account: the leaf of the fair-share tree.
@@ -127,6 +134,7 @@ struct Association {
   std::uint32_t account = 0;
   std::uint32_t shares = 1;
   double usage = 0;  // decayed usage (billing-seconds), kept by the controller or simulator
+  std::int64_t max_jobs = kUnlimited;  // MaxJobs of this association: its running jobs
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -328,6 +336,11 @@ enum class PendingReason : std::uint8_t {
   kJobArrayTaskLimit,
   kBadConstraints,
   kReservationSearchLimit,  // max_reservation_rounds stopped the search for its reservation
+  kQOSGrpJobsLimit,
+  kQOSMaxJobsPerUserLimit,
+  kQOSMaxJobsPerAccountLimit,
+  kAssocGrpJobsLimit,
+  kAssocMaxJobsLimit,
 };
 
 const char* PendingReasonName(PendingReason r);

@@ -59,6 +59,8 @@ Snapshot RandomCluster(std::mt19937_64& rng) {
   s.accounts.push_back({"a", 0, 2, {}});
   s.accounts.push_back({"b", 0, 1, {}});
   s.accounts[2].grp_tres.nodes = 6;
+  s.accounts[1].grp_jobs = 12;
+  s.qos[1].max_jobs_per_user = 3;
   for (std::uint32_t u = 0; u < 4; ++u) b.User(u, 1 + u % 2, 1, double(rng() % 1000));
   return b.Build();
 }
@@ -115,6 +117,10 @@ class Sequence {
       seen.dependency += p.reason == PendingReason::kDependency;
       seen.limits +=
           p.reason == PendingReason::kQOSGrpGRES || p.reason == PendingReason::kAssocGrpNodeLimit;
+      seen.job_counts += p.reason == PendingReason::kQOSGrpJobsLimit ||
+                         p.reason == PendingReason::kQOSMaxJobsPerUserLimit ||
+                         p.reason == PendingReason::kAssocMaxJobsLimit ||
+                         p.reason == PendingReason::kAssocGrpJobsLimit;
     }
     last_ = std::move(want);
   }
@@ -122,7 +128,8 @@ class Sequence {
  public:
   // What the plans of the sequence did: a sequence that exercised nothing proves nothing.
   struct Seen {
-    std::size_t starts = 0, preemptions = 0, reserved = 0, dependency = 0, limits = 0;
+    std::size_t starts = 0, preemptions = 0, reserved = 0, dependency = 0, limits = 0,
+                job_counts = 0;
   } seen;
 
  private:
@@ -331,6 +338,9 @@ class Sequence {
 
   void Limits() {
     mirror_.qos[1].grp_tres.gpus = Pick(4, 32);
+    mirror_.qos[1].grp_jobs = Pick(0, 1) ? kUnlimited : Pick(2, 10);
+    mirror_.accounts[2].max_jobs = Pick(0, 1) ? kUnlimited : Pick(1, 6);
+    mirror_.associations[0].max_jobs = Pick(0, 2) ? kUnlimited : Pick(1, 4);
     mirror_.partitions[1].max_time = Pick(1, 8) * 3600;
     sched_.SetLimits(mirror_.partitions, mirror_.qos, mirror_.accounts, mirror_.associations);
   }
@@ -371,6 +381,7 @@ Sequence::Seen RunSequence(std::uint64_t seed, PolicyOptions o, int steps) {
   EXPECT_GT(seq.seen.reserved, 0u) << "seed " << seed;
   EXPECT_GT(seq.seen.dependency, 0u) << "seed " << seed;
   EXPECT_GT(seq.seen.limits, 0u) << "seed " << seed;
+  EXPECT_GT(seq.seen.job_counts, 0u) << "seed " << seed;
   return seq.seen;
 }
 

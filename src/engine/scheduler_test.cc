@@ -238,6 +238,59 @@ TEST(Plan, QosAndAccountLimitsHoldJobsBack) {
   EXPECT_EQ(ReasonOf(p, 5), PendingReason::kAssocGrpGRES);
 }
 
+// Running-job counts (GrpJobs, MaxJobsPerUser, MaxJobsPerAccount of a QoS; MaxJobs of an
+// association, inherited from its account; GrpJobs of an account) hold jobs back with Slurm's
+// reasons, counting the jobs already running and those the pass starts.
+TEST(Plan, JobCountLimitsHoldJobsBack) {
+  SnapshotBuilder b;
+  b.Partition("cpu").Nodes(8, 64, 1 << 20, 0);
+  Snapshot& s = b.snapshot();
+  s.qos.emplace_back().name = "grp";
+  s.qos[1].grp_jobs = 2;
+  s.qos.emplace_back().name = "peruser";
+  s.qos[2].max_jobs_per_user = 1;
+  s.qos.emplace_back().name = "peraccount";
+  s.qos[3].max_jobs_per_account = 1;
+  s.accounts.push_back({"capped", 0, 1, {}});
+  s.accounts[1].max_jobs = 1;  // inherited by each user association below
+  s.accounts.push_back({"team", 0, 1, {}});
+  s.accounts[2].grp_jobs = 2;
+  b.User(1, 0).User(2, 1).User(3, 1).User(4, 2).User(5, 2);
+  auto job = [&](JobId id, std::uint32_t qos, std::uint32_t assoc, std::uint32_t user) {
+    Job& j = b.Pending(id, 1, 0, 600, static_cast<Time>(id));
+    j.req.cpus_per_task = 1;
+    j.qos = qos, j.assoc = assoc, j.user = user;
+  };
+  job(1, 1, 0, 1), job(2, 1, 0, 1), job(3, 1, 0, 1);      // GrpJobs=2
+  job(4, 2, 0, 1), job(5, 2, 0, 1);                       // MaxJobsPerUser=1
+  job(6, 3, 1, 2), job(7, 3, 2, 3);                       // MaxJobsPerAccount=1, one account
+  job(8, 0, 1, 2), job(9, 0, 2, 3);  // account MaxJobs=1 each: user 2 runs job 6, user 3 none
+  job(10, 0, 3, 4), job(11, 0, 4, 5), job(12, 0, 3, 4);   // account GrpJobs=2
+  Plan p = PlanChecked(s);
+  for (JobId id : {1, 2, 4, 6, 9, 10, 11}) EXPECT_NE(FindStart(p, id), nullptr) << id;
+  EXPECT_EQ(ReasonOf(p, 3), PendingReason::kQOSGrpJobsLimit);
+  EXPECT_EQ(ReasonOf(p, 5), PendingReason::kQOSMaxJobsPerUserLimit);
+  EXPECT_EQ(ReasonOf(p, 7), PendingReason::kQOSMaxJobsPerAccountLimit);
+  EXPECT_EQ(ReasonOf(p, 8), PendingReason::kAssocMaxJobsLimit);
+  EXPECT_EQ(ReasonOf(p, 12), PendingReason::kAssocGrpJobsLimit);
+  EXPECT_STREQ(PendingReasonName(PendingReason::kAssocGrpJobsLimit), "AssocGrpJobsLimit");
+
+  // An association's own MaxJobs overrides its account's; what runs still counts.
+  s.associations[1].max_jobs = 2;
+  for (const Start& st : p.starts) {
+    auto it = std::find_if(s.pending.begin(), s.pending.end(),
+                           [&](const Job& j) { return j.id == st.job; });
+    Job running = *it;
+    running.allocation = st.allocation;
+    s.pending.erase(it);
+    s.running.push_back(running);
+  }
+  Plan again = PlanChecked(s);
+  EXPECT_NE(FindStart(again, 8), nullptr) << "user 2's own MaxJobs=2";
+  EXPECT_EQ(ReasonOf(again, 7), PendingReason::kQOSMaxJobsPerAccountLimit);
+  EXPECT_EQ(ReasonOf(again, 12), PendingReason::kAssocGrpJobsLimit);
+}
+
 // An exclusive job is charged the whole nodes it gets (as Slurm's accounting after selection):
 // its limits are checked against those, not against the CPUs it asked for.
 TEST(Plan, ExclusiveJobsCountTheirWholeNodesAgainstLimits) {

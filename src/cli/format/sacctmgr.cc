@@ -29,7 +29,8 @@ constexpr Field kFields[] = {
     {"GrpSubmitJobs", "GrpSubmit", 9}, {"GrpTRESMins", "GrpTRESMins", 13},
     {"GrpTRESRunMins", "GrpTRESRunMin", 13}, {"GrpTRES", "GrpTRES", 13},
     {"GrpWall", "GrpWall", 11},        {"MaxJobs", "MaxJobs", 7},
-    {"MaxJobsPerUser", "MaxJobsPU", 9}, {"MaxJobsPA", "MaxJobsPA", 9},
+    {"MaxJobsPerUser", "MaxJobsPU", 9}, {"MaxJobsPU", "MaxJobsPU", 9},
+    {"MaxJobsPA", "MaxJobsPA", 9},      {"MaxJobsPerAccount", "MaxJobsPA", 9},
     {"MaxSubmitJobs", "MaxSubmit", 9}, {"MaxSubmitJobsPerUser", "MaxSubmitPU", 11},
     {"MaxSubmitPU", "MaxSubmitPU", 11}, {"MaxSubmitPA", "MaxSubmitPA", 11},
     {"MaxTRES", "MaxTRES", 13},        {"MaxTRESMins", "MaxTRESMins", 13},
@@ -156,7 +157,8 @@ Row AssocRow(const nlohmann::json& tables, const nlohmann::json& as) {
   Row r = {{"Cluster", Str(tables, "cluster")},     {"Account", Str(as, "account")},
            {"User", Str(as, "user")},               {"ParentName", Str(as, "parent")},
            {"Fairshare", Str(as, "shares")},        {"GrpTRES", Str(as, "grp_tres")},
-           {"MaxSubmitJobs", Str(as, "max_submit")}, {"QOS", QosNames(tables)}};
+           {"MaxSubmitJobs", Str(as, "max_submit")}, {"QOS", QosNames(tables)},
+           {"GrpJobs", Str(as, "grp_jobs")},        {"MaxJobs", Str(as, "max_jobs")}};
   return r;
 }
 
@@ -241,7 +243,10 @@ std::vector<Row> Rows(const nlohmann::json& tables, const SacctmgrList& l) {
                         {"GrpTRES", Str(q, "grp_tres")},
                         {"MaxWall", Duration(q.value("max_wall", nlohmann::json()))},
                         {"MaxTRESPerUser", Str(q, "max_tres_per_user")},
-                        {"MaxSubmitJobsPerUser", Str(q, "max_submit_per_user")}});
+                        {"MaxSubmitJobsPerUser", Str(q, "max_submit_per_user")},
+                        {"GrpJobs", Str(q, "grp_jobs")},
+                        {"MaxJobsPerUser", Str(q, "max_jobs_per_user")},
+                        {"MaxJobsPA", Str(q, "max_jobs_per_account")}});
       }
       break;
     case Entity::kCluster:
@@ -257,6 +262,8 @@ std::string RowKey(const Field& f) {
   if (id == "Share") return "Fairshare";
   if (id == "MaxTRESPU") return "MaxTRESPerUser";
   if (id == "MaxSubmitPU") return "MaxSubmitJobsPerUser";
+  if (id == "MaxJobsPU") return "MaxJobsPerUser";
+  if (id == "MaxJobsPerAccount") return "MaxJobsPA";
   if (id == "Name") return "Name";
   return id;
 }
