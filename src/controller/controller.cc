@@ -67,6 +67,7 @@ Result<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& o
   if (!st.ok()) return st.status();
   c->store_ = std::move(*st);
   LOCKSTEP_RETURN_IF_ERROR(c->ReplayAccountsChanges());  // sacctmgr's, over the YAML
+  LOCKSTEP_RETURN_IF_ERROR(c->RecoverUsage());
   LOCKSTEP_RETURN_IF_ERROR(c->Recover());
   Controller* raw = c.get();
   c->events_thread_ = std::thread([raw] { raw->EventLoop(); });
@@ -221,6 +222,7 @@ void Controller::ScheduleLoop() {
     if (full) last_full_pass_ = now;
     SendWarningSignalsLocked(now);
     EnforceLimitsLocked(now);
+    AccrueUsageLocked(now);
     if (ReplayChangesLocked(now)) {
       if (!PassLocked(lock, held, now, full ? engine::PlanDetail::kFull
                                             : engine::PlanDetail::kDecisions))

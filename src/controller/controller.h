@@ -418,6 +418,15 @@ class Controller : private backend::EventSink, private backend::Admission {
   bool limits_changed_ = false;       // guarded by mu_
   std::uint64_t accounts_changes_ = 0;  // guarded by mu_: changes stored (their keys)
   Status ReplayAccountsChanges();       // at Start: the stored changes over the cluster YAML
+  // Fair-share usage (controller_usage.cc): charged by running jobs, decayed, and stored.
+  Time usage_time_ = 0;  // guarded by mu_: when usage was last charged; 0 before the first pass
+  Seconds UsagePeriodLocked() const;
+  void AccrueUsageLocked(Time now);
+  // Charges the part of `job`'s run since the last interval (at each interval, and when the
+  // run ends or is requeued).
+  void ChargeRunLocked(const JobEntry& job, Time now);
+  void SaveUsageLocked();
+  Status RecoverUsage();  // at Start, before jobs are recovered
   ActiveUse ActiveUseLocked() const;
   // sacctmgr's MaxSubmitJobs limits for `count` more jobs of `caller` asking `spec`.
   Status CheckSubmitLimitsLocked(const Caller& caller, const jobspec::JobSpec& spec,

@@ -290,3 +290,57 @@ TEST_F(CoreTest, AnArraysTasksShareOneStoredSpec) {
 
 }  // namespace
 }  // namespace lockstep::controller
+
+namespace lockstep::controller {
+namespace {
+
+class UsageTest : public testing::ControllerTest {
+ protected:
+  void SetUp() override {
+    ControllerTest::SetUp();
+    if (HasFatalFailure()) return;
+    Report(testing::Nodes(2, 8));
+  }
+  // sshare's RawUsage of `user`'s association, or -1 when it has none.
+  double RawUsage(const std::string& user) {
+    const nlohmann::json shares = controller_->Shares();
+    SCOPED_TRACE(shares.dump());
+    for (const nlohmann::json& row : shares["shares"])
+      if (row.value("user", "") == user) return row.value("raw_usage", -1.0);
+    return -1;
+  }
+};
+
+// Fair-share usage: a running job charges its CPUs times the seconds it ran, at each interval
+// and when it ends, usage decays with the half-life, and a restart keeps it (Slurm's RawUsage).
+TEST_F(UsageTest, RunningJobsChargeTheirAssociationAndARestartKeepsIt) {
+  Result<JobId> a = controller_->Submit(kAlice, Spec(8));
+  ASSERT_TRUE(a.ok());
+  controller_->PassForTest();
+  ASSERT_EQ(Field(*a, "state"), "RUNNING");
+  EXPECT_EQ(RawUsage("alice"), 0);
+  clock_.Advance(std::chrono::seconds(120));  // two intervals of a minute, in one step
+  controller_->PassForTest();
+  const double after_two_minutes = RawUsage("alice");
+  // 8 CPUs x 120 s, less the decay of 120 s in a 7-day half-life (under 0.02%).
+  EXPECT_NEAR(after_two_minutes, 960.0, 0.2);
+  clock_.Advance(std::chrono::seconds(30));  // not a whole interval: charged when the run ends
+  controller_->events().RunExited({*a, 0}, {0, 0, false});
+  controller_->SettleForTest();
+  ASSERT_EQ(Field(*a, "state"), "COMPLETED");
+  clock_.Advance(std::chrono::seconds(60));
+  controller_->PassForTest();
+  EXPECT_NEAR(RawUsage("alice"), 960.0 + 240.0, 0.4);
+
+  Stop();
+  Start();
+  Report(testing::Nodes(2, 8));
+  EXPECT_NEAR(RawUsage("alice"), 1200.0, 0.4) << "the usage is stored";
+  // A half-life later, half of it is left.
+  clock_.Advance(std::chrono::seconds(7 * 24 * 3600));
+  controller_->PassForTest();
+  EXPECT_NEAR(RawUsage("alice"), 600.0, 0.4);
+}
+
+}  // namespace
+}  // namespace lockstep::controller

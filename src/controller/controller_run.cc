@@ -91,6 +91,7 @@ LaunchOrder Controller::LaunchOrderLocked(const JobEntry& job) const {
 
 void Controller::EndJobLocked(JobEntry& job, backend::ExitStatus status, Time now,
                               std::optional<JobState> cause) {
+  ChargeRunLocked(job, now);
   job.exit_code = status.exit_code;
   job.signal = status.signal;
   job.end_time = now;
@@ -124,6 +125,7 @@ store::PendingWrite Controller::RequeueLocked(JobEntry& job, const std::string& 
                                               Time now) {
   // Whatever is left of this run goes at once; the next run is another run id.
   SendLocked({Command::Terminate{{job.id, job.restart_count}, 0}});
+  ChargeRunLocked(job, now);
   job.state = JobState::kPending;
   TouchLocked(job);
   job.reason = "None";  // the next pass says why it waits
