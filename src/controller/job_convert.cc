@@ -55,10 +55,9 @@ Result<std::vector<std::uint32_t>> NodeIndices(const std::string& hostlist,
 // -w and -x as the engine's filter; null without either. A name that is no longer a node (the
 // cluster changed since the job was accepted) makes the filter impossible rather than
 // dropping it: the engine then says BadConstraints.
-std::shared_ptr<const engine::NodeFilter> NodeFilterOf(const jobspec::JobSpec& s,
-                                                       const config::ClusterConfig& c) {
+engine::NodeFilterPtr NodeFilterOf(const jobspec::JobSpec& s, const config::ClusterConfig& c) {
   if (s.nodelist.empty() && s.exclude.empty()) return nullptr;
-  auto f = std::make_shared<engine::NodeFilter>();
+  boost::intrusive_ptr<engine::NodeFilter> f(new engine::NodeFilter);
   auto required = NodeIndices(s.nodelist, c);
   auto excluded = NodeIndices(s.exclude, c);
   if (!required.ok() || !excluded.ok()) {

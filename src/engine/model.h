@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include <boost/smart_ptr/intrusive_ptr.hpp>
+#include <boost/smart_ptr/intrusive_ref_counter.hpp>
+
 #include "common/types.h"
 
 namespace lockstep::engine {
@@ -143,7 +146,9 @@ struct Association {
 // Slurm's -w/--nodelist and -x/--exclude: nodes the allocation must include (it may add others
 // when it needs more nodes) and nodes it must not use. Node indices into Snapshot::nodes, each
 // list sorted and without repeats.
-struct NodeFilter {
+// Shared by the jobs that asked alike, through an 8-byte counted pointer (NodeFilterPtr): most
+// jobs have none, and a std::shared_ptr would cost every Job 16 bytes.
+struct NodeFilter : boost::intrusive_ref_counter<NodeFilter, boost::thread_safe_counter> {
   std::vector<std::uint32_t> required, excluded;
   bool Requires(std::uint32_t n) const {
     return std::binary_search(required.begin(), required.end(), n);
@@ -151,8 +156,11 @@ struct NodeFilter {
   bool Excludes(std::uint32_t n) const {
     return std::binary_search(excluded.begin(), excluded.end(), n);
   }
-  bool operator==(const NodeFilter&) const = default;
+  bool operator==(const NodeFilter& o) const {
+    return required == o.required && excluded == o.excluded;
+  }
 };
+using NodeFilterPtr = boost::intrusive_ptr<const NodeFilter>;
 
 // What one job asks for. Per-node quantities are derived by the engine (see request.h).
 struct JobRequest {
@@ -174,7 +182,7 @@ struct JobRequest {
   Seconds switches_wait = 0;         // --switches=N@wait: then any
   Seconds time_limit = 0;            // -t; 0: the partition's DefaultTime
   // -w / -x; null (most jobs): any node of the partition. Shared: jobs are copied often.
-  std::shared_ptr<const NodeFilter> node_filter;
+  NodeFilterPtr node_filter;
 };
 
 enum class DependencyKind : std::uint8_t { kAfter, kAfterAny, kAfterOk, kAfterNotOk, kSingleton };
@@ -218,12 +226,13 @@ struct Job {
   Time submit_time = 0;
   Time begin_time = 0;  // --begin
   std::int32_t nice = 0;
+  std::uint32_t admin_priority = 0;  // scontrol update Priority=: fixes the priority when > 0
+  // (The small fields are kept together: a million pending jobs pay for every byte of padding.)
   bool held_by_user = false;  // -H, scontrol hold
   bool held_by_admin = false;
-  bool requeue = true;               // may go back to the queue (preemption, node failure)
-  std::uint32_t admin_priority = 0;  // scontrol update Priority=: fixes the priority when > 0
-  std::vector<Dependency> dependencies;
+  bool requeue = true;            // may go back to the queue (preemption, node failure)
   bool dependencies_any = false;  // "?" joined: any one suffices; else all
+  std::vector<Dependency> dependencies;
   // Arrays: every task is a Job of its own in the Snapshot.
   JobId array_job_id = 0;
   std::uint32_t array_task_id = 0;

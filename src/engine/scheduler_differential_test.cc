@@ -179,7 +179,7 @@ class Sequence {
     }
     r.ntasks = std::max(r.ntasks, r.min_nodes);
     if (Pick(0, 7) == 0) {  // -w and -x: one node required, or one or two excluded, or both
-      auto filter = std::make_shared<NodeFilter>();
+      boost::intrusive_ptr<NodeFilter> filter(new NodeFilter);
       const int nodes = static_cast<int>(mirror_.nodes.size());
       int kind = Pick(0, 2);
       if (kind != 1) filter->required.push_back(static_cast<std::uint32_t>(Pick(0, nodes - 1)));

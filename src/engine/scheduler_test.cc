@@ -313,9 +313,8 @@ TEST(Plan, ExclusiveJobsCountTheirWholeNodesAgainstLimits) {
   EXPECT_EQ(ReasonOf(p, 2), PendingReason::kQOSGrpCpuLimit);
 }
 
-std::shared_ptr<const NodeFilter> Filter(std::vector<std::uint32_t> required,
-                                         std::vector<std::uint32_t> excluded) {
-  auto f = std::make_shared<NodeFilter>();
+NodeFilterPtr Filter(std::vector<std::uint32_t> required, std::vector<std::uint32_t> excluded) {
+  boost::intrusive_ptr<NodeFilter> f(new NodeFilter);
   f->required = std::move(required);
   f->excluded = std::move(excluded);
   return f;
