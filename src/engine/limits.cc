@@ -59,8 +59,6 @@ LimitTracker::LimitTracker(const Snapshot& s) : s_(s) {
   if (!any_limit_) return;
   per_qos_.resize(s.qos.size());
   per_account_.resize(s.accounts.size());
-  jobs_per_qos_.resize(s.qos.size());
-  jobs_per_account_.resize(s.accounts.size());
   jobs_per_assoc_.resize(s.associations.size());
   for (const Job& j : s.running) {
     Tres t;
@@ -93,26 +91,25 @@ std::int64_t LimitTracker::MaxJobsOf(std::uint32_t assoc) const {
 // Slurm checks the counts before node selection (acct_policy_job_runnable_pre_select): the
 // QoS's first, then the association's and its ancestors'.
 PendingReason LimitTracker::CheckJobCounts(const Job& job) const {
-  auto count = [](const std::unordered_map<std::uint64_t, std::int64_t>& m, std::uint64_t key) {
-    auto it = m.find(key);
-    return it == m.end() ? std::int64_t{0} : it->second;
-  };
   const std::uint32_t account = AccountOf(job);
   if (job.qos < s_.qos.size()) {
     const Qos& q = s_.qos[job.qos];
-    if (jobs_per_qos_[job.qos] + 1 > q.grp_jobs) return PendingReason::kQOSGrpJobsLimit;
-    if (count(jobs_per_qos_user_, UserKey(job.qos, job.user)) + 1 > q.max_jobs_per_user)
+    if (per_qos_[job.qos].jobs + 1 > q.grp_jobs) return PendingReason::kQOSGrpJobsLimit;
+    auto user = per_qos_user_.find(UserKey(job.qos, job.user));
+    if ((user == per_qos_user_.end() ? 0 : user->second.jobs) + 1 > q.max_jobs_per_user)
       return PendingReason::kQOSMaxJobsPerUserLimit;
-    if (account != kNone &&
-        count(jobs_per_qos_account_, UserKey(job.qos, account)) + 1 > q.max_jobs_per_account)
-      return PendingReason::kQOSMaxJobsPerAccountLimit;
+    if (account != kNone) {
+      auto acct = jobs_per_qos_account_.find(UserKey(job.qos, account));
+      if ((acct == jobs_per_qos_account_.end() ? 0 : acct->second) + 1 > q.max_jobs_per_account)
+        return PendingReason::kQOSMaxJobsPerAccountLimit;
+    }
   }
   if (job.assoc < s_.associations.size() &&
       jobs_per_assoc_[job.assoc] + 1 > MaxJobsOf(job.assoc))
     return PendingReason::kAssocMaxJobsLimit;
   for (std::uint32_t a = account, guard = 0; a < s_.accounts.size() && guard < s_.accounts.size();
        a = s_.accounts[a].parent, ++guard) {
-    if (jobs_per_account_[a] + 1 > s_.accounts[a].grp_jobs) return PendingReason::kAssocGrpJobsLimit;
+    if (per_account_[a].jobs + 1 > s_.accounts[a].grp_jobs) return PendingReason::kAssocGrpJobsLimit;
   }
   return PendingReason::kNone;
 }
@@ -123,12 +120,12 @@ PendingReason LimitTracker::Check(const Job& job, const Tres& tres) const {
   if (job.qos < s_.qos.size()) {
     const Qos& q = s_.qos[job.qos];
     auto it = per_qos_user_.find(UserKey(job.qos, job.user));
-    Tres used = it == per_qos_user_.end() ? Tres{} : it->second;
+    Tres used = it == per_qos_user_.end() ? Tres{} : it->second.tres;
     int f = Exceeded(used, tres, q.max_tres_per_user);
     if (f)
       return Pick(f, PendingReason::kQOSMaxGRESPerUser, PendingReason::kQOSMaxCpuPerUserLimit,
                   PendingReason::kQOSMaxMemoryPerUser, PendingReason::kQOSMaxNodePerUserLimit);
-    f = Exceeded(per_qos_[job.qos], tres, q.grp_tres);
+    f = Exceeded(per_qos_[job.qos].tres, tres, q.grp_tres);
     if (f)
       return Pick(f, PendingReason::kQOSGrpGRES, PendingReason::kQOSGrpCpuLimit,
                   PendingReason::kQOSGrpMemLimit, PendingReason::kQOSGrpNodeLimit);
@@ -136,7 +133,7 @@ PendingReason LimitTracker::Check(const Job& job, const Tres& tres) const {
   for (std::uint32_t a = AccountOf(job), guard = 0; a != kNone && guard < s_.accounts.size();
        a = s_.accounts[a].parent, ++guard) {
     if (a >= s_.accounts.size()) break;
-    int f = Exceeded(per_account_[a], tres, s_.accounts[a].grp_tres);
+    int f = Exceeded(per_account_[a].tres, tres, s_.accounts[a].grp_tres);
     if (f)
       return Pick(f, PendingReason::kAssocGrpGRES, PendingReason::kAssocGrpCpuLimit,
                   PendingReason::kAssocGrpMemLimit, PendingReason::kAssocGrpNodeLimit);
@@ -148,18 +145,15 @@ void LimitTracker::Add(const Job& job, const Tres& tres) {
   if (!any_limit_) return;
   const std::uint32_t account = AccountOf(job);
   if (job.qos < s_.qos.size()) {
-    per_qos_user_[UserKey(job.qos, job.user)] += tres;
-    per_qos_[job.qos] += tres;
-    ++jobs_per_qos_user_[UserKey(job.qos, job.user)];
-    ++jobs_per_qos_[job.qos];
+    per_qos_user_[UserKey(job.qos, job.user)].Add(tres);
+    per_qos_[job.qos].Add(tres);
     if (account != kNone) ++jobs_per_qos_account_[UserKey(job.qos, account)];
   }
   if (job.assoc < s_.associations.size()) ++jobs_per_assoc_[job.assoc];
   for (std::uint32_t a = account, guard = 0; a != kNone && guard < s_.accounts.size();
        a = s_.accounts[a].parent, ++guard) {
     if (a >= s_.accounts.size()) break;
-    per_account_[a] += tres;
-    ++jobs_per_account_[a];
+    per_account_[a].Add(tres);
   }
 }
 

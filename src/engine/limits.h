@@ -36,15 +36,21 @@ class LimitTracker {
   PendingReason CheckJobCounts(const Job& job) const;
   std::int64_t MaxJobsOf(std::uint32_t assoc) const;  // the association's own, else inherited
 
+  // What running jobs (and those started in this pass) hold: their TRES and their count.
+  struct Usage {
+    Tres tres;
+    std::int64_t jobs = 0;
+    void Add(const Tres& t) { tres += t, ++jobs; }
+  };
+
   const Snapshot& s_;
   bool any_limit_ = false;  // no usage limit configured: nothing to track
-  std::unordered_map<std::uint64_t, Tres> per_qos_user_;
-  std::vector<Tres> per_qos_;
-  std::vector<Tres> per_account_;  // subtree usage: a job counts for its account and ancestors
-  // Running jobs, for the job-count limits. Keys as per_qos_user_ (the account for
-  // MaxJobsPerAccount in place of the user).
-  std::unordered_map<std::uint64_t, std::int64_t> jobs_per_qos_user_, jobs_per_qos_account_;
-  std::vector<std::int64_t> jobs_per_qos_, jobs_per_account_, jobs_per_assoc_;
+  std::unordered_map<std::uint64_t, Usage> per_qos_user_;
+  std::vector<Usage> per_qos_;
+  std::vector<Usage> per_account_;  // subtree usage: a job counts for its account and ancestors
+  // Job counts only: per (QoS, account) for MaxJobsPerAccount, and per association for MaxJobs.
+  std::unordered_map<std::uint64_t, std::int64_t> jobs_per_qos_account_;
+  std::vector<std::int64_t> jobs_per_assoc_;
 };
 
 }  // namespace lockstep::engine
