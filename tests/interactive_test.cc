@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <chrono>
 #include <fstream>
 #include <string>
 
@@ -85,9 +86,15 @@ TEST(Pty, ABashOnAPseudoTerminalGetsKeysSizeSignalsAndGivesItsExitCode) {
   // The task's terminal has srun's size, and follows it.
   s.Write("stty size\n");
   ASSERT_TRUE(s.Expect("\r\n30 100\r\n")) << s.transcript();
+  // The new size travels to the task beside the keys, not before them (as in Slurm), so a
+  // command typed at once may still see the old size; the size must arrive, and stay.
   s.Resize(40, 120);
-  s.Write("stty size\n");
-  ASSERT_TRUE(s.Expect("\r\n40 120\r\n")) << s.transcript();
+  bool resized = false;
+  for (int attempt = 0; attempt < 10 && !resized; ++attempt) {
+    s.Write("stty size\n");
+    resized = s.Expect("\r\n40 120\r\n", std::chrono::seconds(3));
+  }
+  ASSERT_TRUE(resized) << s.transcript();
   // It is the shell's controlling terminal: a job-control shell, tty says so.
   s.Write("tty; echo tty=$?\n");
   ASSERT_TRUE(s.Expect("tty=0")) << s.transcript();
