@@ -1,0 +1,98 @@
+// srun into a running job on Kubernetes (fixture: kubernetes_node_fixture.h): `srun --jobid=ID
+// --overlap` runs its command in the job's pod on the real node through the pod's exec
+// subresource (src/backend/kubernetes/backend/exec_steps.h): output, stderr and exit code back,
+// on node 0 or the node of -w;
+// srun's piped input, to its end; and `--pty`, a shell on a real pseudo-terminal (tests/
+// pty_session.h) with its size, Ctrl-C and `exit 3`.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/kubernetes_node_fixture.h"
+#include "tests/pty_session.h"
+
+namespace lockstep::testing {
+namespace {
+
+std::string Lockstep() { return std::string(LOCKSTEP_BIN_DIR) + "/lockstep"; }
+
+TEST_F(RealNodeTest, SrunOverlapRunsInTheJobsPodThroughExec) {
+  const std::string ns = "node-x";
+  std::unique_ptr<Cluster> c = StartOnNode(ns);
+  unsigned long long id = Submit(*c, {"--wrap", "sleep 300"});
+  ASSERT_GT(id, 0u);
+  const std::string pod = "lockstep-" + std::to_string(id) + "-0";
+  ASSERT_TRUE(WaitFor([&] { return PodPhase(ns, pod) == "Running"; }, seconds(60)))
+      << c->Job(id).dump() << DaemonLog(*c);
+  const std::string job = "--jobid=" + std::to_string(id);
+
+  // A command without input: its output, in the pod (its hostname is the pod's).
+  CommandResult r = c->Run({"srun", job, "--overlap", "hostname"});
+  EXPECT_EQ(r.exit_code, 0) << r.err << DaemonLog(*c);
+  EXPECT_EQ(r.out, pod + "\n") << r.err;
+
+  // -w: the job's node named (this node: the real node is one); a node not the job's, refused.
+  r = c->Run({"srun", job, "--overlap", "-w", node_, "hostname"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, pod + "\n") << r.err;
+  r = c->Run({"srun", job, "--overlap", "-w", "elsewhere1", "hostname"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(Contains(r.err, "node elsewhere1 is not in the job's allocation")) << r.err;
+
+  // stdout and stderr apart, and the exit code.
+  r = c->Run({"srun", job, "--overlap", "sh", "-c", "echo to-out; echo to-err >&2; exit 5"});
+  EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
+  EXPECT_EQ(r.out, "to-out\n");
+  EXPECT_TRUE(Contains(r.err, "to-err\n")) << r.err;
+
+  // srun's piped input reaches the command, and so does its end (cat ends).
+  r = c->Run({"srun", job, "--overlap", "cat"}, "", -1, "hi\nthere, with $HOME and \\ kept\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "hi\nthere, with $HOME and \\ kept\n") << r.err;
+
+  // --pty: a shell in the pod on a terminal of srun's size, following its changes.
+  PtySession s({Lockstep(), "srun", job, "--overlap", "--pty", "sh"},
+               {{"LOCKSTEP_STATE_DIR", c->dir()}, {"SLURM_JOB_ID", ""}, {"TERM", "dumb"}},
+               c->work(), 24, 80);
+  ASSERT_TRUE(s.started());
+  s.Write("echo $((6*7)) $(hostname)\n");
+  ASSERT_TRUE(s.Expect("42 " + pod + "\r\n")) << s.transcript() << DaemonLog(*c);
+  s.Write("stty size\n");
+  ASSERT_TRUE(s.Expect("\r\n24 80\r\n")) << s.transcript();
+  s.Resize(30, 100);
+  // The new size reaches the pod's terminal a moment later: asked until it says so.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        s.Write("stty size\n");
+        return s.Expect("\r\n30 100\r\n", seconds(1));
+      },
+      kWait))
+      << s.transcript();
+  // Ctrl-C is the terminal's: it interrupts the command in the pod, not srun. Sent once the
+  // command runs (seen by another step in the same pod): before, the shell's line editor has
+  // the terminal and would read ^C as a key. (A process of its own: busybox's sh runs `sleep`
+  // within itself.)
+  s.Write("sh -c 'sleep 301'; echo slept\n");
+  ASSERT_TRUE(s.Expect("sh -c 'sleep 301'; echo slept\r\n")) << s.transcript();
+  CommandResult seen;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        seen = c->Run({"srun", job, "--overlap", "sh", "-c", "ps | grep '[s]leep 301'"});
+        return seen.exit_code == 0;
+      },
+      kWait))
+      << seen.out << seen.err << s.transcript();
+  s.Write("\x03");
+  s.Write("echo rc=$?\n");
+  ASSERT_TRUE(s.Expect("rc=130")) << s.transcript() << DaemonLog(*c);
+  s.Write("exit 3\n");
+  EXPECT_EQ(s.Wait(), 3) << s.transcript();
+  EXPECT_FALSE(Contains(s.transcript(), "\r\nslept\r\n")) << s.transcript();  // ^C ended the list
+
+  EXPECT_EQ(c->Job(id)["state"], "RUNNING");  // the job goes on
+  EXPECT_EQ(c->Run({"scancel", std::to_string(id)}).exit_code, 0);
+  EXPECT_EQ(c->WaitJob(id, 60)["state"], "CANCELLED");
+}
+
+}  // namespace
+}  // namespace lockstep::testing
