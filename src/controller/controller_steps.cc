@@ -218,7 +218,7 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
     std::vector<backend::StepTask>& tasks = launch.tasks_by_node[in.nodes[n]];
     const std::vector<int>& node_gpus = in.gpus_per_node[n];
     for (int local = 0; local < t.step_tasks_per_node[i]; ++local, ++rank) {
-      t.rank = rank, t.node_index = n, t.local_rank = local;
+      t.rank = rank, t.node_index = i, t.local_rank = local;  // the step's node index
       t.gpus = node_gpus;
       if (req->gpus_per_task > 0) {
         t.gpus.clear();

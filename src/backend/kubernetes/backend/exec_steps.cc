@@ -85,7 +85,6 @@ void ExecSteps::Launch(const backend::StepLaunch& launch, std::vector<Target> ta
     task->target = std::move(t);
     step->tasks.push_back(std::move(task));
   }
-  std::vector<Worker> finished;
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return;
   steps_[{launch.job, launch.step}] = step;

@@ -27,24 +27,31 @@ Status KubernetesBackend::LaunchStep(backend::StepLaunch step) {
     const std::string node = pod.value("spec", Json::object()).value("nodeName", "");
     by_node[node].emplace_back(rank, &pod);
   }
+  // A step that cannot start is told to srun as its error, and ends: a refusal returned from
+  // here would only be logged.
+  auto refuse = [&](const std::string& why) {
+    events_.StepOutput({backend::OutputChunk{
+        step.job, step.step, 0, true,
+        "lockstep: step " + std::to_string(step.job) + "." + std::to_string(step.step) + ": " +
+            why + "\n"}});
+    for (const auto& [each, unused] : step.tasks_by_node)
+      events_.StepNodeExited(step.job, step.step, each, backend::ExitStatus{1, 0, false});
+    return Status::Ok();
+  };
   std::vector<ExecSteps::Target> targets;
   for (auto& [node, tasks] : step.tasks_by_node) {
     auto it = by_node.find(node);
-    if (it == by_node.end() || it->second.empty()) {
-      // Told to srun as its step's error, and the step ends: a refusal here would only be logged.
-      events_.StepOutput({backend::OutputChunk{
-          step.job, step.step, 0, true,
-          "lockstep: step " + std::to_string(step.job) + "." + std::to_string(step.step) +
-              ": the job has no pod on node " + node + " (run " + std::to_string(step.run) +
-              ")\n"}});
-      for (const auto& [each, unused] : step.tasks_by_node)
-        events_.StepNodeExited(step.job, step.step, each, backend::ExitStatus{1, 0, false});
-      return Status::Ok();
-    }
+    if (it == by_node.end() || it->second.empty())
+      return refuse("the job has no pod on node " + node + " (run " + std::to_string(step.run) +
+                    ")");
     std::sort(it->second.begin(), it->second.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     for (std::size_t i = 0; i < tasks.size(); ++i) {
       const Json& pod = *it->second[i % it->second.size()].second;
+      const std::string phase = pod.value("status", Json::object()).value("phase", "");
+      if (phase != "Running")
+        return refuse("pod " + Meta(pod, "name") + " on node " + node + " is " +
+                      (phase.empty() ? "not started" : phase) + ", not Running");
       targets.push_back({Meta(pod, "namespace"), Meta(pod, "name"), node, std::move(tasks[i])});
     }
   }

@@ -13,7 +13,10 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
+#include <cctype>
 #include <deque>
+#include <fstream>
+#include <iterator>
 
 #include "backend/kubernetes/client/transport.h"
 
@@ -95,7 +98,15 @@ class BeastExecStream : public ExecStream {
     tcp_layer.expires_after(timeout);
     ec = RunOne([&](auto h) { ws.next_layer().async_handshake(ssl::stream_base::client, h); });
     if (ec) return Unavailable(what + ": TLS handshake: " + ec.message());
-    const std::string token = config.token;
+    // A token file (a projected ServiceAccount token) is read at each exec: it is rotated.
+    std::string token = config.token;
+    if (!config.token_file.empty()) {
+      std::ifstream in(config.token_file);
+      std::string fresh((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      while (!fresh.empty() && std::isspace(static_cast<unsigned char>(fresh.back())))
+        fresh.pop_back();
+      if (!fresh.empty()) token = std::move(fresh);
+    }
     ws.set_option(websocket::stream_base::decorator([token](websocket::request_type& req) {
       req.set(http::field::sec_websocket_protocol, kExecSubprotocol);
       req.set(http::field::user_agent, "lockstep/0.1");
