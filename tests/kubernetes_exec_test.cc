@@ -3,11 +3,13 @@
 // subresource (src/backend/kubernetes/backend/exec_steps.h): output, stderr and exit code back,
 // on node 0 or the node of -w;
 // srun's piped input, to its end; and `--pty`, a shell on a real pseudo-terminal (tests/
-// pty_session.h) with its size, Ctrl-C and `exit 3`.
+// pty_session.h) with its size, Ctrl-C and `exit 3`; scancel of the job ends a running step.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <string>
 
 #include "tests/kubernetes_node_fixture.h"
@@ -101,8 +103,32 @@ TEST_F(RealNodeTest, SrunOverlapRunsInTheJobsPodThroughExec) {
   EXPECT_FALSE(Contains(s.transcript(), "\r\nslept\r\n")) << s.transcript();  // ^C ended the list
 
   EXPECT_EQ(c->Job(id)["state"], "RUNNING");  // the job goes on
+
+  // scancel of the job while a step runs in its pod: the step ends with it, and srun too. (srun
+  // beside the test as a user's other terminal: Cluster::Run is one command at a time.)
+  std::future<std::pair<std::string, int>> running = std::async(std::launch::async, [&] {
+    const std::string cmd = "LOCKSTEP_STATE_DIR=" + c->dir() + " " + Lockstep() + " srun " + job +
+                            " --overlap sh -c 'echo step-up; sleep 302' </dev/null 2>&1";
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (p == nullptr) return std::make_pair(out, -1);
+    char buf[1024];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    const int status = ::pclose(p);
+    return std::make_pair(out, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  });
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return c->Run({"srun", job, "--overlap", "sh", "-c", "ps | grep '[s]leep 302'"})
+                   .exit_code == 0;
+      },
+      kWait));
   EXPECT_EQ(c->Run({"scancel", std::to_string(id)}).exit_code, 0);
   EXPECT_EQ(c->WaitJob(id, 60)["state"], "CANCELLED");
+  ASSERT_EQ(running.wait_for(seconds(60)), std::future_status::ready) << DaemonLog(*c);
+  auto [out, code] = running.get();
+  EXPECT_NE(code, 0) << out;
+  EXPECT_TRUE(Contains(out, "step-up\n")) << out;
 }
 
 }  // namespace
