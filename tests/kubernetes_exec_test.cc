@@ -3,7 +3,7 @@
 // subresource (src/backend/kubernetes/backend/exec_steps.h): output, stderr and exit code back,
 // on node 0 or the node of -w;
 // srun's piped input, to its end; and `--pty`, a shell on a real pseudo-terminal (tests/
-// pty_session.h) with its size, Ctrl-C and `exit 3`; scancel of the job ends a running step.
+// pty_session.h) with its size, Ctrl-C and `exit 3`; scancel of a step or of the job ends srun.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -19,6 +19,28 @@ namespace lockstep::testing {
 namespace {
 
 std::string Lockstep() { return std::string(LOCKSTEP_BIN_DIR) + "/lockstep"; }
+
+// `lockstep srun ARGS` beside the test, as from a user's other terminal (Cluster::Run is one
+// command at a time): its output (stderr too) and exit code once it ends.
+std::future<std::pair<std::string, int>> SrunBeside(Cluster& c, const std::string& args) {
+  const std::string cmd = "LOCKSTEP_STATE_DIR=" + c.dir() + " " + Lockstep() + " srun " + args +
+                          " </dev/null 2>&1";
+  return std::async(std::launch::async, [cmd] {
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (p == nullptr) return std::make_pair(out, -1);
+    char buf[1024];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    const int status = ::pclose(p);
+    return std::make_pair(out, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  });
+}
+
+// Whether a process whose command line holds `text` runs in the job's pod (seen by a step).
+bool RunsInPod(Cluster& c, const std::string& job, const std::string& text) {
+  const std::string pattern = "[" + text.substr(0, 1) + "]" + text.substr(1);
+  return c.Run({"srun", job, "--overlap", "sh", "-c", "ps | grep '" + pattern + "'"}).exit_code == 0;
+}
 
 TEST_F(RealNodeTest, SrunOverlapRunsInTheJobsPodThroughExec) {
   const std::string ns = "node-x";
@@ -87,14 +109,7 @@ TEST_F(RealNodeTest, SrunOverlapRunsInTheJobsPodThroughExec) {
   // within itself.)
   s.Write("sh -c 'sleep 301'; echo slept\n");
   ASSERT_TRUE(s.Expect("sh -c 'sleep 301'; echo slept\r\n")) << s.transcript();
-  CommandResult seen;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        seen = c->Run({"srun", job, "--overlap", "sh", "-c", "ps | grep '[s]leep 301'"});
-        return seen.exit_code == 0;
-      },
-      kWait))
-      << seen.out << seen.err << s.transcript();
+  ASSERT_TRUE(WaitFor([&] { return RunsInPod(*c, job, "sleep 301"); }, kWait)) << s.transcript();
   s.Write("\x03");
   s.Write("echo rc=$?\n");
   ASSERT_TRUE(s.Expect("rc=130")) << s.transcript() << DaemonLog(*c);
@@ -104,25 +119,31 @@ TEST_F(RealNodeTest, SrunOverlapRunsInTheJobsPodThroughExec) {
 
   EXPECT_EQ(c->Job(id)["state"], "RUNNING");  // the job goes on
 
-  // scancel of the job while a step runs in its pod: the step ends with it, and srun too. (srun
-  // beside the test as a user's other terminal: Cluster::Run is one command at a time.)
-  std::future<std::pair<std::string, int>> running = std::async(std::launch::async, [&] {
-    const std::string cmd = "LOCKSTEP_STATE_DIR=" + c->dir() + " " + Lockstep() + " srun " + job +
-                            " --overlap sh -c 'echo step-up; sleep 302' </dev/null 2>&1";
-    std::string out;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (p == nullptr) return std::make_pair(out, -1);
-    char buf[1024];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-    const int status = ::pclose(p);
-    return std::make_pair(out, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  });
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        return c->Run({"srun", job, "--overlap", "sh", "-c", "ps | grep '[s]leep 302'"})
-                   .exit_code == 0;
-      },
-      kWait));
+  // scancel ID.STEP: the step's exec is closed and srun ends. (The command itself goes on in the
+  // pod until it ends or the job does: the kubelet ends no exec whose stream closed.)
+  std::future<std::pair<std::string, int>> cancelled =
+      SrunBeside(*c, job + " --overlap sh -c 'echo s2; sleep 303'");
+  ASSERT_TRUE(WaitFor([&] { return RunsInPod(*c, job, "sleep 303"); }, kWait));
+  int running_step = -1;
+  for (int s = 0; s < 64 && running_step < 0; ++s)
+    if (c->Get("/api/v1/jobs/" + std::to_string(id) + "/steps/" + std::to_string(s))
+            .value("state", "") == "RUNNING")
+      running_step = s;
+  ASSERT_GE(running_step, 0);
+  EXPECT_EQ(c->Run({"scancel", std::to_string(id) + "." + std::to_string(running_step)}).exit_code,
+            0);
+  ASSERT_EQ(cancelled.wait_for(seconds(30)), std::future_status::ready) << DaemonLog(*c);
+  auto [s2_out, s2_code] = cancelled.get();
+  EXPECT_NE(s2_code, 0) << s2_out;
+  EXPECT_TRUE(Contains(s2_out, "s2\n")) << s2_out;
+  EXPECT_EQ(c->Get("/api/v1/jobs/" + std::to_string(id) + "/steps/" + std::to_string(running_step))
+                .value("state", ""),
+            "FAILED");
+
+  // scancel of the job while a step runs in its pod: the step ends with it, and srun too.
+  std::future<std::pair<std::string, int>> running =
+      SrunBeside(*c, job + " --overlap sh -c 'echo step-up; sleep 302'");
+  ASSERT_TRUE(WaitFor([&] { return RunsInPod(*c, job, "sleep 302"); }, kWait));
   EXPECT_EQ(c->Run({"scancel", std::to_string(id)}).exit_code, 0);
   EXPECT_EQ(c->WaitJob(id, 60)["state"], "CANCELLED");
   ASSERT_EQ(running.wait_for(seconds(60)), std::future_status::ready) << DaemonLog(*c);

@@ -55,8 +55,9 @@ class ExecSteps {
 
   // Starts the step's tasks (one exec each); their ends are reported per node.
   void Launch(const backend::StepLaunch& step, std::vector<Target> targets);
-  // SIGTERM, SIGKILL (or 0, the end of the step): the execs are closed, which ends the
-  // commands' streams (the kubelet then ends them); other signals cannot reach them.
+  // SIGTERM, SIGKILL (or 0, the end of the step): the execs are closed, which ends the step;
+  // the commands themselves go on in the pod (the kubelet ends no exec whose stream closed)
+  // until they end or the job's pods go. Other signals cannot reach them.
   Status Signal(JobId job, std::int32_t step, int signo);
   void Stop();
 
