@@ -18,13 +18,15 @@
 namespace lockstep::testing {
 namespace {
 
-std::string Lockstep() { return std::string(LOCKSTEP_BIN_DIR) + "/lockstep"; }
+std::string Lockstep() {
+  return std::string(LOCKSTEP_BIN_DIR) + "/lockstep";
+}
 
 // `lockstep srun ARGS` beside the test, as from a user's other terminal (Cluster::Run is one
 // command at a time): its output (stderr too) and exit code once it ends.
 std::future<std::pair<std::string, int>> SrunBeside(Cluster& c, const std::string& args) {
-  const std::string cmd = "LOCKSTEP_STATE_DIR=" + c.dir() + " " + Lockstep() + " srun " + args +
-                          " </dev/null 2>&1";
+  const std::string cmd =
+      "LOCKSTEP_STATE_DIR=" + c.dir() + " " + Lockstep() + " srun " + args + " </dev/null 2>&1";
   return std::async(std::launch::async, [cmd] {
     std::string out;
     FILE* p = ::popen(cmd.c_str(), "r");
@@ -39,7 +41,8 @@ std::future<std::pair<std::string, int>> SrunBeside(Cluster& c, const std::strin
 // Whether a process whose command line holds `text` runs in the job's pod (seen by a step).
 bool RunsInPod(Cluster& c, const std::string& job, const std::string& text) {
   const std::string pattern = "[" + text.substr(0, 1) + "]" + text.substr(1);
-  return c.Run({"srun", job, "--overlap", "sh", "-c", "ps | grep '" + pattern + "'"}).exit_code == 0;
+  return c.Run({"srun", job, "--overlap", "sh", "-c", "ps | grep '" + pattern + "'"}).exit_code ==
+         0;
 }
 
 TEST_F(RealNodeTest, SrunOverlapRunsInTheJobsPodThroughExec) {
@@ -60,10 +63,13 @@ TEST_F(RealNodeTest, SrunOverlapRunsInTheJobsPodThroughExec) {
   // The round trip of a step through the exec (docs/benchmarks.md): printed, not asserted.
   const auto started = std::chrono::steady_clock::now();
   constexpr int kRuns = 5;
-  for (int i = 0; i < kRuns; ++i) EXPECT_EQ(c->Run({"srun", job, "--overlap", "true"}).exit_code, 0);
-  std::fprintf(stderr, "srun --jobid --overlap true through the pod's exec: %.0f ms each (%d runs)\n",
+  for (int i = 0; i < kRuns; ++i)
+    EXPECT_EQ(c->Run({"srun", job, "--overlap", "true"}).exit_code, 0);
+  std::fprintf(stderr,
+               "srun --jobid --overlap true through the pod's exec: %.0f ms each (%d runs)\n",
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
-                       .count() / kRuns,
+                       .count() /
+                   kRuns,
                kRuns);
 
   // -w: the job's node named (this node: the real node is one); a node not the job's, refused.

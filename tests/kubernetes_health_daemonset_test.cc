@@ -88,10 +88,10 @@ class HealthDaemonSetTest : public RealNodeTest {
   // The kubelet refreshes a ConfigMap volume when it syncs the pod: at once on a change of the
   // pod, else at its sync period (a minute). The test changes an annotation so as not to wait.
   static void NudgeKubelet(const std::string& pod, int generation) {
-    Json patch = {{"metadata",
-                   {{"annotations", {{"lockstep-test/nudge", std::to_string(generation)}}}}}};
-    Result<Json> r = kc().Patch(kube::PodPath("lockstep", pod), kube::PatchType::kStrategicMerge,
-                                patch);
+    Json patch = {
+        {"metadata", {{"annotations", {{"lockstep-test/nudge", std::to_string(generation)}}}}}};
+    Result<Json> r =
+        kc().Patch(kube::PodPath("lockstep", pod), kube::PatchType::kStrategicMerge, patch);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
   }
 
@@ -120,8 +120,9 @@ TEST_F(HealthDaemonSetTest, DaemonSetPodReportsAndItsProgramDrainsAndResumesTheN
   // lockstepd's certificate names its Service, as the agent reaches it by that name.
   const std::string tls =
       "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=lockstepd"
-      " -addext subjectAltName=IP:" + ip + ",DNS:lockstepd.lockstep.svc -keyout " + dir +
-      "/tls.key -out " + dir + "/tls.crt 2>/dev/null";
+      " -addext subjectAltName=IP:" +
+      ip + ",DNS:lockstepd.lockstep.svc -keyout " + dir + "/tls.key -out " + dir +
+      "/tls.crt 2>/dev/null";
   ASSERT_EQ(std::system(tls.c_str()), 0);
 
   // lockstepd in kubernetes mode on this host, over HTTPS (the pods reach it at their bridge's
@@ -130,11 +131,10 @@ TEST_F(HealthDaemonSetTest, DaemonSetPodReportsAndItsProgramDrainsAndResumesTheN
   const int port = kube::testing::FreePort();
   LabelNode(kTag);
   ClusterOptions o;
-  o.daemon_args = {"--log-level", "debug", "--listen", "0.0.0.0:" + std::to_string(port),
-                   "--tls-cert", dir + "/tls.crt", "--tls-key", dir + "/tls.key"};
+  o.daemon_args = {"--log-level", "debug",          "--listen",  "0.0.0.0:" + std::to_string(port),
+                   "--tls-cert",  dir + "/tls.crt", "--tls-key", dir + "/tls.key"};
   Cluster c(o);
-  WriteClusterYaml(c, kTag,
-                   "health:\n  program: /etc/lockstep/health/check.sh\n  interval: 1\n");
+  WriteClusterYaml(c, kTag, "health:\n  program: /etc/lockstep/health/check.sh\n  interval: 1\n");
   c.Start(/*with_agent=*/false);
   ASSERT_TRUE(c.WaitNodes("idle", 1, 30)) << c.Get("/api/v1/nodes").dump();
   CommandResult token = c.Run({"token"});  // an operator's (root's), as the README asks
@@ -146,12 +146,13 @@ TEST_F(HealthDaemonSetTest, DaemonSetPodReportsAndItsProgramDrainsAndResumesTheN
   const std::string deploy = kube::testing::SourceDir() + "/deploy/kubernetes";
   ASSERT_EQ(Kubectl("apply -f " + deploy + "/namespace.yaml"), 0);
   (void)Kubectl("-n lockstep delete secret lockstepd-tls lockstep-health-agent --ignore-not-found");
-  ASSERT_EQ(Kubectl("-n lockstep create secret tls lockstepd-tls --cert=" + dir + "/tls.crt --key=" +
-                    dir + "/tls.key"),
+  ASSERT_EQ(Kubectl("-n lockstep create secret tls lockstepd-tls --cert=" + dir +
+                    "/tls.crt --key=" + dir + "/tls.key"),
             0);
-  ASSERT_EQ(Kubectl("-n lockstep create secret generic lockstep-health-agent --from-literal=token=" +
-                    line.substr(line.find('=') + 1)),
-            0);
+  ASSERT_EQ(
+      Kubectl("-n lockstep create secret generic lockstep-health-agent --from-literal=token=" +
+              line.substr(line.find('=') + 1)),
+      0);
   WriteHealthProgram(dir, "echo all good\nexit 0\n");
   ASSERT_EQ(Kubectl("apply -f " + deploy + "/health-agent.yaml"), 0);
   // What this one-machine cluster lacks, nothing else: no cluster DNS and no kube-proxy, so the
@@ -159,14 +160,16 @@ TEST_F(HealthDaemonSetTest, DaemonSetPodReportsAndItsProgramDrainsAndResumesTheN
   const std::string url = "https://lockstepd.lockstep.svc:" + std::to_string(port);
   const std::string patch =
       "[{\"op\": \"add\", \"path\": \"/spec/template/spec/hostAliases\", \"value\": [{\"ip\": \"" +
-      ip + "\", \"hostnames\": [\"lockstepd.lockstep.svc\"]}]},"
+      ip +
+      "\", \"hostnames\": [\"lockstepd.lockstep.svc\"]}]},"
       " {\"op\": \"test\", \"path\": \"/spec/template/spec/containers/0/args/1\", \"value\": "
       "\"--socket\"},"
-      " {\"op\": \"replace\", \"path\": \"/spec/template/spec/containers/0/args/2\", \"value\": \"" +
+      " {\"op\": \"replace\", \"path\": \"/spec/template/spec/containers/0/args/2\", \"value\": "
+      "\"" +
       url + "\"}]";
-  ASSERT_EQ(Kubectl("-n lockstep patch daemonset lockstep-health-agent --type=json -p '" + patch +
-                    "'"),
-            0);
+  ASSERT_EQ(
+      Kubectl("-n lockstep patch daemonset lockstep-health-agent --type=json -p '" + patch + "'"),
+      0);
   EXPECT_TRUE(AgentPods().empty());  // no GPU node yet: no pod
   LabelGpuNode(true);
 
@@ -195,8 +198,8 @@ TEST_F(HealthDaemonSetTest, DaemonSetPodReportsAndItsProgramDrainsAndResumesTheN
   // The program fails: the node is drained with its first line; it passes: resumed.
   WriteHealthProgram(dir, "echo 'ECC storm on GPU 3'\nexit 2\n");
   NudgeKubelet(pod, 1);
-  EXPECT_TRUE(WaitFor(
-      [&] { return StateAndReason(c) == "drained health: ECC storm on GPU 3"; }, seconds(90)))
+  EXPECT_TRUE(WaitFor([&] { return StateAndReason(c) == "drained health: ECC storm on GPU 3"; },
+                      seconds(90)))
       << StateAndReason(c) << "\n"
       << Output(KubectlLine("-n lockstep logs " + pod + " 2>&1"));
   WriteHealthProgram(dir, "echo all good\nexit 0\n");

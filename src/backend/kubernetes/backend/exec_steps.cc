@@ -63,7 +63,9 @@ struct ExecSteps::Worker {
 ExecSteps::ExecSteps(KubeConfig config, backend::EventSink& events)
     : config_(std::move(config)), events_(events) {}
 
-ExecSteps::~ExecSteps() { Stop(); }
+ExecSteps::~ExecSteps() {
+  Stop();
+}
 
 void ExecSteps::Launch(const backend::StepLaunch& launch, std::vector<Target> targets) {
   auto step = std::make_shared<Step>();
@@ -78,8 +80,7 @@ void ExecSteps::Launch(const backend::StepLaunch& launch, std::vector<Target> ta
     auto task = std::make_shared<Task>();
     task->tty = launch.pty && t.task.rank == 0;
     task->framed = t.task.stdin_forwarded && !task->tty;
-    if (t.task.stdin_forwarded &&
-        std::find(pumps.begin(), pumps.end(), t.node) == pumps.end())
+    if (t.task.stdin_forwarded && std::find(pumps.begin(), pumps.end(), t.node) == pumps.end())
       pumps.push_back(t.node);
     ++step->running[t.node];
     task->target = std::move(t);
@@ -91,7 +92,8 @@ void ExecSteps::Launch(const backend::StepLaunch& launch, std::vector<Target> ta
   for (const std::shared_ptr<Task>& task : step->tasks)
     StartLocked([this, step, task] { RunTask(step, task); });
   if (step->input != nullptr)
-    for (const std::string& node : pumps) StartLocked([this, step, node] { PumpInput(step, node); });
+    for (const std::string& node : pumps)
+      StartLocked([this, step, node] { PumpInput(step, node); });
   // Threads of ended steps: joined now (they have returned or are returning).
   for (auto it = workers_.begin(); it != workers_.end();) {
     if (it->done->load()) {
@@ -120,12 +122,12 @@ void ExecSteps::RunTask(std::shared_ptr<Step> step, std::shared_ptr<Task> task) 
   const std::int32_t id = step->step;
   const std::int32_t rank = t.task.rank;
   auto output = [this, job, id, rank](ExecChannel channel, std::string data) {
-    events_.StepOutput({backend::OutputChunk{job, id, rank, channel == ExecChannel::kStderr,
-                                             std::move(data)}});
+    events_.StepOutput(
+        {backend::OutputChunk{job, id, rank, channel == ExecChannel::kStderr, std::move(data)}});
   };
-  Result<std::unique_ptr<ExecStream>> opened = ExecStream::Open(
-      config_, ExecTarget(t.ns, t.pod, kJobContainer, argv, reads, task->tty), kOpenTimeout,
-      output);
+  Result<std::unique_ptr<ExecStream>> opened =
+      ExecStream::Open(config_, ExecTarget(t.ns, t.pod, kJobContainer, argv, reads, task->tty),
+                       kOpenTimeout, output);
   if (!opened.ok()) {
     output(ExecChannel::kStderr, "lockstep: step " + std::to_string(job) + "." +
                                      std::to_string(id) + ": cannot run in pod " + t.pod + ": " +
@@ -231,8 +233,7 @@ void ExecSteps::PumpInput(std::shared_ptr<Step> step, std::string node) {
       all_ended = all_ended && t->ended;
       if (t->ended) continue;
       if (r->winsize != winsize_seen && t->tty && r->rows > 0) t->stream->Resize(r->rows, r->cols);
-      if (!r->data.empty())
-        t->stream->SendStdin(t->framed ? FrameStdinChunk(r->data) : r->data);
+      if (!r->data.empty()) t->stream->SendStdin(t->framed ? FrameStdinChunk(r->data) : r->data);
       if (r->eof && t->framed) t->stream->SendStdin(FrameStdinChunk(""));
     }
     if (r->closed || r->eof || all_ended) return;

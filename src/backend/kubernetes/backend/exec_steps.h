@@ -76,9 +76,9 @@ class ExecSteps {
   const KubeConfig config_;
   backend::EventSink& events_;
   std::mutex mu_;
-  bool stopping_ = false;                          // guarded by mu_
-  std::map<Key, std::shared_ptr<Step>> steps_;     // guarded by mu_: running steps
-  std::vector<Worker> workers_;                    // guarded by mu_
+  bool stopping_ = false;                       // guarded by mu_
+  std::map<Key, std::shared_ptr<Step>> steps_;  // guarded by mu_: running steps
+  std::vector<Worker> workers_;                 // guarded by mu_
 };
 
 }  // namespace lockstep::kube

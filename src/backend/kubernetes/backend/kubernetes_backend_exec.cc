@@ -30,10 +30,9 @@ Status KubernetesBackend::LaunchStep(backend::StepLaunch step) {
   // A step that cannot start is told to srun as its error, and ends: a refusal returned from
   // here would only be logged.
   auto refuse = [&](const std::string& why) {
-    events_.StepOutput({backend::OutputChunk{
-        step.job, step.step, 0, true,
-        "lockstep: step " + std::to_string(step.job) + "." + std::to_string(step.step) + ": " +
-            why + "\n"}});
+    events_.StepOutput({backend::OutputChunk{step.job, step.step, 0, true,
+                                             "lockstep: step " + std::to_string(step.job) + "." +
+                                                 std::to_string(step.step) + ": " + why + "\n"}});
     for (const auto& [each, unused] : step.tasks_by_node)
       events_.StepNodeExited(step.job, step.step, each, backend::ExitStatus{1, 0, false});
     return Status::Ok();

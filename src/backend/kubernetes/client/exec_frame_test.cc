@@ -53,9 +53,10 @@ TEST(ExecFrame, ExitCodeComesFromTheStatusOfTheErrorChannel) {
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("executable file not found"), std::string::npos);
   EXPECT_FALSE(ExitCodeOfExecStatus("not json").ok());
-  EXPECT_FALSE(ExitCodeOfExecStatus(
-                   R"({"status":"Failure","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"x"}]}})")
-                   .ok());
+  EXPECT_FALSE(
+      ExitCodeOfExecStatus(
+          R"({"status":"Failure","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"x"}]}})")
+          .ok());
 }
 
 TEST(ExecFrame, TargetNamesTheCommandAndTheStreams) {

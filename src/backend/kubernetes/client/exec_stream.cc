@@ -31,7 +31,9 @@ namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
 
-Status Unavailable(std::string m) { return Status(StatusCode::kUnavailable, std::move(m)); }
+Status Unavailable(std::string m) {
+  return Status(StatusCode::kUnavailable, std::move(m));
+}
 
 bool IsIpAddress(const std::string& host) {
   error_code ec;
@@ -62,6 +64,27 @@ Status ConfigureTls(ssl::context& ctx, const KubeConfig& config) {
   return Status::Ok();
 }
 
+// SNI and the name the server's certificate must carry, as the Transport checks them.
+void CheckServerName(SSL* handle, const std::string& name, bool verify) {
+  if (!IsIpAddress(name)) SSL_set_tlsext_host_name(handle, name.c_str());
+  if (!verify) return;
+  X509_VERIFY_PARAM* param = SSL_get0_param(handle);
+  if (IsIpAddress(name))
+    X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
+  else
+    X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0);
+}
+
+// The bearer token: a token file (a projected ServiceAccount token) is read at each exec, as it
+// is rotated; else the kubeconfig's.
+std::string BearerTokenOf(const KubeConfig& config) {
+  if (config.token_file.empty()) return config.token;
+  std::ifstream in(config.token_file);
+  std::string fresh((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!fresh.empty() && std::isspace(static_cast<unsigned char>(fresh.back()))) fresh.pop_back();
+  return fresh.empty() ? config.token : fresh;
+}
+
 class BeastExecStream : public ExecStream {
  public:
   explicit BeastExecStream(OutputFn on_output)
@@ -85,28 +108,13 @@ class BeastExecStream : public ExecStream {
     ec = RunOne([&](auto h) { tcp_layer.async_connect(endpoints, h); });
     if (ec) return Unavailable(what + ": cannot connect to " + config.server + ": " + ec.message());
     tcp_layer.socket().set_option(tcp::no_delay(true), ec);
-    const std::string name = config.tls_server_name.empty() ? url->host : config.tls_server_name;
-    SSL* handle = ws.next_layer().native_handle();
-    if (!IsIpAddress(name)) SSL_set_tlsext_host_name(handle, name.c_str());
-    if (!config.insecure_skip_tls_verify) {
-      X509_VERIFY_PARAM* param = SSL_get0_param(handle);
-      if (IsIpAddress(name))
-        X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
-      else
-        X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0);
-    }
+    CheckServerName(ws.next_layer().native_handle(),
+                    config.tls_server_name.empty() ? url->host : config.tls_server_name,
+                    !config.insecure_skip_tls_verify);
     tcp_layer.expires_after(timeout);
     ec = RunOne([&](auto h) { ws.next_layer().async_handshake(ssl::stream_base::client, h); });
     if (ec) return Unavailable(what + ": TLS handshake: " + ec.message());
-    // A token file (a projected ServiceAccount token) is read at each exec: it is rotated.
-    std::string token = config.token;
-    if (!config.token_file.empty()) {
-      std::ifstream in(config.token_file);
-      std::string fresh((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      while (!fresh.empty() && std::isspace(static_cast<unsigned char>(fresh.back())))
-        fresh.pop_back();
-      if (!fresh.empty()) token = std::move(fresh);
-    }
+    const std::string token = BearerTokenOf(config);
     ws.set_option(websocket::stream_base::decorator([token](websocket::request_type& req) {
       req.set(http::field::sec_websocket_protocol, kExecSubprotocol);
       req.set(http::field::user_agent, "lockstep/0.1");
@@ -123,11 +131,9 @@ class BeastExecStream : public ExecStream {
                                                  : "";
       return Unavailable(what + ": " + ec.message() + answer);
     }
-    // The command may stay silent for as long as it likes: no deadline from here on, and the
-    // connection is the apiserver's to keep (it pings).
+    // The command may stay silent for as long as it likes: no deadline from here on.
     tcp_layer.expires_never();
-    websocket::stream_base::timeout t = websocket::stream_base::timeout::suggested(beast::role_type::client);
-    ws.set_option(t);
+    ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::client));
     ws.binary(true);
     return Status::Ok();
   }
@@ -215,9 +221,9 @@ class BeastExecStream : public ExecStream {
   using WebSocket = websocket::stream<beast::ssl_stream<beast::tcp_stream>>;
   std::unique_ptr<WebSocket> ws_;  // made by Open
   OutputFn on_output_;
-  beast::flat_buffer in_;         // Run's thread only
-  std::deque<std::string> out_;   // Run's thread only: messages being written, in order
-  std::string status_;            // the error channel's bytes
+  beast::flat_buffer in_;        // Run's thread only
+  std::deque<std::string> out_;  // Run's thread only: messages being written, in order
+  std::string status_;           // the error channel's bytes
   Status frame_error_;
   error_code read_error_;
   std::atomic<bool> closed_{false};
