@@ -174,13 +174,8 @@ YAML
 
 start_containerd() {
   alive containerd && return 0
-  # With SIGINT and SIGQUIT at their defaults, as systemd starts it: a shell without job control
-  # starts background commands with both ignored, and containerd's shims would pass that on to
-  # every container process (Ctrl-C through `kubectl exec -t` or `srun --pty` would do nothing).
-  set -m
   /usr/bin/containerd --config "$N/containerd/config.toml" >> "$N/logs/containerd.log" 2>&1 &
   echo $! > "$N/run/containerd.pid"
-  set +m
   local _
   for _ in $(seq 1 80); do
     ctr --address "$SOCK" version >/dev/null 2>&1 && return 0
