@@ -33,6 +33,7 @@ node_down() {
     [ "$pid" = "$PPID" ] || kill "$pid" 2>/dev/null || true
   fi
   stop controller-manager  # or it makes the Deployments' pods again
+  stop scheduler
   if alive kubelet && alive containerd; then
     delete_node_pods
     for _ in $(seq 1 60); do [ -z "$(ctr_ tasks ls -q 2>/dev/null)" ] && break; sleep 0.5; done

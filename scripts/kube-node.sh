@@ -12,7 +12,8 @@
 #   scripts/kube-node.sh stop-kubelet | start-kubelet   # the kubelet alone (containerd kept)
 #   scripts/kube-node.sh import FILE.tar                # one more image into the running node
 #   scripts/kube-node.sh controllers    # kube-controller-manager too (Deployments, ReplicaSets,
-#                                       # Endpoints, claims, kube-root-ca.crt): deploy/kubernetes
+#                                       # DaemonSets, Endpoints, claims, kube-root-ca.crt) and
+#                                       # kube-scheduler (DaemonSets' pods): deploy/kubernetes
 #   scripts/kube-node.sh check          # why this host cannot run a node (exit 1), or nothing
 #   scripts/kube-node.sh status
 #
@@ -216,16 +217,27 @@ start_kubelet() {
 }
 
 # The controllers that `kubectl apply -k deploy/kubernetes` needs: Deployments make ReplicaSets,
-# which make pods; Endpoints for Services; claims bound to volumes; the kube-root-ca.crt ConfigMap of each namespace (for
-# projected service account volumes). Built with `kube-apiserver.sh build kube-controller-manager`.
+# which make pods; DaemonSets make pods for kube-scheduler to bind (they name no node); Endpoints
+# for Services; claims bound to volumes; the kube-root-ca.crt ConfigMap of each namespace (for
+# projected service account volumes). Built with `kube-apiserver.sh build kube-controller-manager
+# kube-scheduler`. kube-scheduler binds only pods of the default scheduler: lockstep's name their node.
 start_controllers() {
+  start_scheduler
   alive controller-manager && return 0
   [ -x "$W/bin/kube-controller-manager" ] || { log "run '$here/kube-apiserver.sh build kube-controller-manager' first"; exit 1; }
   "$W/bin/kube-controller-manager" --kubeconfig="$RUN/kubeconfig" --leader-elect=false \
-    --controllers=deployment,replicaset,endpoint,root-ca-cert-publisher,persistentvolume-binder \
+    --controllers=deployment,replicaset,daemonset,endpoint,root-ca-cert-publisher,persistentvolume-binder \
     --root-ca-file="$RUN/pki/ca.crt" --pvclaimbinder-sync-period=1s --port=0 --secure-port=0 --v=1 \
     >> "$N/logs/kube-controller-manager.log" 2>&1 &
   echo $! > "$N/run/controller-manager.pid"
+}
+
+start_scheduler() {
+  alive scheduler && return 0
+  [ -x "$W/bin/kube-scheduler" ] || { log "run '$here/kube-apiserver.sh build kube-scheduler' first"; exit 1; }
+  "$W/bin/kube-scheduler" --kubeconfig="$RUN/kubeconfig" --leader-elect=false --port=0 \
+    --secure-port=0 --v=1 >> "$N/logs/kube-scheduler.log" 2>&1 &
+  echo $! > "$N/run/scheduler.pid"
 }
 
 stop() {  # stop NAME: by the recorded PID only
@@ -269,7 +281,8 @@ case "$cmd" in
     . "$here/kube-node-down.sh"
     node_down
     ;;
-  controllers) start_controllers; echo "kube-controller-manager pid $(cat "$N/run/controller-manager.pid")" ;;
+  controllers) start_controllers
+    echo "kube-controller-manager pid $(cat "$N/run/controller-manager.pid"), kube-scheduler pid $(cat "$N/run/scheduler.pid")" ;;
   stop-kubelet) stop kubelet ;;
   start-kubelet) start_kubelet; echo "kubelet pid $(cat "$N/run/kubelet.pid")" ;;
   import)
@@ -278,7 +291,7 @@ case "$cmd" in
     for img in "$@"; do ctr_ images import "$img" >&2; done
     ;;
   status)
-    for p in containerd kubelet controller-manager; do
+    for p in containerd kubelet controller-manager scheduler; do
       if alive $p; then echo "$p running (pid $(cat "$N/run/$p.pid"))"; else echo "$p stopped"; fi
     done
     ;;

@@ -85,11 +85,11 @@ class DeployTest : public RealNodeTest {
   void SetUp() override {
     RealNodeTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    for (const char* tool : {"kubectl", "kube-controller-manager"})
+    for (const char* tool : {"kubectl", "kube-controller-manager", "kube-scheduler"})
       if (!fs::exists(work() + "/bin/" + tool)) {
         const std::string why = std::string(tool) +
                                 " is not built: run scripts/kube-apiserver.sh build kubectl "
-                                "kube-controller-manager";
+                                "kube-controller-manager kube-scheduler";
         if (std::getenv("CI")) FAIL() << why;
         GTEST_SKIP() << why;
       }

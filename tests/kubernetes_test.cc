@@ -53,9 +53,11 @@ TEST_F(KubernetesBackendTest, NodesJobsPodsAndTheirEnds) {
       kc().Get("/api/v1/namespaces/" + ns + "/services/lockstep-" + std::to_string(id)).ok());
   EXPECT_EQ(c->Job(id)["state"], "RUNNING");
 
-  // srun inside it: not on this backend.
-  r = c->Run({"srun", "--jobid", std::to_string(id), "true"});
-  EXPECT_NE(r.exit_code, 0);
+  // srun inside it runs in its pods (kubernetes_exec_test.cc), which must be running: not yet.
+  r = c->Run({"srun", "--jobid", std::to_string(id), "--overlap", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(Contains(r.err, "pod lockstep-" + std::to_string(id) + "-")) << r.err;
+  EXPECT_TRUE(Contains(r.err, " is Pending, not Running")) << r.err;
 
   // The kubelet runs them, then they succeed: COMPLETED.
   SetPodPhase(ns, p0, "Running");

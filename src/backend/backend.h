@@ -8,6 +8,7 @@
 // backends only through this header.
 #pragma once
 
+#include <chrono>
 #include <compare>
 #include <cstdint>
 #include <map>
@@ -73,6 +74,28 @@ struct StepTask {
   std::string stdin_path;
 };
 
+// srun's input to a step as lockstepd relays it (docs/api.md, "Step input"): what a backend that
+// feeds its tasks itself (Kubernetes, through the pods' exec) reads, as agents read it over the
+// API. `next_offset` is the offset to ask next; `winsize` the version of the terminal's size.
+struct StepInputRead {
+  std::string data;
+  std::uint64_t next_offset = 0;
+  bool eof = false;     // srun's input ended
+  bool closed = false;  // the step ended: no more will come
+  int rows = 0, cols = 0;
+  std::uint64_t winsize = 0;
+};
+class StepInputSource {
+ public:
+  virtual ~StepInputSource() = default;
+  // Blocks up to `wait` for bytes from `offset` (which also says `reader` took those before),
+  // the input's end, the step's end, or a size newer than `winsize_seen`.
+  virtual Result<StepInputRead> ReadStepInput(JobId job, std::int32_t step,
+                                              const std::string& reader, std::uint64_t offset,
+                                              std::uint64_t winsize_seen,
+                                              std::chrono::milliseconds wait) = 0;
+};
+
 struct StepLaunch {
   JobId job = 0;
   std::int32_t run = 0;  // the job's run: ending the run ends its steps
@@ -86,6 +109,9 @@ struct StepLaunch {
   bool pty = false;
   int rows = 0, cols = 0;
   std::map<std::string, std::vector<StepTask>> tasks_by_node;
+  // Where the tasks' forwarded input is read by a backend that feeds them itself (each node
+  // reads as its name); set by the controller, which outlives the step. Agents ignore it.
+  StepInputSource* input = nullptr;
 };
 
 // What a node offers, when the backend (not the cluster's configuration) knows it.

@@ -162,6 +162,7 @@ Result<nlohmann::json> StartStep(client::ApiClient& api, unsigned long long job,
                         {"env", p.spec.environment},
                         {"cwd", p.spec.work_dir},
                         {"stream", true}};
+  if (!p.spec.nodelist.empty()) req["nodelist"] = p.spec.nodelist;  // -w: which of the job's nodes
   if (Status s = AddStepInputFields(p.srun_options, req); !s.ok()) return s;
   return api.Post("/api/v1/jobs/" + std::to_string(job) + "/steps", req);
 }

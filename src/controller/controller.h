@@ -88,7 +88,9 @@ using lockstep::Caller;
 using backend::LaunchOrder;
 using backend::NodeReport;
 
-class Controller : private backend::EventSink, private backend::Admission {
+class Controller : private backend::EventSink,
+                   private backend::Admission,
+                   private backend::StepInputSource {
  public:
   // Loads the cluster, opens the store, recovers every job, starts the controller's threads.
   static Result<std::unique_ptr<Controller>> Start(const ControllerOptions& options);
@@ -210,6 +212,11 @@ class Controller : private backend::EventSink, private backend::Admission {
   void StepOutput(std::vector<backend::OutputChunk> chunks) override;
   void NodeHealth(backend::NodeHealthReport report) override;
   void JobHookFailed(backend::JobHookFailure failure) override;  // controller_job_hooks.cc
+  // backend::StepInputSource (controller_step_input.cc): srun's input for a backend's own tasks.
+  Result<backend::StepInputRead> ReadStepInput(JobId job, std::int32_t step,
+                                               const std::string& reader, std::uint64_t offset,
+                                               std::uint64_t winsize_seen,
+                                               std::chrono::milliseconds wait) override;
   // backend::Admission.
   Result<JobId> Admit(jobspec::JobSpec spec, const std::string& ns) override;
   Status Withdraw(JobId job) override;

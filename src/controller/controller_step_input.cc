@@ -1,5 +1,8 @@
 // srun's standard input for steps that read it: srun's writes are checked against the job's
 // owner under the controller's lock, then relayed by StepInputs (step_input.h) outside it.
+#include <future>
+
+#include "common/base64.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 
@@ -25,6 +28,35 @@ void Controller::AgentStepInput(JobId id, std::int32_t step, const std::string& 
                                 std::uint64_t offset, std::uint64_t winsize_seen,
                                 std::chrono::milliseconds wait, StepOutputDone done) {
   step_inputs_.Read({id, step}, node, offset, winsize_seen, wait, std::move(done));
+}
+
+// The agents' read (AgentStepInput), answered on this thread: the Kubernetes backend's input
+// pumps call it, one thread per node of a step.
+Result<backend::StepInputRead> Controller::ReadStepInput(JobId job, std::int32_t step,
+                                                         const std::string& reader,
+                                                         std::uint64_t offset,
+                                                         std::uint64_t winsize_seen,
+                                                         std::chrono::milliseconds wait) {
+  std::promise<Result<nlohmann::json>> answer;
+  std::future<Result<nlohmann::json>> ready = answer.get_future();
+  step_inputs_.Read({job, step}, reader, offset, winsize_seen, wait,
+                    [&answer](Result<nlohmann::json> r) { answer.set_value(std::move(r)); });
+  Result<nlohmann::json> r = ready.get();
+  if (!r.ok()) return r.status();
+  const nlohmann::json& j = *r;
+  backend::StepInputRead out;
+  if (j.contains("data") && j["data"].is_string()) {
+    Result<std::string> data = Base64Decode(j["data"].get<std::string>());
+    if (!data.ok()) return data.status();
+    out.data = std::move(*data);
+  }
+  out.next_offset = j.value("offset", offset);
+  out.eof = j.value("eof", false);
+  out.closed = j.value("closed", false);
+  out.rows = j.value("rows", 0);
+  out.cols = j.value("cols", 0);
+  out.winsize = j.value("winsize", winsize_seen);
+  return out;
 }
 
 }  // namespace lockstep::controller

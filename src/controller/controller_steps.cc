@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/base64.h"
+#include "common/hostlist.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "controller/job_env.h"
@@ -59,6 +60,7 @@ struct StepRequest {
   std::map<std::string, std::string> env;
   bool stream = false;
   std::string stdout_path, stderr_path, cwd;
+  std::vector<std::string> nodelist;  // -w: the job's nodes the step runs on (empty: the first)
 };
 
 Result<StepRequest> DecodeStepRequest(const nlohmann::json& req, const std::string& work_dir) {
@@ -90,7 +92,37 @@ Result<StepRequest> DecodeStepRequest(const nlohmann::json& req, const std::stri
   for (const Result<std::string>* f : {&out, &err, &cwd})
     if (!f->ok()) return f->status();
   r.stdout_path = *out, r.stderr_path = *err, r.cwd = *cwd;
+  Result<std::string> nodelist = StringField(req, "nodelist", "");
+  if (!nodelist.ok()) return nodelist.status();
+  if (!nodelist->empty()) {
+    Result<std::vector<std::string>> hosts = ExpandHostlist(*nodelist);
+    if (!hosts.ok()) return InvalidArgument("step: 'nodelist': " + hosts.status().message());
+    r.nodelist = std::move(*hosts);
+  }
   return r;
+}
+
+// The indexes (in the job's node order) of the nodes a step runs on: those -w named, each of
+// which must be the job's, else the first `count` (0: all).
+Result<std::vector<int>> StepNodeIndexes(const std::vector<std::string>& job_nodes,
+                                         const std::vector<std::string>& nodelist, int count,
+                                         const std::string& job_id) {
+  std::vector<int> out;
+  if (nodelist.empty()) {
+    const int n = count == 0 ? static_cast<int>(job_nodes.size())
+                             : std::min(count, static_cast<int>(job_nodes.size()));
+    for (int i = 0; i < n; ++i) out.push_back(i);
+    return out;
+  }
+  for (std::size_t i = 0; i < job_nodes.size(); ++i)
+    if (std::find(nodelist.begin(), nodelist.end(), job_nodes[i]) != nodelist.end())
+      out.push_back(static_cast<int>(i));
+  for (const std::string& name : nodelist)
+    if (std::find(job_nodes.begin(), job_nodes.end(), name) == job_nodes.end())
+      return InvalidArgument("step: Unable to create step for job " + job_id + ": node " + name +
+                             " is not in the job's allocation (Requested node configuration is "
+                             "not available)");
+  return out;
 }
 
 // The file a task of the step reads with --input=FILE: Slurm's filename pattern, for this task.
@@ -118,10 +150,8 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
   if (!found.ok()) return found.status();
   JobEntry& job = **found;
   LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, job));
-  if (!supports_steps_)  // pods run the batch script on every node; there is no agent to start steps
-    return FailedPrecondition(
-        "srun inside a job is not supported on this backend: "
-        "the job's pods already run on every node of its allocation");
+  if (!supports_steps_)
+    return FailedPrecondition("srun inside a job is not supported on this backend");
   if (job.state != JobState::kRunning)
     return FailedPrecondition("job " + job.DisplayId() + " is not running");
   Result<StepRequest> req = DecodeStepRequest(body, job.spec->work_dir);
@@ -129,11 +159,13 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
   Result<StepInputRequest> input = DecodeStepInputRequest(body);
   if (!input.ok()) return input.status();
   JobEnvInput in = EnvInputLocked(job);
-  const int job_nodes = static_cast<int>(in.nodes.size());
-  int node_count = std::min(req->nodes, job_nodes);
-  if (node_count == 0) node_count = job_nodes;
+  Result<std::vector<int>> chosen =
+      StepNodeIndexes(in.nodes, req->nodelist, req->nodes, job.DisplayId());
+  if (!chosen.ok()) return chosen.status();
+  int node_count = static_cast<int>(chosen->size());
   const int per_node = req->ntasks_per_node;
   std::int64_t ntasks = req->ntasks;
+  if (ntasks <= 0 && per_node == 0 && !req->nodelist.empty()) ntasks = node_count;  // one each
   if (ntasks <= 0)
     ntasks = per_node > 0 ? std::int64_t{per_node} * node_count
                           : std::min(in.ntasks, std::max(in.ntasks, node_count));
@@ -154,7 +186,7 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
   t.step_id = job.next_step_id++;
   t.step_tasks = static_cast<std::int32_t>(ntasks);
   for (int i = 0; i < node_count; ++i) {
-    t.step_nodes.push_back(in.nodes[i]);
+    t.step_nodes.push_back(in.nodes[(*chosen)[i]]);
     t.step_tasks_per_node.push_back(
         per_node > 0 ? per_node : static_cast<std::int32_t>(ntasks / node_count + (i < ntasks % node_count ? 1 : 0)));
   }
@@ -178,13 +210,15 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
   launch.stream_output = req->stream;
   launch.pty = input->pty;
   launch.rows = input->rows, launch.cols = input->cols;
+  launch.input = this;
   std::vector<std::string> input_readers;  // the nodes with a task that reads srun's input
   int rank = 0;
   for (int i = 0; i < node_count; ++i) {
-    std::vector<backend::StepTask>& tasks = launch.tasks_by_node[in.nodes[i]];
-    const std::vector<int>& node_gpus = in.gpus_per_node[i];
+    const int n = (*chosen)[i];  // the node's index in the job
+    std::vector<backend::StepTask>& tasks = launch.tasks_by_node[in.nodes[n]];
+    const std::vector<int>& node_gpus = in.gpus_per_node[n];
     for (int local = 0; local < t.step_tasks_per_node[i]; ++local, ++rank) {
-      t.rank = rank, t.node_index = i, t.local_rank = local;
+      t.rank = rank, t.node_index = i, t.local_rank = local;  // the step's node index
       t.gpus = node_gpus;
       if (req->gpus_per_task > 0) {
         t.gpus.clear();
@@ -202,13 +236,13 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
       }
       task.stdin_forwarded = input->Forwards(rank);
       if (task.stdin_forwarded &&
-          (input_readers.empty() || input_readers.back() != in.nodes[i]))
-        input_readers.push_back(in.nodes[i]);
+          (input_readers.empty() || input_readers.back() != in.nodes[n]))
+        input_readers.push_back(in.nodes[n]);
       if (input->mode == StepInputRequest::Mode::kFile)
-        task.stdin_path = StepInputPath(input->file, job, t, in.nodes[i], req->cwd);
+        task.stdin_path = StepInputPath(input->file, job, t, in.nodes[n], req->cwd);
       tasks.push_back(std::move(task));
     }
-    step->nodes_running.insert(in.nodes[i]);
+    step->nodes_running.insert(in.nodes[n]);
   }
   SendLocked({Command::LaunchStep{std::move(launch)}});
   FreeStepOutputsLocked(clock_.Now());

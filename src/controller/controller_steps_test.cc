@@ -122,3 +122,55 @@ TEST_F(StepOutputWaitTest, ReadsStillWaitingAreAnsweredWhenTheControllerStops) {
 
 }  // namespace
 }  // namespace lockstep::controller
+
+namespace lockstep::controller {
+namespace {
+
+// srun --jobid -w NODE: the step runs on the job's nodes named, one task each by default; a node
+// outside the allocation is refused, naming it, and no step is made.
+class StepNodelistTest : public testing::ControllerTest {
+ protected:
+  void SetUp() override {
+    ControllerTest::SetUp();
+    if (HasFatalFailure()) return;
+    backend_.steps = true;
+    controller_->AttachBackend(&backend_);
+    Report(testing::Nodes(2, 8));
+    Result<JobId> id = controller_->Submit(kAlice, Spec(4));
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    job_ = *id;
+    controller_->PassForTest();
+    ASSERT_EQ(Field(job_, "state"), "RUNNING");
+  }
+  JobId job_ = 0;
+};
+
+TEST_F(StepNodelistTest, AStepRunsOnTheNamedNodeOfTheJob) {
+  Result<nlohmann::json> all = controller_->CreateStep(kAlice, job_, {{"argv", {"hostname"}}});
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  const std::string last = (*all)["nodes"].back().get<std::string>();
+  Result<nlohmann::json> one = controller_->CreateStep(
+      kAlice, job_, {{"argv", {"hostname"}}, {"nodelist", last}});
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ((*one)["nodes"], nlohmann::json::array({last}));
+  EXPECT_EQ((*one)["ntasks"], 1);
+
+  Result<nlohmann::json> outside = controller_->CreateStep(
+      kAlice, job_, {{"argv", {"hostname"}}, {"nodelist", "elsewhere1"}});
+  ASSERT_FALSE(outside.ok());
+  EXPECT_EQ(outside.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(outside.status().message().find("node elsewhere1 is not in the job's allocation"),
+            std::string::npos)
+      << outside.status().message();
+  Result<nlohmann::json> bad = controller_->CreateStep(
+      kAlice, job_, {{"argv", {"hostname"}}, {"nodelist", "gpu[3-"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'nodelist'"), std::string::npos);
+  // The refusals made no step: the next one is numbered right after the two made.
+  Result<nlohmann::json> next = controller_->CreateStep(kAlice, job_, {{"argv", {"true"}}});
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ((*next)["step_id"], (*one)["step_id"].get<int>() + 1);
+}
+
+}  // namespace
+}  // namespace lockstep::controller

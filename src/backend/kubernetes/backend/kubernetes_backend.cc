@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "backend/kubernetes/backend/backend_internal.h"
+#include "backend/kubernetes/backend/exec_steps.h"
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/objects/node_proto.h"
 #include "backend/kubernetes/objects/pod_builder.h"
@@ -48,6 +49,7 @@ KubernetesBackend::KubernetesBackend(KubeClient* client, backend::EventSink& eve
   for (const std::string& c : options_.settings.health_conditions)
     if (Result<TroubleCondition> t = ParseTroubleCondition(c); t.ok())  // the config checked it
       trouble_conditions_.push_back(*t);
+  exec_steps_ = std::make_unique<ExecSteps>(client_->config(), events_);
 }
 
 KubernetesBackend::~KubernetesBackend() {
@@ -139,6 +141,7 @@ void KubernetesBackend::Stop() {
 #ifdef LOCKSTEP_HAVE_KUBE_GANGS
   if (gangs_) gangs_->scheduler.Stop();
 #endif
+  exec_steps_->Stop();
   if (nodes_) nodes_->Stop();
   if (pods_) pods_->Stop();
   if (reporter_.joinable()) reporter_.join();
@@ -443,14 +446,6 @@ Status KubernetesBackend::Signal(backend::RunId run, int signo) {
         " cannot be delivered to pods (only SIGTERM and SIGKILL, by deleting them); ignored");
   return FailedPrecondition("signal " + std::to_string(signo) +
                             " cannot be delivered to pods: only SIGTERM and SIGKILL");
-}
-
-Status KubernetesBackend::LaunchStep(backend::StepLaunch) {
-  return FailedPrecondition("steps are not supported on the kubernetes backend");
-}
-
-Status KubernetesBackend::SignalStep(JobId, std::int32_t, int, Seconds) {
-  return FailedPrecondition("steps are not supported on the kubernetes backend");
 }
 
 // ---------------------------------------------------------------------------------------------

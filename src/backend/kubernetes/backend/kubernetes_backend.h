@@ -54,6 +54,7 @@ inline constexpr const char* kPodCountAnnotation = "lockstep.dev/pods";
 Status EnsureNamespace(KubeClient& client, const std::string& ns);
 
 class PodGroupSchedulerHandle;  // the gangs component, when built in (kubernetes_backend.cc)
+class ExecSteps;                // steps through the pods' exec (exec_steps.h)
 
 struct KubernetesBackendOptions {
   config::KubernetesSettings settings;
@@ -97,8 +98,8 @@ class KubernetesBackend : public backend::Backend {
   Status Launch(backend::LaunchOrder order) override;
   Status Terminate(backend::RunId run, Seconds grace) override;
   Status Signal(backend::RunId run, int signo) override;
-  // Pods run the batch script on every node of the allocation; there is no agent for steps.
-  bool SupportsSteps() const override { return false; }
+  // Steps run in the job's pods through their exec subresource (kubernetes_backend_exec.cc).
+  bool SupportsSteps() const override { return true; }
   Status LaunchStep(backend::StepLaunch step) override;
   Status SignalStep(JobId job, std::int32_t step, int signo, Seconds grace) override;
   Result<std::string> Logs(const backend::LogsRequest& request) override;
@@ -205,6 +206,7 @@ class KubernetesBackend : public backend::Backend {
   std::unique_ptr<Informer> nodes_;
   std::unique_ptr<Informer> pods_;
   std::unique_ptr<PodGroupSchedulerHandle> gangs_;
+  std::unique_ptr<ExecSteps> exec_steps_;  // thread-safe itself
 
   mutable std::mutex mu_;
   std::condition_variable cv_;       // work_, nodes_dirty_, stopping_, reported_once_

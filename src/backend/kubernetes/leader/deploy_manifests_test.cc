@@ -280,6 +280,15 @@ TEST_F(DeployManifestsTest, TheServiceAccountMayDoNothingElse) {
   expect_forbidden(sa->Call("PUT", "/api/v1/namespaces/research/pods/x/status", nullptr),
                    "update pods/status");
   expect_forbidden(sa->Call("POST", "/api/v1/namespaces/research/pods/x/exec", nullptr), "exec");
+  expect_forbidden(sa->Call("GET", "/api/v1/namespaces/research/pods/x/exec", nullptr),
+                   "exec by WebSocket");
+  // ... but in its jobs' namespace, exec (steps): by WebSocket (GET) and SPDY (POST) alike, the
+  // pod not being there is the only refusal.
+  for (const char* method : {"GET", "POST"}) {
+    Result<Json> exec = sa->Call(method, "/api/v1/namespaces/lockstep/pods/x/exec", nullptr);
+    EXPECT_FALSE(exec.ok());
+    EXPECT_TRUE(IsNotFound(exec.status())) << method << ": " << exec.status().ToString();
+  }
   // PodGroups are their owners': no creating, changing or deleting them (only their status).
   ASSERT_TRUE(testing::WaitForCrdEstablished(admin(), "podgroups.scheduling.x-k8s.io", kPodGroups,
                                              milliseconds(20'000)));
