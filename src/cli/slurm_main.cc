@@ -26,6 +26,7 @@ constexpr SlurmCommand kCommands[] = {
     {"sacct", lockstep::cli::RunSacct},     {"sprio", lockstep::cli::RunSprio},
     {"sdiag", lockstep::cli::RunSdiag},     {"sacctmgr", lockstep::cli::RunSacctmgr},
     {"sshare", lockstep::cli::RunSshare},
+    {"sstat", lockstep::cli::RunSstat},
 };
 
 Command Find(const char* name) {

@@ -148,6 +148,13 @@ class Controller : private backend::EventSink, private backend::Admission {
                       StepOutputDone done);
   // signal 0: SIGTERM to the step's tasks, SIGKILL after KillWait; else that signal.
   Status SignalStep(const Caller& caller, JobId id, std::int32_t step, int signal);
+  // scontrol suspend / resume (controller_suspend.cc): operators only; the run's tasks stop
+  // where they run and its allocation stays; the time suspended is added to its limit.
+  Status Suspend(const Caller& caller, JobId id);
+  Status Resume(const Caller& caller, JobId id);
+  // sstat (controller_usage.cc): the latest usage sample of every task of the job's running
+  // steps, for its owner and operators; docs/api.md "Usage".
+  Result<nlohmann::json> Usage(const Caller& caller, JobId id) const;
   // The output of the job's current (or last) run, `lockstep logs`, from the backend.
   Result<std::string> JobLogs(const Caller& caller, JobId id);
 
@@ -210,6 +217,7 @@ class Controller : private backend::EventSink, private backend::Admission {
   void StepOutput(std::vector<backend::OutputChunk> chunks) override;
   void NodeHealth(backend::NodeHealthReport report) override;
   void JobHookFailed(backend::JobHookFailure failure) override;  // controller_job_hooks.cc
+  void StepUsage(std::vector<backend::TaskUsage> samples) override;  // controller_usage.cc
   // backend::Admission.
   Result<JobId> Admit(jobspec::JobSpec spec, const std::string& ns) override;
   Status Withdraw(JobId job) override;
@@ -349,6 +357,10 @@ class Controller : private backend::EventSink, private backend::Admission {
   // The run on a lost node: requeued, or ended NODE_FAIL when it may not be.
   void RunLostLocked(JobEntry& job, const std::string& reason, Time now);
   void TerminateLocked(JobEntry& job);
+  // controller_suspend.cc: a suspended run goes on (RUNNING, its tasks continued); the time
+  // suspended is counted (EndSuspensionLocked) and the scheduler told of its later end.
+  void ResumeRunLocked(JobEntry& job, Time now);
+  static void EndSuspensionLocked(JobEntry& job, Time now);
   // Cancels a pending job at once, or asks a running one to end (CANCELLED when it has).
   store::PendingWrite CancelLocked(JobEntry& job);
   // A node stopped responding: its jobs are requeued, or end NODE_FAIL.
@@ -432,6 +444,12 @@ class Controller : private backend::EventSink, private backend::Admission {
   std::map<std::string, std::set<std::string>> placement_features_;
   std::unordered_map<std::string, std::uint64_t> placement_masks_;
   std::map<std::pair<JobId, std::int32_t>, std::unique_ptr<StepInfo>> steps_;  // guarded by mu_
+  // sstat: the latest sample of each task of running steps, by (job, step; -1 the batch step)
+  // and (node, rank); a run's samples go when it ends (ForgetUsageLocked). Guarded by mu_.
+  std::map<std::pair<JobId, std::int32_t>,
+           std::map<std::pair<std::string, std::int32_t>, backend::TaskUsage>>
+      usage_;
+  void ForgetUsageLocked(JobId job);
   // From the last pass: the pending jobs that hold a reservation or wait for named jobs.
   std::unordered_map<JobId, engine::Pending> last_pending_;  // guarded by mu_
   std::vector<std::pair<JobId, engine::PriorityBreakdown>> last_priorities_;  // guarded by mu_
@@ -469,6 +487,7 @@ class Controller : private backend::EventSink, private backend::Admission {
   backend::Backend* backend_ = nullptr;  // guarded by backend_mu_
   int backend_calls_ = 0;                // guarded by backend_mu_
   bool supports_steps_ = false;          // guarded by mu_ (copied at attach)
+  bool supports_suspend_ = false;        // guarded by mu_ (copied at attach)
   // Runs a call on the attached backend; Unavailable when none is attached.
   template <typename F>
   auto WithBackend(F&& f) -> decltype(f(std::declval<backend::Backend&>()));
