@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/cluster_harness.h"
@@ -205,6 +206,45 @@ TEST_F(Jobctl, SstatShowsABusyLoopsGrowingCpuTimeAndItsMemory) {
   EXPECT_EQ(c.Run({"sstat"}).err, "sstat: error: You didn't give me any jobs to stat.\n");
   ASSERT_EQ(c.Run({"scancel", ids}).exit_code, 0);
   EXPECT_EQ(c.WaitJob(id)["state"], "CANCELLED");
+}
+
+TEST_F(Jobctl, SattachStreamsWhatTheStepPrintsAfterItAttachedAndExitsWithItsCode) {
+  Cluster& c = *cluster_;
+  // Two tasks print a line, wait for the file "go" (made once sattach is attached), print more
+  // on stdout and stderr, and exit 3.
+  const unsigned long long id = Submit(
+      c, {"-t", "5", "-n", "2", "--wrap",
+          "srun sh -c 'echo before$SLURM_PROCID; while [ ! -e go ]; do sleep 0.05; done; "
+          "echo after$SLURM_PROCID; echo err$SLURM_PROCID >&2; exit 3'"});
+  ASSERT_GT(id, 0u);
+  const std::string step = std::to_string(id) + ".0";
+  ASSERT_TRUE(WaitFor([&] { return c.Get("/api/v1/jobs/" + std::to_string(id) + "/steps/0").value("state", "") == "RUNNING"; },
+                      seconds(20)));
+  // sattach's stdout, as the harness captures it, while it runs: once it shows what the
+  // tasks printed before, sattach is attached, and the test lets the tasks go on.
+  const std::string captured = c.dir() + "/cmd.out." + std::to_string(::getpid());
+  std::remove(captured.c_str());
+  std::thread release([&] {
+    WaitFor([&] { return ReadAll(captured).find("before1") != std::string::npos; }, seconds(20));
+    std::ofstream(c.work() + "/go") << "";
+  });
+  CommandResult r = c.Run({"sattach", "-l", "--output-filter=1", step});
+  release.join();
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("1: before1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1: after1\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("after0"), std::string::npos) << "--output-filter=1 shows task 1 only";
+  EXPECT_NE(r.err.find("0: err0\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1: err1\n"), std::string::npos) << r.err;
+  EXPECT_EQ(c.WaitJob(id)["state"], "FAILED");
+  // The step has ended: nothing to attach to; nor to a batch step or an unknown one.
+  CommandResult ended = c.Run({"sattach", step});
+  EXPECT_EQ(ended.exit_code, 1);
+  EXPECT_EQ(ended.err.rfind("sattach: error: StepId=" + step + " is not running", 0), 0u) << ended.err;
+  EXPECT_EQ(c.Run({"sattach", std::to_string(id) + ".batch"}).exit_code, 1);
+  CommandResult bad = c.Run({"sattach", "nonsense"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.err, "sattach: error: Invalid job step id nonsense: expected JOBID.STEPID\n");
 }
 
 }  // namespace

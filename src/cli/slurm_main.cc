@@ -27,6 +27,7 @@ constexpr SlurmCommand kCommands[] = {
     {"sdiag", lockstep::cli::RunSdiag},     {"sacctmgr", lockstep::cli::RunSacctmgr},
     {"sshare", lockstep::cli::RunSshare},
     {"sstat", lockstep::cli::RunSstat},
+    {"sattach", lockstep::cli::RunSattach},
 };
 
 Command Find(const char* name) {

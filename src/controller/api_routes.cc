@@ -322,9 +322,12 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
       Result<std::int64_t> offset = IntParam(query, "offset", 0);
       if (!offset.ok()) return Error(offset.status());
       if (*offset < 0) return Error(InvalidArgument("offset: must not be negative"));
+      Result<std::int64_t> attach = IntParam(query, "attach", 0);  // sattach's reads
+      if (!attach.ok()) return Error(attach.status());
       c.StepOutput(caller, id, static_cast<std::int32_t>(step),
                    static_cast<std::uint64_t>(*offset), *wait,
-                   [reply = std::move(reply)](Result<nlohmann::json> j) { reply(Answer(j)); });
+                   [reply = std::move(reply)](Result<nlohmann::json> j) { reply(Answer(j)); },
+                   *attach != 0);
       return std::nullopt;
     }
     if (verb == http::verb::post && p[6] == "input") {  // srun's stdin (step_input.h)

@@ -137,8 +137,10 @@ class Controller : private backend::EventSink, private backend::Admission {
   // time) ends. Never blocks: `done` is kept as the step's waiter, and called once, from any
   // thread, without the controller's lock.
   using StepOutputDone = std::function<void(Result<nlohmann::json>)>;
+  // `attach` (sattach): a second reader, whose reading the end never frees the buffer (srun's
+  // read does, or the 60 s after the step's end).
   void StepOutput(const Caller& caller, JobId id, std::int32_t step, std::uint64_t offset,
-                  std::chrono::milliseconds wait, StepOutputDone done);
+                  std::chrono::milliseconds wait, StepOutputDone done, bool attach = false);
   // srun's input for a step that reads it (controller_step_input.cc, step_input.h): srun's
   // write, checked against the step's owner; an agent's read for the tasks on `node`.
   void StepInput(const Caller& caller, JobId id, std::int32_t step, const nlohmann::json& body,
@@ -377,7 +379,8 @@ class Controller : private backend::EventSink, private backend::Admission {
   void FreeStepOutputsLocked(Time now);
   // Step output (controller_steps.cc): what a read from `offset` answers (the buffer goes once
   // srun has read the end of an ended step), and whether it would answer now.
-  nlohmann::json ReadStepOutputLocked(StepOutputs::Key key, std::uint64_t offset);
+  nlohmann::json ReadStepOutputLocked(StepOutputs::Key key, std::uint64_t offset,
+                                      bool attach = false);
   bool StepOutputReadyLocked(StepOutputs::Key key, std::uint64_t offset);
   // The timer of the step output waiters: answers those whose step has output past their
   // offset or has ended, and those whose wait ended, each after releasing mu_. Woken by
@@ -459,6 +462,7 @@ class Controller : private backend::EventSink, private backend::Admission {
     std::uint64_t offset = 0;
     std::chrono::steady_clock::time_point deadline;
     StepOutputDone done;
+    bool attach = false;  // sattach's read: it never frees the buffer
   };
   std::map<StepOutputs::Key, std::vector<StepWaiter>> step_waiters_;  // guarded by mu_
   // Output appended, a step ended, a waiter added, or stopping: wakes StepWaitLoop.
