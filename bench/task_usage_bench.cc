@@ -34,7 +34,8 @@ pid_t StartTask(int processes, bool cgroup) {
   spec.uid = ::getuid();
   spec.gid = ::getgid();
   if (cgroup && TheLauncher().cgroups_enabled())
-    spec.cgroup_name = "bench_usage_" + std::to_string(::getpid()) + "_" + std::to_string(processes);
+    spec.cgroup_name =
+        "bench_usage_" + std::to_string(::getpid()) + "_" + std::to_string(processes);
   auto pid = TheLauncher().Spawn(spec);
   if (!pid.ok()) std::abort();
   // Until every child is there: a sample of a half-started task would measure less.

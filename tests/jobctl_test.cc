@@ -2,7 +2,6 @@
 // lockstepd and agent: scontrol suspend/resume (the tasks really stop and go on, the limit moves
 // by the time suspended, scancel of a suspended job), sstat and sattach.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -75,7 +74,8 @@ TEST_F(Jobctl, SuspendStopsTheTasksAndResumeLetsThemGoOnWithTheLimitExtended) {
   ASSERT_TRUE(WaitFor([&] { return IsStopped(shell); }, seconds(10)));
   const std::size_t at_suspend = Lines(c.ReadFile("count.out"));
   // Time passes (a whole job runs to its end), and the counter has not moved.
-  const unsigned long long other = Submit(c, {"-t", "1", "--wrap", "for i in 1 2 3 4 5; do sleep 0.1; done"});
+  const unsigned long long other =
+      Submit(c, {"-t", "1", "--wrap", "for i in 1 2 3 4 5; do sleep 0.1; done"});
   EXPECT_EQ(c.WaitJob(other)["state"], "COMPLETED");
   EXPECT_EQ(Lines(c.ReadFile("count.out")), at_suspend) << "the counter ran on while suspended";
   EXPECT_EQ(c.Job(id)["state"], "SUSPENDED");
@@ -133,7 +133,8 @@ TEST_F(Jobctl, SuspendAndResumeRefuseAsSlurmDoes) {
 // sstat's AveCPU/MinCPU ("MM:SS.mmm", "HH:MM:SS", "D-HH:MM:SS") in seconds; -1 if not one.
 double CpuSeconds(const std::string& t) {
   int d = 0, h = 0, m = 0, sec = 0, ms = 0;
-  if (std::sscanf(t.c_str(), "%d-%d:%d:%d", &d, &h, &m, &sec) == 4) return d * 86400 + h * 3600 + m * 60 + sec;
+  if (std::sscanf(t.c_str(), "%d-%d:%d:%d", &d, &h, &m, &sec) == 4)
+    return d * 86400 + h * 3600 + m * 60 + sec;
   if (t.find('.') != std::string::npos && std::sscanf(t.c_str(), "%d:%d.%d", &m, &sec, &ms) == 3)
     return m * 60 + sec + ms / 1000.0;
   if (std::sscanf(t.c_str(), "%d:%d:%d", &h, &m, &sec) == 3) return h * 3600 + m * 60 + sec;
@@ -154,14 +155,18 @@ TEST_F(Jobctl, SstatShowsABusyLoopsGrowingCpuTimeAndItsMemory) {
       Submit(c, {"-t", "5", "-n", "2", "--wrap", "srun sh -c 'while :; do :; done'"});
   ASSERT_GT(id, 0u);
   const std::string ids = std::to_string(id);
-  const std::vector<std::string> args = {"sstat", "-n", "-P", "--noconvert", "-j", ids,
-                                         "-o", "JobID,AveCPU,MinCPU,MaxRSS,MaxRSSNode,NTasks,MaxVMSize"};
+  const std::vector<std::string> args = {
+      "sstat", "-n", "-P", "--noconvert",
+      "-j",    ids,  "-o", "JobID,AveCPU,MinCPU,MaxRSS,MaxRSSNode,NTasks,MaxVMSize"};
   std::vector<std::string> first;
-  ASSERT_TRUE(WaitFor([&] {
-    CommandResult r = c.Run(args);
-    first = SplitBars(r.out);
-    return r.exit_code == 0 && first.size() == 7 && CpuSeconds(first[1]) > 0;
-  }, seconds(30))) << c.Run(args).err;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        CommandResult r = c.Run(args);
+        first = SplitBars(r.out);
+        return r.exit_code == 0 && first.size() == 7 && CpuSeconds(first[1]) > 0;
+      },
+      seconds(30)))
+      << c.Run(args).err;
   // Without a step, sstat shows the job's first srun step: its two busy tasks.
   EXPECT_EQ(first[0], ids + ".0");
   EXPECT_EQ(first[5], "2");
@@ -173,10 +178,12 @@ TEST_F(Jobctl, SstatShowsABusyLoopsGrowingCpuTimeAndItsMemory) {
   // CPU time grows while it runs, and a busy loop's is close to its wall time.
   const double cpu1 = CpuSeconds(first[1]);
   std::vector<std::string> later;
-  ASSERT_TRUE(WaitFor([&] {
-    later = SplitBars(c.Run(args).out);
-    return later.size() == 7 && CpuSeconds(later[1]) >= cpu1 + 1;
-  }, seconds(30)));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        later = SplitBars(c.Run(args).out);
+        return later.size() == 7 && CpuSeconds(later[1]) >= cpu1 + 1;
+      },
+      seconds(30)));
   EXPECT_GT(CpuSeconds(later[2]), 0) << "each task of the step is busy";
 
   // The batch step by name, and every step with -a.
@@ -188,21 +195,26 @@ TEST_F(Jobctl, SstatShowsABusyLoopsGrowingCpuTimeAndItsMemory) {
   // The default columns are Slurm's, under a header.
   CommandResult wide = c.Run({"sstat", "-j", ids});
   EXPECT_EQ(wide.exit_code, 0) << wide.err;
-  EXPECT_EQ(wide.out.rfind("JobID         MaxVMSize  MaxVMSizeNode  MaxVMSizeTask  AveVMSize     MaxRSS", 0), 0u) << wide.out;
+  EXPECT_EQ(wide.out.rfind(
+                "JobID         MaxVMSize  MaxVMSizeNode  MaxVMSizeTask  AveVMSize     MaxRSS", 0),
+            0u)
+      << wide.out;
 
   // Another user sees nothing of it; unknown jobs and steps get Slurm's errors.
   if (::getuid() == 0) {
     CommandResult other = c.Run({"sstat", "-n", "-j", ids}, "", 65534);
     EXPECT_EQ(other.exit_code, 1);
     EXPECT_EQ(other.out, "");
-    EXPECT_EQ(other.err.rfind("sstat: error: couldn't get steps for job " + ids, 0), 0u) << other.err;
+    EXPECT_EQ(other.err.rfind("sstat: error: couldn't get steps for job " + ids, 0), 0u)
+        << other.err;
   }
   CommandResult none = c.Run({"sstat", "-n", "-j", ids + ".7"});
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_EQ(none.err, "sstat: error: StepId=" + ids + ".7 not found running.\n");
   CommandResult unknown = c.Run({"sstat", "-j", "999999"});
   EXPECT_EQ(unknown.exit_code, 1);
-  EXPECT_EQ(unknown.err, "sstat: error: couldn't get steps for job 999999: Invalid job id specified\n");
+  EXPECT_EQ(unknown.err,
+            "sstat: error: couldn't get steps for job 999999: Invalid job id specified\n");
   EXPECT_EQ(c.Run({"sstat"}).err, "sstat: error: You didn't give me any jobs to stat.\n");
   ASSERT_EQ(c.Run({"scancel", ids}).exit_code, 0);
   EXPECT_EQ(c.WaitJob(id)["state"], "CANCELLED");
@@ -212,14 +224,18 @@ TEST_F(Jobctl, SattachStreamsWhatTheStepPrintsAfterItAttachedAndExitsWithItsCode
   Cluster& c = *cluster_;
   // Two tasks print a line, wait for the file "go" (made once sattach is attached), print more
   // on stdout and stderr, and exit 3.
-  const unsigned long long id = Submit(
-      c, {"-t", "5", "-n", "2", "--wrap",
-          "srun sh -c 'echo before$SLURM_PROCID; while [ ! -e go ]; do sleep 0.05; done; "
-          "echo after$SLURM_PROCID; echo err$SLURM_PROCID >&2; exit 3'"});
+  const unsigned long long id =
+      Submit(c, {"-t", "5", "-n", "2", "--wrap",
+                 "srun sh -c 'echo before$SLURM_PROCID; while [ ! -e go ]; do sleep 0.05; done; "
+                 "echo after$SLURM_PROCID; echo err$SLURM_PROCID >&2; exit 3'"});
   ASSERT_GT(id, 0u);
   const std::string step = std::to_string(id) + ".0";
-  ASSERT_TRUE(WaitFor([&] { return c.Get("/api/v1/jobs/" + std::to_string(id) + "/steps/0").value("state", "") == "RUNNING"; },
-                      seconds(20)));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return c.Get("/api/v1/jobs/" + std::to_string(id) + "/steps/0").value("state", "") ==
+               "RUNNING";
+      },
+      seconds(20)));
   // sattach's stdout, as the harness captures it, while it runs: once it shows what the
   // tasks printed before, sattach is attached, and the test lets the tasks go on.
   const std::string captured = c.dir() + "/cmd.out." + std::to_string(::getpid());
@@ -240,7 +256,8 @@ TEST_F(Jobctl, SattachStreamsWhatTheStepPrintsAfterItAttachedAndExitsWithItsCode
   // The step has ended: nothing to attach to; nor to a batch step or an unknown one.
   CommandResult ended = c.Run({"sattach", step});
   EXPECT_EQ(ended.exit_code, 1);
-  EXPECT_EQ(ended.err.rfind("sattach: error: StepId=" + step + " is not running", 0), 0u) << ended.err;
+  EXPECT_EQ(ended.err.rfind("sattach: error: StepId=" + step + " is not running", 0), 0u)
+      << ended.err;
   EXPECT_EQ(c.Run({"sattach", std::to_string(id) + ".batch"}).exit_code, 1);
   CommandResult bad = c.Run({"sattach", "nonsense"});
   EXPECT_EQ(bad.exit_code, 1);

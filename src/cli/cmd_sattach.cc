@@ -28,7 +28,9 @@ Status ParseStepId(const std::string& text, unsigned long long* job, int* step) 
     return InvalidArgument("Invalid job step id " + text + ": expected JOBID.STEPID");
   const std::string j = text.substr(0, dot), s = text.substr(dot + 1);
   if (s == "batch" || s == "extern")
-    return InvalidArgument("StepId=" + text + ": its output goes to the job's output file, not to a stream sattach can attach to");
+    return InvalidArgument(
+        "StepId=" + text +
+        ": its output goes to the job's output file, not to a stream sattach can attach to");
   if (j.empty() || j.find_first_not_of("0123456789") != std::string::npos || j.size() > 18 ||
       !digits(s))
     return InvalidArgument("Invalid job step id " + text);
@@ -38,7 +40,8 @@ Status ParseStepId(const std::string& text, unsigned long long* job, int* step) 
 }
 
 Status ParseTaskFilter(const std::string& value, std::optional<int>& to) {
-  if (value.empty() || value.size() > 9 || value.find_first_not_of("0123456789") != std::string::npos)
+  if (value.empty() || value.size() > 9 ||
+      value.find_first_not_of("0123456789") != std::string::npos)
     return InvalidArgument("Invalid task id: " + value);
   to = std::stoi(value);
   return Status::Ok();
@@ -57,17 +60,25 @@ int RunSattach(int argc, char** argv) {
   };
   auto ignore = [](const std::string&) { return Status::Ok(); };
   const std::vector<SlurmOption> table = {
-      {"input-filter", 0, OptArg::kRequired, [&](const std::string& v) { return ParseTaskFilter(v, input_filter); }, "send stdin to only the specified task", "taskid"},
-      {"output-filter", 0, OptArg::kRequired, [&](const std::string& v) { return ParseTaskFilter(v, output_filter); }, "only print stdout from the specified task", "taskid"},
-      {"error-filter", 0, OptArg::kRequired, [&](const std::string& v) { return ParseTaskFilter(v, error_filter); }, "only print stderr from the specified task", "taskid"},
+      {"input-filter", 0, OptArg::kRequired,
+       [&](const std::string& v) { return ParseTaskFilter(v, input_filter); },
+       "send stdin to only the specified task", "taskid"},
+      {"output-filter", 0, OptArg::kRequired,
+       [&](const std::string& v) { return ParseTaskFilter(v, output_filter); },
+       "only print stdout from the specified task", "taskid"},
+      {"error-filter", 0, OptArg::kRequired,
+       [&](const std::string& v) { return ParseTaskFilter(v, error_filter); },
+       "only print stderr from the specified task", "taskid"},
       {"label", 'l', OptArg::kNone, flag(label), "prepend task number to lines of stdout & stderr"},
-      {"layout", 0, OptArg::kNone, flag(layout), "print task layout info and exit (does not attach to tasks)"},
+      {"layout", 0, OptArg::kNone, flag(layout),
+       "print task layout info and exit (does not attach to tasks)"},
       {"pty", 0, OptArg::kNone, ignore, nullptr},
       {"quiet", 'Q', OptArg::kNone, flag(quiet), "quiet mode (suppress informational messages)"},
       {"verbose", 'v', OptArg::kNone, ignore, "verbose mode (multiple -v's increase verbosity)"},
       {"version", 'V', OptArg::kNone, ignore, "print the Slurm version and exit"},
   };
-  ParsedCommandLine cl = ParseSlurmCommandLine("sattach", argc, argv, table, "[options] <jobid.stepid>");
+  ParsedCommandLine cl =
+      ParseSlurmCommandLine("sattach", argc, argv, table, "[options] <jobid.stepid>");
   if (cl.exit_code) return *cl.exit_code;
   if (cl.operands.size() != 1) return Fail("sattach", "Missing jobid.stepid argument");
   unsigned long long job = 0;
@@ -76,8 +87,11 @@ int RunSattach(int argc, char** argv) {
   // A step's input comes from its srun, through lockstepd, to the tasks srun chose: a second
   // writer would interleave with it, so sattach relays none.
   if (input_filter)
-    return Fail("sattach", "--input-filter: a step's input comes from its srun only (docs/commands.md, sattach)");
-  const std::string where = "/api/v1/jobs/" + std::to_string(job) + "/steps/" + std::to_string(step);
+    return Fail(
+        "sattach",
+        "--input-filter: a step's input comes from its srun only (docs/commands.md, sattach)");
+  const std::string where =
+      "/api/v1/jobs/" + std::to_string(job) + "/steps/" + std::to_string(step);
   const std::string name = std::to_string(job) + "." + std::to_string(step);
   client::ApiClient api;
   Result<nlohmann::json> info = api.Get(where);
@@ -98,7 +112,8 @@ int RunSattach(int argc, char** argv) {
     if (!r.ok()) return Fail("sattach", r.status());
     // Output older than what lockstepd keeps (4 MiB per step) was dropped before we came.
     if (r->value("dropped", 0ULL) > 0 && offset > 0 && !quiet && !warned) {
-      std::fprintf(stderr, "sattach: error: %llu bytes of the step's output were lost: read too slowly\n",
+      std::fprintf(stderr,
+                   "sattach: error: %llu bytes of the step's output were lost: read too slowly\n",
                    r->value("dropped", 0ULL));
       warned = true;
     }

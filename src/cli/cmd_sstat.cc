@@ -28,8 +28,8 @@ Status AddSteps(const std::string& list, std::vector<Selected>& to) {
     const auto digits = [](const std::string& t) {
       return !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
     };
-    if (!digits(s.job) || (dot != std::string::npos && !digits(s.step) && s.step != "batch" &&
-                           s.step != "extern"))
+    if (!digits(s.job) ||
+        (dot != std::string::npos && !digits(s.step) && s.step != "batch" && s.step != "extern"))
       return InvalidArgument("Invalid job id: " + item);
     to.push_back(s);
   }
@@ -69,19 +69,50 @@ int RunSstat(int argc, char** argv) {
   auto ignore = [](const std::string&) { return Status::Ok(); };
   const std::vector<SlurmOption> table = {
       {"allsteps", 'a', OptArg::kNone, flag(all), "print all steps for the given job(s)"},
-      {"helpformat", 'e', OptArg::kNone, flag(helpformat), "print a list of fields that can be specified with the '--format' option"},
-      {"fields", 'o', OptArg::kRequired, [&o](const std::string& v) { o.format += (o.format.empty() ? "" : ",") + v; return Status::Ok(); }, nullptr, "field,..."},
-      {"format", 'o', OptArg::kRequired, [&o](const std::string& v) { o.format += (o.format.empty() ? "" : ",") + v; return Status::Ok(); }, "comma separated list of fields", "field,..."},
-      {"pidformat", 'i', OptArg::kNone, [&o](const std::string&) { o.format = kSstatPidFields; return Status::Ok(); }, "predefined format to list the pids running for each job step (JobId,Nodes,Pids)"},
-      {"jobs", 'j', OptArg::kRequired, [&selected](const std::string& v) { return AddSteps(v, selected); }, "format is <job(.step)>; comma separated list", "job(.step)"},
-      {"noconvert", 0, OptArg::kNone, flag(o.noconvert), "don't convert units from their original type (e.g. 2048M won't be converted to 2G)"},
-      {"noheader", 'n', OptArg::kNone, flag(o.noheader), "no header will be added to the beginning of output"},
-      {"parsable", 'p', OptArg::kNone, [&o](const std::string&) { o.parsable = 1; return Status::Ok(); }, "output will be '|' delimited with a '|' at the end"},
-      {"parsable2", 'P', OptArg::kNone, [&o](const std::string&) { o.parsable = 2; return Status::Ok(); }, "output will be '|' delimited without a '|' at the end"},
+      {"helpformat", 'e', OptArg::kNone, flag(helpformat),
+       "print a list of fields that can be specified with the '--format' option"},
+      {"fields", 'o', OptArg::kRequired,
+       [&o](const std::string& v) {
+         o.format += (o.format.empty() ? "" : ",") + v;
+         return Status::Ok();
+       },
+       nullptr, "field,..."},
+      {"format", 'o', OptArg::kRequired,
+       [&o](const std::string& v) {
+         o.format += (o.format.empty() ? "" : ",") + v;
+         return Status::Ok();
+       },
+       "comma separated list of fields", "field,..."},
+      {"pidformat", 'i', OptArg::kNone,
+       [&o](const std::string&) {
+         o.format = kSstatPidFields;
+         return Status::Ok();
+       },
+       "predefined format to list the pids running for each job step (JobId,Nodes,Pids)"},
+      {"jobs", 'j', OptArg::kRequired,
+       [&selected](const std::string& v) { return AddSteps(v, selected); },
+       "format is <job(.step)>; comma separated list", "job(.step)"},
+      {"noconvert", 0, OptArg::kNone, flag(o.noconvert),
+       "don't convert units from their original type (e.g. 2048M won't be converted to 2G)"},
+      {"noheader", 'n', OptArg::kNone, flag(o.noheader),
+       "no header will be added to the beginning of output"},
+      {"parsable", 'p', OptArg::kNone,
+       [&o](const std::string&) {
+         o.parsable = 1;
+         return Status::Ok();
+       },
+       "output will be '|' delimited with a '|' at the end"},
+      {"parsable2", 'P', OptArg::kNone,
+       [&o](const std::string&) {
+         o.parsable = 2;
+         return Status::Ok();
+       },
+       "output will be '|' delimited without a '|' at the end"},
       {"verbose", 'v', OptArg::kNone, ignore, "verbose mode"},
       {"version", 'V', OptArg::kNone, ignore, "print version"},
   };
-  ParsedCommandLine cl = ParseSlurmCommandLine("sstat", argc, argv, table, "[OPTIONS] -j <job(.stepid)>");
+  ParsedCommandLine cl =
+      ParseSlurmCommandLine("sstat", argc, argv, table, "[OPTIONS] -j <job(.stepid)>");
   if (cl.exit_code) return *cl.exit_code;
   if (helpformat) {
     std::fputs(SstatFieldNames().c_str(), stdout);
@@ -103,8 +134,9 @@ int RunSstat(int argc, char** argv) {
     }
     std::vector<nlohmann::json> steps = Pick(*usage, sel, all);
     if (steps.empty()) {  // Slurm's words
-      rc = Fail("sstat", sel.step.empty() ? "No steps running for job " + sel.job
-                                          : "StepId=" + sel.job + "." + sel.step + " not found running.");
+      rc = Fail("sstat", sel.step.empty()
+                             ? "No steps running for job " + sel.job
+                             : "StepId=" + sel.job + "." + sel.step + " not found running.");
       continue;
     }
     const std::int64_t job = std::stoll(sel.job);

@@ -27,8 +27,7 @@ bool StartsWithIgnoreCase(const std::string& text, const std::string& prefix) {
 
 }  // namespace
 
-int SuspendJobs(client::ApiClient& api, const std::string& op, const std::string& ids,
-                bool quiet) {
+int SuspendJobs(client::ApiClient& api, const std::string& op, const std::string& ids, bool quiet) {
   std::string list = ids;
   // Slurm takes "JobId=42" and "Job=42" too.
   for (const char* prefix : {"jobid=", "job="}) {

@@ -12,8 +12,7 @@ namespace {
 // scontrol prints followed by " for job ID".
 Status SuspendPrecondition(const JobEntry& e, bool suspend) {
   if (e.state == JobState::kPending) return FailedPrecondition("Job is pending execution");
-  if (IsFinished(e.state) || e.state == JobState::kCompleting || e.cancel_requested ||
-      e.timed_out)
+  if (IsFinished(e.state) || e.state == JobState::kCompleting || e.cancel_requested || e.timed_out)
     return FailedPrecondition("Job/step already completing or completed");
   if (suspend && e.state != JobState::kRunning) return FailedPrecondition("Job is not running");
   if (!suspend && e.state != JobState::kSuspended)

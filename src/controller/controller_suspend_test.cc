@@ -127,8 +127,8 @@ TEST_F(SuspendTest, CancellingASuspendedJobResumesItThenEndsIt) {
   ASSERT_TRUE(controller_->Suspend(kRoot, a).ok());
   ASSERT_TRUE(controller_->Cancel(kAlice, a, 0).ok());
   const std::string id = std::to_string(a);
-  EXPECT_EQ(Commands(), (std::vector<std::string>{"suspend " + id, "resume " + id,
-                                                  "terminate " + id}));
+  EXPECT_EQ(Commands(),
+            (std::vector<std::string>{"suspend " + id, "resume " + id, "terminate " + id}));
   EXPECT_EQ(Field(a, "state"), "COMPLETING");
   controller_->events().RunExited({a, 0}, {0, 15, false});
   controller_->SettleForTest();

@@ -54,6 +54,9 @@ void Agent::SampleUsageIfDue() {
                       {"pids", s->pids}});
   }
   std::lock_guard<std::mutex> lock(mu_);
+  // Only the latest sample matters: while lockstepd is away, samples not yet sent are replaced,
+  // so that the outbox does not grow with every interval.
+  std::erase_if(outbox_, [](const nlohmann::json& e) { return e.value("type", "") == "usage"; });
   for (auto& e : events) Report(std::move(e));
 }
 

@@ -39,11 +39,13 @@ void SuspendAndResume(bool use_cgroup) {
   auto pid = launcher.Spawn(spec);
   ASSERT_TRUE(pid.ok()) << pid.status().ToString();
   ASSERT_EQ(ReadPidFile(dir.path() + "/pid", 10s), *pid);
-  ASSERT_TRUE(::lockstep::testing::WaitFor([&] { return ReadFile(dir.path() + "/count") != ""; }, 10s));
+  ASSERT_TRUE(
+      ::lockstep::testing::WaitFor([&] { return ReadFile(dir.path() + "/count") != ""; }, 10s));
 
   // Time passes: another task runs to its end.
   auto time_passes = [&] {
-    auto other = launcher.Spawn(BaseSpec(dir, {"/bin/sh", "-c", "for i in 1 2 3 4 5; do sleep 0.05; done"}));
+    auto other =
+        launcher.Spawn(BaseSpec(dir, {"/bin/sh", "-c", "for i in 1 2 3 4 5; do sleep 0.05; done"}));
     ASSERT_TRUE(other.ok());
     ASSERT_TRUE(launcher.Wait(*other).ok());
   };

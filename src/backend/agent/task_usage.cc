@@ -56,7 +56,9 @@ std::optional<ProcessUsage> ParseProcStat(std::string_view text) {
     at = end;
   }
   // f[0] is field 3 (state): field N is f[N - 3].
-  auto field = [&](int n) { return n - 3 < static_cast<int>(f.size()) ? Number(f[n - 3]) : std::nullopt; };
+  auto field = [&](int n) {
+    return n - 3 < static_cast<int>(f.size()) ? Number(f[n - 3]) : std::nullopt;
+  };
   auto majflt = field(12), cmajflt = field(13), utime = field(14), stime = field(15),
        cutime = field(16), cstime = field(17), vsize = field(23), rss = field(24);
   if (!majflt || !cmajflt || !utime || !stime || !cutime || !cstime || !vsize || !rss)
@@ -80,8 +82,10 @@ IoBytes ParseIoStat(std::string_view text) {
   std::istringstream in{std::string(text)};
   std::string word;
   while (in >> word) {
-    if (word.rfind("rbytes=", 0) == 0) io.read += Number(std::string_view(word).substr(7)).value_or(0);
-    if (word.rfind("wbytes=", 0) == 0) io.write += Number(std::string_view(word).substr(7)).value_or(0);
+    if (word.rfind("rbytes=", 0) == 0)
+      io.read += Number(std::string_view(word).substr(7)).value_or(0);
+    if (word.rfind("wbytes=", 0) == 0)
+      io.write += Number(std::string_view(word).substr(7)).value_or(0);
   }
   return io;
 }

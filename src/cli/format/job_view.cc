@@ -73,7 +73,8 @@ Seconds JobTimeUsed(const nlohmann::json& job, Time now) {
   Time end = JIntOr(job, "end_time", 0);
   if (state == "RUNNING" || end == 0) end = now;
   // As Slurm's: the time a job spent suspended is not time used.
-  if (state == "SUSPENDED" && JIntOr(job, "suspend_time", 0) > 0) end = JIntOr(job, "suspend_time", 0);
+  const Time suspended_at = JIntOr(job, "suspend_time", 0);
+  if (state == "SUSPENDED" && suspended_at > 0) end = suspended_at;
   return std::max<Seconds>(0, end - start - JIntOr(job, "suspended_seconds", 0));
 }
 

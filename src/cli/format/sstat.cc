@@ -45,8 +45,8 @@ std::string Size(double bytes, bool noconvert) {
   if (!noconvert)
     while (bytes >= 1024 && unit < 5) bytes /= 1024, ++unit;
   const auto whole = static_cast<std::int64_t>(bytes);
-  std::string s = static_cast<double>(whole) == bytes ? std::to_string(whole)
-                                                      : fmt::format("{:.2f}", bytes);
+  std::string s =
+      static_cast<double>(whole) == bytes ? std::to_string(whole) : fmt::format("{:.2f}", bytes);
   if (unit > 0) s += kUnits[unit];
   return s;
 }
@@ -70,7 +70,9 @@ std::string TresIn(std::int64_t cpu_usec, double mem, std::int64_t pages, double
                      Size(disk, noconvert), Size(mem, noconvert), pages, Size(vm, noconvert));
 }
 
-std::string Task(std::int64_t t) { return std::to_string(t); }
+std::string Task(std::int64_t t) {
+  return std::to_string(t);
+}
 
 const std::vector<Field>& Fields() {
   using S = const Stats&;
@@ -105,7 +107,8 @@ const std::vector<Field>& Fields() {
       {"MinCPUTask", 10, [](S s, bool) { return Task(s.min_cpu.task); }},
       {"Nodelist", 20, [](S s, bool) { return s.nodes; }},
       {"NTasks", 8, [](S s, bool) { return std::to_string(s.ntasks); }},
-      {"Pids", 20, [](S s, bool) {
+      {"Pids", 20,
+       [](S s, bool) {
          std::string out;
          for (const std::string& p : s.pids) out += (out.empty() ? "" : ",") + p;
          return out;
@@ -114,41 +117,52 @@ const std::vector<Field>& Fields() {
       {"ReqCPUFreqMin", 13, [](S, bool) { return std::string("Unknown"); }},
       {"ReqCPUFreqMax", 13, [](S, bool) { return std::string("Unknown"); }},
       {"ReqCPUFreqGov", 13, [](S, bool) { return std::string("Unknown"); }},
-      {"TRESUsageInAve", 14, [](S s, bool n) {
+      {"TRESUsageInAve", 14,
+       [](S s, bool n) {
          return TresIn(static_cast<std::int64_t>(s.ave_cpu), s.ave_rss,
                        static_cast<std::int64_t>(s.ave_pages), s.ave_vm, s.ave_read, n);
        }},
-      {"TRESUsageInMax", 14, [](S s, bool n) {
+      {"TRESUsageInMax", 14,
+       [](S s, bool n) {
          return TresIn(s.tot_cpu, s.max_rss.value, s.max_pages.value, s.max_vm.value,
                        s.max_read.value, n);
        }},
-      {"TRESUsageInMaxNode", 18, [](S s, bool) {
+      {"TRESUsageInMaxNode", 18,
+       [](S s, bool) {
          return fmt::format("cpu={},fs/disk={},mem={},pages={},vmem={}", s.min_cpu.node,
                             s.max_read.node, s.max_rss.node, s.max_pages.node, s.max_vm.node);
        }},
-      {"TRESUsageInMaxTask", 18, [](S s, bool) {
+      {"TRESUsageInMaxTask", 18,
+       [](S s, bool) {
          return fmt::format("cpu={},fs/disk={},mem={},pages={},vmem={}", s.min_cpu.task,
                             s.max_read.task, s.max_rss.task, s.max_pages.task, s.max_vm.task);
        }},
-      {"TRESUsageInMin", 14, [](S s, bool n) {
+      {"TRESUsageInMin", 14,
+       [](S s, bool n) {
          return TresIn(s.min_cpu.value, s.max_rss.value, s.max_pages.value, s.max_vm.value,
                        s.max_read.value, n);
        }},
       {"TRESUsageInMinNode", 18, [](S s, bool) { return "cpu=" + s.min_cpu.node; }},
       {"TRESUsageInMinTask", 18, [](S s, bool) { return "cpu=" + Task(s.min_cpu.task); }},
-      {"TRESUsageInTot", 14, [](S s, bool n) {
+      {"TRESUsageInTot", 14,
+       [](S s, bool n) {
          return TresIn(s.tot_cpu, s.ave_rss * static_cast<double>(s.ntasks),
                        static_cast<std::int64_t>(s.ave_pages * static_cast<double>(s.ntasks)),
-                       s.ave_vm * static_cast<double>(s.ntasks), static_cast<double>(s.tot_read), n);
+                       s.ave_vm * static_cast<double>(s.ntasks), static_cast<double>(s.tot_read),
+                       n);
        }},
-      {"TRESUsageOutAve", 15, [](S s, bool n) { return "energy=0,fs/disk=" + Size(s.ave_write, n); }},
-      {"TRESUsageOutMax", 15, [](S s, bool n) { return "energy=0,fs/disk=" + Size(s.max_write.value, n); }},
+      {"TRESUsageOutAve", 15,
+       [](S s, bool n) { return "energy=0,fs/disk=" + Size(s.ave_write, n); }},
+      {"TRESUsageOutMax", 15,
+       [](S s, bool n) { return "energy=0,fs/disk=" + Size(s.max_write.value, n); }},
       {"TRESUsageOutMaxNode", 19, [](S s, bool) { return "fs/disk=" + s.max_write.node; }},
       {"TRESUsageOutMaxTask", 19, [](S s, bool) { return "fs/disk=" + Task(s.max_write.task); }},
-      {"TRESUsageOutMin", 15, [](S s, bool n) { return "energy=0,fs/disk=" + Size(s.max_write.value, n); }},
+      {"TRESUsageOutMin", 15,
+       [](S s, bool n) { return "energy=0,fs/disk=" + Size(s.max_write.value, n); }},
       {"TRESUsageOutMinNode", 19, [](S s, bool) { return "fs/disk=" + s.max_write.node; }},
       {"TRESUsageOutMinTask", 19, [](S s, bool) { return "fs/disk=" + Task(s.max_write.task); }},
-      {"TRESUsageOutTot", 15, [](S s, bool n) { return "energy=0,fs/disk=" + Size(static_cast<double>(s.tot_write), n); }},
+      {"TRESUsageOutTot", 15,
+       [](S s, bool n) { return "energy=0,fs/disk=" + Size(static_cast<double>(s.tot_write), n); }},
   };
   return kFields;
 }
@@ -175,7 +189,8 @@ Result<std::vector<Column>> Columns(const SstatOptions& o) {
   std::size_t start = 0;
   while (start <= format.size()) {
     std::size_t comma = format.find(',', start);
-    std::string token = format.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string token =
+        format.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     start = comma == std::string::npos ? format.size() + 1 : comma + 1;
     std::size_t percent = token.find('%');
     std::string name = token.substr(0, percent);

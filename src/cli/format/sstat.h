@@ -25,10 +25,10 @@ inline constexpr char kSstatDefaultFields[] =
 inline constexpr char kSstatPidFields[] = "jobid,nodelist,pids";
 
 struct SstatOptions {
-  std::string format;     // -o/--format: names (any case, a prefix each), "%N" widths; "": default
-  bool noheader = false;  // -n
-  int parsable = 0;       // 0: columns; 1: -p ('|' after every field); 2: -P (between fields)
-  bool noconvert = false; // --noconvert: sizes in bytes, no K/M/G
+  std::string format;      // -o/--format: names (any case, a prefix each), "%N" widths; "": default
+  bool noheader = false;   // -n
+  int parsable = 0;        // 0: columns; 1: -p ('|' after every field); 2: -P (between fields)
+  bool noconvert = false;  // --noconvert: sizes in bytes, no K/M/G
 };
 
 // The report header (with the dashed line unless parsable), or nothing with noheader.
