@@ -117,11 +117,13 @@ void Cluster::StartDaemon() {
 void Cluster::StartAgent() {
   std::string socket =
       options_.agent_socket.empty() ? dir_ + "/lockstepd.sock" : options_.agent_socket;
-  agent_ = Spawn({bin_ + "/lockstep-agent", "--socket", socket, "--state-dir", dir_, "--nodes",
-                  "node[1-" + std::to_string(options_.nodes) + "]", "--cpus",
-                  std::to_string(options_.cpus_per_node), "--mem", "64G", "--gpus",
-                  std::to_string(options_.gpus_per_node)},
-                 dir_ + "/agent.log", options_.agent_env);
+  std::vector<std::string> argv = {bin_ + "/lockstep-agent", "--socket", socket, "--state-dir",
+                                   dir_, "--nodes",
+                                   "node[1-" + std::to_string(options_.nodes) + "]", "--cpus",
+                                   std::to_string(options_.cpus_per_node), "--mem", "64G",
+                                   "--gpus", std::to_string(options_.gpus_per_node)};
+  argv.insert(argv.end(), options_.agent_args.begin(), options_.agent_args.end());
+  agent_ = Spawn(argv, dir_ + "/agent.log", options_.agent_env);
 }
 
 void Cluster::StartNodeAgent(const std::string& node,
@@ -227,7 +229,8 @@ nlohmann::json Cluster::WaitJob(unsigned long long id, int timeout_s) {
   while (std::chrono::steady_clock::now() < deadline) {
     j = Job(id);
     std::string s = j.value("state", "");
-    if (!s.empty() && s != "PENDING" && s != "RUNNING" && s != "COMPLETING") return j;
+    if (!s.empty() && s != "PENDING" && s != "RUNNING" && s != "COMPLETING" && s != "SUSPENDED")
+      return j;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return j;

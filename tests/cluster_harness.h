@@ -33,6 +33,7 @@ struct ClusterOptions {
   std::vector<std::string> daemon_args;  // appended to lockstepd's command line
   std::string agent_socket;              // the agent's --socket (default: lockstepd's Unix socket)
   std::map<std::string, std::string> agent_env;  // set in the agent's environment
+  std::vector<std::string> agent_args;           // appended to the agent's command line
   // Not empty: lockstepd's --state-dir (a volume replicas share); its socket and log stay in dir().
   std::string state_dir;
 };

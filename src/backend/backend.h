@@ -169,6 +169,22 @@ struct OutputChunk {
   std::string data;
 };
 
+// What one task of a running step used so far (sstat), as its node sampled it: from the task's
+// cgroup where it has one (cpu.stat, memory.current/peak, io.stat), else from /proc.
+struct TaskUsage {
+  RunId run;
+  std::int32_t step = -1;  // -1: the batch step
+  std::string node;
+  std::int32_t rank = 0;
+  Time sampled = 0;
+  std::int64_t cpu_usec = 0;  // user + system CPU time
+  std::int64_t rss_bytes = 0, max_rss_bytes = 0;
+  std::int64_t vm_bytes = 0, max_vm_bytes = 0;
+  std::int64_t pages = 0;  // major page faults
+  std::int64_t read_bytes = 0, write_bytes = 0;
+  std::vector<std::int64_t> pids;
+};
+
 // What `lockstep logs` asks for: a run's output, which a backend may keep itself (pods' logs) or
 // read from the file the job wrote (agents on this host).
 struct LogsRequest {
@@ -204,6 +220,8 @@ class EventSink {
   // What a node's health checks found (backend/health.h); the controller drains and resumes.
   virtual void NodeHealth(NodeHealthReport report) = 0;
   virtual void JobHookFailed(JobHookFailure failure) = 0;
+  // Samples of running tasks' usage (sstat); backends that cannot measure never call it.
+  virtual void StepUsage(std::vector<TaskUsage> samples) { (void)samples; }
 };
 
 // Commands to a backend. The controller calls them without its lock, from one thread at a time,
@@ -221,6 +239,15 @@ class Backend {
   virtual Status LaunchStep(StepLaunch step) = 0;
   // signo 0: SIGTERM, then SIGKILL after `grace`.
   virtual Status SignalStep(JobId job, std::int32_t step, int signo, Seconds grace) = 0;
+  // scontrol suspend/resume: every task of the run (its batch step and its steps, on every
+  // node) stopped where it runs, or continued. Only where SupportsSuspend(); the others never
+  // get the call.
+  virtual bool SupportsSuspend() const { return false; }
+  virtual Status Suspend(RunId run, bool stop) {
+    (void)stop;
+    return FailedPrecondition("job " + std::to_string(run.job) +
+                              ": this backend cannot suspend jobs");
+  }
   // The output of the run (`lockstep logs`). Called from request threads, without the
   // controller's lock; it may block on the backend's API.
   virtual Result<std::string> Logs(const LogsRequest& request) = 0;

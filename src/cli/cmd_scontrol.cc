@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/format/scontrol.h"
 #include "cli/format/scontrol_config.h"
+#include "cli/scontrol_suspend.h"
 #include "common/duration.h"
 
 namespace lockstep::cli {
@@ -22,6 +23,7 @@ constexpr const char* kUsage =
     "usage: scontrol show job [ID] | show node [NAME] | show partition [NAME] | show hostnames "
     "LIST | show config\n"
     "       scontrol hold|release|requeue|requeuehold JOBID[,JOBID...]\n"
+    "       scontrol suspend|resume JOBID[,JOBID...]\n"
     "       scontrol ping\n"
     "       scontrol write batch_script JOBID [FILE|-]\n"
     "       scontrol update JobId=ID [TimeLimit=[+|-]T] [Priority=N] [Nice=N] [JobName=X]\n"
@@ -248,11 +250,13 @@ int RunScontrol(int argc, char** argv) {
   std::vector<std::string> a = Args(argc, argv);
   // scontrol's own options before the command: -o/--oneliner changes show's records; the
   // others (-a, -d, -Q, -v, -M) change nothing here.
-  bool oneliner = false;
+  bool oneliner = false, quiet = false;
   while (!a.empty() && a[0].size() > 1 && a[0][0] == '-' && a[0] != "-h" && a[0] != "--help") {
     const std::string o = a[0];
     if (o == "-o" || o == "--oneliner") {
       oneliner = true;
+    } else if (o == "-Q" || o == "--quiet") {
+      quiet = true;
     } else if (o != "-a" && o != "--all" && o != "-d" && o != "--details" && o != "-Q" &&
                o != "--quiet" && o != "-v" && o != "--verbose" && o != "--local" &&
                o != "--sibling" && o != "-F" && o != "--future") {
@@ -279,6 +283,8 @@ int RunScontrol(int argc, char** argv) {
   if ((verb == "hold" || verb == "release" || verb == "requeue") && a.size() == 2)
     return JobAction(api, verb, a[1]);
   if (verb == "update") return Update(api, a);
+  if ((verb == "suspend" || verb == "resume") && a.size() == 2)
+    return SuspendJobs(api, verb, a[1], quiet);
   return Fail("scontrol", "invalid command: " + verb + "\n" + kUsage);
 }
 

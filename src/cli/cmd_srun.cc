@@ -26,6 +26,7 @@
 #include "cli/test_only.h"
 #include "cli/slurm/multi_prog.h"
 #include "cli/srun_input.h"
+#include "cli/step_output_writer.h"
 #include "common/base64.h"
 #include "jobspec/sbatch.h"
 
@@ -62,42 +63,12 @@ void CatchInterrupts() {
   ::sigaction(SIGINT, &sa, nullptr);
 }
 
-// Writes the tasks' bytes, with "RANK: " before each line when labelling.
-class OutputWriter {
- public:
-  OutputWriter(bool label, int ntasks) : label_(label) {
-    for (int n = std::max(ntasks - 1, 0); n >= 10; n /= 10) ++width_;
-  }
-  void Write(int rank, bool is_stderr, const std::string& data) {
-    std::FILE* f = is_stderr ? stderr : stdout;
-    if (!label_) {
-      std::fwrite(data.data(), 1, data.size(), f);
-      return;
-    }
-    bool& at_start = line_start_.try_emplace({rank, is_stderr}, true).first->second;
-    std::size_t pos = 0;
-    while (pos < data.size()) {
-      if (at_start) std::fprintf(f, "%*d: ", width_, rank);
-      std::size_t nl = data.find('\n', pos);
-      std::size_t end = nl == std::string::npos ? data.size() : nl + 1;
-      std::fwrite(data.data() + pos, 1, end - pos, f);
-      at_start = nl != std::string::npos;
-      pos = end;
-    }
-  }
-
- private:
-  bool label_;
-  int width_ = 1;
-  std::map<std::pair<int, bool>, bool> line_start_;
-};
-
 // Follows the step's output to its end, minding Ctrl-C; then its exit code as srun returns it.
 int FollowStep(client::ApiClient& api, unsigned long long job, int step, int ntasks, bool label) {
   const std::string where =
       "/api/v1/jobs/" + std::to_string(job) + "/steps/" + std::to_string(step);
   const std::string name = std::to_string(job) + "." + std::to_string(step);
-  OutputWriter writer(label, ntasks);
+  StepOutputWriter writer(label, ntasks);
   unsigned long long offset = 0;
   int interrupts_seen = 0, repeats_seen = 0;
   bool aborted = false;

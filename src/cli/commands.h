@@ -23,6 +23,8 @@ int RunLogs(int argc, char** argv);  // cmd_logs.cc
 // Observability (cmd_observe.cc).
 int RunSdiag(int argc, char** argv);
 int RunSshare(int argc, char** argv);  // cmd_sshare.cc
+int RunSstat(int argc, char** argv);   // cmd_sstat.cc
+int RunSattach(int argc, char** argv);  // cmd_sattach.cc
 int RunEvents(int argc, char** argv);
 int RunMetrics(int argc, char** argv);
 int RunWeb(int argc, char** argv);  // cmd_web.cc

@@ -26,6 +26,8 @@ constexpr SlurmCommand kCommands[] = {
     {"sacct", lockstep::cli::RunSacct},     {"sprio", lockstep::cli::RunSprio},
     {"sdiag", lockstep::cli::RunSdiag},     {"sacctmgr", lockstep::cli::RunSacctmgr},
     {"sshare", lockstep::cli::RunSshare},
+    {"sstat", lockstep::cli::RunSstat},
+    {"sattach", lockstep::cli::RunSattach},
 };
 
 Command Find(const char* name) {

@@ -281,6 +281,10 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
       s = c.Release(caller, id);
     else if (p[4] == "requeue")
       s = c.Requeue(caller, id);
+    else if (p[4] == "suspend")
+      s = c.Suspend(caller, id);
+    else if (p[4] == "resume")
+      s = c.Resume(caller, id);
     else if (p[4] == "steps") {
       if (Status bad = ExpectStepFields(*body); !bad.ok()) return Error(bad);
       Result<nlohmann::json> j = c.CreateStep(caller, id, *body);
@@ -293,6 +297,10 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
     if (!text.ok()) return Error(text.status());
     // Programs print anything: bytes that are not UTF-8 become U+FFFD rather than an error.
     return JsonResponse(http::status::ok, {{"job_id", id}, {"logs", *text}});
+  }
+  if (p.size() == 5 && verb == http::verb::get && p[4] == "usage") {  // sstat
+    Result<nlohmann::json> j = c.Usage(caller, id);
+    return j.ok() ? Ok(*j) : Error(j.status());
   }
   if (p.size() == 5 && verb == http::verb::get && p[4] == "why") {
     Result<nlohmann::json> j = c.Why(id);
@@ -314,9 +322,12 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
       Result<std::int64_t> offset = IntParam(query, "offset", 0);
       if (!offset.ok()) return Error(offset.status());
       if (*offset < 0) return Error(InvalidArgument("offset: must not be negative"));
+      Result<std::int64_t> attach = IntParam(query, "attach", 0);  // sattach's reads
+      if (!attach.ok()) return Error(attach.status());
       c.StepOutput(caller, id, static_cast<std::int32_t>(step),
                    static_cast<std::uint64_t>(*offset), *wait,
-                   [reply = std::move(reply)](Result<nlohmann::json> j) { reply(Answer(j)); });
+                   [reply = std::move(reply)](Result<nlohmann::json> j) { reply(Answer(j)); },
+                   *attach != 0);
       return std::nullopt;
     }
     if (verb == http::verb::post && p[6] == "input") {  // srun's stdin (step_input.h)

@@ -121,7 +121,7 @@ Status Controller::Recover() {
       e->spec = specs_.Intern(*e->spec);
     }
     next_job_id_ = std::max(next_job_id_, id + 1);
-    if (e->state == JobState::kRunning || e->state == JobState::kCompleting) active_.insert(id);
+    if (HoldsAllocation(e->state)) active_.insert(id);
     tally_.Touch(id);
     jobs_.emplace(id, std::move(*e));
   }
@@ -274,7 +274,7 @@ void Controller::PassForTest() {
 void Controller::TouchLocked(const JobEntry& job) {
   dirty_.insert(job.id);
   tally_.Touch(job.id);
-  if (job.state == JobState::kRunning || job.state == JobState::kCompleting)
+  if (HoldsAllocation(job.state))
     active_.insert(job.id);
   else
     active_.erase(job.id);
@@ -282,6 +282,12 @@ void Controller::TouchLocked(const JobEntry& job) {
 
 engine::Job Controller::RunningEngineJobLocked(const JobEntry& e) {
   engine::Job j = ToEngineJob(e, cluster_);
+  // Slurm adds the time a job spent suspended to its end; the engine, which ends running jobs
+  // at start + limit, is told a limit longer by that much (as scontrol update TimeLimit= would).
+  if (e.suspended_seconds > 0) {
+    const Seconds limit = engine::ShapeOf(j, cluster_.base.partitions[j.partition]).duration;
+    if (limit < kUnlimited) j.req.time_limit = limit + e.suspended_seconds;
+  }
   for (const PlacedNode& p : e.placement) {
     std::uint32_t n = NodeIndexLocked(p.node);
     if (n != engine::kNone)
@@ -312,7 +318,7 @@ void Controller::PlaceJobLocked(const JobEntry& e, engine::Scheduler& s) {
         s.SetFinished(d.target, OutcomeOf(target->second.state));
     }
     s.SetPending(std::move(job));
-  } else if (e.state == JobState::kRunning || e.state == JobState::kCompleting) {
+  } else if (HoldsAllocation(e.state)) {
     s.SetRunning(RunningEngineJobLocked(e));
   } else {
     s.SetFinished(e.id, OutcomeOf(e.state));
@@ -331,7 +337,7 @@ engine::Snapshot Controller::BuildSnapshotLocked(Time now) {
   for (auto& [id, e] : jobs_) {
     if (e.state == JobState::kPending)
       s.pending.push_back(ToEngineJob(e, cluster_));
-    else if (e.state == JobState::kRunning || e.state == JobState::kCompleting)
+    else if (HoldsAllocation(e.state))
       s.running.push_back(RunningEngineJobLocked(e));
     else
       s.finished.push_back({id, OutcomeOf(e.state)});
@@ -430,7 +436,8 @@ void Controller::EnforceLimitsLocked(Time now) {
     engine::Job j = ToEngineJob(e, cluster_);
     const engine::Partition& part = cluster_.base.partitions[j.partition];
     Seconds limit = engine::ShapeOf(j, part).duration;
-    if (limit >= kUnlimited || now < e.start_time + limit) continue;
+    // Time spent suspended does not count against the limit (Slurm adds it to the end).
+    if (limit >= kUnlimited || now < e.start_time + limit + e.suspended_seconds) continue;
     e.timed_out = true;
     e.reason = "TimeLimit";
     PersistLocked({&e});

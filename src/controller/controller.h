@@ -139,8 +139,10 @@ class Controller : private backend::EventSink,
   // time) ends. Never blocks: `done` is kept as the step's waiter, and called once, from any
   // thread, without the controller's lock.
   using StepOutputDone = std::function<void(Result<nlohmann::json>)>;
+  // `attach` (sattach): a second reader, whose reading the end never frees the buffer (srun's
+  // read does, or the 60 s after the step's end).
   void StepOutput(const Caller& caller, JobId id, std::int32_t step, std::uint64_t offset,
-                  std::chrono::milliseconds wait, StepOutputDone done);
+                  std::chrono::milliseconds wait, StepOutputDone done, bool attach = false);
   // srun's input for a step that reads it (controller_step_input.cc, step_input.h): srun's
   // write, checked against the step's owner; an agent's read for the tasks on `node`.
   void StepInput(const Caller& caller, JobId id, std::int32_t step, const nlohmann::json& body,
@@ -150,6 +152,13 @@ class Controller : private backend::EventSink,
                       StepOutputDone done);
   // signal 0: SIGTERM to the step's tasks, SIGKILL after KillWait; else that signal.
   Status SignalStep(const Caller& caller, JobId id, std::int32_t step, int signal);
+  // scontrol suspend / resume (controller_suspend.cc): operators only; the run's tasks stop
+  // where they run and its allocation stays; the time suspended is added to its limit.
+  Status Suspend(const Caller& caller, JobId id);
+  Status Resume(const Caller& caller, JobId id);
+  // sstat (controller_usage.cc): the latest usage sample of every task of the job's running
+  // steps, for its owner and operators; docs/api.md "Usage".
+  Result<nlohmann::json> Usage(const Caller& caller, JobId id) const;
   // The output of the job's current (or last) run, `lockstep logs`, from the backend.
   Result<std::string> JobLogs(const Caller& caller, JobId id);
 
@@ -217,6 +226,7 @@ class Controller : private backend::EventSink,
                                                const std::string& reader, std::uint64_t offset,
                                                std::uint64_t winsize_seen,
                                                std::chrono::milliseconds wait) override;
+  void StepUsage(std::vector<backend::TaskUsage> samples) override;  // controller_usage.cc
   // backend::Admission.
   Result<JobId> Admit(jobspec::JobSpec spec, const std::string& ns) override;
   Status Withdraw(JobId job) override;
@@ -356,6 +366,10 @@ class Controller : private backend::EventSink,
   // The run on a lost node: requeued, or ended NODE_FAIL when it may not be.
   void RunLostLocked(JobEntry& job, const std::string& reason, Time now);
   void TerminateLocked(JobEntry& job);
+  // controller_suspend.cc: a suspended run goes on (RUNNING, its tasks continued); the time
+  // suspended is counted (EndSuspensionLocked) and the scheduler told of its later end.
+  void ResumeRunLocked(JobEntry& job, Time now);
+  static void EndSuspensionLocked(JobEntry& job, Time now);
   // Cancels a pending job at once, or asks a running one to end (CANCELLED when it has).
   store::PendingWrite CancelLocked(JobEntry& job);
   // A node stopped responding: its jobs are requeued, or end NODE_FAIL.
@@ -372,7 +386,8 @@ class Controller : private backend::EventSink,
   void FreeStepOutputsLocked(Time now);
   // Step output (controller_steps.cc): what a read from `offset` answers (the buffer goes once
   // srun has read the end of an ended step), and whether it would answer now.
-  nlohmann::json ReadStepOutputLocked(StepOutputs::Key key, std::uint64_t offset);
+  nlohmann::json ReadStepOutputLocked(StepOutputs::Key key, std::uint64_t offset,
+                                      bool attach = false);
   bool StepOutputReadyLocked(StepOutputs::Key key, std::uint64_t offset);
   // The timer of the step output waiters: answers those whose step has output past their
   // offset or has ended, and those whose wait ended, each after releasing mu_. Woken by
@@ -425,7 +440,7 @@ class Controller : private backend::EventSink,
   bool limits_changed_ = false;       // guarded by mu_
   std::uint64_t accounts_changes_ = 0;  // guarded by mu_: changes stored (their keys)
   Status ReplayAccountsChanges();       // at Start: the stored changes over the cluster YAML
-  // Fair-share usage (controller_usage.cc): charged by running jobs, decayed, and stored.
+  // Fair-share usage (controller_fairshare_usage.cc): charged by running jobs, decayed, and stored.
   Time usage_time_ = 0;  // guarded by mu_: when usage was last charged; 0 before the first pass
   Seconds UsagePeriodLocked() const;
   void AccrueUsageLocked(Time now);
@@ -448,6 +463,12 @@ class Controller : private backend::EventSink,
   std::map<std::string, std::set<std::string>> placement_features_;
   std::unordered_map<std::string, std::uint64_t> placement_masks_;
   std::map<std::pair<JobId, std::int32_t>, std::unique_ptr<StepInfo>> steps_;  // guarded by mu_
+  // sstat: the latest sample of each task of running steps, by (job, step; -1 the batch step)
+  // and (node, rank); a run's samples go when it ends (ForgetUsageLocked). Guarded by mu_.
+  std::map<std::pair<JobId, std::int32_t>,
+           std::map<std::pair<std::string, std::int32_t>, backend::TaskUsage>>
+      usage_;
+  void ForgetUsageLocked(JobId job);
   // From the last pass: the pending jobs that hold a reservation or wait for named jobs.
   std::unordered_map<JobId, engine::Pending> last_pending_;  // guarded by mu_
   std::vector<std::pair<JobId, engine::PriorityBreakdown>> last_priorities_;  // guarded by mu_
@@ -457,6 +478,7 @@ class Controller : private backend::EventSink,
     std::uint64_t offset = 0;
     std::chrono::steady_clock::time_point deadline;
     StepOutputDone done;
+    bool attach = false;  // sattach's read: it never frees the buffer
   };
   std::map<StepOutputs::Key, std::vector<StepWaiter>> step_waiters_;  // guarded by mu_
   // Output appended, a step ended, a waiter added, or stopping: wakes StepWaitLoop.
@@ -485,6 +507,7 @@ class Controller : private backend::EventSink,
   backend::Backend* backend_ = nullptr;  // guarded by backend_mu_
   int backend_calls_ = 0;                // guarded by backend_mu_
   bool supports_steps_ = false;          // guarded by mu_ (copied at attach)
+  bool supports_suspend_ = false;        // guarded by mu_ (copied at attach)
   // Runs a call on the attached backend; Unavailable when none is attached.
   template <typename F>
   auto WithBackend(F&& f) -> decltype(f(std::declval<backend::Backend&>()));

@@ -34,7 +34,7 @@ std::string JobQos(const JobEntry& e, const config::ClusterConfig& cluster) {
 }
 
 bool IsActive(JobState s) {
-  return s == JobState::kPending || s == JobState::kRunning || s == JobState::kCompleting;
+  return s == JobState::kPending || HoldsAllocation(s);
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ std::vector<backend::ExternalJob> Controller::ExternalJobs(const std::set<JobId>
     j.name = e.spec->name;
     j.user = e.user;
     j.phase = e.state == JobState::kPending ? backend::ExternalJob::Phase::kPending
-              : e.state == JobState::kRunning || e.state == JobState::kCompleting
+              : HoldsAllocation(e.state)
                   ? backend::ExternalJob::Phase::kRunning
                   : backend::ExternalJob::Phase::kEnded;
     j.state = JobStateName(e.state);

@@ -177,8 +177,7 @@ Status Controller::SetPlacementFeatures(const FeatureNodes& features) {
   // feature (or none) must be read again from the job's constraint.
   if (renamed)
     for (const auto& [id, e] : jobs_)
-      if ((e.state == JobState::kPending || e.state == JobState::kRunning ||
-           e.state == JobState::kCompleting) &&
+      if ((e.state == JobState::kPending || HoldsAllocation(e.state)) &&
           !e.spec->constraint.empty())
         dirty_.insert(id);
   RequestPassLocked();

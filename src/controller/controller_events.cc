@@ -85,7 +85,7 @@ void Controller::RunsAliveLocked(const std::vector<std::string>& nodes,
   // have ended while nobody watched.
   for (JobId id : std::vector<JobId>(active_.begin(), active_.end())) {
     JobEntry& e = jobs_.at(id);
-    if (e.state != JobState::kRunning && e.state != JobState::kCompleting) continue;
+    if (!HoldsAllocation(e.state)) continue;
     // Judged by its first node, where the batch step runs.
     const bool here =
         !e.placement.empty() && (nodes.empty() || on.count(e.placement.front().node) > 0);
@@ -97,7 +97,7 @@ void Controller::RunsAliveLocked(const std::vector<std::string>& nodes,
     auto it = jobs_.find(run.job);
     const bool current =
         it != jobs_.end() && it->second.restart_count == run.run &&
-        (it->second.state == JobState::kRunning || it->second.state == JobState::kCompleting);
+        HoldsAllocation(it->second.state);
     if (!current) SendLocked({Command::Terminate{run, 0}});
   }
   RequestPassLocked();
@@ -110,7 +110,7 @@ void Controller::RunExitedLocked(backend::RunId run, backend::ExitStatus status,
   // Idempotent: a backend may report an end twice. The end of an earlier run of a requeued job
   // is not the end of this one.
   if (run.run != e.restart_count) return;
-  if (e.state != JobState::kRunning && e.state != JobState::kCompleting) return;
+  if (!HoldsAllocation(e.state)) return;
   // A task that could not start (its output file, as the user): the job fails saying why.
   if (!status.error.empty()) SetFailure(e, "launch", status.error);
   EndJobLocked(e, status, now);
@@ -122,7 +122,7 @@ void Controller::LaunchFailedLocked(backend::RunId run, const std::string& why, 
   if (it == jobs_.end()) return;
   JobEntry& e = it->second;
   if (run.run != e.restart_count ||
-      (e.state != JobState::kRunning && e.state != JobState::kCompleting))
+      !HoldsAllocation(e.state))
     return;
   log::Warning("job {}: launch failed: {}", e.DisplayId(), why);
   SetFailure(e, "launch", why);

@@ -151,7 +151,7 @@ void Controller::RecordFailureLocked(const backend::NodeHealthReport& r, std::in
   if (gpu >= 0) {
     for (JobId id : std::vector<JobId>(active_.begin(), active_.end())) {
       JobEntry& e = jobs_.at(id);
-      if (e.state != JobState::kRunning) continue;
+      if (e.state != JobState::kRunning && e.state != JobState::kSuspended) continue;
       const bool on_gpu = std::any_of(e.placement.begin(), e.placement.end(),
                                       [&](const PlacedNode& p) {
                                         return p.node == r.node && (p.gpus >> gpu & 1);

@@ -67,7 +67,11 @@ struct Controller::Command {
     int signo = 0;
     Seconds grace = 0;
   };
-  std::variant<Launch, Terminate, Signal, LaunchStep, SignalStep> what;
+  struct Suspend {
+    backend::RunId run;
+    bool stop = true;  // false: resume
+  };
+  std::variant<Launch, Terminate, Signal, LaunchStep, SignalStep, Suspend> what;
 };
 
 struct Controller::OutboxEntry {

@@ -132,7 +132,8 @@ Status Controller::Cancel(const Caller& caller, JobId id, int signal) {
     if (IsFinished(e.state))
       return FailedPrecondition("job " + e.DisplayId() + " has already finished");
     if (signal != 0) {
-      if (e.state != JobState::kRunning)
+      // A suspended job's tasks get the signal when they are resumed, as in Slurm.
+      if (e.state != JobState::kRunning && e.state != JobState::kSuspended)
         return FailedPrecondition("job " + e.DisplayId() + " is not running");
       SendLocked({Command::Signal{{e.id, e.restart_count}, signal}});
       return Status::Ok();
@@ -152,6 +153,9 @@ store::PendingWrite Controller::CancelLocked(JobEntry& e) {
     JobEndedLocked(e);
     write = PersistLocked({&e});
   } else {
+    // scancel of a suspended job resumes it, then ends it (Slurm's order): its record says
+    // so before the commands go out.
+    if (e.state == JobState::kSuspended) ResumeRunLocked(e, clock_.Now());
     e.cancel_requested = true;
     write = PersistLocked({&e});
     TerminateLocked(e);
@@ -297,7 +301,7 @@ Status Controller::SetNodeState(const Caller& caller, const std::string& node,
       info.admin = engine::NodeState::kDown;
       for (JobId id : std::vector<JobId>(active_.begin(), active_.end())) {
         JobEntry& e = jobs_.at(id);
-        if (e.state != JobState::kRunning) continue;
+        if (e.state != JobState::kRunning && e.state != JobState::kSuspended) continue;
         if (std::any_of(e.placement.begin(), e.placement.end(),
                         [&](const PlacedNode& p) { return p.node == node; })) {
           SetFailure(e, "node",

@@ -153,6 +153,8 @@ void Controller::Dispatch(Command& command) {
   else if (auto* ss = std::get_if<Command::SignalStep>(&command.what))
     s = WithBackend(
         [&](backend::Backend& b) { return b.SignalStep(ss->job, ss->step, ss->signo, ss->grace); });
+  else if (auto* sr = std::get_if<Command::Suspend>(&command.what))
+    s = WithBackend([&](backend::Backend& b) { return b.Suspend(sr->run, sr->stop); });
   if (!s.ok()) log::Error("backend: {}", s.ToString());
 }
 
@@ -161,14 +163,16 @@ Result<std::string> Controller::BackendLogs(const backend::LogsRequest& request)
 }
 
 void Controller::AttachBackend(backend::Backend* backend) {
-  bool steps = false;
+  bool steps = false, suspend = false;
   {
     std::lock_guard<std::mutex> lock(backend_mu_);
     backend_ = backend;
     steps = backend && backend->SupportsSteps();
+    suspend = backend && backend->SupportsSuspend();
   }
   HeldLock lock(*this);
   supports_steps_ = steps;
+  supports_suspend_ = suspend;
 }
 
 void Controller::DetachBackend() {

@@ -14,6 +14,8 @@
 namespace lockstep::controller {
 
 void Controller::TerminateLocked(JobEntry& job) {
+  // A suspended job is resumed first, as Slurm's scancel does, so that its tasks see SIGTERM.
+  if (job.state == JobState::kSuspended) ResumeRunLocked(job, clock_.Now());
   if (job.state == JobState::kRunning) job.state = JobState::kCompleting;
   TouchLocked(job);
   SendLocked({Command::Terminate{{job.id, job.restart_count}, options_.kill_wait}});
@@ -95,6 +97,8 @@ void Controller::EndJobLocked(JobEntry& job, backend::ExitStatus status, Time no
   job.exit_code = status.exit_code;
   job.signal = status.signal;
   job.end_time = now;
+  EndSuspensionLocked(job, now);  // a suspended run that ended: its suspension ends with it
+  ForgetUsageLocked(job.id);
   if (cause)
     job.state = *cause;
   else if (job.cancel_requested)
@@ -133,6 +137,9 @@ store::PendingWrite Controller::RequeueLocked(JobEntry& job, const std::string& 
   job.start_time = 0;
   job.placement.clear();
   job.timed_out = false;
+  ForgetUsageLocked(job.id);
+  job.suspend_time = 0;  // the next run starts with its whole time limit
+  job.suspended_seconds = 0;
   job.reason = reason;  // for the event; the next pass says why it waits
   JobEventLocked("requeued", job);
   job.reason = "None";
@@ -160,7 +167,7 @@ void Controller::NodeLostLocked(std::uint32_t n, Time now) {
   const std::string& node = cluster_.base.nodes[n].name;
   for (JobId id : std::vector<JobId>(active_.begin(), active_.end())) {
     JobEntry& e = jobs_.at(id);
-    if (e.state != JobState::kRunning && e.state != JobState::kCompleting) continue;
+    if (!HoldsAllocation(e.state)) continue;
     bool on_node = std::any_of(e.placement.begin(), e.placement.end(),
                                [&](const PlacedNode& p) { return p.node == node; });
     if (!on_node) continue;

@@ -271,7 +271,8 @@ Result<nlohmann::json> Controller::ShowStep(JobId id, std::int32_t step) const {
                         {"step_id", step},
                         {"state", s.state},
                         {"exit_code", s.exit_code},
-                        {"signal", s.signal}};
+                        {"signal", s.signal},
+                        {"ntasks", s.ntasks}};
 }
 
 }  // namespace lockstep::controller
@@ -280,7 +281,7 @@ namespace lockstep::controller {
 
 void Controller::StepOutput(const Caller& caller, JobId id, std::int32_t step,
                             std::uint64_t offset, std::chrono::milliseconds wait,
-                            StepOutputDone done) {
+                            StepOutputDone done, bool attach) {
   Result<nlohmann::json> now = nlohmann::json();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -293,10 +294,10 @@ void Controller::StepOutput(const Caller& caller, JobId id, std::int32_t step,
     } else if (!steps_.count(key)) {
       now = NotFound("no step " + std::to_string(id) + "." + std::to_string(step));
     } else if (wait.count() <= 0 || StepOutputReadyLocked(key, offset)) {
-      now = ReadStepOutputLocked(key, offset);
+      now = ReadStepOutputLocked(key, offset, attach);
     } else {
       step_waiters_[key].push_back(
-          {offset, std::chrono::steady_clock::now() + wait, std::move(done)});
+          {offset, std::chrono::steady_clock::now() + wait, std::move(done), attach});
       step_output_changed_.notify_all();  // its deadline may be the timer's next
       return;
     }
@@ -311,7 +312,8 @@ bool Controller::StepOutputReadyLocked(StepOutputs::Key key, std::uint64_t offse
          (b && b->end() > offset);
 }
 
-nlohmann::json Controller::ReadStepOutputLocked(StepOutputs::Key key, std::uint64_t offset) {
+nlohmann::json Controller::ReadStepOutputLocked(StepOutputs::Key key, std::uint64_t offset,
+                                                bool attach) {
   auto step = steps_.find(key);
   const bool ended = step == steps_.end() || step->second->state != "RUNNING";
   StepOutputBuffer* buffer = step_outputs_.Find(key);
@@ -325,7 +327,7 @@ nlohmann::json Controller::ReadStepOutputLocked(StepOutputs::Key key, std::uint6
                       {"data", Base64Encode(c.data)}});
   const bool done = ended && (!buffer || r.next == buffer->end());
   // srun has read everything: the buffer goes (a later read answers done with nothing).
-  if (done && buffer) step_outputs_.Free(key);
+  if (done && buffer && !attach) step_outputs_.Free(key);
   return nlohmann::json{{"job_id", key.first}, {"step_id", key.second}, {"offset", r.next},
                         {"dropped", r.dropped}, {"done", done},      {"chunks", std::move(chunks)}};
 }
@@ -342,7 +344,7 @@ void Controller::StepWaitLoop() {
       for (std::size_t i = 0; i < waiters.size();) {
         StepWaiter& w = waiters[i];
         if (w.deadline <= now || StepOutputReadyLocked(it->first, w.offset)) {
-          answers.emplace_back(std::move(w.done), ReadStepOutputLocked(it->first, w.offset));
+          answers.emplace_back(std::move(w.done), ReadStepOutputLocked(it->first, w.offset, w.attach));
           waiters.erase(waiters.begin() + static_cast<std::ptrdiff_t>(i));
         } else {
           next = std::min(next, w.deadline);

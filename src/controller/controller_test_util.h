@@ -27,6 +27,7 @@ class RecordingBackend : public backend::Backend {
   Status Terminate(backend::RunId run, Seconds grace) override {
     std::lock_guard<std::mutex> lock(mu_);
     terminations.push_back(run);
+    commands.push_back("terminate " + std::to_string(run.job));
     return Status::Ok();
   }
   Status Signal(backend::RunId run, int signo) override { return Status::Ok(); }
@@ -37,6 +38,13 @@ class RecordingBackend : public backend::Backend {
     return Status::Ok();
   }
   Status SignalStep(JobId, std::int32_t, int, Seconds) override { return Status::Ok(); }
+  bool SupportsSuspend() const override { return true; }
+  Status Suspend(backend::RunId run, bool stop) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    suspensions.push_back({run, stop});
+    commands.push_back((stop ? "suspend " : "resume ") + std::to_string(run.job));
+    return Status::Ok();
+  }
   Result<std::string> Logs(const backend::LogsRequest&) override { return NotFound("none"); }
 
   // The node `job`'s last launch went to; "" when it was not launched.
@@ -56,6 +64,8 @@ class RecordingBackend : public backend::Backend {
   std::vector<backend::LaunchOrder> launches;      // guarded by mu_
   std::vector<backend::RunId> terminations;        // guarded by mu_
   std::vector<backend::StepLaunch> step_launches;  // guarded by mu_
+  std::vector<std::pair<backend::RunId, bool>> suspensions;  // guarded by mu_: (run, stop)
+  std::vector<std::string> commands;  // guarded by mu_: "terminate 4", "suspend 4", "resume 4"
 };
 
 // `count` nodes "n1".."n<count>" of `cpus` CPUs, as a backend reports them.

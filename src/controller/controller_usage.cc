@@ -1,91 +1,85 @@
-// Fair-share usage, as Slurm's priority/multifactor keeps it: every PriorityCalcPeriod (a minute
-// when none is set) each running job charges its association its billing times the seconds it
-// ran in the interval, after all usage has decayed with PriorityDecayHalfLife. Billing is the
-// allocated CPUs, Slurm's default without TRESBillingWeights. The usage lives in the cluster's
-// associations (so sacctmgr's changes, which copy them, keep it), is given to the scheduler, and
-// is stored at each interval so that a restart of lockstepd keeps it (a crash loses at most one
-// interval's charge).
-#include "common/log.h"
+// sstat's data in lockstepd: backends send samples of what running tasks used
+// (EventSink::StepUsage); the latest of each task is kept while its step runs, and
+// GET /api/v1/jobs/{id}/usage returns them per step.
+#include <algorithm>
+
 #include "controller/controller.h"
-#include "engine/fairshare.h"
-#include "engine/scheduler.h"
+#include "controller/controller_internal.h"
 
 namespace lockstep::controller {
 namespace {
 
-constexpr const char* kTable = "fairshare_usage";
-constexpr const char* kKey = "associations";
-constexpr Seconds kDefaultPeriod = 60;
-
-std::string AssocName(const config::ClusterConfig& c, const engine::Association& a) {
-  return c.users[a.user] + ":" + c.base.accounts[a.account].name;
-}
-
-bool Named(const config::ClusterConfig& c, const engine::Association& a) {  // not half-removed
-  return a.user < c.users.size() && a.account < c.base.accounts.size();
+nlohmann::json TaskJson(const backend::TaskUsage& u) {
+  return {{"node", u.node},
+          {"rank", u.rank},
+          {"sampled", u.sampled},
+          {"cpu_usec", u.cpu_usec},
+          {"rss_bytes", u.rss_bytes},
+          {"max_rss_bytes", u.max_rss_bytes},
+          {"vm_bytes", u.vm_bytes},
+          {"max_vm_bytes", u.max_vm_bytes},
+          {"pages", u.pages},
+          {"read_bytes", u.read_bytes},
+          {"write_bytes", u.write_bytes},
+          {"pids", u.pids}};
 }
 
 }  // namespace
 
-Seconds Controller::UsagePeriodLocked() const {
-  return cluster_.policy.priority_calc_period > 0 ? cluster_.policy.priority_calc_period
-                                                  : kDefaultPeriod;
+void Controller::StepUsage(std::vector<backend::TaskUsage> samples) {
+  QueueEvent([this, samples = std::move(samples)](Time) {
+    for (const backend::TaskUsage& s : samples) {
+      auto job = jobs_.find(s.run.job);
+      // Only the current run of a job that holds its nodes, and only from one of them.
+      if (job == jobs_.end() || job->second.restart_count != s.run.run ||
+          !HoldsAllocation(job->second.state))
+        continue;
+      const auto& placement = job->second.placement;
+      if (std::none_of(placement.begin(), placement.end(),
+                       [&](const PlacedNode& p) { return p.node == s.node; }))
+        continue;
+      backend::TaskUsage& kept = usage_[{s.run.job, s.step}][{s.node, s.rank}];
+      const std::int64_t max_rss = std::max({kept.max_rss_bytes, s.max_rss_bytes, s.rss_bytes});
+      const std::int64_t max_vm = std::max({kept.max_vm_bytes, s.max_vm_bytes, s.vm_bytes});
+      kept = s;
+      kept.max_rss_bytes = max_rss;
+      kept.max_vm_bytes = max_vm;
+    }
+  });
 }
 
-void Controller::AccrueUsageLocked(Time now) {
-  if (usage_time_ == 0) usage_time_ = now;  // the first pass: usage runs from here
-  if (now - usage_time_ < UsagePeriodLocked()) return;
-  const Seconds elapsed = now - usage_time_;
-  std::vector<engine::Association>& assocs = cluster_.base.associations;
-  for (engine::Association& a : assocs)
-    a.usage = engine::DecayUsage(a.usage, elapsed, cluster_.fairshare_half_life);
-  for (JobId id : active_) ChargeRunLocked(jobs_.at(id), now);
-  usage_time_ = now;
-  if (sched_) {
-    for (std::uint32_t i = 0; i < assocs.size(); ++i) sched_->SetUsage(i, assocs[i].usage);
-  }
-  SaveUsageLocked();
+void Controller::ForgetUsageLocked(JobId job) {
+  usage_.erase(usage_.lower_bound({job, -1}), usage_.lower_bound({job + 1, -1}));
 }
 
-void Controller::ChargeRunLocked(const JobEntry& e, Time now) {
-  if (e.start_time <= 0 || e.placement.empty()) return;
-  std::int64_t cpus = 0;
-  for (const PlacedNode& n : e.placement) cpus += n.cpus;
-  const Seconds ran = now - std::max(usage_time_, e.start_time);
-  if (ran <= 0 || cpus <= 0) return;
-  const std::uint32_t assoc = cluster_.AssociationFor(e.user, e.spec->account);
-  cluster_.base.associations[assoc].usage += static_cast<double>(cpus) * static_cast<double>(ran);
-}
-
-void Controller::SaveUsageLocked() {
-  nlohmann::json usage = nlohmann::json::object();
-  for (const engine::Association& a : cluster_.base.associations)
-    if (a.usage > 0 && Named(cluster_, a)) usage[AssocName(cluster_, a)] = a.usage;
-  // Not waited for: losing the last interval's charge in a crash is what Slurm risks too.
-  store_->PutAsync({{kTable, kKey, nlohmann::json{{"at", usage_time_}, {"usage", usage}}.dump()}});
-}
-
-Status Controller::RecoverUsage() {
-  Result<std::optional<std::string>> stored = store_->Get(kTable, kKey);
-  if (!stored.ok()) return stored.status();
-  if (!stored->has_value()) return Status::Ok();
-  nlohmann::json j = nlohmann::json::parse(**stored, nullptr, false);
-  if (!j.is_object() || !j.contains("at") || !j["at"].is_number_integer() || !j.contains("usage") ||
-      !j["usage"].is_object())
-    return Internal("store: fair-share usage record is malformed: " + **stored);
+Result<nlohmann::json> Controller::Usage(const Caller& caller, JobId id) const {
   HeldLock lock(*this);
-  usage_time_ = j["at"].get<Time>();  // the next interval decays it over the time it was down
-  // Users and accounts the cluster file does not name get their association when their first
-  // job is seen (AssociationFor); their usage makes it now. An association sacctmgr deleted is
-  // not in the record: it is rewritten at every interval from the associations that exist.
-  for (const auto& [name, value] : j["usage"].items()) {
-    const std::size_t colon = name.find(':');
-    if (colon == std::string::npos || !value.is_number())
-      return Internal("store: fair-share usage of '" + name + "' is malformed");
-    const std::uint32_t assoc = cluster_.AssociationFor(name.substr(0, colon), name.substr(colon + 1));
-    cluster_.base.associations[assoc].usage = value.get<double>();
-  }
-  return Status::Ok();
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return NotFound("Invalid job id specified");
+  const JobEntry& e = it->second;
+  LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
+  nlohmann::json steps = nlohmann::json::array();
+  auto add = [&](std::int32_t step, const std::string& nodes) {
+    nlohmann::json tasks = nlohmann::json::array();
+    auto found = usage_.find({id, step});
+    if (found != usage_.end())
+      for (const auto& [key, u] : found->second) tasks.push_back(TaskJson(u));
+    steps.push_back({{"step_id", step < 0 ? nlohmann::json("batch") : nlohmann::json(step)},
+                     {"nodes", nodes},
+                     {"tasks", std::move(tasks)}});
+  };
+  if (HoldsAllocation(e.state) && !e.placement.empty()) add(-1, e.placement.front().node);
+  for (auto s = steps_.lower_bound({id, 0}); s != steps_.end() && s->first.first == id; ++s)
+    if (s->second->state == "RUNNING") {
+      std::string nodes;
+      for (const std::string& n : s->second->nodes) nodes += (nodes.empty() ? "" : ",") + n;
+      add(s->first.second, nodes);
+    }
+  nlohmann::json out = {{"job_id", id}, {"state", JobStateName(e.state)}, {"steps", steps}};
+  // Kubernetes' pods are measured by the kubelet, which lockstepd does not read yet.
+  if (cluster_.backend == "kubernetes")
+    out["no_data"] = "the kubernetes backend does not report task usage (pod metrics are not read)";
+  return out;
 }
 
 }  // namespace lockstep::controller

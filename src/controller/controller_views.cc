@@ -115,6 +115,10 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
     if (j.array_max_running > 0) out["array_max_running"] = j.array_max_running;
   }
   if (!e.spec->external.empty()) out["external"] = e.spec->external;  // a pod group's job
+  // scontrol suspend: when the current suspension began (0: none) and the run's seconds
+  // suspended before it (Slurm's SuspendTime and SecsPreSuspend); its time used leaves them out.
+  out["suspend_time"] = e.suspend_time;
+  out["suspended_seconds"] = e.suspended_seconds;
   // Why its last run did not complete (docs/health.md); null while none has failed.
   out["failure"] = e.failure_cause.empty()
                        ? nlohmann::json()
@@ -253,7 +257,7 @@ nlohmann::json Controller::ListNodes() const {
   std::vector<std::uint64_t> gpus(nodes_.size(), 0);
   std::vector<bool> completing(nodes_.size(), false);
   for (const auto& [id, e] : jobs_) {
-    if (e.state != JobState::kRunning && e.state != JobState::kCompleting) continue;
+    if (!HoldsAllocation(e.state)) continue;
     for (const PlacedNode& p : e.placement) {
       std::uint32_t n = NodeIndexLocked(p.node);
       if (n == engine::kNone) continue;

@@ -18,7 +18,9 @@ void Controller::SendWarningSignalsLocked(Time now) {
       continue;
     engine::Job j = ToEngineJob(e, cluster_);
     const Seconds limit = engine::ShapeOf(j, cluster_.base.partitions[j.partition]).duration;
-    if (limit >= kUnlimited || now < e.start_time + limit - e.spec->signal_time) continue;
+    if (limit >= kUnlimited ||
+        now < e.start_time + limit + e.suspended_seconds - e.spec->signal_time)
+      continue;
     e.warned_run = e.restart_count;
     const int signo = e.spec->signal_number;
     if (e.spec->signal_batch_only) {

@@ -21,6 +21,7 @@ constexpr StateName kStates[] = {
     {JobState::kFailed, "FAILED", "F"},          {JobState::kCancelled, "CANCELLED", "CA"},
     {JobState::kTimeout, "TIMEOUT", "TO"},       {JobState::kNodeFail, "NODE_FAIL", "NF"},
     {JobState::kPreempted, "PREEMPTED", "PR"},   {JobState::kOutOfMemory, "OUT_OF_MEMORY", "OOM"},
+    {JobState::kSuspended, "SUSPENDED", "S"},
 };
 
 }  // namespace
@@ -45,7 +46,11 @@ bool ParseJobState(std::string_view text, JobState* out) {
 }
 
 bool IsFinished(JobState s) {
-  return s != JobState::kPending && s != JobState::kRunning && s != JobState::kCompleting;
+  return s != JobState::kPending && !HoldsAllocation(s);
+}
+
+bool HoldsAllocation(JobState s) {
+  return s == JobState::kRunning || s == JobState::kCompleting || s == JobState::kSuspended;
 }
 
 std::string JobEntry::DisplayId() const {
@@ -85,6 +90,8 @@ std::string EntryToJson(const JobEntry& e, std::string_view spec_json) {
   j["cancel_requested"] = e.cancel_requested;
   j["timed_out"] = e.timed_out;
   j["next_step_id"] = e.next_step_id;
+  if (e.suspend_time > 0) j["suspend_time"] = e.suspend_time;
+  if (e.suspended_seconds > 0) j["suspended_seconds"] = e.suspended_seconds;
   if (!e.failure_cause.empty()) {
     j["failure_cause"] = e.failure_cause;
     j["failure_detail"] = e.failure_detail;
@@ -136,6 +143,8 @@ Result<JobEntry> EntryFromJson(std::string_view text) {
     e.cancel_requested = j.at("cancel_requested").get<bool>();
     e.timed_out = j.at("timed_out").get<bool>();
     e.next_step_id = j.at("next_step_id").get<std::int32_t>();
+    e.suspend_time = j.value("suspend_time", Time{0});  // absent unless it was suspended
+    e.suspended_seconds = j.value("suspended_seconds", Seconds{0});
     e.failure_cause = j.value("failure_cause", "");  // absent in records written before it
     e.failure_detail = j.value("failure_detail", "");
     e.failure_run = j.value("failure_run", -1);

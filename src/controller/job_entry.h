@@ -26,12 +26,17 @@ enum class JobState : std::uint8_t {
   kNodeFail,
   kPreempted,
   kOutOfMemory,
+  // scontrol suspend: its tasks stopped where they run, its allocation kept, its time limit
+  // not running (controller_suspend.cc).
+  kSuspended,
 };
 
 const char* JobStateName(JobState s);                      // "PENDING"
 const char* JobStateCompact(JobState s);                   // "PD"
 bool ParseJobState(std::string_view text, JobState* out);  // long or compact, any case
 bool IsFinished(JobState s);
+// Holds its allocation: running, completing or suspended.
+bool HoldsAllocation(JobState s);
 
 // One node's share of a running job (backend.h): by node name, so that it survives a restart.
 using PlacedNode = backend::PlacedNode;
@@ -60,6 +65,10 @@ struct JobEntry {
   // restart of lockstepd a run still due gets it again, which a handler for it must bear.
   std::int32_t warned_run = -1;
   std::int32_t next_step_id = 0;
+  // scontrol suspend: when the current suspension began (0: not suspended), and the seconds of
+  // this run's earlier suspensions, which are added to its time limit as Slurm does.
+  Time suspend_time = 0;
+  Seconds suspended_seconds = 0;
   // Why its last run did not complete (docs/health.md, "Failure attribution"): user, oom,
   // timeout, cancelled, preempted, node, gpu, launch or scheduler, with the evidence; empty for
   // a job whose runs all completed. `failure_run` is the run it was decided for.
@@ -69,6 +78,10 @@ struct JobEntry {
   std::string app_evidence;
 
   bool is_array_task() const { return array_job_id != 0; }
+  // Seconds of this run spent suspended up to `now`, the current suspension included.
+  Seconds SuspendedUntil(Time now) const {
+    return suspended_seconds + (suspend_time > 0 && now > suspend_time ? now - suspend_time : 0);
+  }
   // "42" or "40_2", as squeue and sacct show job ids.
   std::string DisplayId() const;
 };

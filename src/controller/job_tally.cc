@@ -61,7 +61,7 @@ JobTally::Share JobTally::ShareOf(const JobEntry& e, const Lookup& lookup) {
   s.group = GroupOfJob(e, lookup);
   s.state = e.state;
   s.held = e.state == JobState::kPending && (e.held_by_user || e.held_by_admin);
-  if (e.state != JobState::kRunning && e.state != JobState::kCompleting) return s;
+  if (!HoldsAllocation(e.state)) return s;
   for (const PlacedNode& p : e.placement) {
     const std::uint32_t n = NodeIndex(p.node, lookup);
     if (n == engine::kNone) continue;

@@ -24,7 +24,7 @@
 
 namespace lockstep::controller {
 
-inline constexpr std::size_t kJobStateCount = 10;  // JobState's values
+inline constexpr std::size_t kJobStateCount = 11;  // JobState's values
 
 // Jobs of one group (or of all), by state, and what the running and completing ones hold.
 struct JobCounts {

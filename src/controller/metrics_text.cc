@@ -27,10 +27,12 @@ constexpr StateSuffix kStateSuffixes[] = {
     {"node_failed", JobState::kNodeFail, "in Node Failed state"},
     {"preempted", JobState::kPreempted, "in Preempted state"},
     {"outofmemory", JobState::kOutOfMemory, "in Out of Memory state"},
+    {"suspended", JobState::kSuspended, "in Suspended state"},
 };
 
 std::int64_t Finished(const JobCounts& c) {
-  return c.total() - c.in(JobState::kPending)-c.in(JobState::kRunning)-c.in(JobState::kCompleting);
+  return c.total() - c.in(JobState::kPending) - c.in(JobState::kRunning) -
+         c.in(JobState::kCompleting) - c.in(JobState::kSuspended);
 }
 
 // Every job count of Slurm's set, for one group or per label value: `prefix` "slurm_jobs"

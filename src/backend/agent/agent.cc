@@ -189,6 +189,8 @@ void Agent::HandleCommand(const nlohmann::json& c) {
     Launch(c);
   else if (type == "signal")
     SignalJob(job, c.value("signal", 15), c.value("step_id", -1));
+  else if (type == "suspend" || type == "resume")
+    SuspendRun(job, c.value("run", 0), type == "suspend");
   else if (type == "terminate")
     TerminateJob(job, c.value("grace_s", 30), c.value("run", -1), c.value("step_id", -1));
   else if (type == "job_end")
@@ -319,10 +321,12 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
     {
       std::lock_guard<std::mutex> lock(mu_);
       unit->pids.push_back(*pid);
+      unit->ranks.push_back(t.value("rank", 0));
       unit->alive.insert(*pid);
       by_pid_[*pid] = unit;
       // Terminated while its prolog ran, after LaunchAfterProlog looked: it ends at once.
       if (unit->terminated) (void)launcher_->Signal(*pid, SIGKILL);
+      if (suspended_runs_.count({unit->job, unit->run})) (void)launcher_->Suspend(*pid, true);
       if (stream) {
         output_task = ++next_output_task_;
         output_tasks_[output_task] = {unit, t.value("rank", 0)};
@@ -416,6 +420,10 @@ void Agent::TerminateJob(std::uint64_t job, int grace_s, int run, int step_id) {
       pids.insert(pids.end(), u->alive.begin(), u->alive.end());
       if (u->launching) u->terminated = true;  // in its prolog: it will start nothing
     }
+  if (step_id < 0)  // Terminate thaws what it ends: the run is no longer suspended here
+    std::erase_if(suspended_runs_, [&](const auto& r) {
+      return r.first == job && (run < 0 || r.second == run);
+    });
   if (pids.empty()) return;
   // SIGTERM now, SIGKILL after the grace, every task at once, without holding up the command loop.
   for (pid_t p : pids)
@@ -472,6 +480,7 @@ void Agent::ReapLoop() {
       std::erase(retired_feeders_, nullptr);
     }
     finished.clear();  // joins threads that have already ended
+    SampleUsageIfDue();
     SendEvents();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

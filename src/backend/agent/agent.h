@@ -63,6 +63,9 @@ struct AgentOptions {
   // Health checks only (the DaemonSet on Kubernetes, docs/kubernetes.md): the agent registers
   // its nodes and reports their health, and refuses every launch.
   bool health_only = false;
+  // How often running tasks' usage is sampled and sent to lockstepd for sstat (Slurm's
+  // JobAcctGatherFrequency); 0: never.
+  std::chrono::seconds usage_interval{30};
 };
 
 class Agent {
@@ -110,6 +113,11 @@ class Agent {
   void JoinHookThreads(bool only_finished);
   // step_id < 0: every unit of the job; else only that step's.
   void SignalJob(std::uint64_t job, int signo, int step_id = -1);
+  // scontrol suspend/resume (agent_suspend.cc): every task of the run on this agent.
+  void SuspendRun(std::uint64_t job, int run, bool stop);
+  // sstat (agent_usage.cc): a "usage" event for every running task, when the interval is due.
+  void SampleUsageIfDue();
+  std::chrono::steady_clock::time_point next_usage_{};  // only the reaper thread uses it
   // run < 0: every run of the job on this agent.
   void TerminateJob(std::uint64_t job, int grace_s, int run = -1, int step_id = -1);
   void ReapLoop();
@@ -140,6 +148,8 @@ class Agent {
   std::mutex mu_;
   std::map<pid_t, std::shared_ptr<Unit>> by_pid_;  // guarded by mu_
   std::vector<std::shared_ptr<Unit>> units_;       // guarded by mu_
+  // Runs suspended here (job, run): a task they start later (after a prolog) starts stopped.
+  std::set<std::pair<std::uint64_t, int>> suspended_runs_;  // guarded by mu_
   std::vector<nlohmann::json> outbox_;             // guarded by mu_: events not yet delivered
   struct OutputTask {
     std::shared_ptr<Unit> unit;

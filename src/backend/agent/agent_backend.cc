@@ -160,6 +160,20 @@ Status AgentBackend::SignalLocked(backend::RunId run, int signo) {
   return Status::Ok();
 }
 
+Status AgentBackend::Suspend(backend::RunId run, bool stop) {
+  return WithAnswers([&]() -> Status {
+    auto it = run_nodes_.find(run);
+    if (it == run_nodes_.end())
+      return NotFound("job " + std::to_string(run.job) + " runs on no agent");
+    // Every node of the run: its batch step and the steps launched there.
+    for (const std::string& node : it->second)
+      SendLocked(node, {{"type", stop ? "suspend" : "resume"},
+                        {"job_id", run.job},
+                        {"run", run.run}});
+    return Status::Ok();
+  });
+}
+
 Status AgentBackend::LaunchStep(backend::StepLaunch step) {
   return WithAnswers([&] { return LaunchStepLocked(step); });
 }
@@ -288,8 +302,11 @@ Status AgentBackend::WithAnswers(F&& locked) {
 Status AgentBackend::Events(const nlohmann::json& body) {
   Result<std::vector<AgentEvent>> events = DecodeEvents(body);
   if (!events.ok()) return events.status();
+  std::vector<backend::TaskUsage> usage;
   for (const AgentEvent& ev : *events) {
-    if (!ev.hook.empty()) {
+    if (ev.usage) {
+      usage.push_back(*ev.usage);
+    } else if (!ev.hook.empty()) {
       sink_.JobHookFailed({ev.run, ev.node, ev.hook, ev.hook_program, ev.hook_detail});
     } else if (ev.batch) {
       std::vector<Answer> answers;
@@ -305,6 +322,7 @@ Status AgentBackend::Events(const nlohmann::json& body) {
       sink_.StepNodeExited(ev.run.job, ev.step_id, ev.node, ev.exit);
     }
   }
+  if (!usage.empty()) sink_.StepUsage(std::move(usage));
   return Status::Ok();
 }
 

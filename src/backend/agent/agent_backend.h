@@ -64,6 +64,8 @@ class AgentBackend : public backend::Backend {
   Status Terminate(backend::RunId run, Seconds grace) override;
   Status Signal(backend::RunId run, int signo) override;
   bool SupportsSteps() const override { return true; }
+  bool SupportsSuspend() const override { return true; }
+  Status Suspend(backend::RunId run, bool stop) override;
   Status LaunchStep(backend::StepLaunch step) override;
   Status SignalStep(JobId job, std::int32_t step, int signo, Seconds grace) override;
   // The run's output file, when this host has it and the job's user owns it.

@@ -44,6 +44,11 @@ int main(int argc, char** argv) {
                  "exit when lockstepd has not answered for this many seconds and refuses "
                  "registration (default 3600; 0: never)")
       ->check(CLI::NonNegativeNumber);
+  long long usage_s = o.usage_interval.count();
+  app.add_option("--acct-gather-frequency", usage_s,
+                 "sample running tasks' usage for sstat every this many seconds (Slurm's "
+                 "JobAcctGatherFrequency; default 30; 0: never)")
+      ->check(CLI::Range(0LL, 86400LL));
   app.add_flag("--health-only", o.health_only,
                "health checks only: report this host's health (NVML, the health program) and "
                "launch nothing (the Kubernetes DaemonSet)");
@@ -63,6 +68,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   o.give_up_after = std::chrono::seconds(give_up_s);
+  o.usage_interval = std::chrono::seconds(usage_s);
   lockstep::Result<lockstep::log::Level> level = lockstep::log::ParseLevel(log_level);
   if (!level.ok()) {
     std::fprintf(stderr, "lockstep-agent: %s\n", level.status().message().c_str());

@@ -168,6 +168,44 @@ Result<Registration> DecodeRegistration(const Json& body) {
   return r;
 }
 
+namespace {
+
+// A "usage" event: one task's sample, every number range-checked.
+Result<backend::TaskUsage> DecodeUsage(const Json& ev, const std::string& where) {
+  backend::TaskUsage u;
+  LOCKSTEP_ASSIGN_OR_RETURN(run, GetRun(ev, where));
+  u.run = run;
+  LOCKSTEP_ASSIGN_OR_RETURN(step, GetString(ev, "step", where, "batch"));
+  LOCKSTEP_ASSIGN_OR_RETURN(step_id, GetInt(ev, "step_id", where, -1, kMaxInt, -1));
+  u.step = step == "batch" ? -1 : static_cast<std::int32_t>(step_id);
+  LOCKSTEP_ASSIGN_OR_RETURN(node, GetString(ev, "node", where, std::nullopt));
+  u.node = node.substr(0, 256);
+  LOCKSTEP_ASSIGN_OR_RETURN(rank, GetInt(ev, "rank", where, 0, kMaxInt, 0));
+  u.rank = static_cast<std::int32_t>(rank);
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max() / 4;
+  std::int64_t* numbers[] = {&u.sampled,   &u.cpu_usec,      &u.rss_bytes,  &u.max_rss_bytes,
+                             &u.vm_bytes,  &u.pages,         &u.read_bytes, &u.write_bytes};
+  const char* keys[] = {"time",     "cpu_usec", "rss_bytes",  "max_rss_bytes",
+                        "vm_bytes", "pages",    "read_bytes", "write_bytes"};
+  for (std::size_t i = 0; i < std::size(keys); ++i) {
+    LOCKSTEP_ASSIGN_OR_RETURN(v, GetInt(ev, keys[i], where, 0, kMax, 0));
+    *numbers[i] = v;
+  }
+  u.max_vm_bytes = u.vm_bytes;
+  if (ev.contains("pids")) {
+    if (!ev["pids"].is_array() || ev["pids"].size() > 4096)
+      return InvalidArgument(where + ": 'pids' must be an array of at most 4096 pids");
+    for (const Json& p : ev["pids"]) {
+      if (!p.is_number_integer() || p.get<std::int64_t>() <= 0 || p.get<std::int64_t>() > kMaxInt)
+        return InvalidArgument(where + ": 'pids' must hold process ids");
+      u.pids.push_back(p.get<std::int64_t>());
+    }
+  }
+  return u;
+}
+
+}  // namespace
+
 Result<std::vector<AgentEvent>> DecodeEvents(const Json& body) {
   if (!body.is_object() || !body.contains("events") || !body["events"].is_array())
     return InvalidArgument("events: needs 'events' (array)");
@@ -177,6 +215,14 @@ Result<std::vector<AgentEvent>> DecodeEvents(const Json& body) {
     const std::string where = "events[" + std::to_string(i) + "]";
     if (!ev.is_object()) return InvalidArgument(where + " must be an object");
     LOCKSTEP_ASSIGN_OR_RETURN(type, GetString(ev, "type", where));
+    if (type == "usage") {
+      LOCKSTEP_ASSIGN_OR_RETURN(usage, DecodeUsage(ev, where));
+      AgentEvent e;
+      e.run = usage.run;
+      e.usage = std::move(usage);
+      out.push_back(std::move(e));
+      continue;
+    }
     if (type != "exited" && type != "hook_failed") continue;  // for newer lockstepds
     AgentEvent e;
     LOCKSTEP_ASSIGN_OR_RETURN(run, GetRun(ev, where));

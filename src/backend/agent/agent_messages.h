@@ -4,6 +4,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@ struct AgentEvent {
   backend::ExitStatus exit;
   // A failed prolog or epilog ("hook_failed"): which, its program and what went wrong.
   std::string hook, hook_program, hook_detail;
+  // A task's usage sample ("usage", for sstat); the other fields are then unused.
+  std::optional<backend::TaskUsage> usage;
 };
 
 struct HealthReports {

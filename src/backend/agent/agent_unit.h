@@ -24,6 +24,7 @@ struct Agent::Unit {
   std::string node;
   std::set<pid_t> alive;
   std::vector<pid_t> pids;
+  std::vector<int> ranks;  // each task's rank, in the order of pids
   int exit_code = 0, signal = 0;
   bool oom = false;
   std::string core_dump;  // evidence of its main process's core (core_dump.h)

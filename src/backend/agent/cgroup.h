@@ -118,6 +118,8 @@ class CgroupTree {
   // Sends signo to every process of the cgroup at `path` (SIGKILL through cgroup.kill when the
   // kernel has it).
   Status SignalAll(const std::string& path, int signo) const;
+  // Freezes (or thaws) the cgroup at `path` and everything below it (cgroup.freeze).
+  Status Freeze(const std::string& path, bool frozen) const;
   // Whether any live process is in the cgroup at `path` (false once it is gone).
   bool Populated(const std::string& path) const;
   // memory.events oom_kill of the cgroup at `path`; 0 when unknown.

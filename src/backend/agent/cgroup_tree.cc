@@ -156,6 +156,13 @@ Status CgroupTree::SignalAll(const std::string& path, int signo) const {
   return Status::Ok();
 }
 
+Status CgroupTree::Freeze(const std::string& path, bool frozen) const {
+  if (int err = WriteSmallFile(path + "/cgroup.freeze", frozen ? "1" : "0"))
+    return IoError("cannot " + std::string(frozen ? "freeze" : "thaw") + " cgroup " + path + ": " +
+                   ErrnoText(err));
+  return Status::Ok();
+}
+
 bool CgroupTree::Populated(const std::string& path) const {
   auto events = ReadSmallFile(path + "/cgroup.events");
   if (!events.ok()) return false;

@@ -332,7 +332,8 @@ bool Launcher::AnythingLeft(pid_t pid) {
 }
 
 Status Launcher::Terminate(pid_t pid, std::chrono::milliseconds grace) {
-  LOCKSTEP_RETURN_IF_ERROR(Signal(pid, SIGCONT));  // stopped processes must see the SIGTERM
+  // Stopped or frozen processes must see the SIGTERM.
+  LOCKSTEP_RETURN_IF_ERROR(Suspend(pid, false));
   LOCKSTEP_RETURN_IF_ERROR(Signal(pid, SIGTERM));
   const auto deadline = Clock::now() + grace;
   auto poll = std::chrono::milliseconds(5);

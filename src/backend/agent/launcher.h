@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/agent/task_usage.h"
 #include "common/status.h"
 
 namespace lockstep::agent {
@@ -121,7 +122,16 @@ class Launcher {
   // NotFound when pid is not a task of this launcher (or has been reaped).
   Status Signal(pid_t pid, int signo);
 
+  // scontrol suspend/resume (launcher_suspend.cc): stops every process of the task where it is,
+  // or lets it go on. With a cgroup, through the cgroup v2 freezer (cgroup.freeze: the tasks
+  // cannot tell and no signal is sent); without one (or where the freezer cannot be written),
+  // SIGSTOP / SIGCONT to its process group and cgroup. NotFound for an unknown pid.
+  Status Suspend(pid_t pid, bool stop);
+  // What the task's processes used so far (launcher_usage.cc, task_usage.h): its cgroup's
+  // accounting where it has one, /proc for the rest. NotFound for an unknown pid.
+  Result<TaskUsageSample> Usage(pid_t pid);
   // SIGCONT and SIGTERM to every process of the task, then SIGKILL after `grace` if any is left.
+  // A suspended task is resumed first.
   // Blocks for up to `grace` (to stop many tasks at once, call it from one thread per task). The
   // task is still reported by Reap or Wait afterwards.
   Status Terminate(pid_t pid, std::chrono::milliseconds grace);
@@ -146,6 +156,7 @@ class Launcher {
     bool group_killed = false;  // the rest of the process group has been sent SIGKILL
     TaskExit exit;
     std::chrono::steady_clock::time_point exited_at;
+    bool frozen = false;  // its cgroup is frozen (Suspend): thawed before it is terminated
   };
   Launcher(Options options, std::unique_ptr<CgroupTree> cgroups, std::string note);
 

@@ -72,7 +72,10 @@ Seconds JobTimeUsed(const nlohmann::json& job, Time now) {
   if (start == 0 || IsPendingState(state)) return 0;
   Time end = JIntOr(job, "end_time", 0);
   if (state == "RUNNING" || end == 0) end = now;
-  return end - start;
+  // As Slurm's: the time a job spent suspended is not time used.
+  const Time suspended_at = JIntOr(job, "suspend_time", 0);
+  if (state == "SUSPENDED" && suspended_at > 0) end = suspended_at;
+  return std::max<Seconds>(0, end - start - JIntOr(job, "suspended_seconds", 0));
 }
 
 TimeLimit JobTimeLimit(const nlohmann::json& job) {

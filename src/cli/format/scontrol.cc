@@ -99,10 +99,15 @@ Lines JobLines(const nlohmann::json& job, Time now) {
                           Stamp(JIntOr(job, "eligible_time", 0))));
   Time start = JobStartOrExpected(job);
   Time end = JIntOr(job, "end_time", 0);
-  if (end == 0 && start != 0 && !limit.unlimited && !limit.unset) end = start + limit.seconds;
+  // scontrol suspend: the time suspended moves the end (SuspendTime= says since when).
+  const Time suspended_at = JIntOr(job, "suspend_time", 0);
+  if (end == 0 && start != 0 && !limit.unlimited && !limit.unset)
+    end = start + limit.seconds + JIntOr(job, "suspended_seconds", 0);
   l.push_back(fmt::format("StartTime={} EndTime={} Deadline=N/A", Stamp(start),
                           limit.unlimited && (end == 0 || end > now) ? "Unknown" : Stamp(end)));
-  l.push_back("SuspendTime=None SecsPreSuspend=0");
+  l.push_back(fmt::format("SuspendTime={} SecsPreSuspend={}",
+                          suspended_at > 0 ? Stamp(suspended_at) : "None",
+                          suspended_at > 0 ? JobTimeUsed(job, now) : 0));
   l.push_back(fmt::format("Partition={} AllocNode:Sid=(null):0", OrNull(JStr(job, "partition"))));
   l.push_back(fmt::format("ReqNodeList={} ExcNodeList={}", OrNull(JStr(job, "req_nodes")),
                           OrNull(JStr(job, "exc_nodes"))));
