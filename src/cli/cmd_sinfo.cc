@@ -2,12 +2,12 @@
 // (src/cli/slurm/node_filter.h), printed through Slurm's formats (src/cli/format/sinfo.h).
 #include <cstdio>
 #include <ctime>
-#include <iostream>
 #include <thread>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/format/sinfo.h"
+#include "cli/slurm_json_cli.h"
 #include "cli/slurm/job_filter.h"
 #include "cli/slurm/long_format.h"
 #include "cli/slurm/node_filter.h"
@@ -49,7 +49,7 @@ std::vector<SlurmOption> SinfoOptionTable(SinfoRequest& r) {
          try { r.iterate = std::stoi(v); } catch (...) { r.iterate = 0; }
          if (r.iterate <= 0) return InvalidArgument("invalid --iterate value: " + v);
          return Status::Ok(); }, "report every so many seconds", "seconds"},
-      {"json", 0, OptArg::kNone, flag(r.json), "produce JSON output"},
+      {"json", 0, OptArg::kNone, flag(r.json), "produce JSON output (Slurm 22.05's schema)"},
       {"local", 0, OptArg::kNone, ignore, "show only the local cluster"},
       {"long", 'l', OptArg::kNone, flag(r.format.long_format), "long output - displays more information"},
       {"clusters", 'M', OptArg::kRequired, ignore, "clusters to issue commands to (this one)", "names"},
@@ -81,10 +81,7 @@ int Report(client::ApiClient& api, SinfoRequest& r) {
   Result<nlohmann::json> nodes = api.Get("/api/v1/nodes");
   if (!nodes.ok()) return Fail("sinfo", nodes.status());
   nlohmann::json kept = FilterSinfo((*parts)["partitions"], (*nodes)["nodes"], r.filter);
-  if (r.json) {
-    std::cout << kept.dump(2) << "\n";
-    return 0;
-  }
+  if (r.json) return PrintSlurmJson("sinfo", SinfoJson(kept["nodes"], CliSlurmJsonContext()));
   r.format.now = std::time(nullptr);
   Result<std::string> text = FormatSinfo(kept["partitions"], kept["nodes"], r.format);
   if (!text.ok()) return Fail("sinfo", text.status());

@@ -1,16 +1,17 @@
 // squeue: jobs from the API, filtered as Slurm's options say (src/cli/slurm/job_filter.h), printed
-// through Slurm's formats (src/cli/format/squeue.h), or as JSON with --json.
+// through Slurm's formats (src/cli/format/squeue.h), or with --json in Slurm 22.05's schema
+// (src/cli/format/slurm_json.h).
 #include <pwd.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <ctime>
-#include <iostream>
 #include <thread>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/format/squeue.h"
+#include "cli/slurm_json_cli.h"
 #include "cli/slurm/job_filter.h"
 #include "cli/slurm/long_format.h"
 #include "cli/slurm/slurm_options.h"
@@ -68,7 +69,7 @@ std::vector<SlurmOption> SqueueOptionTable(SqueueRequest& r) {
          if (r.iterate <= 0) return InvalidArgument("invalid --iterate value: " + v);
          return Status::Ok(); }, "report every so many seconds", "seconds"},
       {"jobs", 'j', OptArg::kRequired, jobs, "comma separated list of jobs IDs to view", "job(s)"},
-      {"json", 0, OptArg::kNone, [&r](const std::string&) { return Flag(r.json); }, "produce JSON output"},
+      {"json", 0, OptArg::kNone, [&r](const std::string&) { return Flag(r.json); }, "produce JSON output (Slurm 22.05's schema)"},
       {"local", 0, OptArg::kNone, ignore, "report only jobs of the local cluster"},
       {"long", 'l', OptArg::kNone, [&r](const std::string&) { return Flag(r.format.long_format); }, "long report"},
       {"licenses", 'L', OptArg::kRequired, ignore, "jobs using these licenses (lockstep has none)", "license(s)"},
@@ -120,10 +121,7 @@ int Report(client::ApiClient& api, SqueueRequest& r, const std::string& state_qu
       if (states.count(j.value("state", ""))) kept.push_back(j);
     jobs = std::move(kept);
   }
-  if (r.json) {
-    std::cout << nlohmann::json{{"jobs", jobs}}.dump(2) << "\n";
-    return 0;
-  }
+  if (r.json) return PrintSlurmJson("squeue", SqueueJson(jobs, CliSlurmJsonContext()));
   r.format.now = std::time(nullptr);
   if (!r.format.array_expanded) jobs = CollapsePendingArrays(jobs);
   Result<std::string> text = FormatSqueue(jobs, r.format);
