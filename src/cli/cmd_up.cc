@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 const char* kAliases[] = {"sbatch", "srun",     "salloc", "squeue", "scancel",
                           "sinfo",  "scontrol", "sacct",  "sprio",  "sdiag",
-                          "sacctmgr", "sshare"};
+                          "sacctmgr", "sshare", "sreport"};
 
 std::string SelfDir() {
   char buf[4096];

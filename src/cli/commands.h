@@ -23,6 +23,7 @@ int RunLogs(int argc, char** argv);  // cmd_logs.cc
 // Observability (cmd_observe.cc).
 int RunSdiag(int argc, char** argv);
 int RunSshare(int argc, char** argv);  // cmd_sshare.cc
+int RunSreport(int argc, char** argv);  // cmd_sreport.cc
 int RunEvents(int argc, char** argv);
 int RunMetrics(int argc, char** argv);
 int RunWeb(int argc, char** argv);  // cmd_web.cc

@@ -32,6 +32,7 @@ constexpr Verb kVerbs[] = {
     {"logs", lockstep::cli::RunLogs, "print a job's output (its pods' logs on Kubernetes)"},
     {"sdiag", lockstep::cli::RunSdiag, "scheduler statistics: cycles, jobs, RPCs"},
     {"sshare", lockstep::cli::RunSshare, "the fair-share tree: shares, usage, factors"},
+    {"sreport", lockstep::cli::RunSreport, "cluster utilization and top users from accounting"},
     {"events", lockstep::cli::RunEvents, "job and node events (--follow to keep reading)"},
     {"metrics", lockstep::cli::RunMetrics, "lockstepd's metrics as Prometheus text"},
     {"web", lockstep::cli::RunWeb, "the web view on a local port (--port N)"},

@@ -25,7 +25,7 @@ constexpr SlurmCommand kCommands[] = {
     {"sinfo", lockstep::cli::RunSinfo},     {"scontrol", lockstep::cli::RunScontrol},
     {"sacct", lockstep::cli::RunSacct},     {"sprio", lockstep::cli::RunSprio},
     {"sdiag", lockstep::cli::RunSdiag},     {"sacctmgr", lockstep::cli::RunSacctmgr},
-    {"sshare", lockstep::cli::RunSshare},
+    {"sshare", lockstep::cli::RunSshare},     {"sreport", lockstep::cli::RunSreport},
 };
 
 Command Find(const char* name) {

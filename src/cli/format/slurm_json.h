@@ -52,8 +52,7 @@ void SetPath(nlohmann::ordered_json& obj, const std::string& path, nlohmann::ord
 std::string MemoryText(std::int64_t mb);
 
 // "cpu=4,mem=500G,node=1,billing=4,gres/gpu=2": zero counts are left out, as Slurm's are.
-std::string TresText(std::int64_t cpus, std::int64_t mem_mb, std::int64_t nodes,
-                     std::int64_t gpus);
+std::string TresText(std::int64_t cpus, std::int64_t mem_mb, std::int64_t nodes, std::int64_t gpus);
 
 // The job's array accessors: the pending remainder "[3-10%2]" -> "3-10%2", and its "%N".
 std::string ArrayTaskString(const nlohmann::json& job);

@@ -79,8 +79,9 @@ ordered_json SacctStep(const nlohmann::json& job, const nlohmann::json& step, Ti
   SetPath(o, "step/job_id", Int(job, "job_id"));
   SetPath(o, "step/het/component", nullptr);
   const nlohmann::json& id = step.contains("step_id") ? step["step_id"] : nlohmann::json();
-  SetPath(o, "step/id", id.is_number() ? ordered_json(id.get<std::int64_t>())
-                                       : ordered_json(id.is_string() ? id.get<std::string>() : ""));
+  SetPath(o, "step/id",
+          id.is_number() ? ordered_json(id.get<std::int64_t>())
+                         : ordered_json(id.is_string() ? id.get<std::string>() : ""));
   SetPath(o, "step/name", Str(step, "name"));
   SetPath(o, "time/suspended", 0);
   SetPath(o, "time/system/seconds", 0);
@@ -100,8 +101,8 @@ ordered_json SacctStep(const nlohmann::json& job, const nlohmann::json& step, Ti
           TresList(Int(job, "cpus") * step_nodes / job_nodes,
                    Int(job, "mem_mb") * step_nodes / job_nodes, step_nodes,
                    Int(job, "gpus") * step_nodes / job_nodes));
-  for (const char* path : {"tres/requested/max", "tres/requested/min", "tres/consumed/max",
-                           "tres/consumed/min"})
+  for (const char* path :
+       {"tres/requested/max", "tres/requested/min", "tres/consumed/max", "tres/consumed/min"})
     SetPath(o, path, ordered_json::array());
   return o;
 }
@@ -124,8 +125,8 @@ ordered_json SacctJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   SetPath(o, "array/job_id", Int(job, "array_job_id"));
   SetPath(o, "array/limits/max/running/tasks", slurm_json::ArrayMaxTasks(job));
   SetPath(o, "array/task", array_task.empty() ? ordered_json() : ordered_json(array_task));
-  SetPath(o, "array/task_id", job.contains("array_task_id") ? ordered_json(Int(job, "array_task_id"))
-                                                             : ordered_json());
+  SetPath(o, "array/task_id",
+          job.contains("array_task_id") ? ordered_json(Int(job, "array_task_id")) : ordered_json());
   o["association"] = {{"account", Str(job, "account")},
                       {"cluster", ctx.cluster},
                       {"partition", Str(job, "partition")},

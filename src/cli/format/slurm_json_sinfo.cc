@@ -106,7 +106,8 @@ ordered_json SinfoNode(const nlohmann::json& node) {
 }  // namespace
 
 Result<nlohmann::ordered_json> SinfoJson(const nlohmann::json& nodes, const SlurmJsonContext&) {
-  const nlohmann::json& list = nodes.is_object() && nodes.contains("nodes") ? nodes["nodes"] : nodes;
+  const nlohmann::json& list =
+      nodes.is_object() && nodes.contains("nodes") ? nodes["nodes"] : nodes;
   if (!list.is_array()) return InvalidArgument("sinfo --json: the nodes are not a list");
   ordered_json out;
   out["meta"] = slurm_json::Meta("openapi/v0.0.38", "Slurm OpenAPI v0.0.38");

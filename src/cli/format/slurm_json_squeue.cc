@@ -2,7 +2,6 @@
 // key for key in the order Slurm prints them (tests/data/slurm_json/squeue_*.json were printed by
 // Slurm 22.05.8 and are the golden key sets).
 #include "cli/format/slurm_json.h"
-
 #include "common/hostlist.h"
 
 namespace lockstep::cli {
@@ -21,7 +20,9 @@ std::int64_t PerNode(std::int64_t total, std::int64_t nodes) {
 }
 
 // Slurm prints an unset count (NO_VAL16) as null.
-ordered_json CountOrNull(std::int64_t v) { return v > 0 ? ordered_json(v) : ordered_json(); }
+ordered_json CountOrNull(std::int64_t v) {
+  return v > 0 ? ordered_json(v) : ordered_json();
+}
 
 // The allocation, present once the job has nodes (Slurm omits the key before). lockstep
 // allocates CPU counts, not core numbers, so each node's "sockets" map is empty.
@@ -71,16 +72,16 @@ ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   o["accrue_time"] = Str(job, "reason").rfind("JobHeld", 0) == 0 ? 0 : Int(job, "eligible_time");
   o["admin_comment"] = "";
   o["array_job_id"] = Int(job, "array_job_id");
-  o["array_task_id"] = job.contains("array_task_id") ? ordered_json(Int(job, "array_task_id"))
-                                                     : ordered_json();
+  o["array_task_id"] =
+      job.contains("array_task_id") ? ordered_json(Int(job, "array_task_id")) : ordered_json();
   o["array_max_tasks"] = slurm_json::ArrayMaxTasks(job);
   o["array_task_string"] = slurm_json::ArrayTaskString(job);
   o["association_id"] = 0;
   o["batch_features"] = "";
   o["batch_flag"] = true;  // every lockstep job has a batch script (srun's is its command)
   o["batch_host"] = Str(job, "batch_host");
-  o["flags"] = IsRunningLike(state) ? ordered_json::array({"JOB_WAS_RUNNING"})
-                                    : ordered_json::array();
+  o["flags"] =
+      IsRunningLike(state) ? ordered_json::array({"JOB_WAS_RUNNING"}) : ordered_json::array();
   o["burst_buffer"] = "";
   o["burst_buffer_state"] = "";
   o["cluster"] = ctx.cluster;
@@ -184,7 +185,9 @@ ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   o["tres_per_task"] = "";
   o["tres_req_str"] = slurm_json::TresText(cpus, mem, nodes, gpus);
   o["tres_alloc_str"] =
-      hosts.empty() ? "" : slurm_json::TresText(cpus, mem, static_cast<std::int64_t>(hosts.size()), gpus);
+      hosts.empty()
+          ? ""
+          : slurm_json::TresText(cpus, mem, static_cast<std::int64_t>(hosts.size()), gpus);
   o["user_id"] = Int(job, "uid");
   o["user_name"] = Str(job, "user");
   o["wckey"] = "";

@@ -75,20 +75,45 @@ void ExpectSameTypes(const ordered_json& slurm, const ordered_json& ours, const 
 }
 
 json Job(const std::string& state) {
-  json j = {{"job_id", 42},          {"name", "train"},        {"user", "alice"},
-            {"uid", 1000},           {"gid", 1000},            {"account", "llm"},
-            {"partition", "gpu"},    {"qos", "normal"},        {"state", state},
-            {"reason", "None"},      {"nodes", ""},            {"node_count", 2},
-            {"cpus", 16},            {"gpus", 4},              {"mem_mb", 2048},
-            {"tasks", 8},            {"tres_per_node", "gres/gpu:2"},
-            {"time_limit", 3600},    {"submit_time", 1000},    {"eligible_time", 1000},
-            {"start_time", 0},       {"end_time", 0},          {"expected_start", 0},
-            {"priority", 77},        {"exit_code", 0},         {"signal", 0},
-            {"work_dir", "/home/alice"}, {"dependency", ""},   {"restart_count", 0},
-            {"requeue", true},       {"nice", 0},              {"features", ""},
-            {"req_nodes", ""},       {"exc_nodes", ""},        {"batch_host", ""},
-            {"command", "train.sh"}, {"stdout", "/home/alice/slurm-42.out"},
-            {"stderr", "/home/alice/slurm-42.out"}, {"steps", json::array()}};
+  json j = {{"job_id", 42},
+            {"name", "train"},
+            {"user", "alice"},
+            {"uid", 1000},
+            {"gid", 1000},
+            {"account", "llm"},
+            {"partition", "gpu"},
+            {"qos", "normal"},
+            {"state", state},
+            {"reason", "None"},
+            {"nodes", ""},
+            {"node_count", 2},
+            {"cpus", 16},
+            {"gpus", 4},
+            {"mem_mb", 2048},
+            {"tasks", 8},
+            {"tres_per_node", "gres/gpu:2"},
+            {"time_limit", 3600},
+            {"submit_time", 1000},
+            {"eligible_time", 1000},
+            {"start_time", 0},
+            {"end_time", 0},
+            {"expected_start", 0},
+            {"priority", 77},
+            {"exit_code", 0},
+            {"signal", 0},
+            {"work_dir", "/home/alice"},
+            {"dependency", ""},
+            {"restart_count", 0},
+            {"requeue", true},
+            {"nice", 0},
+            {"features", ""},
+            {"req_nodes", ""},
+            {"exc_nodes", ""},
+            {"batch_host", ""},
+            {"command", "train.sh"},
+            {"stdout", "/home/alice/slurm-42.out"},
+            {"stderr", "/home/alice/slurm-42.out"},
+            {"steps", json::array()}};
   if (state == "PENDING") {
     j["reason"] = "Resources";
     j["expected_start"] = 5000;
@@ -96,12 +121,23 @@ json Job(const std::string& state) {
     j["nodes"] = "gpu[001-002]";
     j["batch_host"] = "gpu001";
     j["start_time"] = 2000;
-    j["steps"] = json::array({{{"step_id", "batch"}, {"name", "batch"}, {"state", state},
-                               {"exit_code", 0}, {"signal", 0}, {"start_time", 2000},
-                               {"end_time", 0}, {"nodes", "gpu001"}},
-                              {{"step_id", 0}, {"name", "python"}, {"state", "RUNNING"},
-                               {"exit_code", 0}, {"signal", 0}, {"start_time", 2010},
-                               {"end_time", 0}, {"nodes", "gpu[001-002]"}, {"ntasks", 8}}});
+    j["steps"] = json::array({{{"step_id", "batch"},
+                               {"name", "batch"},
+                               {"state", state},
+                               {"exit_code", 0},
+                               {"signal", 0},
+                               {"start_time", 2000},
+                               {"end_time", 0},
+                               {"nodes", "gpu001"}},
+                              {{"step_id", 0},
+                               {"name", "python"},
+                               {"state", "RUNNING"},
+                               {"exit_code", 0},
+                               {"signal", 0},
+                               {"start_time", 2010},
+                               {"end_time", 0},
+                               {"nodes", "gpu[001-002]"},
+                               {"ntasks", 8}}});
   }
   if (state == "FAILED") {
     j["exit_code"] = 3;
@@ -173,8 +209,8 @@ TEST(SqueueJson, ValuesFromLockstepsJob) {
   EXPECT_EQ(r["group_name"], "alice");
   EXPECT_EQ(r["node_count"], 2);
   EXPECT_EQ(r["nodes"], "gpu[001-002]");
-  EXPECT_EQ(r["time_limit"], 60);              // minutes
-  EXPECT_EQ(r["end_time"], 2000 + 3600);       // a running job's end: start + limit
+  EXPECT_EQ(r["time_limit"], 60);               // minutes
+  EXPECT_EQ(r["end_time"], 2000 + 3600);        // a running job's end: start + limit
   EXPECT_EQ(r["tres_per_node"], "gres:gpu:2");  // 22.05's spelling
   EXPECT_EQ(r["tres_req_str"], "cpu=16,mem=2G,node=2,billing=16,gres/gpu=4");
   EXPECT_EQ(r["gres_detail"], ordered_json::array({"gpu(CNT:2)", "gpu(CNT:2)"}));
@@ -216,11 +252,23 @@ TEST(SqueueJson, BadInputIsAnError) {
 }
 
 json Node(const std::string& state, int cpus_alloc) {
-  return {{"name", "gpu001"}, {"state", state}, {"reason", ""}, {"reason_user", ""},
-          {"reason_time", 0}, {"cpus", 64}, {"cpus_alloc", cpus_alloc}, {"mem_mb", 512000},
-          {"mem_alloc_mb", 0}, {"gpus", 8}, {"gpus_alloc", 2}, {"gpu_type", "h100"},
-          {"gres", "gpu:h100:8"}, {"gres_used", "gpu:h100:2(IDX:0-1)"}, {"features", "ib"},
-          {"partitions", {"gpu"}}, {"weight", 1}};
+  return {{"name", "gpu001"},
+          {"state", state},
+          {"reason", ""},
+          {"reason_user", ""},
+          {"reason_time", 0},
+          {"cpus", 64},
+          {"cpus_alloc", cpus_alloc},
+          {"mem_mb", 512000},
+          {"mem_alloc_mb", 0},
+          {"gpus", 8},
+          {"gpus_alloc", 2},
+          {"gpu_type", "h100"},
+          {"gres", "gpu:h100:8"},
+          {"gres_used", "gpu:h100:2(IDX:0-1)"},
+          {"features", "ib"},
+          {"partitions", {"gpu"}},
+          {"weight", 1}};
 }
 
 TEST(SinfoJson, NodeHasSlurmsKeysInOrder) {
