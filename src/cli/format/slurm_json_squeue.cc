@@ -56,6 +56,7 @@ std::vector<std::string> Hosts(const std::string& list) {
 ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   const std::string state = Str(job, "state");
   const bool pending = state == "PENDING";
+  const bool held = pending && Str(job, "reason").rfind("JobHeld", 0) == 0;
   const std::int64_t nodes = Int(job, "node_count"), cpus = Int(job, "cpus"),
                      gpus = Int(job, "gpus"), mem = Int(job, "mem_mb");
   const std::int64_t start = pending ? Int(job, "expected_start") : Int(job, "start_time");
@@ -69,7 +70,8 @@ ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
 
   ordered_json o;
   o["account"] = Str(job, "account");
-  o["accrue_time"] = Str(job, "reason").rfind("JobHeld", 0) == 0 ? 0 : Int(job, "eligible_time");
+  // A held job is not eligible and has no priority in Slurm (a hold is priority 0 there).
+  o["accrue_time"] = held ? 0 : Int(job, "eligible_time");
   o["admin_comment"] = "";
   o["array_job_id"] = Int(job, "array_job_id");
   o["array_task_id"] =
@@ -93,7 +95,7 @@ ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   o["core_spec"] = nullptr;
   o["thread_spec"] = nullptr;
   o["cores_per_socket"] = nullptr;
-  o["billable_tres"] = static_cast<double>(cpus);
+  o["billable_tres"] = pending ? ordered_json() : ordered_json(static_cast<double>(cpus));
   o["cpus_per_task"] = nullptr;
   o["cpu_frequency_minimum"] = nullptr;
   o["cpu_frequency_maximum"] = nullptr;
@@ -103,7 +105,7 @@ ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   o["delay_boot"] = 0;
   o["dependency"] = Str(job, "dependency");
   o["derived_exit_code"] = 0;
-  o["eligible_time"] = Int(job, "eligible_time");
+  o["eligible_time"] = held ? 0 : Int(job, "eligible_time");
   o["end_time"] = end;
   o["excluded_nodes"] = Str(job, "exc_nodes");
   // Slurm's exit_code is the wait status: the code in the high byte, the signal in the low.
@@ -145,11 +147,12 @@ ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   o["prefer"] = "";
   o["memory_per_node"] = CountOrNull(PerNode(mem, nodes));
   o["memory_per_cpu"] = nullptr;
-  o["minimum_cpus_per_node"] = std::max<std::int64_t>(1, PerNode(cpus, nodes));
+  // pn_min_cpus: the CPUs of one task (-c), as Slurm sets it without --mincpus.
+  o["minimum_cpus_per_node"] = std::max<std::int64_t>(1, PerNode(cpus, Int(job, "tasks")));
   o["minimum_tmp_disk_per_node"] = 0;
   o["preempt_time"] = 0;
   o["pre_sus_time"] = 0;
-  o["priority"] = Int(job, "priority");
+  o["priority"] = held ? 0 : Int(job, "priority");
   o["profile"] = nullptr;
   o["qos"] = Str(job, "qos");
   o["reboot"] = false;

@@ -242,6 +242,14 @@ TEST(SqueueJson, PendingArrayAsSlurms) {
   EXPECT_EQ(peer_array["array_task_string"], r["array_task_string"]);
   EXPECT_EQ(peer_array["array_max_tasks"], r["array_max_tasks"]);
   EXPECT_EQ(r["array_job_id"], 40);
+  // Held, as the peer's array was (--hold): no eligibility and priority 0, as Slurm shows it.
+  a["reason"] = "JobHeldUser";
+  r = (*SqueueJson(json::array({a}), Ctx()))["jobs"][0];
+  EXPECT_EQ(peer_array["priority"], r["priority"]);
+  EXPECT_EQ(peer_array["eligible_time"], r["eligible_time"]);
+  EXPECT_EQ(peer_array["accrue_time"], r["accrue_time"]);
+  EXPECT_EQ(peer_array["billable_tres"], r["billable_tres"]);  // null until it runs
+  EXPECT_EQ(r["minimum_cpus_per_node"], 2);                    // 16 CPUs for 8 tasks: 2 a task
 }
 
 TEST(SqueueJson, BadInputIsAnError) {
