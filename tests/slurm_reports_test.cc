@@ -138,6 +138,15 @@ TEST(Sreport, AllocatedAndUsedAreTheCpuTimeJobsUsed) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, user + "|" + std::to_string(used) + "\n");
 
+  // Through the name `sreport` (install-aliases: a link to lockstep-slurm), as users call it.
+  const std::string aliases = c.dir() + "/aliases";
+  ASSERT_EQ(c.Run({"install-aliases", aliases}).exit_code, 0);
+  auto [aliased, ok] = Shell("LOCKSTEP_STATE_DIR=" + c.dir() + " " + aliases +
+                             "/sreport -P -n -t seconds user top start=" + start +
+                             " end=now+2hours format=Login,Used");
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(aliased, user + "|" + std::to_string(used) + "\n");
+
   // Minutes, with Slurm's header and columns; the value rounded as Slurm's %.0lf.
   r = c.Run({"sreport", "user", "top", "start=" + start, "end=now+2hours"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
