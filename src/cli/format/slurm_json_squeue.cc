@@ -53,25 +53,43 @@ std::vector<std::string> Hosts(const std::string& list) {
   return hosts.ok() ? *hosts : std::vector<std::string>{list};
 }
 
-ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
-  const std::string state = Str(job, "state");
-  const bool pending = state == "PENDING";
-  const bool held = pending && Str(job, "reason").rfind("JobHeld", 0) == 0;
-  const std::int64_t nodes = Int(job, "node_count"), cpus = Int(job, "cpus"),
-                     gpus = Int(job, "gpus"), mem = Int(job, "mem_mb");
-  const std::int64_t start = pending ? Int(job, "expected_start") : Int(job, "start_time");
-  const bool limited = job.contains("time_limit") && job["time_limit"].is_number();
-  std::int64_t end = Int(job, "end_time");
-  if (end == 0 && !pending && start > 0 && limited) end = start + Int(job, "time_limit");
-  const std::vector<std::string> hosts = Hosts(Str(job, "nodes"));
-  const std::int64_t gid = Int(job, "gid");
-  std::string group = ctx.group_name ? ctx.group_name(gid) : "";
-  if (group.empty()) group = std::to_string(gid);
+// What the keys are computed from, once per job.
+struct JobFacts {
+  std::string state;
+  bool pending = false;
+  bool held = false;  // a held job is not eligible and has priority 0 in Slurm
+  bool limited = false;
+  std::int64_t nodes = 0, cpus = 0, gpus = 0, mem = 0, start = 0, end = 0, gid = 0;
+  std::vector<std::string> hosts;
+  std::string group;
+};
 
-  ordered_json o;
+JobFacts FactsOf(const nlohmann::json& job, const SlurmJsonContext& ctx) {
+  JobFacts f;
+  f.state = Str(job, "state");
+  f.pending = f.state == "PENDING";
+  f.held = f.pending && Str(job, "reason").rfind("JobHeld", 0) == 0;
+  f.nodes = Int(job, "node_count");
+  f.cpus = Int(job, "cpus");
+  f.gpus = Int(job, "gpus");
+  f.mem = Int(job, "mem_mb");
+  f.start = f.pending ? Int(job, "expected_start") : Int(job, "start_time");
+  f.limited = job.contains("time_limit") && job["time_limit"].is_number();
+  f.end = Int(job, "end_time");
+  if (f.end == 0 && !f.pending && f.start > 0 && f.limited)
+    f.end = f.start + Int(job, "time_limit");
+  f.hosts = Hosts(Str(job, "nodes"));
+  f.gid = Int(job, "gid");
+  f.group = ctx.group_name ? ctx.group_name(f.gid) : "";
+  if (f.group.empty()) f.group = std::to_string(f.gid);
+  return f;
+}
+
+// account .. federation_siblings_viable.
+void AddIdentityAndRequest(ordered_json& o, const nlohmann::json& job, const JobFacts& f,
+                           const SlurmJsonContext& ctx) {
   o["account"] = Str(job, "account");
-  // A held job is not eligible and has no priority in Slurm (a hold is priority 0 there).
-  o["accrue_time"] = held ? 0 : Int(job, "eligible_time");
+  o["accrue_time"] = f.held ? 0 : Int(job, "eligible_time");
   o["admin_comment"] = "";
   o["array_job_id"] = Int(job, "array_job_id");
   o["array_task_id"] =
@@ -83,7 +101,7 @@ ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   o["batch_flag"] = true;  // every lockstep job has a batch script (srun's is its command)
   o["batch_host"] = Str(job, "batch_host");
   o["flags"] =
-      IsRunningLike(state) ? ordered_json::array({"JOB_WAS_RUNNING"}) : ordered_json::array();
+      IsRunningLike(f.state) ? ordered_json::array({"JOB_WAS_RUNNING"}) : ordered_json::array();
   o["burst_buffer"] = "";
   o["burst_buffer_state"] = "";
   o["cluster"] = ctx.cluster;
@@ -95,7 +113,7 @@ ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   o["core_spec"] = nullptr;
   o["thread_spec"] = nullptr;
   o["cores_per_socket"] = nullptr;
-  o["billable_tres"] = pending ? ordered_json() : ordered_json(static_cast<double>(cpus));
+  o["billable_tres"] = f.pending ? ordered_json() : ordered_json(static_cast<double>(f.cpus));
   o["cpus_per_task"] = nullptr;
   o["cpu_frequency_minimum"] = nullptr;
   o["cpu_frequency_maximum"] = nullptr;
@@ -105,8 +123,8 @@ ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   o["delay_boot"] = 0;
   o["dependency"] = Str(job, "dependency");
   o["derived_exit_code"] = 0;
-  o["eligible_time"] = held ? 0 : Int(job, "eligible_time");
-  o["end_time"] = end;
+  o["eligible_time"] = f.held ? 0 : Int(job, "eligible_time");
+  o["end_time"] = f.end;
   o["excluded_nodes"] = Str(job, "exc_nodes");
   // Slurm's exit_code is the wait status: the code in the high byte, the signal in the low.
   o["exit_code"] = (Int(job, "exit_code") << 8) | Int(job, "signal");
@@ -114,17 +132,21 @@ ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   o["federation_origin"] = "";
   o["federation_siblings_active"] = "";
   o["federation_siblings_viable"] = "";
+}
+
+// gres_detail .. priority.
+void AddAllocationAndSize(ordered_json& o, const nlohmann::json& job, const JobFacts& f) {
   ordered_json gres_detail = ordered_json::array();
-  if (gpus > 0 && !hosts.empty())
-    for (std::size_t i = 0; i < hosts.size(); ++i)
-      gres_detail.push_back("gpu(CNT:" + std::to_string(PerNode(gpus, nodes)) + ")");
+  if (f.gpus > 0 && !f.hosts.empty())
+    for (std::size_t i = 0; i < f.hosts.size(); ++i)
+      gres_detail.push_back("gpu(CNT:" + std::to_string(PerNode(f.gpus, f.nodes)) + ")");
   o["gres_detail"] = std::move(gres_detail);
-  o["group_id"] = gid;
-  o["group_name"] = group;
+  o["group_id"] = f.gid;
+  o["group_name"] = f.group;
   o["job_id"] = Int(job, "job_id");
-  if (!hosts.empty()) o["job_resources"] = JobResources(job, hosts);
-  o["job_state"] = state;
-  o["last_sched_evaluation"] = pending ? 0 : Int(job, "start_time");
+  if (!f.hosts.empty()) o["job_resources"] = JobResources(job, f.hosts);
+  o["job_state"] = f.state;
+  o["last_sched_evaluation"] = f.pending ? 0 : Int(job, "start_time");
   o["licenses"] = "";
   o["max_cpus"] = 0;
   o["max_nodes"] = 0;
@@ -137,22 +159,26 @@ ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   o["tasks_per_node"] = 0;
   o["tasks_per_socket"] = nullptr;
   o["tasks_per_board"] = 0;
-  o["cpus"] = cpus;
-  o["node_count"] = nodes;
+  o["cpus"] = f.cpus;
+  o["node_count"] = f.nodes;
   o["tasks"] = Int(job, "tasks");
   o["het_job_id"] = 0;
   o["het_job_id_set"] = "";
   o["het_job_offset"] = 0;
   o["partition"] = Str(job, "partition");
   o["prefer"] = "";
-  o["memory_per_node"] = CountOrNull(PerNode(mem, nodes));
+  o["memory_per_node"] = CountOrNull(PerNode(f.mem, f.nodes));
   o["memory_per_cpu"] = nullptr;
   // pn_min_cpus: the CPUs of one task (-c), as Slurm sets it without --mincpus.
-  o["minimum_cpus_per_node"] = std::max<std::int64_t>(1, PerNode(cpus, Int(job, "tasks")));
+  o["minimum_cpus_per_node"] = std::max<std::int64_t>(1, PerNode(f.cpus, Int(job, "tasks")));
   o["minimum_tmp_disk_per_node"] = 0;
   o["preempt_time"] = 0;
   o["pre_sus_time"] = 0;
-  o["priority"] = held ? 0 : Int(job, "priority");
+  o["priority"] = f.held ? 0 : Int(job, "priority");
+}
+
+// profile .. current_working_directory.
+void AddStateFilesAndTres(ordered_json& o, const nlohmann::json& job, const JobFacts& f) {
   o["profile"] = nullptr;
   o["qos"] = Str(job, "qos");
   o["reboot"] = false;
@@ -165,7 +191,7 @@ ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   o["show_flags"] = ordered_json::array({"SHOW_ALL", "SHOW_DETAIL", "SHOW_LOCAL"});
   o["sockets_per_board"] = 0;
   o["sockets_per_node"] = nullptr;
-  o["start_time"] = start;
+  o["start_time"] = f.start;
   o["state_description"] = "";
   o["state_reason"] = slurm_json::StateReason(job);
   o["standard_error"] = Str(job, "stderr");
@@ -174,7 +200,7 @@ ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   o["submit_time"] = Int(job, "submit_time");
   o["suspend_time"] = 0;
   o["system_comment"] = "";
-  o["time_limit"] = limited ? ordered_json(Int(job, "time_limit") / 60) : ordered_json();
+  o["time_limit"] = f.limited ? ordered_json(Int(job, "time_limit") / 60) : ordered_json();
   o["time_minimum"] = 0;
   o["threads_per_core"] = nullptr;
   o["tres_bind"] = "";
@@ -186,15 +212,23 @@ ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   o["tres_per_node"] = per_node;
   o["tres_per_socket"] = "";
   o["tres_per_task"] = "";
-  o["tres_req_str"] = slurm_json::TresText(cpus, mem, nodes, gpus);
+  o["tres_req_str"] = slurm_json::TresText(f.cpus, f.mem, f.nodes, f.gpus);
   o["tres_alloc_str"] =
-      hosts.empty()
+      f.hosts.empty()
           ? ""
-          : slurm_json::TresText(cpus, mem, static_cast<std::int64_t>(hosts.size()), gpus);
+          : slurm_json::TresText(f.cpus, f.mem, static_cast<std::int64_t>(f.hosts.size()), f.gpus);
   o["user_id"] = Int(job, "uid");
   o["user_name"] = Str(job, "user");
   o["wckey"] = "";
   o["current_working_directory"] = Str(job, "work_dir");
+}
+
+ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
+  const JobFacts f = FactsOf(job, ctx);
+  ordered_json o;
+  AddIdentityAndRequest(o, job, f, ctx);
+  AddAllocationAndSize(o, job, f);
+  AddStateFilesAndTres(o, job, f);
   return o;
 }
 

@@ -220,6 +220,44 @@ Status CheckTres(const std::vector<std::string>& tres_list) {
   return Status::Ok();
 }
 
+// A usage column's TRES-seconds.
+std::int64_t ClusterValue(const ClusterUsage& u, Col c) {
+  switch (c) {
+    case Col::kAlloc:
+      return u.alloc;
+    case Col::kDown:
+      return u.down;
+    case Col::kIdle:
+      return u.idle;
+    case Col::kPlannedDown:
+      return u.planned_down;
+    case Col::kPlanned:
+      return u.planned;
+    case Col::kReported:
+      return u.reported;
+    case Col::kEnergy:
+      return u.alloc;  // as Slurm, which sizes Energy by allocated time
+    default:
+      return 0;
+  }
+}
+
+// One cell of a cluster utilization line: shares are of what was reported.
+std::string ClusterCell(const Field& f, const ClusterUsage& u, const SreportOptions& o) {
+  switch (f.col) {
+    case Col::kCluster:
+      return o.cluster;
+    case Col::kTresName:
+      return u.tres;
+    case Col::kTresCount:
+      return std::to_string(u.count);
+    case Col::kEnergy:
+      return UsageText(0, 0, o.time);
+    default:
+      return UsageText(ClusterValue(u, f.col), u.reported, o.time);
+  }
+}
+
 }  // namespace
 
 Result<std::string> FormatClusterUtilization(const nlohmann::json& jobs,
@@ -242,30 +280,10 @@ Result<std::string> FormatClusterUtilization(const nlohmann::json& jobs,
   for (const std::string& tres : TresList(o))
     rows.push_back(ComputeClusterUsage(tres, jobs, nodes, events, o));
   // Usage columns as wide as the largest value of any TRES (cluster_utilization()).
-  auto value = [](const ClusterUsage& u, Col c) -> std::int64_t {
-    switch (c) {
-      case Col::kAlloc:
-        return u.alloc;
-      case Col::kDown:
-        return u.down;
-      case Col::kIdle:
-        return u.idle;
-      case Col::kPlannedDown:
-        return u.planned_down;
-      case Col::kPlanned:
-        return u.planned;
-      case Col::kReported:
-        return u.reported;
-      case Col::kEnergy:
-        return u.alloc;  // as Slurm, which sizes Energy by allocated time
-      default:
-        return 0;
-    }
-  };
   for (Field& f : *fields) {
     if (!f.usage) continue;
     std::int64_t most = 0;
-    for (const ClusterUsage& u : rows) most = std::max(most, value(u, f.col));
+    for (const ClusterUsage& u : rows) most = std::max(most, ClusterValue(u, f.col));
     f.len = UsageWidth(most, o.time);
   }
   Lines out(o.parsable);
@@ -276,23 +294,8 @@ Result<std::string> FormatClusterUtilization(const nlohmann::json& jobs,
     out.Header(*fields);
   }
   for (const ClusterUsage& u : rows) {
-    for (std::size_t i = 0; i < fields->size(); ++i) {
-      const Field& f = (*fields)[i];
-      std::string text;
-      if (f.col == Col::kCluster)
-        text = o.cluster;
-      else if (f.col == Col::kTresName)
-        text = u.tres;
-      else if (f.col == Col::kTresCount)
-        text = std::to_string(u.count);
-      else if (f.col == Col::kEnergy)
-        text = UsageText(0, 0, o.time);
-      else if (f.col == Col::kReported)
-        text = UsageText(u.reported, u.reported, o.time);
-      else
-        text = UsageText(value(u, f.col), u.reported, o.time);
-      out.Cell(f, text, i + 1 == fields->size());
-    }
+    for (std::size_t i = 0; i < fields->size(); ++i)
+      out.Cell((*fields)[i], ClusterCell((*fields)[i], u, o), i + 1 == fields->size());
     out.End();
   }
   return std::move(out.text());
@@ -300,11 +303,31 @@ Result<std::string> FormatClusterUtilization(const nlohmann::json& jobs,
 
 namespace {
 
-struct UserRow {
-  std::string login;
-  std::set<std::string> accounts;
-  std::map<std::string, std::int64_t> used;  // by TRES
-};
+// One cell of a user top line.
+std::string UserCell(const Field& f, const UserUsage& row, const std::string& tres,
+                     std::int64_t cluster_total, const SreportOptions& o) {
+  switch (f.col) {
+    case Col::kCluster:
+      return o.cluster;
+    case Col::kLogin:
+      return row.login;
+    case Col::kProper:
+      return o.proper_name ? o.proper_name(row.login) : "";
+    case Col::kTresName:
+      return tres;
+    case Col::kUsed:
+      return UsageText(row.used.count(tres) ? row.used.at(tres) : 0, cluster_total, o.time);
+    case Col::kEnergy:
+      return UsageText(0, 0, o.time);
+    case Col::kAccount: {
+      std::string text;
+      for (const std::string& a : row.accounts) text += (text.empty() ? "" : ", ") + a;
+      return text;
+    }
+    default:
+      return "";
+  }
+}
 
 }  // namespace
 
@@ -320,47 +343,19 @@ Result<std::string> FormatUserTop(const nlohmann::json& jobs, const nlohmann::js
   if (!fields.ok()) return fields.status();
   const std::vector<std::string> tres_list = TresList(o);
   if (Status st = CheckTres(tres_list); !st.ok()) return st;
-  std::map<std::string, std::int64_t> cluster_total;  // the share's whole: what the cluster had
-  const Time until = std::max(o.window.start, std::min(o.window.end, o.now));
-  for (const std::string& tres : tres_list)
-    for (const nlohmann::json& n : nodes)
-      cluster_total[tres] += *TresOfNode(tres, n) * (until - o.window.start);
-  std::map<std::pair<std::string, std::string>, UserRow> by_key;
-  for (const nlohmann::json& j : jobs) {
-    const std::string user = SreportStr(j, "user"), account = SreportStr(j, "account");
-    if ((!o.users.empty() && !o.users.count(user)) ||
-        (!o.accounts.empty() && !o.accounts.count(account)))
-      continue;
-    UserRow& row = by_key[{user, o.group_accounts ? "" : account}];
-    row.login = user;
-    row.accounts.insert(account);
-    row.used["cpu"] += JobTresSeconds(j, *TresOfJob("cpu", j), o);  // the order of the lines
-    for (const std::string& tres : tres_list)
-      if (tres != "cpu") row.used[tres] += JobTresSeconds(j, *TresOfJob(tres, j), o);
-  }
-  // Users without usage in the window have no line (slurmdbd has no usage rows for them).
-  std::vector<UserRow> rows;
-  for (auto& [key, row] : by_key)
-    if (row.used["cpu"] > 0) rows.push_back(std::move(row));
-  // sort_user_dec: most CPU time first, then by name.
-  std::stable_sort(rows.begin(), rows.end(), [](const UserRow& a, const UserRow& b) {
-    if (a.used.at("cpu") != b.used.at("cpu")) return a.used.at("cpu") > b.used.at("cpu");
-    return a.login < b.login;
-  });
-  if (o.top_count >= 0 && rows.size() > static_cast<std::size_t>(o.top_count))
-    rows.resize(static_cast<std::size_t>(o.top_count));
+  const std::vector<UserUsage> rows = ComputeUserTop(jobs, tres_list, o);
   // Used as wide as the first (largest) line's usage; Energy as its energy (none here).
   const bool has_energy = std::any_of(fields->begin(), fields->end(),
                                       [](const Field& f) { return f.col == Col::kEnergy; });
   std::int64_t most = 0;
   if (!rows.empty())
-    for (const std::string& tres : has_energy ? std::vector<std::string>{"cpu"} : tres_list)
-      most = std::max(most, rows.front().used[tres]);
+    for (const auto& [tres, used] : rows.front().used)
+      if (has_energy ? tres == "cpu"
+                     : std::find(tres_list.begin(), tres_list.end(), tres) != tres_list.end())
+        most = std::max(most, used);
   for (Field& f : *fields)
-    if (f.col == Col::kUsed)
-      f.len = UsageWidth(most, o.time);
-    else if (f.col == Col::kEnergy)
-      f.len = UsageWidth(0, o.time);
+    if (f.col == Col::kUsed || f.col == Col::kEnergy)
+      f.len = UsageWidth(f.col == Col::kUsed ? most : 0, o.time);
 
   Lines out(o.parsable);
   if (!o.noheader) {
@@ -370,27 +365,12 @@ Result<std::string> FormatUserTop(const nlohmann::json& jobs, const nlohmann::js
                   std::to_string(o.window.end - o.window.start) + " secs)\n" + UsageLine(o) + kRule;
     out.Header(*fields);
   }
-  for (UserRow& row : rows) {
+  for (const UserUsage& row : rows) {
     for (const std::string& tres : tres_list) {
-      for (std::size_t i = 0; i < fields->size(); ++i) {
-        const Field& f = (*fields)[i];
-        std::string text;
-        if (f.col == Col::kCluster)
-          text = o.cluster;
-        else if (f.col == Col::kLogin)
-          text = row.login;
-        else if (f.col == Col::kProper)
-          text = o.proper_name ? o.proper_name(row.login) : "";
-        else if (f.col == Col::kAccount) {
-          for (const std::string& a : row.accounts) text += (text.empty() ? "" : ", ") + a;
-        } else if (f.col == Col::kTresName)
-          text = tres;
-        else if (f.col == Col::kUsed)
-          text = UsageText(row.used[tres], cluster_total[tres], o.time);
-        else if (f.col == Col::kEnergy)
-          text = UsageText(0, 0, o.time);
-        out.Cell(f, text, i + 1 == fields->size());
-      }
+      const std::int64_t total = ClusterTresSeconds(tres, nodes, o);
+      for (std::size_t i = 0; i < fields->size(); ++i)
+        out.Cell((*fields)[i], UserCell((*fields)[i], row, tres, total, o),
+                 i + 1 == fields->size());
       out.End();
     }
   }

@@ -174,4 +174,44 @@ ClusterUsage ComputeClusterUsage(const std::string& tres, const nlohmann::json& 
   return u;
 }
 
+std::int64_t ClusterTresSeconds(const std::string& tres, const nlohmann::json& nodes,
+                                const SreportOptions& o) {
+  const Time until = std::max(o.window.start, std::min(o.window.end, o.now));
+  std::int64_t total = 0;
+  for (const nlohmann::json& n : nodes)
+    if (Result<std::int64_t> c = TresOfNode(tres, n); c.ok())
+      total += *c * (until - o.window.start);
+  return total;
+}
+
+std::vector<UserUsage> ComputeUserTop(const nlohmann::json& jobs,
+                                      const std::vector<std::string>& tres_list,
+                                      const SreportOptions& o) {
+  std::map<std::pair<std::string, std::string>, UserUsage> by_key;
+  for (const nlohmann::json& j : jobs) {
+    const std::string user = SreportStr(j, "user"), account = SreportStr(j, "account");
+    if ((!o.users.empty() && !o.users.count(user)) ||
+        (!o.accounts.empty() && !o.accounts.count(account)))
+      continue;
+    UserUsage& row = by_key[{user, o.group_accounts ? "" : account}];
+    row.login = user;
+    row.accounts.insert(account);
+    row.used["cpu"] += JobTresSeconds(j, *TresOfJob("cpu", j), o);  // what orders the lines
+    for (const std::string& tres : tres_list)
+      if (tres != "cpu") row.used[tres] += JobTresSeconds(j, *TresOfJob(tres, j), o);
+  }
+  // Users without usage in the window have no line (slurmdbd has no usage rows for them).
+  std::vector<UserUsage> rows;
+  for (auto& [key, row] : by_key)
+    if (row.used["cpu"] > 0) rows.push_back(std::move(row));
+  // sort_user_dec: most CPU time first, then by name.
+  std::stable_sort(rows.begin(), rows.end(), [](const UserUsage& a, const UserUsage& b) {
+    if (a.used.at("cpu") != b.used.at("cpu")) return a.used.at("cpu") > b.used.at("cpu");
+    return a.login < b.login;
+  });
+  if (o.top_count >= 0 && rows.size() > static_cast<std::size_t>(o.top_count))
+    rows.resize(static_cast<std::size_t>(o.top_count));
+  return rows;
+}
+
 }  // namespace lockstep::cli
