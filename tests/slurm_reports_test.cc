@@ -169,5 +169,37 @@ TEST(Sreport, AllocatedAndUsedAreTheCpuTimeJobsUsed) {
   EXPECT_NE(r.err.find("unknown time format fortnights"), std::string::npos) << r.err;
 }
 
+// Down: a node drained now counts from its drain event (the events lockstepd keeps) to the time
+// sreport runs, times its CPUs.
+TEST(Sreport, DownIsTheDrainedNodesTimeFromItsEvent) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  std::time_t hour = 0;
+  const std::string start = HourStart(std::time(nullptr), &hour);
+  CommandResult r = c.Run({"scontrol", "update", "NodeName=node2", "State=DRAIN", "Reason=fan"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The event is appended as the change is applied, a moment after the command returns.
+  long long drained_at = 0;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const nlohmann::json events = c.Get("/api/v1/events?from=0")["events"];
+        for (const nlohmann::json& e : events)
+          if (e.value("kind", "") == "node_drained") drained_at = e.value("time", 0LL);
+        return drained_at > 0;
+      },
+      20s));
+  const long long before = std::time(nullptr);
+  r = c.Run({"sreport", "-t", "seconds", "-P", "-n", "cluster", "utilization", "start=" + start,
+             "end=now+2hours", "format=Down,Reported"});
+  const long long after = std::time(nullptr);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  long long down = -1, reported = -1;
+  ASSERT_EQ(std::sscanf(r.out.c_str(), "%lld|%lld", &down, &reported), 2) << r.out;
+  EXPECT_GE(down, 16 * (before - drained_at)) << r.out;
+  EXPECT_LE(down, 16 * (after - drained_at)) << r.out;
+  EXPECT_GE(reported, 32 * (before - hour)) << r.out;
+  EXPECT_LE(reported, 32 * (after - hour)) << r.out;
+}
+
 }  // namespace
 }  // namespace lockstep::testing
