@@ -107,21 +107,34 @@ ordered_json SacctStep(const nlohmann::json& job, const nlohmann::json& step, Ti
   return o;
 }
 
-ordered_json SacctJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
-  const std::string state = Str(job, "state");
-  const std::int64_t start = Int(job, "start_time"), end = Int(job, "end_time");
-  const std::int64_t cpus = Int(job, "cpus"), mem = Int(job, "mem_mb"),
-                     nodes = Int(job, "node_count"), gpus = Int(job, "gpus");
-  const bool ran = start > 0;
+// A job's sizes and times, as both halves of its record use them.
+struct SacctFacts {
+  std::int64_t start = 0, end = 0, cpus = 0, mem = 0, nodes = 0, gpus = 0;
+  bool ran = false;
+};
+
+SacctFacts SacctFactsOf(const nlohmann::json& job) {
+  SacctFacts f;
+  f.start = Int(job, "start_time");
+  f.end = Int(job, "end_time");
+  f.cpus = Int(job, "cpus");
+  f.mem = Int(job, "mem_mb");
+  f.nodes = Int(job, "node_count");
+  f.gpus = Int(job, "gpus");
+  f.ran = f.start > 0;
+  return f;
+}
+
+// parse_job from "account" to "job_id".
+void AddSacctHead(ordered_json& o, const nlohmann::json& job, const SacctFacts& f,
+                  const SlurmJsonContext& ctx) {
   const std::int64_t gid = Int(job, "gid");
   std::string group = ctx.group_name ? ctx.group_name(gid) : "";
   if (group.empty()) group = std::to_string(gid);
   const std::string array_task = slurm_json::ArrayTaskString(job);
-
-  ordered_json o;
   o["account"] = Str(job, "account");
   SetPath(o, "comment/administrator", nullptr);
-  o["allocation_nodes"] = ran ? nodes : 0;
+  o["allocation_nodes"] = f.ran ? f.nodes : 0;
   SetPath(o, "array/job_id", Int(job, "array_job_id"));
   SetPath(o, "array/limits/max/running/tasks", slurm_json::ArrayMaxTasks(job));
   SetPath(o, "array/task", array_task.empty() ? ordered_json() : ordered_json(array_task));
@@ -136,28 +149,33 @@ ordered_json SacctJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   o["container"] = "";
   o["derived_exit_code"] = ExitCode(0, 0);
   SetPath(o, "comment/job", nullptr);
-  SetPath(o, "time/elapsed", Elapsed(start, end, ctx.now));
+  SetPath(o, "time/elapsed", Elapsed(f.start, f.end, ctx.now));
   SetPath(o, "time/eligible", Int(job, "eligible_time"));
-  SetPath(o, "time/end", end);
+  SetPath(o, "time/end", f.end);
   o["exit_code"] = ExitCode(Int(job, "exit_code"), Int(job, "signal"));
   o["flags"] = ordered_json::array();
   o["group"] = group;
   SetPath(o, "het/job_id", 0);
   SetPath(o, "het/job_offset", nullptr);
   o["job_id"] = Int(job, "job_id");
+}
+
+// parse_job from "name" to "working_directory", with the steps.
+void AddSacctTail(ordered_json& o, const nlohmann::json& job, const SacctFacts& f,
+                  const SlurmJsonContext& ctx) {
   o["name"] = Str(job, "name");
   SetPath(o, "mcs/label", "");
-  o["nodes"] = ran ? Str(job, "nodes") : "None assigned";
+  o["nodes"] = f.ran ? Str(job, "nodes") : "None assigned";
   o["partition"] = Str(job, "partition");
   o["priority"] = Int(job, "priority");
   o["qos"] = Str(job, "qos");
-  SetPath(o, "required/CPUs", cpus);
-  SetPath(o, "required/memory", mem);
+  SetPath(o, "required/CPUs", f.cpus);
+  SetPath(o, "required/memory", f.mem);
   o["kill_request_user"] = nullptr;
   SetPath(o, "reservation/id", 0);
   SetPath(o, "reservation/name", 0);
-  SetPath(o, "time/start", start);
-  SetPath(o, "state/current", state);
+  SetPath(o, "time/start", f.start);
+  SetPath(o, "state/current", Str(job, "state"));
   SetPath(o, "state/reason", slurm_json::StateReason(job));
   SetPath(o, "time/submission", Int(job, "submit_time"));
   ordered_json steps = ordered_json::array();
@@ -173,13 +191,21 @@ ordered_json SacctJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   SetPath(o, "time/limit", limited ? ordered_json(Int(job, "time_limit") / 60) : ordered_json());
   SetPath(o, "time/total/seconds", 0);
   SetPath(o, "time/total/microseconds", 0);
-  SetPath(o, "tres/allocated", ran ? TresList(cpus, mem, nodes, gpus) : ordered_json::array());
-  SetPath(o, "tres/requested", TresList(cpus, mem, nodes, gpus));
+  const ordered_json tres = TresList(f.cpus, f.mem, f.nodes, f.gpus);
+  SetPath(o, "tres/allocated", f.ran ? tres : ordered_json::array());
+  SetPath(o, "tres/requested", tres);
   o["user"] = Str(job, "user");
   SetPath(o, "time/user/seconds", 0);
   SetPath(o, "time/user/microseconds", 0);
   o["wckey"] = {{"wckey", ""}, {"flags", ordered_json::array()}};
   o["working_directory"] = Str(job, "work_dir");
+}
+
+ordered_json SacctJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
+  const SacctFacts f = SacctFactsOf(job);
+  ordered_json o;
+  AddSacctHead(o, job, f, ctx);
+  AddSacctTail(o, job, f, ctx);
   return o;
 }
 
