@@ -8,10 +8,10 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/format/sacct.h"
-#include "cli/slurm_json_cli.h"
 #include "cli/format/sprio.h"
 #include "cli/slurm/job_filter.h"
 #include "cli/slurm/slurm_options.h"
+#include "cli/slurm_json_cli.h"
 #include "jobspec/sbatch.h"
 
 namespace lockstep::cli {
@@ -100,8 +100,8 @@ std::vector<SlurmOption> SacctOptionTable(SacctRequest& r) {
       {"whole-hetjob", 0, OptArg::kOptional, ignore, "whole heterogeneous jobs (no effect)"},
       {"associations", 'x', OptArg::kRequired, ignore, "only jobs of these associations", "assoc_list"},
       {"allocations", 'X', OptArg::kNone, flag(r.format.allocations), "no step lines"},
-      {"json", 0, OptArg::kNone, flag(r.json), "JSON in Slurm 22.05's schema"},
-      {"yaml", 0, OptArg::kNone, flag(r.json), "JSON in Slurm 22.05's schema (YAML is not offered)"},
+      {"json", 0, OptArg::kNone, flag(r.json), "produce JSON output"},
+      {"yaml", 0, OptArg::kNone, flag(r.json), "produce JSON output (YAML is not offered)"},
   };
 }
 

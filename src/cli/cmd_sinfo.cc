@@ -7,11 +7,11 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/format/sinfo.h"
-#include "cli/slurm_json_cli.h"
 #include "cli/slurm/job_filter.h"
 #include "cli/slurm/long_format.h"
 #include "cli/slurm/node_filter.h"
 #include "cli/slurm/slurm_options.h"
+#include "cli/slurm_json_cli.h"
 #include "common/hostlist.h"
 
 namespace lockstep::cli {
@@ -49,7 +49,7 @@ std::vector<SlurmOption> SinfoOptionTable(SinfoRequest& r) {
          try { r.iterate = std::stoi(v); } catch (...) { r.iterate = 0; }
          if (r.iterate <= 0) return InvalidArgument("invalid --iterate value: " + v);
          return Status::Ok(); }, "report every so many seconds", "seconds"},
-      {"json", 0, OptArg::kNone, flag(r.json), "produce JSON output (Slurm 22.05's schema)"},
+      {"json", 0, OptArg::kNone, flag(r.json), "produce JSON output"},
       {"local", 0, OptArg::kNone, ignore, "show only the local cluster"},
       {"long", 'l', OptArg::kNone, flag(r.format.long_format), "long output - displays more information"},
       {"clusters", 'M', OptArg::kRequired, ignore, "clusters to issue commands to (this one)", "names"},

@@ -11,10 +11,10 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/format/squeue.h"
-#include "cli/slurm_json_cli.h"
 #include "cli/slurm/job_filter.h"
 #include "cli/slurm/long_format.h"
 #include "cli/slurm/slurm_options.h"
+#include "cli/slurm_json_cli.h"
 
 namespace lockstep::cli {
 namespace {
@@ -69,7 +69,7 @@ std::vector<SlurmOption> SqueueOptionTable(SqueueRequest& r) {
          if (r.iterate <= 0) return InvalidArgument("invalid --iterate value: " + v);
          return Status::Ok(); }, "report every so many seconds", "seconds"},
       {"jobs", 'j', OptArg::kRequired, jobs, "comma separated list of jobs IDs to view", "job(s)"},
-      {"json", 0, OptArg::kNone, [&r](const std::string&) { return Flag(r.json); }, "produce JSON output (Slurm 22.05's schema)"},
+      {"json", 0, OptArg::kNone, [&r](const std::string&) { return Flag(r.json); }, "produce JSON output"},
       {"local", 0, OptArg::kNone, ignore, "report only jobs of the local cluster"},
       {"long", 'l', OptArg::kNone, [&r](const std::string&) { return Flag(r.format.long_format); }, "long report"},
       {"licenses", 'L', OptArg::kRequired, ignore, "jobs using these licenses (lockstep has none)", "license(s)"},
