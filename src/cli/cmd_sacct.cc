@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <ctime>
-#include <iostream>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
@@ -12,6 +11,7 @@
 #include "cli/format/sprio.h"
 #include "cli/slurm/job_filter.h"
 #include "cli/slurm/slurm_options.h"
+#include "cli/slurm_json_cli.h"
 #include "jobspec/sbatch.h"
 
 namespace lockstep::cli {
@@ -100,8 +100,8 @@ std::vector<SlurmOption> SacctOptionTable(SacctRequest& r) {
       {"whole-hetjob", 0, OptArg::kOptional, ignore, "whole heterogeneous jobs (no effect)"},
       {"associations", 'x', OptArg::kRequired, ignore, "only jobs of these associations", "assoc_list"},
       {"allocations", 'X', OptArg::kNone, flag(r.format.allocations), "no step lines"},
-      {"json", 0, OptArg::kNone, flag(r.json), "the API's JSON"},
-      {"yaml", 0, OptArg::kNone, flag(r.json), "the API's JSON (YAML is not offered)"},
+      {"json", 0, OptArg::kNone, flag(r.json), "produce JSON output"},
+      {"yaml", 0, OptArg::kNone, flag(r.json), "produce JSON output (YAML is not offered)"},
   };
 }
 
@@ -143,10 +143,7 @@ int RunSacct(int argc, char** argv) {
   nlohmann::json jobs = nlohmann::json::array();
   for (const nlohmann::json& j : (*got)["jobs"])
     if (Passes(j, r.filter)) jobs.push_back(j);
-  if (r.json) {
-    std::cout << nlohmann::json{{"jobs", jobs}}.dump(2) << "\n";
-    return 0;
-  }
+  if (r.json) return PrintSlurmJson("sacct", SacctJson(jobs, CliSlurmJsonContext()));
   r.format.now = std::time(nullptr);
   Result<std::string> text = FormatSacct(jobs, r.format);
   if (!text.ok()) return Fail("sacct", text.status());

@@ -2,7 +2,6 @@
 // (src/cli/slurm/node_filter.h), printed through Slurm's formats (src/cli/format/sinfo.h).
 #include <cstdio>
 #include <ctime>
-#include <iostream>
 #include <thread>
 
 #include "cli/cli_util.h"
@@ -12,6 +11,7 @@
 #include "cli/slurm/long_format.h"
 #include "cli/slurm/node_filter.h"
 #include "cli/slurm/slurm_options.h"
+#include "cli/slurm_json_cli.h"
 #include "common/hostlist.h"
 
 namespace lockstep::cli {
@@ -81,10 +81,7 @@ int Report(client::ApiClient& api, SinfoRequest& r) {
   Result<nlohmann::json> nodes = api.Get("/api/v1/nodes");
   if (!nodes.ok()) return Fail("sinfo", nodes.status());
   nlohmann::json kept = FilterSinfo((*parts)["partitions"], (*nodes)["nodes"], r.filter);
-  if (r.json) {
-    std::cout << kept.dump(2) << "\n";
-    return 0;
-  }
+  if (r.json) return PrintSlurmJson("sinfo", SinfoJson(kept["nodes"], CliSlurmJsonContext()));
   r.format.now = std::time(nullptr);
   Result<std::string> text = FormatSinfo(kept["partitions"], kept["nodes"], r.format);
   if (!text.ok()) return Fail("sinfo", text.status());

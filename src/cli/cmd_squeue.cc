@@ -1,11 +1,11 @@
 // squeue: jobs from the API, filtered as Slurm's options say (src/cli/slurm/job_filter.h), printed
-// through Slurm's formats (src/cli/format/squeue.h), or as JSON with --json.
+// through Slurm's formats (src/cli/format/squeue.h), or with --json in Slurm 22.05's schema
+// (src/cli/format/slurm_json.h).
 #include <pwd.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <ctime>
-#include <iostream>
 #include <thread>
 
 #include "cli/cli_util.h"
@@ -14,6 +14,7 @@
 #include "cli/slurm/job_filter.h"
 #include "cli/slurm/long_format.h"
 #include "cli/slurm/slurm_options.h"
+#include "cli/slurm_json_cli.h"
 
 namespace lockstep::cli {
 namespace {
@@ -120,10 +121,7 @@ int Report(client::ApiClient& api, SqueueRequest& r, const std::string& state_qu
       if (states.count(j.value("state", ""))) kept.push_back(j);
     jobs = std::move(kept);
   }
-  if (r.json) {
-    std::cout << nlohmann::json{{"jobs", jobs}}.dump(2) << "\n";
-    return 0;
-  }
+  if (r.json) return PrintSlurmJson("squeue", SqueueJson(jobs, CliSlurmJsonContext()));
   r.format.now = std::time(nullptr);
   if (!r.format.array_expanded) jobs = CollapsePendingArrays(jobs);
   Result<std::string> text = FormatSqueue(jobs, r.format);

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 const char* kAliases[] = {"sbatch", "srun",     "salloc", "squeue", "scancel",
                           "sinfo",  "scontrol", "sacct",  "sprio",  "sdiag",
                           "sacctmgr", "sshare", "sstat",
-                          "sattach"};
+                          "sattach", "sreport"};
 
 std::string SelfDir() {
   char buf[4096];

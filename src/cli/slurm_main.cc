@@ -25,9 +25,8 @@ constexpr SlurmCommand kCommands[] = {
     {"sinfo", lockstep::cli::RunSinfo},     {"scontrol", lockstep::cli::RunScontrol},
     {"sacct", lockstep::cli::RunSacct},     {"sprio", lockstep::cli::RunSprio},
     {"sdiag", lockstep::cli::RunSdiag},     {"sacctmgr", lockstep::cli::RunSacctmgr},
-    {"sshare", lockstep::cli::RunSshare},
-    {"sstat", lockstep::cli::RunSstat},
-    {"sattach", lockstep::cli::RunSattach},
+    {"sshare", lockstep::cli::RunSshare},     {"sreport", lockstep::cli::RunSreport},
+    {"sstat", lockstep::cli::RunSstat},       {"sattach", lockstep::cli::RunSattach},
 };
 
 Command Find(const char* name) {

@@ -1,0 +1,31 @@
+#include "cli/slurm_json_cli.h"
+
+#include <grp.h>
+
+#include <cstdio>
+#include <ctime>
+
+#include "cli/cli_util.h"
+
+namespace lockstep::cli {
+
+SlurmJsonContext CliSlurmJsonContext() {
+  SlurmJsonContext ctx;
+  ctx.now = std::time(nullptr);
+  ctx.group_name = [](std::int64_t gid) -> std::string {
+    const group* g = ::getgrgid(static_cast<gid_t>(gid));
+    return g ? g->gr_name : "";
+  };
+  return ctx;
+}
+
+int PrintSlurmJson(const char* command, const Result<nlohmann::ordered_json>& doc) {
+  if (!doc.ok()) return Fail(command, doc.status());
+  std::string text = doc->dump(2);
+  text += '\n';
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,19 @@
+// The CLI's side of Slurm's --json (src/cli/format/slurm_json.h): the context it needs from this
+// machine (the time, group names) and printing the answer.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "cli/format/slurm_json.h"
+#include "common/status.h"
+
+namespace lockstep::cli {
+
+// Now, and group names from the system's group database.
+SlurmJsonContext CliSlurmJsonContext();
+
+// Prints `doc` on stdout as Slurm does (two-space indentation); an error goes out as
+// "<command>: error: ..." with exit code 1.
+int PrintSlurmJson(const char* command, const Result<nlohmann::ordered_json>& doc);
+
+}  // namespace lockstep::cli
