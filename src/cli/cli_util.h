@@ -24,8 +24,8 @@ int Fail(const std::string& command, const std::string& message);
 // or "sbatch: error: <message>" for a bad value (exit code 1 for a batch script it cannot use).
 int FailOptions(const std::string& command, const Status& status);
 
-// sbatch's and srun's --help/--usage (-h for sbatch), looked for among the options before the
-// script or command: printed, and the exit code 0; nullopt when neither is there.
+// sbatch's and srun's --help/--usage (-h for sbatch) and -V/--version, looked for among the
+// options before the script or command: printed, and the exit code 0; nullopt when none is there.
 std::optional<int> SbatchHelpRequested(const std::vector<std::string>& args, bool srun);
 
 // Reads a whole file (a batch script).

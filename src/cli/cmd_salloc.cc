@@ -124,6 +124,8 @@ int RunSalloc(int argc, char** argv) {
   Result<nlohmann::json> granted = AwaitAllocation(api, job);
   if (!granted.ok()) return Fail("salloc", granted.status());
   std::fprintf(stderr, "salloc: Granted job allocation %llu\n", job);
+  // --no-shell: the allocation stays until its time limit or scancel, as Slurm's.
+  if (p->srun_options.count("no-shell")) return 0;
   ::signal(SIGINT, SIG_IGN);  // the command's now
   ::signal(SIGQUIT, SIG_IGN);
   const int code = RunCommand(command, AllocationEnv(*granted, spec));

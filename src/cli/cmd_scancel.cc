@@ -59,6 +59,7 @@ std::vector<SlurmOption> ScancelOptionTable(ScancelRequest& r) {
       {"hurry", 'H', OptArg::kNone, ignore, "avoid burst buffer stage out (no effect)"},
       {"interactive", 'i', OptArg::kNone, ignore, "require response from user for each job (no effect)"},
       {"clusters", 'M', OptArg::kRequired, ignore, "clusters to issue commands to (this one)", "clusters"},
+      {"ctld", 0, OptArg::kNone, ignore, "send the request to the controller (always)"},
       {"me", 0, OptArg::kNone, [&r](const std::string&) { r.me = true; return Status::Ok(); }, "act only on your own jobs"},
       {"name", 'n', OptArg::kRequired, AddCommaItems(r.filter.names), "act only on jobs with this name", "job_name"},
       {"jobname", 'n', OptArg::kRequired, AddCommaItems(r.filter.names), nullptr},
@@ -94,6 +95,9 @@ int RunScancel(int argc, char** argv) {
   int signo = 0;
   if (!r.signal.empty() && (signo = SignalNumber(r.signal)) <= 0)
     return Fail("scancel", "Invalid signal specified: " + r.signal);
+  // SIGKILL is what scancel sends by default: the job is cancelled, pending or running, as when
+  // no -s is given (Slurm's scancel -s KILL cancels a pending job too).
+  if (signo == SIGKILL) signo = 0;
   if (r.me) {
     const passwd* pw = ::getpwuid(::getuid());
     r.filter.users.insert(pw ? pw->pw_name : std::to_string(::getuid()));

@@ -11,6 +11,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/scontrol_options.h"
 #include "cli/format/scontrol.h"
 #include "cli/format/scontrol_config.h"
 #include "common/duration.h"
@@ -246,24 +247,17 @@ int Token(const std::vector<std::string>& a) {
 
 int RunScontrol(int argc, char** argv) {
   std::vector<std::string> a = Args(argc, argv);
-  // scontrol's own options before the command: -o/--oneliner changes show's records; the
-  // others (-a, -d, -Q, -v, -M) change nothing here.
-  bool oneliner = false;
-  while (!a.empty() && a[0].size() > 1 && a[0][0] == '-' && a[0] != "-h" && a[0] != "--help") {
-    const std::string o = a[0];
-    if (o == "-o" || o == "--oneliner") {
-      oneliner = true;
-    } else if (o != "-a" && o != "--all" && o != "-d" && o != "--details" && o != "-Q" &&
-               o != "--quiet" && o != "-v" && o != "--verbose" && o != "--local" &&
-               o != "--sibling" && o != "-F" && o != "--future") {
-      std::fprintf(stderr, "scontrol: unrecognized option '%s'\nTry \"scontrol --help\" for more information\n", o.c_str());
-      return 1;
-    }
-    a.erase(a.begin());
+  if (!a.empty() && (a[0] == "-h" || a[0] == "--help")) {
+    std::fputs(kUsage, stdout);
+    return 0;
   }
-  if (a.empty() || a[0] == "-h" || a[0] == "--help") {
-    std::fputs(kUsage, a.empty() ? stderr : stdout);
-    return a.empty() ? 2 : 0;
+  ScontrolCommandLine cl = ParseScontrolCommandLine(argc, argv);
+  if (cl.exit_code) return *cl.exit_code;
+  a = std::move(cl.words);
+  const bool oneliner = cl.oneliner;
+  if (a.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
   }
   const std::string& verb = a[0];
   if (verb == "token") return Token(a);

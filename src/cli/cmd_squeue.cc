@@ -11,6 +11,8 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/format/squeue.h"
+#include "cli/format/squeue_fields.h"
+#include "cli/format/unknown_letters.h"
 #include "cli/slurm/job_filter.h"
 #include "cli/slurm/long_format.h"
 #include "cli/slurm/slurm_options.h"
@@ -155,6 +157,8 @@ int RunSqueue(int argc, char** argv) {
   SqueueRequest r;
   ParsedCommandLine cl = ParseSlurmCommandLine("squeue", argc, argv, SqueueOptionTable(r));
   if (cl.exit_code) return *cl.exit_code;
+  for (char c : UnknownLetters(r.format.format, [](char l) { return SqueueHeader(l).has_value(); }))
+    std::fprintf(stderr, "squeue: error: Invalid job format specification: %c\n", c);
   if (!cl.operands.empty()) {
     std::fprintf(stderr, "squeue: error: Unrecognized option: %s\n", cl.operands[0].c_str());
     return 1;

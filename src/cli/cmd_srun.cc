@@ -270,6 +270,11 @@ int RunSrun(int argc, char** argv) {
   const Time now = std::time(nullptr);
   Result<jobspec::SrunParse> p = jobspec::ParseSrunArgs(args, env, CurrentDir(), now);
   if (!p.ok()) return FailOptions("srun", p.status());
+  for (const char* salloc_only : {"no-shell", "bell", "no-bell", "kill-command"}) {
+    if (p->srun_options.count(salloc_only))
+      return FailOptions("srun", InvalidArgument(std::string("unrecognized option '--") +
+                                                 salloc_only + "'"));
+  }
   if (p->command.empty()) return Fail("srun", "no command to run");
   if (p->spec.test_only) {  // when it would start; the command is not run
     client::ApiClient api;

@@ -117,7 +117,7 @@ std::string TimeStamp(Time t) {
 }
 
 std::string DateLine(Time now) {
-  return Strftime(now, "%a %b %e %H:%M:%S %Y");
+  return Strftime(now, "%a %b %d %H:%M:%S %Y");  // slurm_ctime2: "Wed Dec 02 ..."
 }
 
 std::string ConvertUnits(std::int64_t value, int unit_index) {

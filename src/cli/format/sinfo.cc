@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "cli/format/field_format.h"
+#include "cli/format/unknown_letters.h"
 #include "cli/format/sinfo_record.h"
 #include "common/hostlist.h"
 
@@ -225,12 +226,8 @@ Result<std::string> FormatSinfo(const nlohmann::json& partitions, const nlohmann
                                 const SinfoOptions& options) {
   Result<FormatSpec> spec = ParseFormat(ChooseFormat(options), "sinfo");
   if (!spec.ok()) return spec.status();
-  for (const FieldSpec& f : spec->fields) {
-    if (SinfoHeader(f.letter) == nullptr) {
-      return InvalidArgument(
-          fmt::format("sinfo: invalid node format specification: %{}", f.letter));
-    }
-  }
+  SettleUnknownLetters(*spec, [](char c) { return SinfoHeader(c) != nullptr; },
+                       UnknownLetter::kAsText);
   Result<std::vector<const nlohmann::json*>> parts = Records(partitions, "partitions");
   if (!parts.ok()) return parts.status();
   Result<std::vector<const nlohmann::json*>> node_json = Records(nodes, "nodes");

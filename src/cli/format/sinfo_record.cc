@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <limits>
 
 #include "cli/format/field_format.h"
 
@@ -247,7 +248,9 @@ std::string PartitionValue(char letter, const nlohmann::json* part) {
       std::int64_t min = JIntOr(*part, "min_nodes", 1);
       auto max = JInt(*part, "max_nodes");
       if (min < 1 && (!max || *max > 0)) min = 1;
-      if (!max) return fmt::format("{}-infinite", ConvertUnits(min, 0));
+      // Slurm's INFINITE: no limit, however the API spells it (null or INT32_MAX).
+      if (!max || *max >= std::numeric_limits<std::int32_t>::max())
+        return fmt::format("{}-infinite", ConvertUnits(min, 0));
       if (*max == min) return ConvertUnits(min, 0);
       return fmt::format("{}-{}", ConvertUnits(min, 0), ConvertUnits(*max, 0));
     }

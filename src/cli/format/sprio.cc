@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/format/field_format.h"
+#include "cli/format/unknown_letters.h"
 
 namespace lockstep::cli {
 namespace {
@@ -179,6 +180,8 @@ Status SortPriorities(std::vector<const nlohmann::json*>& rows, std::string_view
 
 }  // namespace
 
+bool SprioLetterKnown(char letter) { return Header(letter) != nullptr; }
+
 Result<std::string> FormatSprio(const nlohmann::json& priorities, const SprioOptions& options) {
   if ((options.normalized || options.weights_only) && !options.weights) {
     return InvalidArgument("sprio: -n and -w need the cluster's priority weights");
@@ -189,11 +192,8 @@ Result<std::string> FormatSprio(const nlohmann::json& priorities, const SprioOpt
                            : options.format;
   Result<FormatSpec> spec = ParseFormat(format, "sprio");
   if (!spec.ok()) return spec.status();
-  for (const FieldSpec& f : spec->fields) {
-    if (f.auto_width || Header(f.letter) == nullptr) {
-      return InvalidArgument(fmt::format("sprio: invalid format specification: %{}", f.letter));
-    }
-  }
+  SettleUnknownLetters(*spec, [](char c) { return Header(c) != nullptr; }, UnknownLetter::kDrop,
+                       /*allow_auto_width=*/false);
   Result<std::vector<const nlohmann::json*>> records = Records(priorities, "priorities");
   if (!records.ok()) return records.status();
   std::vector<const nlohmann::json*> rows = *records;

@@ -43,6 +43,9 @@ struct SprioOptions {
   std::string sort;
 };
 
+// Whether `letter` is one of sprio's format letters.
+bool SprioLetterKnown(char letter);
+
 // Formats `priorities` (a JSON array of Priority objects, or {"priorities": [...]}) as sprio
 // does. Weighted factors print rounded to integers ("%.0f"), normalized ones with 7 decimals.
 // The Priority object's optional "site", "assoc" and "qos_name" members fill SITE, ASSOC and
