@@ -5,8 +5,8 @@
 # line is run and what its placeholders become on each side).
 #
 # For each command it prints: the spellings tried, how many each side accepts, the ones lockstep
-# refuses that Slurm accepts (with lockstep's first line of stderr), and, among the lines both
-# refuse, those whose exit code or leading words differ. Accepted: exit 0, or still running when
+# refuses that Slurm accepts (with lockstep's first line of stderr), among the lines both refuse
+# those whose exit code or leading words differ, and the ones only Slurm refuses. Accepted: exit 0, or still running when
 # the per-line timeout ends (`squeue -i 1`). The peer runs no slurmdbd, so Slurm's sacct stops
 # with "accounting storage is disabled" after parsing: there, accepted means no option error.
 #
@@ -130,6 +130,7 @@ fi
 # ---- lockstep
 export LOCKSTEP_STATE_DIR=$(mktemp -d /tmp/lockstep-options-XXXXXX)
 trap '"$bin/lockstep" down >/dev/null 2>&1; rm -rf "$LOCKSTEP_STATE_DIR"' EXIT
+trap 'exit 130' INT TERM  # so that the EXIT trap stops the cluster
 "$bin/lockstep" up --nodes 4 --gpus-per-node 8 >/dev/null
 prepare_side lockstep
 for c in $commands; do run_side lockstep "$c"; done
@@ -142,7 +143,7 @@ echo "| command | spellings | accepted by Slurm | accepted by lockstep | accepte
 echo "|---|---|---|---|---|"
 details=""
 for c in $commands; do
-  n=0 s_ok=0 l_ok=0 both=0 refused="" differ=""
+  n=0 s_ok=0 l_ok=0 both=0 refused="" differ="" lenient=""
   while IFS=$'\t' read -r line l_rc l_err; do
     n=$((n + 1))
     accepted "$l_rc" && l_ok=$((l_ok + 1))
@@ -151,6 +152,7 @@ for c in $commands; do
     accepted "$s_rc" && s_ok=$((s_ok + 1))
     if accepted "$s_rc" && accepted "$l_rc"; then both=$((both + 1))
     elif accepted "$s_rc"; then refused+="    $line    -> $l_err"$'\n'
+    elif accepted "$l_rc"; then lenient+="    $line    Slurm $s_rc: $s_err"$'\n'
     elif ! accepted "$l_rc" && { [ "$s_rc" != "$l_rc" ] || [ "$(lead "$s_err")" != "$(lead "$l_err")" ]; }; then
       differ+="    $line    Slurm $s_rc: $s_err | lockstep $l_rc: $l_err"$'\n'
     fi
@@ -162,6 +164,7 @@ for c in $commands; do
   fi
   [ -n "$refused" ] && details+="$c: refused by lockstep, accepted by Slurm:"$'\n'"$refused"
   [ -n "$differ" ] && details+="$c: refused by both, exit code or leading words differ:"$'\n'"$differ"
+  [ -n "$lenient" ] && details+="$c: accepted by lockstep, refused by Slurm:"$'\n'"$lenient"
 done
 echo
 printf '%s' "$details"

@@ -71,15 +71,16 @@ int FailOptions(const std::string& command, const Status& status) {
   return 255;
 }
 
-std::optional<int> SbatchHelpRequested(const std::vector<std::string>& args, bool srun) {
+std::optional<int> SbatchHelpRequested(const std::vector<std::string>& args,
+                                       std::string_view prog) {
   for (const std::string& a : args) {
     if (a.empty() || a[0] != '-' || a == "--") break;  // the script or command begins
-    if (a == "--help" || (!srun && a == "-h")) {
-      std::fputs(jobspec::SbatchHelpText(srun).c_str(), stdout);
+    if (a == "--help" || a == "-h") {
+      std::fputs(jobspec::SbatchHelpText(prog).c_str(), stdout);
       return 0;
     }
     if (a == "--usage") {
-      std::fputs(jobspec::SbatchUsageText(srun).c_str(), stdout);
+      std::fputs(jobspec::SbatchUsageText(prog).c_str(), stdout);
       return 0;
     }
     if (a == "-V" || a == "--version") {

@@ -13,6 +13,7 @@
 #include "cli/format/unknown_letters.h"
 #include "cli/slurm/job_filter.h"
 #include "cli/slurm/slurm_options.h"
+#include "cli/sprio_inputs.h"
 #include "jobspec/sbatch.h"
 
 namespace lockstep::cli {
@@ -180,7 +181,7 @@ int RunSprio(int argc, char** argv) {
       {"long", 'l', OptArg::kNone, flag(o.long_format), "long report"},
       {"cluster", 'M', OptArg::kRequired, ignore, "cluster to issue commands to (this one)", "cluster_name"},
       {"clusters", 'M', OptArg::kRequired, ignore, nullptr},
-      {"norm", 'n', OptArg::kNone, ignore, "display normalized values (raw values shown)"},
+      {"norm", 'n', OptArg::kNone, flag(o.normalized), "display normalized values"},
       {"format", 'o', OptArg::kRequired, [&](const std::string& v) { o.format = v; return Status::Ok(); }, "format specification", "format"},
       {"sibling", 0, OptArg::kNone, ignore, "display job records per federation cluster (no effect)"},
       {"partition", 'p', OptArg::kRequired, AddCommaItems(filter.partitions),
@@ -190,7 +191,7 @@ int RunSprio(int argc, char** argv) {
       {"verbose", 'v', OptArg::kNone, ignore, "verbosity level"},
       {"version", 'V', OptArg::kNone, ignore, "output version information and exit"},
       {"sort", 'S', OptArg::kRequired, [&](const std::string& v) { o.sort = v; return Status::Ok(); }, "comma separated list of fields to sort on", "sort_list"},
-      {"weights", 'w', OptArg::kNone, ignore, "show the weights for each priority factor"},
+      {"weights", 'w', OptArg::kNone, flag(o.weights_only), "show the weights for each priority factor"},
   };
   ParsedCommandLine cl = ParseSlurmCommandLine("sprio", argc, argv, table);
   if (cl.exit_code) return *cl.exit_code;
@@ -198,11 +199,16 @@ int RunSprio(int argc, char** argv) {
     std::fprintf(stderr, "sprio: error: Invalid job format specification: %c\n", c);
   o.show_user = !filter.users.empty();
   client::ApiClient api;
+  Result<SprioWeights> weights = FetchSprioWeights(api);
+  if (!weights.ok()) return Fail("sprio", weights.status());
+  o.weights = *weights;
+  Result<std::set<unsigned long long>> held = FetchHeldJobs(api);
+  if (!held.ok()) return Fail("sprio", held.status());
   Result<nlohmann::json> r = api.Get("/api/v1/priorities");
   if (!r.ok()) return Fail("sprio", r.status());
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& p : (*r)["priorities"])
-    if (Passes(p, filter)) rows.push_back(p);
+    if (Passes(p, filter) && !held->count(p.value("job_id", 0ULL))) rows.push_back(p);
   Result<std::string> text = FormatSprio(rows, o);
   if (!text.ok()) return Fail("sprio", text.status());
   std::fputs(text->c_str(), stdout);

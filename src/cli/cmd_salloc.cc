@@ -101,7 +101,7 @@ Result<nlohmann::json> AwaitAllocation(client::ApiClient& api, unsigned long lon
 
 int RunSalloc(int argc, char** argv) {
   std::vector<std::string> args = Args(argc, argv);
-  if (std::optional<int> rc = SbatchHelpRequested(args, true)) return *rc;
+  if (std::optional<int> rc = SbatchHelpRequested(args, "salloc")) return *rc;
   std::map<std::string, std::string> env = Environment();
   Result<jobspec::SrunParse> p = jobspec::ParseSrunArgs(args, env, CurrentDir(), std::time(nullptr));
   if (!p.ok()) return FailOptions("salloc", p.status());

@@ -252,7 +252,7 @@ int AwaitFirstStep(client::ApiClient& api, const std::string& job_id) {
 int RunSrun(int argc, char** argv) {
   std::map<std::string, std::string> env = Environment();
   std::vector<std::string> args = Args(argc, argv);
-  if (std::optional<int> rc = SbatchHelpRequested(args, true)) return *rc;
+  if (std::optional<int> rc = SbatchHelpRequested(args, "srun")) return *rc;
   client::ApiClient api;
   std::map<std::string, std::string>::iterator job_id = env.find("SLURM_JOB_ID");
   bool in_job = job_id != env.end() && !job_id->second.empty();

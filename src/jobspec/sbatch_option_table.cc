@@ -187,51 +187,6 @@ const OptionDef& DefFor(Opt id) {
 
 }  // namespace lockstep::jobspec::sbatch_internal
 
-namespace lockstep::jobspec {
-namespace {
-
-using sbatch_internal::ArgKind;
-using sbatch_internal::Opt;
-using sbatch_internal::OptionDef;
-
-bool Offered(const OptionDef& d, bool srun) {
-  return !d.long_name.empty() && (srun ? !d.sbatch_only : !d.srun_only);
-}
-
-std::string Spelling(const OptionDef& d) {
-  std::string s = d.short_name != 0 ? fmt::format("-{}, ", d.short_name) : "    ";
-  s += fmt::format("--{}", d.long_name);
-  if (d.arg == ArgKind::kRequired) s += "=value";
-  if (d.arg == ArgKind::kOptional) s += "[=value]";
-  return s;
-}
-
-}  // namespace
-
-std::string SbatchHelpText(bool srun) {
-  std::string out = srun ? "Usage: srun [OPTIONS...] executable [args...]\n\n"
-                         : "Usage: sbatch [OPTIONS...] script [args...]\n\n";
-  for (const OptionDef& d : sbatch_internal::OptionTable()) {
-    if (!Offered(d, srun)) continue;
-    const char* what = d.id == Opt::kUnsupported ? "refused: lockstep defines none"
-                       : d.id == Opt::kIgnored   ? "accepted, no effect (a warning)"
-                       : d.id == Opt::kSrunOnly  ? "srun's own (docs/commands.md)"
-                                                 : "";
-    out += *what ? fmt::format("  {:<34}{}\n", Spelling(d), what)
-                 : fmt::format("  {}\n", Spelling(d));
-  }
-  out += "\nHelp options:\n  -h, --help                        show this help message\n"
-         "      --usage                       display brief usage message\n";
-  return out;
-}
-
-std::string SbatchUsageText(bool srun) {
-  return srun ? "Usage: srun [OPTIONS(0)...] executable(0) [args(0)...]\n"
-              : "Usage: sbatch [OPTIONS...] executable [args...]\n";
-}
-
-}  // namespace lockstep::jobspec
-
 namespace lockstep::jobspec::sbatch_internal {
 
 std::string Prefix(std::string_view prog, const Place& place) {

@@ -11,9 +11,10 @@
 
 namespace lockstep::cli {
 
-// sprio's long formats (sprio(1)); the short ones are built from the weights (see SprioOptions).
+// sprio's long formats (Slurm 22.05's sprio -l; ACCOUNT and QOSNAME came later, as %o and %n);
+// the short ones are built from the weights (see SprioOptions).
 inline constexpr char kSprioLongFormat[] =
-    "%.15i %9r %.8u %.8o %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10n %.10Q %.11N %.20T";
+    "%.15i %9r %.8u %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10Q %.11N %.20T";
 inline constexpr char kSprioNormalizedLongFormat[] =
     "%.15i %9r %.8u %10y %10a %10b %10f %10j %10p %10q %20t";
 

@@ -83,8 +83,8 @@ TEST(Sprio, LongFormatGolden) {
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(
       out->substr(0, out->find('\n', out->find('\n') + 1) + 1),
-      "          JOBID PARTITION     USER  ACCOUNT   PRIORITY       SITE        AGE      ASSOC  FAIRSHARE    JOBSIZE  PARTITION    QOSNAME        QOS        NICE                 TRES\n"
-      "          65539 batch         fred  physics      62664          0          0          0      51664       1000      10000     normal          0           0          gres/gpu=12\n");
+      "          JOBID PARTITION     USER   PRIORITY       SITE        AGE      ASSOC  FAIRSHARE    JOBSIZE  PARTITION        QOS        NICE                 TRES\n"
+      "          65539 batch         fred      62664          0          0          0      51664       1000      10000          0           0          gres/gpu=12\n");
 }
 
 // An unknown letter is left out with the text after it, as Slurm 22.05's sprio does.
