@@ -93,7 +93,9 @@ TEST_F(SlurmCompat, BadOptionsAndUnknownJobsAsSlurm) {
       {{"squeue", "-t", "FOO"}, 1, "", "squeue: error: Invalid job state specified: FOO"},
       {{"sinfo", "-t", "sleepy"}, 1, "", "sinfo: error: Invalid node state specified: sleepy"},
       {{"scancel"}, 1, "", "scancel: error: No job identification provided"},
-      {{"scancel", "999999"}, 1, "", "scancel: error: Invalid job id 999999"},
+      {{"scancel", "999999"}, 0, "", ""},  // a plain cancel of a job that is gone: silent, 0
+      {{"scancel", "-u", "root", "999999"}, 1, "",
+       "scancel: error: Kill job error on job id 999999: Invalid job id specified"},
       {{"scancel", "-s", "NOPE", "1"}, 1, "", "scancel: error: Invalid signal specified: NOPE"},
       {{"sbatch", "--bogus"}, 255, "",
        "sbatch: unrecognized option '--bogus'\nTry \"sbatch --help\" for more information"},

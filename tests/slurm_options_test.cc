@@ -60,6 +60,12 @@ TEST(SlurmHelp, VersionIsSlurmsReleaseThenLockstepsOnEveryCommand) {
   }
 }
 
+struct Expect {
+  std::vector<std::string> args;
+  int exit_code;
+  std::string out, err;  // exactly
+};
+
 class SlurmOptionTables : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -175,6 +181,27 @@ TEST_F(SlurmOptionTables, UndefinedReservationIsRefusedAsSlurmDoes) {
   r = cluster_->Run({"salloc", "-L", "optcheck", "true"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "salloc: error: Job submit/allocate failed: Invalid license specification\n");
+}
+
+// Unknown jobs, nodes, partitions and verbs in scontrol's words and exit codes (Slurm 22.05's,
+// which scripts match on).
+TEST_F(SlurmOptionTables, ScontrolNamesUnknownThingsAsSlurmDoes) {
+  const Expect cases[] = {
+      {{"scontrol", "show", "job", "999999"}, 1, "", "slurm_load_jobs error: Invalid job id specified\n"},
+      {{"scontrol", "hold", "999999"}, 1, "", "Invalid job id specified for job 999999\n"},
+      {{"scontrol", "update", "JobId=999999", "TimeLimit=5"}, 1, "",
+       "Invalid job id specified for job 999999\n"},
+      {{"scontrol", "show", "node", "nosuch"}, 1, "Node nosuch not found\n", ""},
+      {{"scontrol", "show", "partition", "nosuch"}, 1, "Partition nosuch not found\n", ""},
+      {{"scontrol", "bogus"}, 1, "", "invalid keyword: bogus\n"},
+  };
+  for (const Expect& e : cases) {
+    CommandResult r = cluster_->Run(e.args);
+    const std::string label = ::testing::PrintToString(e.args);
+    EXPECT_EQ(r.exit_code, e.exit_code) << label;
+    EXPECT_EQ(r.out, e.out) << label;
+    EXPECT_EQ(r.err, e.err) << label;
+  }
 }
 
 // sinfo and squeue print an unknown format letter as text and say so, as Slurm 22.05's do.

@@ -39,6 +39,7 @@ struct ScancelRequest {
   std::string signal;
   bool me = false;
   bool quiet = false;
+  bool verbose = false;
 };
 
 std::vector<SlurmOption> ScancelOptionTable(ScancelRequest& r) {
@@ -71,7 +72,7 @@ std::vector<SlurmOption> ScancelOptionTable(ScancelRequest& r) {
       {"signal", 's', OptArg::kRequired, [&r](const std::string& v) { r.signal = v; return Status::Ok(); }, "signal to send to job, default is SIGKILL", "name | integer"},
       {"state", 't', OptArg::kRequired, states, "act only on jobs in this state (PENDING, RUNNING, SUSPENDED)", "states"},
       {"user", 'u', OptArg::kRequired, AddCommaItems(r.filter.users), "act only on jobs of this user", "user_name"},
-      {"verbose", 'v', OptArg::kNone, ignore, "verbosity level"},
+      {"verbose", 'v', OptArg::kNone, [&r](const std::string&) { r.verbose = true; return Status::Ok(); }, "verbosity level"},
       {"version", 'V', OptArg::kNone, ignore, "output version information and exit"},
       {"nodelist", 'w', OptArg::kRequired, [&r](const std::string& v) { return AddNodes(r.filter, v); }, "act only on jobs on these nodes", "hosts"},
       {"wckey", 0, OptArg::kRequired, ignore, "act only on jobs with this workload characterization key", "wckey"},
@@ -141,12 +142,19 @@ int RunScancel(int argc, char** argv) {
       rc = 1;
     }
   }
+  // An id that names no job, as Slurm 22.05's scancel: a plain cancel (no filter, no -s) of a
+  // job that is gone is no failure and says so only with -v, so scripts may cancel jobs that
+  // ended; with a filter or a signal it is an error (exit 1).
+  const bool plain = r.signal.empty() && f.users.empty() && f.names.empty() &&
+                     f.states.empty() && f.partitions.empty() && f.accounts.empty() &&
+                     f.qos.empty() && f.nodes.empty();
   for (const JobIdPattern& want : f.ids) {
     if (std::none_of(jobs.begin(), jobs.end(),
                      [&](const nlohmann::json& j) { return JobMatches(j, want); })) {
-      if (!r.quiet)
-        std::fprintf(stderr, "scancel: error: Invalid job id %s\n", want.text.c_str());
-      rc = 1;
+      if (!r.quiet && (!plain || r.verbose))
+        std::fprintf(stderr, "scancel: error: Kill job error on job id %s: Invalid job id specified\n",
+                     want.text.c_str());
+      if (!plain) rc = 1;
     }
   }
   return rc;

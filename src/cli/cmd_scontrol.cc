@@ -74,6 +74,14 @@ std::string OneLiner(const std::string& text) {
   return first ? out : out + "\n";
 }
 
+// A job verb's error: an unknown job in Slurm's words ("Invalid job id specified for job 42",
+// which scripts look for), anything else as lockstep says it.
+int JobError(const std::string& id, const std::string& what, const Status& s) {
+  if (s.code() != StatusCode::kNotFound) return Fail("scontrol", what + s.message());
+  std::fprintf(stderr, "Invalid job id specified for job %s\n", id.c_str());
+  return 1;
+}
+
 // `oneliner`: -o/--oneliner, each record on one line.
 int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneliner) {
   ScontrolOptions o;
@@ -85,6 +93,10 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
   if (what == "job" || what == "jobs") {
     Result<nlohmann::json> r =
         name.empty() ? api.Get("/api/v1/jobs") : api.Get("/api/v1/jobs/" + name);
+    if (!r.ok() && r.status().code() == StatusCode::kNotFound) {
+      std::fputs("slurm_load_jobs error: Invalid job id specified\n", stderr);  // Slurm's words
+      return 1;
+    }
     if (!r.ok()) return Fail("scontrol", r.status());
     text = FormatScontrolShowJob(name.empty() ? (*r)["jobs"] : nlohmann::json::array({*r}), o);
   } else if (what == "node" || what == "nodes") {
@@ -93,7 +105,10 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
     nlohmann::json nodes = nlohmann::json::array();
     for (const auto& n : (*r)["nodes"])
       if (name.empty() || n["name"] == name) nodes.push_back(n);
-    if (nodes.empty()) return Fail("scontrol", "node " + name + " not found");
+    if (nodes.empty()) {
+      std::printf("Node %s not found\n", name.c_str());  // on stdout, as Slurm's
+      return 1;
+    }
     text = FormatScontrolShowNode(nodes, o);
   } else if (what == "partition" || what == "partitions") {
     Result<nlohmann::json> p = api.Get("/api/v1/partitions"), n = api.Get("/api/v1/nodes");
@@ -101,7 +116,10 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
     nlohmann::json parts = nlohmann::json::array();
     for (const auto& x : (*p)["partitions"])
       if (name.empty() || x["name"] == name) parts.push_back(x);
-    if (parts.empty()) return Fail("scontrol", "partition " + name + " not found");
+    if (parts.empty()) {
+      std::printf("Partition %s not found\n", name.c_str());  // on stdout, as Slurm's
+      return 1;
+    }
     text = FormatScontrolShowPartition(parts, (*n)["nodes"], o);
   } else if (what == "config") {
     Result<nlohmann::json> r = api.Get("/api/v1/config");
@@ -142,7 +160,7 @@ int JobAction(client::ApiClient& api, const std::string& action, const std::stri
   while (std::getline(in, id, ',')) {
     Result<nlohmann::json> r =
         api.Post("/api/v1/jobs/" + id + "/" + action, nlohmann::json::object());
-    if (!r.ok()) rc = Fail("scontrol", action + " of job " + id + ": " + r.status().message());
+    if (!r.ok()) rc = JobError(id, action + " of job " + id + ": ", r.status());
   }
   return rc;
 }
@@ -176,7 +194,7 @@ int Update(client::ApiClient& api, const std::vector<std::string>& a) {
         if (!t.ok()) return Fail("scontrol", "update: TimeLimit: " + t.status().message());
         if (sign != 0) {
           Result<nlohmann::json> job = api.Get("/api/v1/jobs/" + id);
-          if (!job.ok()) return Fail("scontrol", job.status());
+          if (!job.ok()) return JobError(id, "", job.status());
           if (!(*job)["time_limit"].is_number())
             return Fail("scontrol", "update: TimeLimit: the job's limit is UNLIMITED");
           t = (*job)["time_limit"].get<Seconds>() + sign * *t;
@@ -197,7 +215,7 @@ int Update(client::ApiClient& api, const std::vector<std::string>& a) {
     }
   }
   Result<nlohmann::json> r = api.Patch("/api/v1/jobs/" + id, changes);
-  return r.ok() ? 0 : Fail("scontrol", r.status());
+  return r.ok() ? 0 : JobError(id, "", r.status());
 }
 
 // scontrol token revoke id=ID | username=NAME.
@@ -273,7 +291,8 @@ int RunScontrol(int argc, char** argv) {
   if ((verb == "hold" || verb == "release" || verb == "requeue") && a.size() == 2)
     return JobAction(api, verb, a[1]);
   if (verb == "update") return Update(api, a);
-  return Fail("scontrol", "invalid command: " + verb + "\n" + kUsage);
+  std::fprintf(stderr, "invalid keyword: %s\n", verb.c_str());  // Slurm's words
+  return 1;
 }
 
 }  // namespace lockstep::cli
