@@ -116,6 +116,13 @@ std::string TimeStamp(Time t) {
   return Strftime(t, "%Y-%m-%dT%H:%M:%S");
 }
 
+std::string TresPerText(std::string_view tres) {
+  std::string out(tres);
+  for (std::size_t at = out.find("gres/"); at != std::string::npos; at = out.find("gres/", at))
+    out[at + 4] = ':';
+  return out;
+}
+
 std::string DateLine(Time now) {
   return Strftime(now, "%a %b %d %H:%M:%S %Y");  // slurm_ctime2: "Wed Dec 02 ..."
 }

@@ -127,7 +127,8 @@ Lines JobLines(const nlohmann::json& job, Time now) {
   if (!JStr(job, "stderr").empty()) l.push_back("StdErr=" + JStr(job, "stderr"));
   l.push_back("StdIn=/dev/null");
   if (!JStr(job, "stdout").empty()) l.push_back("StdOut=" + JStr(job, "stdout"));
-  if (!JStr(job, "tres_per_node").empty()) l.push_back("TresPerNode=" + JStr(job, "tres_per_node"));
+  if (!JStr(job, "tres_per_node").empty())
+    l.push_back("TresPerNode=" + TresPerText(JStr(job, "tres_per_node")));
   return l;
 }
 

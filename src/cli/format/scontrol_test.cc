@@ -46,7 +46,7 @@ TEST(ScontrolShowJob, PendingJobGolden) {
             "   Command=(null)\n"
             "   WorkDir=/home/alice\n"
             "   StdIn=/dev/null\n"
-            "   TresPerNode=gres/gpu:8\n"
+            "   TresPerNode=gres:gpu:8\n"  // 22.05's spelling
             "\n");
 }
 

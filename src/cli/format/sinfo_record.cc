@@ -45,7 +45,7 @@ struct HeaderEntry {
   const char* header;
 };
 
-constexpr std::array<HeaderEntry, 35> kHeaders = {{
+constexpr std::array<HeaderEntry, 36> kHeaders = {{
     {'a', "AVAIL"},
     {'A', "NODES(A/I)"},
     {'b', "ACTIVE_FEATURES"},
@@ -81,6 +81,7 @@ constexpr std::array<HeaderEntry, 35> kHeaders = {{
     {'U', "USER"},
     {'w', "WEIGHT"},
     {'z', "S:C:T"},
+    {'Z', "THREADS"},
 }};
 
 std::string Lower(std::string s) {
@@ -217,7 +218,7 @@ bool IsNodeMatchLetter(char letter) {
 }
 
 bool IsExactMatchLetter(char letter) {
-  return std::string_view("cCdmwz").find(letter) != std::string_view::npos;
+  return std::string_view("cCdmwzZ").find(letter) != std::string_view::npos;
 }
 
 std::string PartitionValue(char letter, const nlohmann::json* part) {
@@ -289,6 +290,8 @@ std::string NodeMatchValue(char letter, const SinfoNode& node) {
       return fmt::format("{}", node.weight);
     case 'z':
       return fmt::format("{}:{}:{}", node.sockets, node.cores, node.threads);
+    case 'Z':
+      return fmt::format("{}", node.threads);
     default:
       return "";
   }
@@ -344,6 +347,8 @@ std::string RecordValue(char letter, const SinfoRecord& r) {
     case 'z':
       return MinPlus(r.sockets, true) + ":" + MinPlus(r.cores, true) + ":" +
              MinPlus(r.threads, true);
+    case 'Z':
+      return MinPlus(r.threads, true);
     default:
       return "";
   }

@@ -179,6 +179,19 @@ TEST(Sinfo, Int32MaxNodesIsInfinite) {
   EXPECT_NE(out->find("batch 1-infinite\n"), std::string::npos) << *out;
 }
 
+// %Z: threads per core (Slurm's THREADS column), as the T of %z.
+TEST(Sinfo, ThreadsColumn) {
+  SinfoOptions options;
+  options.format = "%Z|%z";
+  Result<std::string> out = FormatSinfo(testdata::Partitions(), testdata::Nodes(), options);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const std::string second = out->substr(out->find('\n') + 1);
+  const std::string threads = second.substr(0, second.find('|'));
+  const std::string stc = second.substr(second.find('|') + 1, second.find('\n') - second.find('|') - 1);
+  EXPECT_EQ(out->substr(0, out->find('\n')), "THREADS|S:C:T");
+  EXPECT_EQ(stc.substr(stc.rfind(':') + 1), threads) << *out;
+}
+
 // An unknown letter is printed as text, as Slurm 22.05's sinfo does ("%.5Q"): not an error.
 TEST(Sinfo, UnknownLetterPrintedAsText) {
   SinfoOptions options;

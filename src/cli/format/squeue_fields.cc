@@ -132,7 +132,7 @@ SqueueCell SqueueValue(char letter, const SqueueRow& row, Time now) {
       return {Int(job, "job_id")};
     case 'b': {
       std::string tres = JStr(job, "tres_per_node");
-      return {tres.empty() ? std::string("N/A") : tres};
+      return {tres.empty() ? std::string("N/A") : TresPerText(tres)};
     }
     case 'B': {
       std::string host = JStr(job, "batch_host");

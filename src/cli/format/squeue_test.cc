@@ -120,8 +120,8 @@ TEST(Squeue, OtherFields) {
   EXPECT_EQ(Squeue(testdata::Jobs(), options),
             "42 data normal 2 1 N/A (null) (null) (null) /data cpu07 4G 0 1001 1001 RUNNING\n"
             "40 data normal 2 1 N/A (null) (null) (null) /data n/a 4G 0 1001 1001 PENDING\n"
-            "1234 llm normal 4096 64 gres/gpu:8 (null) (null) (null) /home/alice gpu-node001 0 0 1000 1000 RUNNING\n"
-            "1235 llm normal 4096 64 gres/gpu:8 afterok:1234 (null) (null) /home/alice n/a 0 0 1000 1000 PENDING\n");
+            "1234 llm normal 4096 64 gres:gpu:8 (null) (null) (null) /home/alice gpu-node001 0 0 1000 1000 RUNNING\n"
+            "1235 llm normal 4096 64 gres:gpu:8 afterok:1234 (null) (null) /home/alice n/a 0 0 1000 1000 PENDING\n");
 }
 
 TEST(Squeue, CompactStates) {
