@@ -45,7 +45,8 @@ TEST(SlurmHelp, EveryCommandPrintsItsGoldenHelp) {
       std::ofstream(golden) << r.out;
       continue;
     }
-    ASSERT_TRUE(fs::exists(golden)) << "missing " << golden << " (LOCKSTEP_UPDATE_GOLDEN=1 writes it)";
+    ASSERT_TRUE(fs::exists(golden))
+        << "missing " << golden << " (LOCKSTEP_UPDATE_GOLDEN=1 writes it)";
     EXPECT_EQ(r.out, ReadAll(golden)) << "the help of " << command << " changed: review it, then "
                                       << "LOCKSTEP_UPDATE_GOLDEN=1 rewrites " << golden;
   }
@@ -87,12 +88,21 @@ class SlurmOptionTables : public ::testing::Test {
   // The words of a table line, placeholders filled (bench/peers/options/README.md).
   static std::vector<std::string> Words(const std::string& line, unsigned long long job) {
     const std::map<std::string, std::string> values = {
-        {"{partition}", "gpu"},  {"{node}", "node1"},       {"{node2}", "node4"},
-        {"{user}", user_},       {"{account}", user_},      {"{qos}", "normal"},
-        {"{cluster}", "lockstep"}, {"{dir}", cluster_->work()},
-        {"{file}", cluster_->work() + "/optcheck.txt"},  {"{feature}", "optcheck"},
-        {"{license}", "optcheck"}, {"{reservation}", "optcheck"}, {"{wckey}", "none"},
-        {"{gid}", "0"},          {"{job}", std::to_string(job)},
+        {"{partition}", "gpu"},
+        {"{node}", "node1"},
+        {"{node2}", "node4"},
+        {"{user}", user_},
+        {"{account}", user_},
+        {"{qos}", "normal"},
+        {"{cluster}", "lockstep"},
+        {"{dir}", cluster_->work()},
+        {"{file}", cluster_->work() + "/optcheck.txt"},
+        {"{feature}", "optcheck"},
+        {"{license}", "optcheck"},
+        {"{reservation}", "optcheck"},
+        {"{wckey}", "none"},
+        {"{gid}", "0"},
+        {"{job}", std::to_string(job)},
     };
     std::vector<std::string> words;
     std::istringstream in(line);
@@ -122,7 +132,8 @@ class SlurmOptionTables : public ::testing::Test {
       const std::string first = line.substr(0, line.find_first_of(" ="));
       if (first == "-i" || first == "--iterate") continue;  // reports until stopped
       unsigned long long job = held_;
-      if (command == "scancel") job = Submit(*cluster_, {"--hold", "-J", "optcheck", "--wrap", "true"});
+      if (command == "scancel")
+        job = Submit(*cluster_, {"--hold", "-J", "optcheck", "--wrap", "true"});
       std::vector<std::string> args = {command};
       for (const std::string& w : Words(line, job)) args.push_back(w);
       for (const std::string& w : tail) args.push_back(w == "{job}" ? std::to_string(job) : w);
@@ -141,14 +152,24 @@ Cluster* SlurmOptionTables::cluster_ = nullptr;
 unsigned long long SlurmOptionTables::held_ = 0;
 std::string SlurmOptionTables::user_;
 
-TEST_F(SlurmOptionTables, SqueueAcceptsEverySpellingOfSlurm) { RunTable("squeue", {}); }
-TEST_F(SlurmOptionTables, SinfoAcceptsEverySpellingOfSlurm) { RunTable("sinfo", {}); }
-TEST_F(SlurmOptionTables, SacctAcceptsEverySpellingOfSlurm) { RunTable("sacct", {}); }
-TEST_F(SlurmOptionTables, SprioAcceptsEverySpellingOfSlurm) { RunTable("sprio", {}); }
+TEST_F(SlurmOptionTables, SqueueAcceptsEverySpellingOfSlurm) {
+  RunTable("squeue", {});
+}
+TEST_F(SlurmOptionTables, SinfoAcceptsEverySpellingOfSlurm) {
+  RunTable("sinfo", {});
+}
+TEST_F(SlurmOptionTables, SacctAcceptsEverySpellingOfSlurm) {
+  RunTable("sacct", {});
+}
+TEST_F(SlurmOptionTables, SprioAcceptsEverySpellingOfSlurm) {
+  RunTable("sprio", {});
+}
 TEST_F(SlurmOptionTables, ScontrolAcceptsEverySpellingOfSlurm) {
   RunTable("scontrol", {"show", "job", "{job}"});
 }
-TEST_F(SlurmOptionTables, ScancelAcceptsEverySpellingOfSlurm) { RunTable("scancel", {"{job}"}); }
+TEST_F(SlurmOptionTables, ScancelAcceptsEverySpellingOfSlurm) {
+  RunTable("scancel", {"{job}"});
+}
 
 // What the accepted options do where lockstep honours them, as Slurm's commands do.
 TEST_F(SlurmOptionTables, HonouredOptionsDoWhatSlurmsDo) {
@@ -156,7 +177,8 @@ TEST_F(SlurmOptionTables, HonouredOptionsDoWhatSlurmsDo) {
   const std::string id = std::to_string(held_);
   EXPECT_EQ(c.Run({"squeue", "-h", "-o", "%i", "-n", "optcheck"}).out.find(id + "\n"), 0u);
   EXPECT_EQ(c.Run({"squeue", "-h", "-o", "%i", "--name=nothing"}).out, "");
-  EXPECT_EQ(c.Run({"squeue", "-h", "-O", "JobID:10", "-j", id}).out, id + std::string(10 - id.size(), ' ') + "\n");
+  EXPECT_EQ(c.Run({"squeue", "-h", "-O", "JobID:10", "-j", id}).out,
+            id + std::string(10 - id.size(), ' ') + "\n");
   EXPECT_EQ(c.Run({"sinfo", "-h", "-o", "%P", "-p", "gpu"}).out, "gpu*\n");
   EXPECT_EQ(c.Run({"sinfo", "-h", "-N", "-o", "%N", "-n", "node2"}).out, "node2\n");
   // sprio leaves held jobs out, and -w prints the cluster's weights, as Slurm's.
@@ -177,7 +199,8 @@ TEST_F(SlurmOptionTables, HonouredOptionsDoWhatSlurmsDo) {
 TEST_F(SlurmOptionTables, UndefinedReservationIsRefusedAsSlurmDoes) {
   CommandResult r = cluster_->Run({"sbatch", "--reservation=optcheck", "--wrap", "true"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "sbatch: error: Batch job submission failed: Requested reservation is invalid\n");
+  EXPECT_EQ(r.err,
+            "sbatch: error: Batch job submission failed: Requested reservation is invalid\n");
   r = cluster_->Run({"salloc", "-L", "optcheck", "true"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "salloc: error: Job submit/allocate failed: Invalid license specification\n");
@@ -187,9 +210,14 @@ TEST_F(SlurmOptionTables, UndefinedReservationIsRefusedAsSlurmDoes) {
 // which scripts match on).
 TEST_F(SlurmOptionTables, ScontrolNamesUnknownThingsAsSlurmDoes) {
   const Expect cases[] = {
-      {{"scontrol", "show", "job", "999999"}, 1, "", "slurm_load_jobs error: Invalid job id specified\n"},
+      {{"scontrol", "show", "job", "999999"},
+       1,
+       "",
+       "slurm_load_jobs error: Invalid job id specified\n"},
       {{"scontrol", "hold", "999999"}, 1, "", "Invalid job id specified for job 999999\n"},
-      {{"scontrol", "update", "JobId=999999", "TimeLimit=5"}, 1, "",
+      {{"scontrol", "update", "JobId=999999", "TimeLimit=5"},
+       1,
+       "",
        "Invalid job id specified for job 999999\n"},
       {{"scontrol", "show", "node", "nosuch"}, 1, "Node nosuch not found\n", ""},
       {{"scontrol", "show", "partition", "nosuch"}, 1, "Partition nosuch not found\n", ""},

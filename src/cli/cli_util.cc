@@ -57,12 +57,14 @@ int FailOptions(const std::string& command, const Status& status) {
                             text.rfind("invalid option", 0) == 0 || text.rfind("option '", 0) == 0;
   if (!getopt_words) {
     // Slurm exits 255 for a bad option value and 1 for a script it cannot use.
-    // A name the cluster does not define (--reservation) is a refused submission: 1, as Slurm's.
+    // A name the cluster does not define (--reservation) is a refused submission: 1, as Slurm's,
+    // which salloc words its own way.
+    constexpr std::string_view kUnable = "Unable to allocate resources: ";
     const bool refused = text.find("batch script") != std::string::npos ||
                          text.find("submission failed: ") != std::string::npos ||
-                         text.find("Unable to allocate resources: ") != std::string::npos;
-    if (command == "salloc" && text.rfind("Unable to allocate resources: ", 0) == 0)
-      text = "Job submit/allocate failed: " + text.substr(30);
+                         text.find(kUnable) != std::string::npos;
+    if (command == "salloc" && text.rfind(kUnable, 0) == 0)
+      text = "Job submit/allocate failed: " + text.substr(kUnable.size());
     Fail(command, text);
     return refused ? 1 : 255;
   }

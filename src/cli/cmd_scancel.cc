@@ -152,7 +152,8 @@ int RunScancel(int argc, char** argv) {
     if (std::none_of(jobs.begin(), jobs.end(),
                      [&](const nlohmann::json& j) { return JobMatches(j, want); })) {
       if (!r.quiet && (!plain || r.verbose))
-        std::fprintf(stderr, "scancel: error: Kill job error on job id %s: Invalid job id specified\n",
+        std::fprintf(stderr,
+                     "scancel: error: Kill job error on job id %s: Invalid job id specified\n",
                      want.text.c_str());
       if (!plain) rc = 1;
     }

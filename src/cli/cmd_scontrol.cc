@@ -11,9 +11,9 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/scontrol_options.h"
 #include "cli/format/scontrol.h"
 #include "cli/format/scontrol_config.h"
+#include "cli/scontrol_options.h"
 #include "common/duration.h"
 
 namespace lockstep::cli {

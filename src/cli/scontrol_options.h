@@ -10,9 +10,9 @@
 namespace lockstep::cli {
 
 struct ScontrolCommandLine {
-  bool oneliner = false;              // -o: one line per record
-  std::vector<std::string> words;     // the command and its arguments ("show", "job", "5")
-  std::optional<int> exit_code;       // set: stop now (a bad option, or --version printed)
+  bool oneliner = false;           // -o: one line per record
+  std::vector<std::string> words;  // the command and its arguments ("show", "job", "5")
+  std::optional<int> exit_code;    // set: stop now (a bad option, or --version printed)
 };
 
 // --help/-h is left to the caller (scontrol prints its command list); every other option of

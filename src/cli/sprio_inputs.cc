@@ -30,9 +30,12 @@ Result<SprioWeights> FetchSprioWeights(client::ApiClient& api) {
   if (!config.ok()) return config.status();
   SprioWeights w;
   const std::pair<const char*, std::int64_t*> keys[] = {
-      {"PriorityWeightAge", &w.age},           {"PriorityWeightAssoc", &w.assoc},
-      {"PriorityWeightFairShare", &w.fairshare}, {"PriorityWeightJobSize", &w.job_size},
-      {"PriorityWeightPartition", &w.partition}, {"PriorityWeightQOS", &w.qos},
+      {"PriorityWeightAge", &w.age},
+      {"PriorityWeightAssoc", &w.assoc},
+      {"PriorityWeightFairShare", &w.fairshare},
+      {"PriorityWeightJobSize", &w.job_size},
+      {"PriorityWeightPartition", &w.partition},
+      {"PriorityWeightQOS", &w.qos},
   };
   for (const auto& [key, field] : keys) {
     Result<std::int64_t> v = Weight(*config, key);
@@ -50,8 +53,7 @@ Result<std::set<unsigned long long>> FetchHeldJobs(client::ApiClient& api) {
   std::set<unsigned long long> held;
   for (const nlohmann::json& j : (*jobs)["jobs"]) {
     const std::string reason = j.value("reason", "");
-    if (reason == "JobHeldUser" || reason == "JobHeldAdmin")
-      held.insert(j.value("job_id", 0ULL));
+    if (reason == "JobHeldUser" || reason == "JobHeldAdmin") held.insert(j.value("job_id", 0ULL));
   }
   return held;
 }

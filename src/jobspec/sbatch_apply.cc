@@ -66,7 +66,8 @@ Status SpecBuilder::UndefinedName(const Occurrence& occ) const {
       prog_ == "sbatch" ? "Batch job submission failed" : "Unable to allocate resources";
   if (occ.place.source == Source::kCommandLine)
     return InvalidArgument(fmt::format("{}: {}: {}", prog_, failed, why));
-  return InvalidArgument(fmt::format("{}{}: {}: {}", Prefix(prog_, occ.place), Label(occ), failed, why));
+  return InvalidArgument(
+      fmt::format("{}{}: {}: {}", Prefix(prog_, occ.place), Label(occ), failed, why));
 }
 
 Status SpecBuilder::ApplyFlag(const Occurrence& occ) {

@@ -77,7 +77,8 @@ const std::map<std::string_view, OptionHelp>& HelpTexts() {
       {"pty", {"", "task 0 in a pseudo-terminal (interactive)"}},
       {"input@srun", {"file|none", "standard input of the tasks"}},
       {"kill-on-bad-exit", {"0|1", "end the step when a task fails (no effect here)"}},
-      {"wait@srun", {"seconds", "end the step this long after its first task ends (no effect here)"}},
+      {"wait@srun",
+       {"seconds", "end the step this long after its first task ends (no effect here)"}},
       {"relative", {"n", "start the step on node n of the allocation (no effect here)"}},
       {"disable-status", {"", "Ctrl-C is not a status request (no effect here)"}},
       {"quit-on-interrupt", {"", "one Ctrl-C ends the step (no effect here)"}},
@@ -221,7 +222,8 @@ std::string SbatchHelpText(std::string_view prog) {
     if (d.id == Opt::kIgnored) text += " (accepted, no effect here)";
     if (d.id == Opt::kUnsupported) text += " (lockstep defines none: refused)";
     std::string left = "  " + Spelling(d, h);
-    left = left.size() < 36 ? left + std::string(36 - left.size(), ' ') : left + "\n" + std::string(36, ' ');
+    left = left.size() < 36 ? left + std::string(36 - left.size(), ' ')
+                            : left + "\n" + std::string(36, ' ');
     out += left + text + "\n";
   }
   out +=

@@ -28,12 +28,15 @@ struct OptionLine {
 // The placeholders of bench/peers/options/README.md, as this test fills them.
 std::string Fill(std::string word) {
   static const std::map<std::string, std::string> kValues = {
-      {"{partition}", "gpu"},      {"{node}", "node1"},        {"{node2}", "node4"},
-      {"{user}", "alice"},         {"{account}", "physics"},   {"{gid}", "100"},
-      {"{qos}", "normal"},         {"{cluster}", "lockstep"},  {"{dir}", "/work/scratch"},
-      {"{file}", "/work/f"},       {"{envfile}", "/work/env"}, {"{nodefile}", "/work/nodes"},
-      {"{multiprog}", "/work/mp"}, {"{feature}", "optcheck"},  {"{license}", "optcheck"},
-      {"{reservation}", "optcheck"}, {"{wckey}", "none"},      {"{mcs}", "none"},
+      {"{partition}", "gpu"},      {"{node}", "node1"},
+      {"{node2}", "node4"},        {"{user}", "alice"},
+      {"{account}", "physics"},    {"{gid}", "100"},
+      {"{qos}", "normal"},         {"{cluster}", "lockstep"},
+      {"{dir}", "/work/scratch"},  {"{file}", "/work/f"},
+      {"{envfile}", "/work/env"},  {"{nodefile}", "/work/nodes"},
+      {"{multiprog}", "/work/mp"}, {"{feature}", "optcheck"},
+      {"{license}", "optcheck"},   {"{reservation}", "optcheck"},
+      {"{wckey}", "none"},         {"{mcs}", "none"},
       {"{running_job}", "42"},     {"{job}", "41"},
   };
   for (const auto& [key, value] : kValues) {
@@ -114,7 +117,8 @@ const std::map<std::string, Check>& Honoured() {
 // Slurm refuses these values too (no such reservation or license): the words of its refusal.
 std::string SlurmRefusal(const std::string& spelling, const std::string& failed) {
   if (spelling == "--reservation") return failed + ": Requested reservation is invalid";
-  if (spelling == "--licenses" || spelling == "-L") return failed + ": Invalid license specification";
+  if (spelling == "--licenses" || spelling == "-L")
+    return failed + ": Invalid license specification";
   return "";
 }
 
@@ -143,7 +147,9 @@ TEST(SlurmOptionTable, SbatchAcceptsEverySpellingOfSlurm) {
     }
     ASSERT_TRUE(spec.ok()) << line.text << ": " << spec.status().message();
     auto check = Honoured().find(line.spelling);
-    if (check != Honoured().end()) EXPECT_TRUE(check->second(*spec)) << line.text;
+    if (check != Honoured().end()) {
+      EXPECT_TRUE(check->second(*spec)) << line.text;
+    }
   }
   // sbatch's -W is a flag (srun's takes seconds).
   Result<JobSpec> wait = ParseSbatch(Input({"-W", "--wrap", "true"}));
@@ -168,14 +174,16 @@ void CheckSrunTable(const std::string& command) {
     }
     ASSERT_TRUE(p.ok()) << command << " " << line.text << ": " << p.status().message();
     auto check = Honoured().find(line.spelling);
-    if (check != Honoured().end()) EXPECT_TRUE(check->second(p->spec)) << command << " " << line.text;
+    if (check != Honoured().end()) {
+      EXPECT_TRUE(check->second(p->spec)) << command << " " << line.text;
+    }
   }
 }
 
 TEST(SlurmOptionTable, SrunAcceptsEverySpellingOfSlurm) {
   CheckSrunTable("srun");
-  Result<SrunParse> p = ParseSrunArgs({"--jobid=42", "--overlap", "-l", "--mpi=pmix", "true"}, {},
-                                      "/work", kNow);
+  Result<SrunParse> p =
+      ParseSrunArgs({"--jobid=42", "--overlap", "-l", "--mpi=pmix", "true"}, {}, "/work", kNow);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->srun_options.at("jobid"), "42");
   EXPECT_EQ(p->srun_options.count("overlap"), 1u);

@@ -6,8 +6,10 @@ namespace {
 std::string TokenText(const FieldSpec& f) {
   std::string t = "%";
   if (f.right) t += '.';
-  if (f.auto_width) t += '#';
-  else if (f.width > 0) t += std::to_string(f.width);
+  if (f.auto_width)
+    t += '#';
+  else if (f.width > 0)
+    t += std::to_string(f.width);
   return t + f.letter + f.suffix;
 }
 
@@ -30,7 +32,8 @@ std::vector<char> SettleUnknownLetters(FormatSpec& spec, const std::function<boo
   return unknown;
 }
 
-std::vector<char> UnknownLetters(const std::string& format, const std::function<bool(char)>& known) {
+std::vector<char> UnknownLetters(const std::string& format,
+                                 const std::function<bool(char)>& known) {
   Result<FormatSpec> spec = ParseFormat(format, "");
   if (!spec.ok()) return {};
   return SettleUnknownLetters(*spec, known, UnknownLetter::kDrop);
