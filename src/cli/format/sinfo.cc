@@ -299,7 +299,9 @@ Result<std::string> FormatSinfo(const nlohmann::json& partitions, const nlohmann
     out += spec->prefix;
     for (const FieldSpec& f : spec->fields) {
       int width = width_of(f);
-      std::string text = f.letter == 'N'   ? nodelists[i]
+      // lockstep's nodes are named by their host: HOSTNAMES and NODE_ADDR are the node list.
+      const bool node_list = f.letter == 'N' || f.letter == 'n' || f.letter == 'o';
+      std::string text = node_list         ? nodelists[i]
                          : f.letter == 'P' ? PartitionCell(r, width)
                                            : RecordValue(f.letter, r);
       out += FitField(text, width, f.right, true) + f.suffix;

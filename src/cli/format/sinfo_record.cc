@@ -45,7 +45,7 @@ struct HeaderEntry {
   const char* header;
 };
 
-constexpr std::array<HeaderEntry, 36> kHeaders = {{
+constexpr std::array<HeaderEntry, 43> kHeaders = {{
     {'a', "AVAIL"},
     {'A', "NODES(A/I)"},
     {'b', "ACTIVE_FEATURES"},
@@ -82,6 +82,13 @@ constexpr std::array<HeaderEntry, 36> kHeaders = {{
     {'w', "WEIGHT"},
     {'z', "S:C:T"},
     {'Z', "THREADS"},
+    {'M', "PREEMPT_MODE"},
+    {'n', "HOSTNAMES"},
+    {'o', "NODE_ADDR"},
+    {'v', "VERSION"},
+    {'V', "CLUSTER"},
+    {'X', "SOCKETS"},
+    {'Y', "CORES"},
 }};
 
 std::string Lower(std::string s) {
@@ -210,7 +217,7 @@ const char* SinfoHeader(char letter) {
 }
 
 bool IsPartitionLetter(char letter) {
-  return std::string_view("aBghIlLpPrRsS").find(letter) != std::string_view::npos;
+  return std::string_view("aBghIlLMpPrRsS").find(letter) != std::string_view::npos;
 }
 
 bool IsNodeMatchLetter(char letter) {
@@ -218,7 +225,7 @@ bool IsNodeMatchLetter(char letter) {
 }
 
 bool IsExactMatchLetter(char letter) {
-  return std::string_view("cCdmwzZ").find(letter) != std::string_view::npos;
+  return std::string_view("cCdmwXYzZ").find(letter) != std::string_view::npos;
 }
 
 std::string PartitionValue(char letter, const nlohmann::json* part) {
@@ -236,8 +243,10 @@ std::string PartitionValue(char letter, const nlohmann::json* part) {
       return fmt::format("{}", JIntOr(*part, "priority_job_factor", 1));
     case 'l':
       return Duration(part, "max_time");
-    case 'L':
-      return Duration(part, "default_time");
+    case 'L':  // no DefaultTime: Slurm's n/a (MaxTime applies)
+      return part && JIsNull(*part, "default_time") ? "n/a" : Duration(part, "default_time");
+    case 'M':  // as scontrol show partition's PreemptMode
+      return StrOr(part, "preempt_mode", "OFF");
     case 'p':
       return fmt::format("{}", JIntOr(*part, "priority_tier", 1));
     case 'P':
@@ -292,6 +301,10 @@ std::string NodeMatchValue(char letter, const SinfoNode& node) {
       return fmt::format("{}:{}:{}", node.sockets, node.cores, node.threads);
     case 'Z':
       return fmt::format("{}", node.threads);
+    case 'X':
+      return fmt::format("{}", node.sockets);
+    case 'Y':
+      return fmt::format("{}", node.cores);
     default:
       return "";
   }
@@ -349,6 +362,13 @@ std::string RecordValue(char letter, const SinfoRecord& r) {
              MinPlus(r.threads, true);
     case 'Z':
       return MinPlus(r.threads, true);
+    case 'X':
+      return MinPlus(r.sockets, true);
+    case 'Y':
+      return MinPlus(r.cores, true);
+    case 'v':  // the node daemon's version: agents do not report one
+    case 'V':  // the federation's cluster: none
+      return "N/A";
     default:
       return "";
   }

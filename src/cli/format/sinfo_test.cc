@@ -192,6 +192,22 @@ TEST(Sinfo, ThreadsColumn) {
   EXPECT_EQ(stc.substr(stc.rfind(':') + 1), threads) << *out;
 }
 
+// Every letter of Slurm 22.05's sinfo is known (none printed as text), and %L says n/a for a
+// partition without a DefaultTime, as Slurm does.
+TEST(Sinfo, EveryLetterOfSlurm2205) {
+  SinfoOptions options;
+  for (char c : std::string("aAbBcCdDeEfFgGhHIlLmMnNoOpPrRsStTuUvVwXYzZ")) {
+    options.format = std::string("%") + c;
+    Result<std::string> out = FormatSinfo(testdata::Partitions(), testdata::Nodes(), options);
+    ASSERT_TRUE(out.ok()) << c << ": " << out.status().ToString();
+    EXPECT_EQ(out->find('%'), std::string::npos) << c << ":\n" << *out;
+  }
+  options.format = "%P %L";
+  Result<std::string> out = FormatSinfo(testdata::Partitions(), testdata::Nodes(), options);
+  ASSERT_TRUE(out.ok());
+  EXPECT_NE(out->find("batch n/a\n"), std::string::npos) << *out;
+}
+
 // An unknown letter is printed as text, as Slurm 22.05's sinfo does ("%.5Q"): not an error.
 TEST(Sinfo, UnknownLetterPrintedAsText) {
   SinfoOptions options;
