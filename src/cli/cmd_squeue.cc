@@ -1,5 +1,6 @@
 // squeue: jobs from the API, filtered as Slurm's options say (src/cli/slurm/job_filter.h), printed
 // through Slurm's formats (src/cli/format/squeue.h), or as JSON with --json.
+#include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -98,6 +99,14 @@ std::vector<SlurmOption> SqueueOptionTable(SqueueRequest& r) {
   };
 }
 
+// %g prints the group's name, which Slurm's squeue resolves here: the API sends the gid.
+void AddGroupNames(nlohmann::json& jobs) {
+  for (nlohmann::json& j : jobs) {
+    if (j.contains("group") || !j.contains("gid") || !j["gid"].is_number_unsigned()) continue;
+    if (const group* g = ::getgrgid(j["gid"].get<gid_t>())) j["group"] = g->gr_name;
+  }
+}
+
 std::string UserName() {
   if (const passwd* pw = ::getpwuid(::getuid())) return pw->pw_name;
   return std::to_string(::getuid());
@@ -127,6 +136,7 @@ int Report(client::ApiClient& api, SqueueRequest& r, const std::string& state_qu
     return 0;
   }
   r.format.now = std::time(nullptr);
+  AddGroupNames(jobs);
   if (!r.format.array_expanded) jobs = CollapsePendingArrays(jobs);
   Result<std::string> text = FormatSqueue(jobs, r.format);
   if (!text.ok()) return Fail("squeue", text.status());

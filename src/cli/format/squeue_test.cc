@@ -161,6 +161,18 @@ TEST(Squeue, AcceptsTheApiEnvelopeAndEmptyLists) {
   EXPECT_EQ(Squeue(nlohmann::json{{"jobs", nlohmann::json::array()}}, options), "JOBID\n");
 }
 
+// Every letter of Slurm 22.05's squeue is known: none is printed as text.
+TEST(Squeue, EveryLetterOfSlurm2205) {
+  SqueueOptions options;
+  options.noheader = true;
+  for (char c : std::string("aAbBcCdDeEfFgGhHiIjJkKlLmMnNoOpPqQrRsStTuUvVwWxXyYzZ")) {
+    options.format = std::string("%") + c;
+    Result<std::string> out = FormatSqueue(testdata::Jobs(), options);
+    ASSERT_TRUE(out.ok()) << c << ": " << out.status().ToString();
+    EXPECT_EQ(out->find(std::string("%") + c), std::string::npos) << c << ":\n" << *out;
+  }
+}
+
 // Unknown letters (and sinfo's '#' width) are printed as text, as Slurm 22.05's squeue does.
 TEST(Squeue, UnknownLetterPrintedAsText) {
   SqueueOptions options;
