@@ -199,16 +199,19 @@ int RunSprio(int argc, char** argv) {
     std::fprintf(stderr, "sprio: error: Invalid job format specification: %c\n", c);
   o.show_user = !filter.users.empty();
   client::ApiClient api;
-  Result<SprioWeights> weights = FetchSprioWeights(api);
-  if (!weights.ok()) return Fail("sprio", weights.status());
-  o.weights = *weights;
+  Result<SprioConfig> config = FetchSprioConfig(api);
+  if (!config.ok()) return Fail("sprio", config.status());
+  o.weights = config->weights;
   Result<std::set<unsigned long long>> held = FetchHeldJobs(api);
   if (!held.ok()) return Fail("sprio", held.status());
   Result<nlohmann::json> r = api.Get("/api/v1/priorities");
   if (!r.ok()) return Fail("sprio", r.status());
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& p : (*r)["priorities"])
-    if (Passes(p, filter) && !held->count(p.value("job_id", 0ULL))) rows.push_back(p);
+    if (Passes(p, filter) && !held->count(p.value("job_id", 0ULL))) {
+      rows.push_back(p);
+      rows.back()["cluster"] = config->cluster;  // %c
+    }
   Result<std::string> text = FormatSprio(rows, o);
   if (!text.ok()) return Fail("sprio", text.status());
   std::fputs(text->c_str(), stdout);

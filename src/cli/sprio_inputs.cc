@@ -25,10 +25,12 @@ Result<std::int64_t> Weight(const nlohmann::json& config, const char* key) {
 
 }  // namespace
 
-Result<SprioWeights> FetchSprioWeights(client::ApiClient& api) {
+Result<SprioConfig> FetchSprioConfig(client::ApiClient& api) {
   Result<nlohmann::json> config = api.Get("/api/v1/config");
   if (!config.ok()) return config.status();
-  SprioWeights w;
+  SprioConfig out;
+  out.cluster = config->value("ClusterName", "");
+  SprioWeights& w = out.weights;
   const std::pair<const char*, std::int64_t*> keys[] = {
       {"PriorityWeightAge", &w.age},
       {"PriorityWeightAssoc", &w.assoc},
@@ -44,7 +46,7 @@ Result<SprioWeights> FetchSprioWeights(client::ApiClient& api) {
   }
   const std::string tres = config->value("PriorityWeightTRES", "");
   w.tres = tres == "(null)" ? "" : tres;
-  return w;
+  return out;
 }
 
 Result<std::set<unsigned long long>> FetchHeldJobs(client::ApiClient& api) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <set>
+#include <string>
 
 #include "cli/format/sprio.h"
 #include "client/api_client.h"
@@ -11,8 +12,13 @@
 
 namespace lockstep::cli {
 
-// The weights from GET /api/v1/config (scontrol show config's PriorityWeight* keys).
-Result<SprioWeights> FetchSprioWeights(client::ApiClient& api);
+// What sprio reads of the cluster's configuration (GET /api/v1/config, scontrol show config's
+// keys): the PriorityWeight* settings and the ClusterName (%c).
+struct SprioConfig {
+  SprioWeights weights;
+  std::string cluster;
+};
+Result<SprioConfig> FetchSprioConfig(client::ApiClient& api);
 
 // The pending jobs held by a user or an operator (reason JobHeldUser or JobHeldAdmin).
 Result<std::set<unsigned long long>> FetchHeldJobs(client::ApiClient& api);

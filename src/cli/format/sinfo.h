@@ -45,8 +45,9 @@ struct SinfoOptions {
 
 // Formats the partitions (a JSON array of Partition objects, or {"partitions": [...]}) and nodes
 // (an array of Node objects, or {"nodes": [...]}) as sinfo does. A node belongs to the
-// partitions its "partitions" member names. Every line ends in '\n'. An unknown format or sort
-// letter, or malformed input, is an InvalidArgument.
+// partitions its "partitions" member names. Every line ends in '\n'. An unknown format letter is
+// printed as text (unknown_letters.h); an unknown sort letter, or malformed input, is an
+// InvalidArgument.
 Result<std::string> FormatSinfo(const nlohmann::json& partitions, const nlohmann::json& nodes,
                                 const SinfoOptions& options);
 

@@ -20,13 +20,13 @@ struct Letter {
   const char* header;
 };
 
-constexpr std::array<Letter, 22> kLetters = {{
+constexpr std::array<Letter, 23> kLetters = {{
     {'a', "AGE"},       {'A', "AGE"},       {'b', "ASSOC"}, {'B', "ASSOC"},
     {'f', "FAIRSHARE"}, {'F', "FAIRSHARE"}, {'i', "JOBID"}, {'j', "JOBSIZE"},
     {'J', "JOBSIZE"},   {'n', "QOSNAME"},   {'N', "NICE"},  {'o', "ACCOUNT"},
     {'p', "PARTITION"}, {'P', "PARTITION"}, {'q', "QOS"},   {'Q', "QOS"},
     {'r', "PARTITION"}, {'S', "SITE"},      {'t', "TRES"},  {'T', "TRES"},
-    {'u', "USER"},      {'y', "PRIORITY"},
+    {'u', "USER"},      {'y', "PRIORITY"},  {'c', "CLUSTER"},
 }};
 
 const char* Header(char letter) {
@@ -112,6 +112,8 @@ std::string Value(char letter, const nlohmann::json* p, const SprioWeights& w) {
       return JStr(*p, "user");
     case 'o':
       return JStr(*p, "account");
+    case 'c':
+      return JStr(*p, "cluster");
     case 'n':
       return JStr(*p, "qos_name");
     case 'Y':

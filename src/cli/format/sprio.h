@@ -49,10 +49,11 @@ bool SprioLetterKnown(char letter);
 
 // Formats `priorities` (a JSON array of Priority objects, or {"priorities": [...]}) as sprio
 // does. Weighted factors print rounded to integers ("%.0f"), normalized ones with 7 decimals.
-// The Priority object's optional "site", "assoc" and "qos_name" members fill SITE, ASSOC and
-// QOSNAME (0, 0 and empty otherwise); "tres" may be a number or an object of per-TRES values.
-// An unknown format or sort letter, -n or -w without weights, or malformed input is an
-// InvalidArgument.
+// The Priority object's optional "site", "assoc", "qos_name" and "cluster" members fill SITE,
+// ASSOC, QOSNAME and CLUSTER (0, 0 and empty otherwise); "tres" may be a number or an object of
+// per-TRES values.
+// An unknown format letter is left out (unknown_letters.h); an unknown sort letter, -n or -w
+// without weights, or malformed input is an InvalidArgument.
 Result<std::string> FormatSprio(const nlohmann::json& priorities, const SprioOptions& options);
 
 }  // namespace lockstep::cli

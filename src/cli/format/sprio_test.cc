@@ -87,6 +87,17 @@ TEST(Sprio, LongFormatGolden) {
       "          65539 batch         fred      62664          0          0          0      51664       1000      10000          0           0          gres/gpu=12\n");
 }
 
+// %c: the Priority object's cluster (sprio fills it from ClusterName), as Slurm's CLUSTER.
+TEST(Sprio, ClusterColumn) {
+  nlohmann::json rows = Priorities();
+  for (auto& p : rows["priorities"]) p["cluster"] = "lab";
+  SprioOptions options;
+  options.format = "%.6i %c";
+  Result<std::string> out = FormatSprio(rows, options);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->substr(0, out->find('\n', out->find('\n') + 1) + 1), " JOBID CLUSTER\n 65539 lab\n");
+}
+
 // An unknown letter is left out with the text after it, as Slurm 22.05's sprio does.
 TEST(Sprio, UnknownLetterLeftOut) {
   SprioOptions options;
