@@ -6,9 +6,10 @@
 #
 # For each command it prints: the spellings tried, how many each side accepts, the ones lockstep
 # refuses that Slurm accepts (with lockstep's first line of stderr), among the lines both refuse
-# those whose exit code or leading words differ, and the ones only Slurm refuses. Accepted: exit 0, or still running when
-# the per-line timeout ends (`squeue -i 1`). The peer runs no slurmdbd, so Slurm's sacct stops
-# with "accounting storage is disabled" after parsing: there, accepted means no option error.
+# those whose exit code or leading words differ, and the ones only Slurm refuses. Accepted: exit
+# 0, or still running when the per-line timeout ends (`squeue -i 1`). The peer runs no slurmdbd,
+# so Slurm's sacct stops with "accounting storage is disabled" after parsing: there, accepted
+# means no option error.
 #
 #   bench/peers/options_side_by_side.sh                   # every command
 #   COMMANDS="squeue sinfo" bench/peers/options_side_by_side.sh
@@ -153,7 +154,7 @@ for c in $commands; do
     if accepted "$s_rc" && accepted "$l_rc"; then both=$((both + 1))
     elif accepted "$s_rc"; then refused+="    $line    -> $l_err"$'\n'
     elif accepted "$l_rc"; then lenient+="    $line    Slurm $s_rc: $s_err"$'\n'
-    elif ! accepted "$l_rc" && { [ "$s_rc" != "$l_rc" ] || [ "$(lead "$s_err")" != "$(lead "$l_err")" ]; }; then
+    elif [ "$s_rc" != "$l_rc" ] || [ "$(lead "$s_err")" != "$(lead "$l_err")" ]; then
       differ+="    $line    Slurm $s_rc: $s_err | lockstep $l_rc: $l_err"$'\n'
     fi
   done < "$out/lockstep/$c.tsv"
