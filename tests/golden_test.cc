@@ -44,7 +44,8 @@ std::string RunScenario(const fs::path& dir) {
 TEST(Golden, EveryScenarioPrintsItsExpectedLog) {
   int scenarios = 0;
   for (const auto& entry : fs::directory_iterator(LOCKSTEP_GOLDEN_DIR)) {
-    if (!entry.is_directory()) continue;
+    // help/: the CLI's --help texts, compared by slurm_options_test.
+    if (!entry.is_directory() || entry.path().filename() == "help") continue;
     ++scenarios;
     SCOPED_TRACE(entry.path().filename().string());
     std::string got = RunScenario(entry.path());

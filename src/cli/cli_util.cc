@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/format/field_format.h"
+#include "cli/slurm/slurm_options.h"
 #include "jobspec/sbatch.h"
 
 extern char** environ;
@@ -56,24 +57,36 @@ int FailOptions(const std::string& command, const Status& status) {
                             text.rfind("invalid option", 0) == 0 || text.rfind("option '", 0) == 0;
   if (!getopt_words) {
     // Slurm exits 255 for a bad option value and 1 for a script it cannot use.
-    const bool script = text.find("batch script") != std::string::npos;
+    // A name the cluster does not define (--reservation) is a refused submission: 1, as Slurm's,
+    // which salloc words its own way.
+    constexpr std::string_view kUnable = "Unable to allocate resources: ";
+    const bool refused = text.find("batch script") != std::string::npos ||
+                         text.find("submission failed: ") != std::string::npos ||
+                         text.find(kUnable) != std::string::npos;
+    if (command == "salloc" && text.rfind(kUnable, 0) == 0)
+      text = "Job submit/allocate failed: " + text.substr(kUnable.size());
     Fail(command, text);
-    return script ? 1 : 255;
+    return refused ? 1 : 255;
   }
   std::fprintf(stderr, "%s: %s\nTry \"%s --help\" for more information\n", command.c_str(),
                EscapeControl(text).c_str(), command.c_str());
   return 255;
 }
 
-std::optional<int> SbatchHelpRequested(const std::vector<std::string>& args, bool srun) {
+std::optional<int> SbatchHelpRequested(const std::vector<std::string>& args,
+                                       std::string_view prog) {
   for (const std::string& a : args) {
     if (a.empty() || a[0] != '-' || a == "--") break;  // the script or command begins
-    if (a == "--help" || (!srun && a == "-h")) {
-      std::fputs(jobspec::SbatchHelpText(srun).c_str(), stdout);
+    if (a == "--help" || a == "-h") {
+      std::fputs(jobspec::SbatchHelpText(prog).c_str(), stdout);
       return 0;
     }
     if (a == "--usage") {
-      std::fputs(jobspec::SbatchUsageText(srun).c_str(), stdout);
+      std::fputs(jobspec::SbatchUsageText(prog).c_str(), stdout);
+      return 0;
+    }
+    if (a == "-V" || a == "--version") {
+      std::fputs(SlurmVersionText().c_str(), stdout);
       return 0;
     }
   }

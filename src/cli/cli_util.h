@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "client/api_client.h"
@@ -24,9 +25,10 @@ int Fail(const std::string& command, const std::string& message);
 // or "sbatch: error: <message>" for a bad value (exit code 1 for a batch script it cannot use).
 int FailOptions(const std::string& command, const Status& status);
 
-// sbatch's and srun's --help/--usage (-h for sbatch), looked for among the options before the
-// script or command: printed, and the exit code 0; nullopt when neither is there.
-std::optional<int> SbatchHelpRequested(const std::vector<std::string>& args, bool srun);
+// sbatch's, srun's and salloc's -h/--help, --usage and -V/--version, looked for among the options
+// before the script or command: printed, and the exit code 0; nullopt when none is there.
+std::optional<int> SbatchHelpRequested(const std::vector<std::string>& args,
+                                       std::string_view prog);
 
 // Reads a whole file (a batch script).
 Result<std::string> ReadTextFile(const std::string& path);

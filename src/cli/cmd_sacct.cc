@@ -9,9 +9,11 @@
 #include "cli/commands.h"
 #include "cli/format/sacct.h"
 #include "cli/format/sprio.h"
+#include "cli/format/unknown_letters.h"
 #include "cli/slurm/job_filter.h"
 #include "cli/slurm/slurm_options.h"
 #include "cli/slurm_json_cli.h"
+#include "cli/sprio_inputs.h"
 #include "jobspec/sbatch.h"
 
 namespace lockstep::cli {
@@ -65,6 +67,8 @@ std::vector<SlurmOption> SacctOptionTable(SacctRequest& r) {
       {"duplicates", 'D', OptArg::kNone, ignore, "show every run of a requeued job (latest only)"},
       {"env-vars", 0, OptArg::kNone, ignore, "print the environment (not kept in accounting)"},
       {"endtime", 'E', OptArg::kRequired, text(r.end), "jobs that ran before this time", "time"},
+      {"federation", 0, OptArg::kNone, ignore, "jobs of the federation (this cluster's)"},
+      {"file", 'f', OptArg::kRequired, ignore, "read a job completion file (no effect: lockstep's accounting)", "file"},
       {"flags", 'F', OptArg::kRequired, ignore, "filter flags (no effect)", "flags"},
       {"gid", 'g', OptArg::kRequired, ignore, "only jobs of these groups", "gid_list"},
       {"group", 'g', OptArg::kRequired, ignore, nullptr},
@@ -74,6 +78,7 @@ std::vector<SlurmOption> SacctOptionTable(SacctRequest& r) {
       {"jobs", 'j', OptArg::kRequired, jobs, "only these jobs", "job(.step)"},
       {"timelimit-min", 'k', OptArg::kRequired, ignore, "only jobs with a longer time limit", "time"},
       {"timelimit-max", 'K', OptArg::kRequired, ignore, "only jobs with a shorter time limit", "time"},
+      {"local", 0, OptArg::kNone, ignore, "jobs of this cluster only (the only one)"},
       {"long", 'l', OptArg::kNone, ignore, "long format"},
       {"allclusters", 'L', OptArg::kNone, ignore, "all clusters (this one)"},
       {"clusters", 'M', OptArg::kRequired, ignore, "clusters (this one)", "cluster_list"},
@@ -172,7 +177,8 @@ int RunSprio(int argc, char** argv) {
       {"local", 0, OptArg::kNone, ignore, "display jobs on local cluster only"},
       {"long", 'l', OptArg::kNone, flag(o.long_format), "long report"},
       {"cluster", 'M', OptArg::kRequired, ignore, "cluster to issue commands to (this one)", "cluster_name"},
-      {"norm", 'n', OptArg::kNone, ignore, "display normalized values (raw values shown)"},
+      {"clusters", 'M', OptArg::kRequired, ignore, nullptr},
+      {"norm", 'n', OptArg::kNone, flag(o.normalized), "display normalized values"},
       {"format", 'o', OptArg::kRequired, [&](const std::string& v) { o.format = v; return Status::Ok(); }, "format specification", "format"},
       {"sibling", 0, OptArg::kNone, ignore, "display job records per federation cluster (no effect)"},
       {"partition", 'p', OptArg::kRequired, AddCommaItems(filter.partitions),
@@ -181,17 +187,28 @@ int RunSprio(int argc, char** argv) {
        "comma separated list of users to view", "user_name"},
       {"verbose", 'v', OptArg::kNone, ignore, "verbosity level"},
       {"version", 'V', OptArg::kNone, ignore, "output version information and exit"},
-      {"weights", 'w', OptArg::kNone, ignore, "show the weights for each priority factor"},
+      {"sort", 'S', OptArg::kRequired, [&](const std::string& v) { o.sort = v; return Status::Ok(); }, "comma separated list of fields to sort on", "sort_list"},
+      {"weights", 'w', OptArg::kNone, flag(o.weights_only), "show the weights for each priority factor"},
   };
   ParsedCommandLine cl = ParseSlurmCommandLine("sprio", argc, argv, table);
   if (cl.exit_code) return *cl.exit_code;
+  for (char c : UnknownLetters(o.format, SprioLetterKnown))
+    std::fprintf(stderr, "sprio: error: Invalid job format specification: %c\n", c);
   o.show_user = !filter.users.empty();
   client::ApiClient api;
+  Result<SprioConfig> config = FetchSprioConfig(api);
+  if (!config.ok()) return Fail("sprio", config.status());
+  o.weights = config->weights;
+  Result<std::set<unsigned long long>> held = FetchHeldJobs(api);
+  if (!held.ok()) return Fail("sprio", held.status());
   Result<nlohmann::json> r = api.Get("/api/v1/priorities");
   if (!r.ok()) return Fail("sprio", r.status());
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& p : (*r)["priorities"])
-    if (Passes(p, filter)) rows.push_back(p);
+    if (Passes(p, filter) && !held->count(p.value("job_id", 0ULL))) {
+      rows.push_back(p);
+      rows.back()["cluster"] = config->cluster;  // %c
+    }
   Result<std::string> text = FormatSprio(rows, o);
   if (!text.ok()) return Fail("sprio", text.status());
   std::fputs(text->c_str(), stdout);

@@ -101,7 +101,7 @@ Result<nlohmann::json> AwaitAllocation(client::ApiClient& api, unsigned long lon
 
 int RunSalloc(int argc, char** argv) {
   std::vector<std::string> args = Args(argc, argv);
-  if (std::optional<int> rc = SbatchHelpRequested(args, true)) return *rc;
+  if (std::optional<int> rc = SbatchHelpRequested(args, "salloc")) return *rc;
   std::map<std::string, std::string> env = Environment();
   Result<jobspec::SrunParse> p = jobspec::ParseSrunArgs(args, env, CurrentDir(), std::time(nullptr));
   if (!p.ok()) return FailOptions("salloc", p.status());
@@ -124,6 +124,8 @@ int RunSalloc(int argc, char** argv) {
   Result<nlohmann::json> granted = AwaitAllocation(api, job);
   if (!granted.ok()) return Fail("salloc", granted.status());
   std::fprintf(stderr, "salloc: Granted job allocation %llu\n", job);
+  // --no-shell: the allocation stays until its time limit or scancel, as Slurm's.
+  if (p->srun_options.count("no-shell")) return 0;
   ::signal(SIGINT, SIG_IGN);  // the command's now
   ::signal(SIGQUIT, SIG_IGN);
   const int code = RunCommand(command, AllocationEnv(*granted, spec));

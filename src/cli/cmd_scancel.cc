@@ -39,6 +39,7 @@ struct ScancelRequest {
   std::string signal;
   bool me = false;
   bool quiet = false;
+  bool verbose = false;
 };
 
 std::vector<SlurmOption> ScancelOptionTable(ScancelRequest& r) {
@@ -59,6 +60,7 @@ std::vector<SlurmOption> ScancelOptionTable(ScancelRequest& r) {
       {"hurry", 'H', OptArg::kNone, ignore, "avoid burst buffer stage out (no effect)"},
       {"interactive", 'i', OptArg::kNone, ignore, "require response from user for each job (no effect)"},
       {"clusters", 'M', OptArg::kRequired, ignore, "clusters to issue commands to (this one)", "clusters"},
+      {"ctld", 0, OptArg::kNone, ignore, "send the request to the controller (always)"},
       {"me", 0, OptArg::kNone, [&r](const std::string&) { r.me = true; return Status::Ok(); }, "act only on your own jobs"},
       {"name", 'n', OptArg::kRequired, AddCommaItems(r.filter.names), "act only on jobs with this name", "job_name"},
       {"jobname", 'n', OptArg::kRequired, AddCommaItems(r.filter.names), nullptr},
@@ -70,7 +72,7 @@ std::vector<SlurmOption> ScancelOptionTable(ScancelRequest& r) {
       {"signal", 's', OptArg::kRequired, [&r](const std::string& v) { r.signal = v; return Status::Ok(); }, "signal to send to job, default is SIGKILL", "name | integer"},
       {"state", 't', OptArg::kRequired, states, "act only on jobs in this state (PENDING, RUNNING, SUSPENDED)", "states"},
       {"user", 'u', OptArg::kRequired, AddCommaItems(r.filter.users), "act only on jobs of this user", "user_name"},
-      {"verbose", 'v', OptArg::kNone, ignore, "verbosity level"},
+      {"verbose", 'v', OptArg::kNone, [&r](const std::string&) { r.verbose = true; return Status::Ok(); }, "verbosity level"},
       {"version", 'V', OptArg::kNone, ignore, "output version information and exit"},
       {"nodelist", 'w', OptArg::kRequired, [&r](const std::string& v) { return AddNodes(r.filter, v); }, "act only on jobs on these nodes", "hosts"},
       {"wckey", 0, OptArg::kRequired, ignore, "act only on jobs with this workload characterization key", "wckey"},
@@ -94,6 +96,9 @@ int RunScancel(int argc, char** argv) {
   int signo = 0;
   if (!r.signal.empty() && (signo = SignalNumber(r.signal)) <= 0)
     return Fail("scancel", "Invalid signal specified: " + r.signal);
+  // SIGKILL is what scancel sends by default: the job is cancelled, pending or running, as when
+  // no -s is given (Slurm's scancel -s KILL cancels a pending job too).
+  if (signo == SIGKILL) signo = 0;
   if (r.me) {
     const passwd* pw = ::getpwuid(::getuid());
     r.filter.users.insert(pw ? pw->pw_name : std::to_string(::getuid()));
@@ -137,12 +142,20 @@ int RunScancel(int argc, char** argv) {
       rc = 1;
     }
   }
+  // An id that names no job, as Slurm 22.05's scancel: a plain cancel (no filter, no -s) of a
+  // job that is gone is no failure and says so only with -v, so scripts may cancel jobs that
+  // ended; with a filter or a signal it is an error (exit 1).
+  const bool plain = r.signal.empty() && f.users.empty() && f.names.empty() &&
+                     f.states.empty() && f.partitions.empty() && f.accounts.empty() &&
+                     f.qos.empty() && f.nodes.empty();
   for (const JobIdPattern& want : f.ids) {
     if (std::none_of(jobs.begin(), jobs.end(),
                      [&](const nlohmann::json& j) { return JobMatches(j, want); })) {
-      if (!r.quiet)
-        std::fprintf(stderr, "scancel: error: Invalid job id %s\n", want.text.c_str());
-      rc = 1;
+      if (!r.quiet && (!plain || r.verbose))
+        std::fprintf(stderr,
+                     "scancel: error: Kill job error on job id %s: Invalid job id specified\n",
+                     want.text.c_str());
+      if (!plain) rc = 1;
     }
   }
   return rc;

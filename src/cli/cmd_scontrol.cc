@@ -14,6 +14,7 @@
 #include "cli/format/scontrol.h"
 #include "cli/format/scontrol_config.h"
 #include "cli/scontrol_suspend.h"
+#include "cli/scontrol_options.h"
 #include "common/duration.h"
 
 namespace lockstep::cli {
@@ -75,6 +76,14 @@ std::string OneLiner(const std::string& text) {
   return first ? out : out + "\n";
 }
 
+// A job verb's error: an unknown job in Slurm's words ("Invalid job id specified for job 42",
+// which scripts look for), anything else as lockstep says it.
+int JobError(const std::string& id, const std::string& what, const Status& s) {
+  if (s.code() != StatusCode::kNotFound) return Fail("scontrol", what + s.message());
+  std::fprintf(stderr, "Invalid job id specified for job %s\n", id.c_str());
+  return 1;
+}
+
 // `oneliner`: -o/--oneliner, each record on one line.
 int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneliner) {
   ScontrolOptions o;
@@ -86,6 +95,10 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
   if (what == "job" || what == "jobs") {
     Result<nlohmann::json> r =
         name.empty() ? api.Get("/api/v1/jobs") : api.Get("/api/v1/jobs/" + name);
+    if (!r.ok() && r.status().code() == StatusCode::kNotFound) {
+      std::fputs("slurm_load_jobs error: Invalid job id specified\n", stderr);  // Slurm's words
+      return 1;
+    }
     if (!r.ok()) return Fail("scontrol", r.status());
     text = FormatScontrolShowJob(name.empty() ? (*r)["jobs"] : nlohmann::json::array({*r}), o);
   } else if (what == "node" || what == "nodes") {
@@ -94,7 +107,10 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
     nlohmann::json nodes = nlohmann::json::array();
     for (const auto& n : (*r)["nodes"])
       if (name.empty() || n["name"] == name) nodes.push_back(n);
-    if (nodes.empty()) return Fail("scontrol", "node " + name + " not found");
+    if (nodes.empty()) {
+      std::printf("Node %s not found\n", name.c_str());  // on stdout, as Slurm's
+      return 1;
+    }
     text = FormatScontrolShowNode(nodes, o);
   } else if (what == "partition" || what == "partitions") {
     Result<nlohmann::json> p = api.Get("/api/v1/partitions"), n = api.Get("/api/v1/nodes");
@@ -102,7 +118,10 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
     nlohmann::json parts = nlohmann::json::array();
     for (const auto& x : (*p)["partitions"])
       if (name.empty() || x["name"] == name) parts.push_back(x);
-    if (parts.empty()) return Fail("scontrol", "partition " + name + " not found");
+    if (parts.empty()) {
+      std::printf("Partition %s not found\n", name.c_str());  // on stdout, as Slurm's
+      return 1;
+    }
     text = FormatScontrolShowPartition(parts, (*n)["nodes"], o);
   } else if (what == "config") {
     Result<nlohmann::json> r = api.Get("/api/v1/config");
@@ -143,7 +162,7 @@ int JobAction(client::ApiClient& api, const std::string& action, const std::stri
   while (std::getline(in, id, ',')) {
     Result<nlohmann::json> r =
         api.Post("/api/v1/jobs/" + id + "/" + action, nlohmann::json::object());
-    if (!r.ok()) rc = Fail("scontrol", action + " of job " + id + ": " + r.status().message());
+    if (!r.ok()) rc = JobError(id, action + " of job " + id + ": ", r.status());
   }
   return rc;
 }
@@ -177,7 +196,7 @@ int Update(client::ApiClient& api, const std::vector<std::string>& a) {
         if (!t.ok()) return Fail("scontrol", "update: TimeLimit: " + t.status().message());
         if (sign != 0) {
           Result<nlohmann::json> job = api.Get("/api/v1/jobs/" + id);
-          if (!job.ok()) return Fail("scontrol", job.status());
+          if (!job.ok()) return JobError(id, "", job.status());
           if (!(*job)["time_limit"].is_number())
             return Fail("scontrol", "update: TimeLimit: the job's limit is UNLIMITED");
           t = (*job)["time_limit"].get<Seconds>() + sign * *t;
@@ -198,7 +217,7 @@ int Update(client::ApiClient& api, const std::vector<std::string>& a) {
     }
   }
   Result<nlohmann::json> r = api.Patch("/api/v1/jobs/" + id, changes);
-  return r.ok() ? 0 : Fail("scontrol", r.status());
+  return r.ok() ? 0 : JobError(id, "", r.status());
 }
 
 // scontrol token revoke id=ID | username=NAME.
@@ -248,26 +267,17 @@ int Token(const std::vector<std::string>& a) {
 
 int RunScontrol(int argc, char** argv) {
   std::vector<std::string> a = Args(argc, argv);
-  // scontrol's own options before the command: -o/--oneliner changes show's records; the
-  // others (-a, -d, -Q, -v, -M) change nothing here.
-  bool oneliner = false, quiet = false;
-  while (!a.empty() && a[0].size() > 1 && a[0][0] == '-' && a[0] != "-h" && a[0] != "--help") {
-    const std::string o = a[0];
-    if (o == "-o" || o == "--oneliner") {
-      oneliner = true;
-    } else if (o == "-Q" || o == "--quiet") {
-      quiet = true;
-    } else if (o != "-a" && o != "--all" && o != "-d" && o != "--details" && o != "-Q" &&
-               o != "--quiet" && o != "-v" && o != "--verbose" && o != "--local" &&
-               o != "--sibling" && o != "-F" && o != "--future") {
-      std::fprintf(stderr, "scontrol: unrecognized option '%s'\nTry \"scontrol --help\" for more information\n", o.c_str());
-      return 1;
-    }
-    a.erase(a.begin());
+  if (!a.empty() && (a[0] == "-h" || a[0] == "--help")) {
+    std::fputs(kUsage, stdout);
+    return 0;
   }
-  if (a.empty() || a[0] == "-h" || a[0] == "--help") {
-    std::fputs(kUsage, a.empty() ? stderr : stdout);
-    return a.empty() ? 2 : 0;
+  ScontrolCommandLine cl = ParseScontrolCommandLine(argc, argv);
+  if (cl.exit_code) return *cl.exit_code;
+  a = std::move(cl.words);
+  const bool oneliner = cl.oneliner;
+  if (a.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
   }
   const std::string& verb = a[0];
   if (verb == "token") return Token(a);
@@ -284,8 +294,9 @@ int RunScontrol(int argc, char** argv) {
     return JobAction(api, verb, a[1]);
   if (verb == "update") return Update(api, a);
   if ((verb == "suspend" || verb == "resume") && a.size() == 2)
-    return SuspendJobs(api, verb, a[1], quiet);
-  return Fail("scontrol", "invalid command: " + verb + "\n" + kUsage);
+    return SuspendJobs(api, verb, a[1], cl.quiet);
+  std::fprintf(stderr, "invalid keyword: %s\n", verb.c_str());  // Slurm's words
+  return 1;
 }
 
 }  // namespace lockstep::cli

@@ -7,6 +7,8 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/format/sinfo.h"
+#include "cli/format/sinfo_record.h"
+#include "cli/format/unknown_letters.h"
 #include "cli/slurm/job_filter.h"
 #include "cli/slurm/long_format.h"
 #include "cli/slurm/node_filter.h"
@@ -96,6 +98,8 @@ int RunSinfo(int argc, char** argv) {
   SinfoRequest r;
   ParsedCommandLine cl = ParseSlurmCommandLine("sinfo", argc, argv, SinfoOptionTable(r));
   if (cl.exit_code) return *cl.exit_code;
+  for (char c : UnknownLetters(r.format.format, [](char l) { return SinfoHeader(l) != nullptr; }))
+    std::fprintf(stderr, "Invalid node format specification: %c\n", c);  // Slurm's words, no prefix
   if (!cl.operands.empty()) {
     std::fprintf(stderr, "sinfo: error: Unrecognized option: %s\n", cl.operands[0].c_str());
     return 1;

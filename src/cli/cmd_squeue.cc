@@ -1,6 +1,7 @@
 // squeue: jobs from the API, filtered as Slurm's options say (src/cli/slurm/job_filter.h), printed
 // through Slurm's formats (src/cli/format/squeue.h), or with --json in Slurm 22.05's schema
 // (src/cli/format/slurm_json.h).
+#include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -11,6 +12,8 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/format/squeue.h"
+#include "cli/format/squeue_fields.h"
+#include "cli/format/unknown_letters.h"
 #include "cli/slurm/job_filter.h"
 #include "cli/slurm/long_format.h"
 #include "cli/slurm/slurm_options.h"
@@ -97,6 +100,14 @@ std::vector<SlurmOption> SqueueOptionTable(SqueueRequest& r) {
   };
 }
 
+// %g prints the group's name, which Slurm's squeue resolves here: the API sends the gid.
+void AddGroupNames(nlohmann::json& jobs) {
+  for (nlohmann::json& j : jobs) {
+    if (j.contains("group") || !j.contains("gid") || !j["gid"].is_number_unsigned()) continue;
+    if (const group* g = ::getgrgid(j["gid"].get<gid_t>())) j["group"] = g->gr_name;
+  }
+}
+
 std::string UserName() {
   if (const passwd* pw = ::getpwuid(::getuid())) return pw->pw_name;
   return std::to_string(::getuid());
@@ -123,6 +134,7 @@ int Report(client::ApiClient& api, SqueueRequest& r, const std::string& state_qu
   }
   if (r.json) return PrintSlurmJson("squeue", SqueueJson(jobs, CliSlurmJsonContext()));
   r.format.now = std::time(nullptr);
+  AddGroupNames(jobs);
   if (!r.format.array_expanded) jobs = CollapsePendingArrays(jobs);
   Result<std::string> text = FormatSqueue(jobs, r.format);
   if (!text.ok()) return Fail("squeue", text.status());
@@ -153,6 +165,8 @@ int RunSqueue(int argc, char** argv) {
   SqueueRequest r;
   ParsedCommandLine cl = ParseSlurmCommandLine("squeue", argc, argv, SqueueOptionTable(r));
   if (cl.exit_code) return *cl.exit_code;
+  for (char c : UnknownLetters(r.format.format, [](char l) { return SqueueHeader(l).has_value(); }))
+    std::fprintf(stderr, "squeue: error: Invalid job format specification: %c\n", c);
   if (!cl.operands.empty()) {
     std::fprintf(stderr, "squeue: error: Unrecognized option: %s\n", cl.operands[0].c_str());
     return 1;

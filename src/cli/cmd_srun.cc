@@ -224,7 +224,7 @@ int AwaitFirstStep(client::ApiClient& api, const std::string& job_id) {
 int RunSrun(int argc, char** argv) {
   std::map<std::string, std::string> env = Environment();
   std::vector<std::string> args = Args(argc, argv);
-  if (std::optional<int> rc = SbatchHelpRequested(args, true)) return *rc;
+  if (std::optional<int> rc = SbatchHelpRequested(args, "srun")) return *rc;
   client::ApiClient api;
   std::map<std::string, std::string>::iterator job_id = env.find("SLURM_JOB_ID");
   bool in_job = job_id != env.end() && !job_id->second.empty();
@@ -242,6 +242,11 @@ int RunSrun(int argc, char** argv) {
   const Time now = std::time(nullptr);
   Result<jobspec::SrunParse> p = jobspec::ParseSrunArgs(args, env, CurrentDir(), now);
   if (!p.ok()) return FailOptions("srun", p.status());
+  for (const char* salloc_only : {"no-shell", "bell", "no-bell", "kill-command"}) {
+    if (p->srun_options.count(salloc_only))
+      return FailOptions("srun", InvalidArgument(std::string("unrecognized option '--") +
+                                                 salloc_only + "'"));
+  }
   if (p->command.empty()) return Fail("srun", "no command to run");
   if (p->spec.test_only) {  // when it would start; the command is not run
     client::ApiClient api;

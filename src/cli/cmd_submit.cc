@@ -44,7 +44,7 @@ int AwaitEnd(client::ApiClient& api, unsigned long long id) {
 int RunSbatch(int argc, char** argv) {
   jobspec::SbatchInput in;
   in.args = Args(argc, argv);
-  if (std::optional<int> rc = SbatchHelpRequested(in.args, false)) return *rc;
+  if (std::optional<int> rc = SbatchHelpRequested(in.args, "sbatch")) return *rc;
   in.env = Environment();
   in.cwd = CurrentDir();
   in.now = std::time(nullptr);

@@ -294,7 +294,7 @@ TEST_F(CoreTest, AnArraysTasksShareOneStoredSpec) {
 namespace lockstep::controller {
 namespace {
 
-class UsageTest : public testing::ControllerTest {
+class FairShareUsageTest : public testing::ControllerTest {
  protected:
   void SetUp() override {
     ControllerTest::SetUp();
@@ -313,7 +313,7 @@ class UsageTest : public testing::ControllerTest {
 
 // Fair-share usage: a running job charges its CPUs times the seconds it ran, at each interval
 // and when it ends, usage decays with the half-life, and a restart keeps it (Slurm's RawUsage).
-TEST_F(UsageTest, RunningJobsChargeTheirAssociationAndARestartKeepsIt) {
+TEST_F(FairShareUsageTest, RunningJobsChargeTheirAssociationAndARestartKeepsIt) {
   Result<JobId> a = controller_->Submit(kAlice, Spec(8));
   ASSERT_TRUE(a.ok());
   controller_->PassForTest();

@@ -63,10 +63,10 @@ Result<SrunParse> ParseSrunArgs(const std::vector<std::string>& args,
                                 const std::map<std::string, std::string>& env,
                                 const std::string& cwd, Time now);
 
-// sbatch's (srun's, with `srun`) --help: every option the parser knows, one a line, with what
+// The --help of `prog` (sbatch, srun or salloc): every option it takes, one a line, with what
 // lockstep does with it (docs/commands.md has the tables); and --usage, one line.
-std::string SbatchHelpText(bool srun);
-std::string SbatchUsageText(bool srun);
+std::string SbatchHelpText(std::string_view prog);
+std::string SbatchUsageText(std::string_view prog);
 
 // A time as Slurm's parse_time reads it (sbatch --begin, sacct -S/-E): now[{+|-}N[unit]],
 // today, tomorrow, midnight, noon, HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]]; local time.

@@ -41,10 +41,7 @@ const Occurrence* SpecBuilder::Last(Opt id) const {
 
 Status SpecBuilder::Apply(const Occurrence& occ) {
   const Opt id = occ.def->id;
-  if (id == Opt::kUnsupported) {
-    return InvalidArgument(
-        fmt::format("{}{} is not supported by lockstep", Prefix(prog_, occ.place), Label(occ)));
-  }
+  if (id == Opt::kUnsupported) return UndefinedName(occ);
   if (id == Opt::kSrunOnly) return Status::Ok();  // srun acts on it (SrunParse::srun_options)
   if (id == Opt::kIgnored) {
     spec_.warnings.push_back(fmt::format("{}{} has no effect in lockstep and is ignored",
@@ -57,6 +54,20 @@ Status SpecBuilder::Apply(const Occurrence& occ) {
   Status st = occ.value ? ApplyValue(occ, *occ.value) : ApplyFlag(occ);
   if (st.ok()) last_[id] = occ;
   return st;
+}
+
+// --reservation and --licenses: lockstep defines no reservation and no license, so any name is
+// one the cluster does not have, refused with the words and the exit code of Slurm's refusal.
+Status SpecBuilder::UndefinedName(const Occurrence& occ) const {
+  const std::string_view why = occ.def->long_name == "reservation"
+                                   ? "Requested reservation is invalid"
+                                   : "Invalid license specification";
+  const std::string_view failed =
+      prog_ == "sbatch" ? "Batch job submission failed" : "Unable to allocate resources";
+  if (occ.place.source == Source::kCommandLine)
+    return InvalidArgument(fmt::format("{}: {}: {}", prog_, failed, why));
+  return InvalidArgument(
+      fmt::format("{}{}: {}: {}", Prefix(prog_, occ.place), Label(occ), failed, why));
 }
 
 Status SpecBuilder::ApplyFlag(const Occurrence& occ) {

@@ -68,7 +68,7 @@ enum class Opt : std::uint8_t {
   kTestOnly,  // sbatch/srun --test-only
   kSrunOnly,     // srun's own (--pty, --jobid, --cpu-bind, ...): handed to srun (SrunParse)
   kIgnored,      // a Slurm option accepted without effect: a warning
-  kUnsupported,  // a Slurm option lockstep does not offer: an error that says so
+  kUnsupported,  // --reservation, --licenses: names lockstep defines none of, refused as Slurm does
 };
 
 enum class ArgKind : std::uint8_t { kNone, kRequired, kOptional };
@@ -193,6 +193,7 @@ class SpecBuilder {
   Status ApplyGpu(const Occurrence& occ, const std::string& v);
   Status ApplyMemory(const Occurrence& occ, const std::string& v);
   Status ApplyFlag(const Occurrence& occ);
+  Status UndefinedName(const Occurrence& occ) const;
   Status EnterGroup(std::initializer_list<Opt> group, const Occurrence& occ);
   void Clear(Opt id);
   Status CheckGpuTypes();

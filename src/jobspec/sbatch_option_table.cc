@@ -79,6 +79,11 @@ std::vector<OptionDef> BuildTable() {
       {"compress", 0, kOpt, Opt::kSrunOnly, false, true},
       {"debugger-test", 0, kNone, Opt::kSrunOnly, false, true},
       {"no-allocate", 'Z', kNone, Opt::kSrunOnly, false, true},
+      // salloc's own (it reads srun's options; srun refuses these as unrecognized).
+      {"no-shell", 0, kNone, Opt::kSrunOnly, false, true},
+      {"bell", 0, kNone, Opt::kSrunOnly, false, true},
+      {"no-bell", 0, kNone, Opt::kSrunOnly, false, true},
+      {"kill-command", 0, kOpt, Opt::kSrunOnly, false, true},
       // Accepted without effect (a warning): mail, accounting and binding hints.
       {"mail-type", 0, kReq, Opt::kIgnored},
       {"mail-user", 0, kReq, Opt::kIgnored},
@@ -98,58 +103,70 @@ std::vector<OptionDef> BuildTable() {
       {"no-kill", 'k', kOpt, Opt::kIgnored},
       {"verbose", 'v', kNone, Opt::kIgnored},
       {"quiet", 'Q', kNone, Opt::kIgnored},
-      // Slurm options lockstep does not offer: named in an error rather than "unrecognized",
-      // and kept here so that a prefix such as "--exc" stays as ambiguous as in Slurm.
       {"nodelist", 'w', kReq, Opt::kNodelist},
       {"exclude", 'x', kReq, Opt::kExclude},
+      {"test-only", 0, kNone, Opt::kTestOnly},
+      {"wait", 'W', kNone, Opt::kWait, true},
+      // Names that lockstep defines none of: refused as Slurm refuses an undefined one.
       {"reservation", 0, kReq, Opt::kUnsupported},
       {"licenses", 'L', kReq, Opt::kUnsupported},
-      {"time-min", 0, kReq, Opt::kUnsupported},
-      {"tmp", 0, kReq, Opt::kUnsupported},
-      {"cpus-per-gpu", 0, kReq, Opt::kUnsupported},
-      {"gpus-per-socket", 0, kReq, Opt::kUnsupported},
-      {"ntasks-per-gpu", 0, kReq, Opt::kUnsupported},
-      {"ntasks-per-socket", 0, kReq, Opt::kUnsupported},
-      {"ntasks-per-core", 0, kReq, Opt::kUnsupported},
-      {"gpu-bind", 0, kReq, Opt::kUnsupported},
-      {"gpu-freq", 0, kReq, Opt::kUnsupported},
-      {"tres-per-task", 0, kReq, Opt::kUnsupported},
-      {"tres-bind", 0, kReq, Opt::kUnsupported},
-      {"gres-flags", 0, kReq, Opt::kUnsupported},
-      {"mincpus", 0, kReq, Opt::kUnsupported},
-      {"sockets-per-node", 0, kReq, Opt::kUnsupported},
-      {"cores-per-socket", 0, kReq, Opt::kUnsupported},
-      {"threads-per-core", 0, kReq, Opt::kUnsupported},
-      {"extra-node-info", 'B', kReq, Opt::kUnsupported},
-      {"core-spec", 'S', kReq, Opt::kUnsupported},
-      {"thread-spec", 0, kReq, Opt::kUnsupported},
-      {"overcommit", 'O', kNone, Opt::kUnsupported},
-      {"oversubscribe", 's', kNone, Opt::kUnsupported},
-      {"contiguous", 0, kNone, Opt::kUnsupported},
-      {"input", 'i', kReq, Opt::kUnsupported, true},
-      {"immediate", 'I', kOpt, Opt::kUnsupported},
-      {"wait", 'W', kNone, Opt::kWait, true},
-      {"wait-all-nodes", 0, kReq, Opt::kUnsupported},
-      {"deadline", 0, kReq, Opt::kUnsupported},
-      {"delay-boot", 0, kReq, Opt::kUnsupported},
-      {"segment", 0, kReq, Opt::kUnsupported},
-      {"priority", 0, kReq, Opt::kUnsupported},
-      {"prefer", 0, kReq, Opt::kUnsupported},
-      {"clusters", 'M', kReq, Opt::kUnsupported},
-      {"cluster-constraint", 0, kReq, Opt::kUnsupported},
-      {"bb", 0, kReq, Opt::kUnsupported},
-      {"bbf", 0, kReq, Opt::kUnsupported},
-      {"test-only", 0, kNone, Opt::kTestOnly},
-      {"uid", 0, kReq, Opt::kUnsupported},
-      {"gid", 0, kReq, Opt::kUnsupported},
-      {"network", 0, kReq, Opt::kUnsupported},
-      {"export-file", 0, kReq, Opt::kUnsupported},
-      {"mcs-label", 0, kReq, Opt::kUnsupported},
-      {"use-min-nodes", 0, kNone, Opt::kUnsupported},
-      {"spread-job", 0, kNone, Opt::kUnsupported},
-      {"container", 0, kReq, Opt::kUnsupported},
-      {"container-id", 0, kReq, Opt::kUnsupported},
-      {"reboot", 0, kNone, Opt::kUnsupported},
+      // Accepted without effect (a warning), docs/commands.md says why for each: placement and
+      // binding hints lockstep's placement does not take, limits it does not apply, and
+      // options of Slurm features lockstep has no counterpart for.
+      {"time-min", 0, kReq, Opt::kIgnored},
+      {"tmp", 0, kReq, Opt::kIgnored},
+      {"cpus-per-gpu", 0, kReq, Opt::kIgnored},
+      {"gpus-per-socket", 0, kReq, Opt::kIgnored},
+      {"ntasks-per-gpu", 0, kReq, Opt::kIgnored},
+      {"ntasks-per-socket", 0, kReq, Opt::kIgnored},
+      {"ntasks-per-core", 0, kReq, Opt::kIgnored},
+      {"gpu-bind", 0, kReq, Opt::kIgnored},
+      {"gpu-freq", 0, kReq, Opt::kIgnored},
+      {"tres-per-task", 0, kReq, Opt::kIgnored},
+      {"tres-bind", 0, kReq, Opt::kIgnored},
+      {"gres-flags", 0, kReq, Opt::kIgnored},
+      {"mincpus", 0, kReq, Opt::kIgnored},
+      {"sockets-per-node", 0, kReq, Opt::kIgnored},
+      {"cores-per-socket", 0, kReq, Opt::kIgnored},
+      {"threads-per-core", 0, kReq, Opt::kIgnored},
+      {"extra-node-info", 'B', kReq, Opt::kIgnored},
+      {"core-spec", 'S', kReq, Opt::kIgnored},
+      {"thread-spec", 0, kReq, Opt::kIgnored},
+      {"overcommit", 'O', kNone, Opt::kIgnored},
+      {"oversubscribe", 's', kNone, Opt::kIgnored},
+      {"contiguous", 0, kNone, Opt::kIgnored},
+      {"input", 'i', kReq, Opt::kIgnored, true},
+      {"immediate", 'I', kOpt, Opt::kIgnored},
+      {"wait-all-nodes", 0, kReq, Opt::kIgnored},
+      {"deadline", 0, kReq, Opt::kIgnored},
+      {"delay-boot", 0, kReq, Opt::kIgnored},
+      {"segment", 0, kReq, Opt::kIgnored},
+      {"priority", 0, kReq, Opt::kIgnored},
+      {"prefer", 0, kReq, Opt::kIgnored},
+      {"clusters", 'M', kReq, Opt::kIgnored},
+      {"cluster-constraint", 0, kReq, Opt::kIgnored},
+      {"bb", 0, kReq, Opt::kIgnored},
+      {"bbf", 0, kReq, Opt::kIgnored},
+      {"uid", 0, kReq, Opt::kIgnored},
+      {"gid", 0, kReq, Opt::kIgnored},
+      {"network", 0, kReq, Opt::kIgnored},
+      {"export-file", 0, kReq, Opt::kIgnored},
+      {"mcs-label", 0, kReq, Opt::kIgnored},
+      {"use-min-nodes", 0, kNone, Opt::kIgnored},
+      {"spread-job", 0, kNone, Opt::kIgnored},
+      {"container", 0, kReq, Opt::kIgnored},
+      {"container-id", 0, kReq, Opt::kIgnored},
+      {"reboot", 0, kNone, Opt::kIgnored},
+      {"power", 0, kReq, Opt::kIgnored},
+      {"nodefile", 'F', kReq, Opt::kIgnored},
+      {"batch", 0, kReq, Opt::kIgnored, true},
+      {"ignore-pbs", 0, kNone, Opt::kIgnored, true},
+      {"x11", 0, kOpt, Opt::kIgnored, false, true},
+      {"bcast", 0, kOpt, Opt::kIgnored, false, true},
+      {"bcast-exclude", 0, kReq, Opt::kIgnored, false, true},
+      {"msg-timeout", 0, kReq, Opt::kIgnored, false, true},
+      {"threads", 'T', kReq, Opt::kIgnored, false, true},
+      {"preserve-env", 'E', kNone, Opt::kIgnored, false, true},
   };
 }
 
@@ -169,51 +186,6 @@ const OptionDef& DefFor(Opt id) {
 }
 
 }  // namespace lockstep::jobspec::sbatch_internal
-
-namespace lockstep::jobspec {
-namespace {
-
-using sbatch_internal::ArgKind;
-using sbatch_internal::Opt;
-using sbatch_internal::OptionDef;
-
-bool Offered(const OptionDef& d, bool srun) {
-  return !d.long_name.empty() && (srun ? !d.sbatch_only : !d.srun_only);
-}
-
-std::string Spelling(const OptionDef& d) {
-  std::string s = d.short_name != 0 ? fmt::format("-{}, ", d.short_name) : "    ";
-  s += fmt::format("--{}", d.long_name);
-  if (d.arg == ArgKind::kRequired) s += "=value";
-  if (d.arg == ArgKind::kOptional) s += "[=value]";
-  return s;
-}
-
-}  // namespace
-
-std::string SbatchHelpText(bool srun) {
-  std::string out = srun ? "Usage: srun [OPTIONS...] executable [args...]\n\n"
-                         : "Usage: sbatch [OPTIONS...] script [args...]\n\n";
-  for (const OptionDef& d : sbatch_internal::OptionTable()) {
-    if (!Offered(d, srun)) continue;
-    const char* what = d.id == Opt::kUnsupported ? "not supported by lockstep (an error)"
-                       : d.id == Opt::kIgnored   ? "accepted, no effect (a warning)"
-                       : d.id == Opt::kSrunOnly  ? "srun's own (docs/commands.md)"
-                                                 : "";
-    out += *what ? fmt::format("  {:<34}{}\n", Spelling(d), what)
-                 : fmt::format("  {}\n", Spelling(d));
-  }
-  out += "\nHelp options:\n  -h, --help                        show this help message\n"
-         "      --usage                       display brief usage message\n";
-  return out;
-}
-
-std::string SbatchUsageText(bool srun) {
-  return srun ? "Usage: srun [OPTIONS(0)...] executable(0) [args(0)...]\n"
-              : "Usage: sbatch [OPTIONS...] executable [args...]\n";
-}
-
-}  // namespace lockstep::jobspec
 
 namespace lockstep::jobspec::sbatch_internal {
 

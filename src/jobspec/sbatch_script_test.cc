@@ -171,7 +171,8 @@ TEST_F(SbatchScriptTest, UnknownDirectiveNamesTheLine) {
   EXPECT_EQ(Error({Script("#!/bin/sh\n#SBATCH --time\n")}),
             "sbatch: train.sbatch line 2: #SBATCH: option '--time' requires an argument");
   EXPECT_EQ(Error({Script("#!/bin/sh\n#SBATCH --reservation=a1\n")}),
-            "sbatch: train.sbatch line 2: #SBATCH --reservation is not supported by lockstep");
+            "sbatch: train.sbatch line 2: #SBATCH --reservation: Batch job submission failed: "
+            "Requested reservation is invalid");
 }
 
 TEST_F(SbatchScriptTest, BadValueNamesTheLine) {

@@ -240,10 +240,20 @@ TEST_F(SbatchCommandLineTest, IgnoredSlurmOptionsBecomeWarnings) {
   EXPECT_EQ(s.warnings[2], "sbatch: -v has no effect in lockstep and is ignored");
 }
 
-TEST_F(SbatchCommandLineTest, UnsupportedSlurmOptionsAreNamed) {
+// lockstep defines no reservation and no license: any name is refused in Slurm's words.
+TEST_F(SbatchCommandLineTest, UndefinedReservationsAndLicensesAreRefusedAsSlurmDoes) {
   EXPECT_EQ(Error({"--reservation=maint", Script(kPlain)}),
-            "sbatch: --reservation is not supported by lockstep");
-  EXPECT_EQ(Error({"-L", "matlab", Script(kPlain)}), "sbatch: -L is not supported by lockstep");
+            "sbatch: Batch job submission failed: Requested reservation is invalid");
+  EXPECT_EQ(Error({"-L", "matlab", Script(kPlain)}),
+            "sbatch: Batch job submission failed: Invalid license specification");
+}
+
+// Slurm options lockstep's placement does not take are accepted with a warning that says so.
+TEST_F(SbatchCommandLineTest, HintsWithoutEffectAreAcceptedWithAWarning) {
+  JobSpec s = Ok({"--cpus-per-gpu=4", "-B", "2:8:1", "--tmp=10G", "--uid=0", Script(kPlain)});
+  ASSERT_EQ(s.warnings.size(), 4u);
+  EXPECT_EQ(s.warnings[0], "sbatch: --cpus-per-gpu has no effect in lockstep and is ignored");
+  EXPECT_EQ(s.warnings[1], "sbatch: -B has no effect in lockstep and is ignored");
 }
 
 // -w and -x keep hostlists, compressed; their syntax is checked here, the names at submission.

@@ -116,8 +116,15 @@ std::string TimeStamp(Time t) {
   return Strftime(t, "%Y-%m-%dT%H:%M:%S");
 }
 
+std::string TresPerText(std::string_view tres) {
+  std::string out(tres);
+  for (std::size_t at = out.find("gres/"); at != std::string::npos; at = out.find("gres/", at))
+    out[at + 4] = ':';
+  return out;
+}
+
 std::string DateLine(Time now) {
-  return Strftime(now, "%a %b %e %H:%M:%S %Y");
+  return Strftime(now, "%a %b %d %H:%M:%S %Y");  // slurm_ctime2: "Wed Dec 02 ..."
 }
 
 std::string ConvertUnits(std::int64_t value, int unit_index) {

@@ -59,6 +59,10 @@ std::string LongDuration(Seconds seconds);
 // "2025-11-29T07:06:40". Callers choose the text for 0 ("N/A", "Unknown", ...).
 std::string TimeStamp(Time t);
 
+// A TRES-per-something value as Slurm 22.05 prints it (squeue %b, scontrol TresPerNode): its GRES
+// as "gres:gpu:2", where the API (and Slurm from 23.02) says "gres/gpu:2".
+std::string TresPerText(std::string_view tres);
+
 // The date line squeue -l and sinfo -l print above the header (ctime): "Sat Nov 29 07:06:40 2025".
 std::string DateLine(Time now);
 

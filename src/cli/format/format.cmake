@@ -19,6 +19,7 @@ lockstep_cc_library(NAME lockstep_cli_format FOLDER cli/format
     ${CMAKE_CURRENT_LIST_DIR}/sacctmgr.cc
     ${CMAKE_CURRENT_LIST_DIR}/scontrol_config.cc
     ${CMAKE_CURRENT_LIST_DIR}/sstat.cc
+    ${CMAKE_CURRENT_LIST_DIR}/unknown_letters.cc
   DEPS lockstep_common nlohmann_json::nlohmann_json fmt::fmt)
 
 lockstep_cc_test(NAME cli_format_test

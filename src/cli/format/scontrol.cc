@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <vector>
 
 #include "cli/format/field_format.h"
@@ -131,7 +132,8 @@ Lines JobLines(const nlohmann::json& job, Time now) {
   if (!JStr(job, "stderr").empty()) l.push_back("StdErr=" + JStr(job, "stderr"));
   l.push_back("StdIn=/dev/null");
   if (!JStr(job, "stdout").empty()) l.push_back("StdOut=" + JStr(job, "stdout"));
-  if (!JStr(job, "tres_per_node").empty()) l.push_back("TresPerNode=" + JStr(job, "tres_per_node"));
+  if (!JStr(job, "tres_per_node").empty())
+    l.push_back("TresPerNode=" + TresPerText(JStr(job, "tres_per_node")));
   return l;
 }
 
@@ -210,9 +212,13 @@ Lines PartitionLines(const nlohmann::json& p, std::int64_t total_cpus) {
   l.push_back(fmt::format("AllocNodes=ALL Default={} QoS=N/A", JBool(p, "default") ? "YES" : "NO"));
   l.push_back(
       fmt::format("DefaultTime={} DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO",
-                  DurationOr(p, "default_time", "NONE")));
+                  // No DefaultTime set: Slurm says NONE (the partition's MaxTime applies).
+                  JIsNull(p, "default_time") ? std::string("NONE")
+                                             : DurationOr(p, "default_time", "NONE")));
+  // Slurm's INFINITE: no limit is UNLIMITED, however the API spells it (null or INT32_MAX).
+  const bool unlimited = !max_nodes || *max_nodes >= std::numeric_limits<std::int32_t>::max();
   l.push_back(fmt::format("MaxNodes={} MaxTime={} MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED",
-                          max_nodes ? fmt::format("{}", *max_nodes) : std::string("UNLIMITED"),
+                          unlimited ? std::string("UNLIMITED") : fmt::format("{}", *max_nodes),
                           DurationOr(p, "max_time", "UNLIMITED")));
   l.push_back("Nodes=" + OrNull(JStr(p, "nodes")));
   l.push_back(

@@ -46,7 +46,7 @@ TEST(ScontrolShowJob, PendingJobGolden) {
             "   Command=(null)\n"
             "   WorkDir=/home/alice\n"
             "   StdIn=/dev/null\n"
-            "   TresPerNode=gres/gpu:8\n"
+            "   TresPerNode=gres:gpu:8\n"  // 22.05's spelling
             "\n");
 }
 
@@ -127,6 +127,15 @@ TEST(ScontrolShowPartition, DefaultPartitionGolden) {
             "\n");
 }
 
+// The API spells "no node limit" as INT32_MAX: Slurm prints UNLIMITED, as for null.
+TEST(ScontrolShowPartition, Int32MaxNodesIsUnlimited) {
+  nlohmann::json parts = testdata::Partitions();
+  parts[0]["max_nodes"] = 2147483647;
+  Result<std::string> out = FormatScontrolShowPartition(parts, nullptr, Options());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->find("MaxNodes=2147483647"), std::string::npos) << *out;
+}
+
 TEST(ScontrolShowPartition, UnlimitedAndOneLiner) {
   ScontrolOptions options = Options();
   options.one_liner = true;
@@ -134,7 +143,7 @@ TEST(ScontrolShowPartition, UnlimitedAndOneLiner) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(std::count(out->begin(), out->end(), '\n'), 3);
   EXPECT_NE(out->find("PartitionName=batch AllowGroups=ALL"), std::string::npos);
-  EXPECT_NE(out->find("DefaultTime=UNLIMITED "), std::string::npos);
+  EXPECT_NE(out->find("DefaultTime=NONE "), std::string::npos);  // none set: Slurm's NONE
   EXPECT_NE(out->find("MaxNodes=UNLIMITED MaxTime=UNLIMITED "), std::string::npos);
   EXPECT_NE(out->find("Nodes=(null) "), std::string::npos);
   EXPECT_NE(out->find("State=DOWN TotalCPUs=0 TotalNodes=0 "), std::string::npos);

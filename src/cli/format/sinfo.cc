@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "cli/format/field_format.h"
+#include "cli/format/unknown_letters.h"
 #include "cli/format/sinfo_record.h"
 #include "common/hostlist.h"
 
@@ -225,12 +226,8 @@ Result<std::string> FormatSinfo(const nlohmann::json& partitions, const nlohmann
                                 const SinfoOptions& options) {
   Result<FormatSpec> spec = ParseFormat(ChooseFormat(options), "sinfo");
   if (!spec.ok()) return spec.status();
-  for (const FieldSpec& f : spec->fields) {
-    if (SinfoHeader(f.letter) == nullptr) {
-      return InvalidArgument(
-          fmt::format("sinfo: invalid node format specification: %{}", f.letter));
-    }
-  }
+  SettleUnknownLetters(*spec, [](char c) { return SinfoHeader(c) != nullptr; },
+                       UnknownLetter::kAsText);
   Result<std::vector<const nlohmann::json*>> parts = Records(partitions, "partitions");
   if (!parts.ok()) return parts.status();
   Result<std::vector<const nlohmann::json*>> node_json = Records(nodes, "nodes");
@@ -302,7 +299,9 @@ Result<std::string> FormatSinfo(const nlohmann::json& partitions, const nlohmann
     out += spec->prefix;
     for (const FieldSpec& f : spec->fields) {
       int width = width_of(f);
-      std::string text = f.letter == 'N'   ? nodelists[i]
+      // lockstep's nodes are named by their host: HOSTNAMES and NODE_ADDR are the node list.
+      const bool node_list = f.letter == 'N' || f.letter == 'n' || f.letter == 'o';
+      std::string text = node_list         ? nodelists[i]
                          : f.letter == 'P' ? PartitionCell(r, width)
                                            : RecordValue(f.letter, r);
       out += FitField(text, width, f.right, true) + f.suffix;

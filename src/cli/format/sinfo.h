@@ -18,7 +18,7 @@ namespace lockstep::cli {
 // opts.c).
 inline constexpr char kSinfoDefaultFormat[] = "%#P %.5a %.10l %.6D %.6t %N";
 inline constexpr char kSinfoLongFormat[] =
-    "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %.11i %N";
+    "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N";  // 22.05: no RESERVATION yet
 inline constexpr char kSinfoSummarizeFormat[] = "%#P %.5a %.10l %.16F %N";
 inline constexpr char kSinfoNodeFormat[] = "%#N %.6D %.#P %6t";
 inline constexpr char kSinfoNodeLongFormat[] =
@@ -45,8 +45,9 @@ struct SinfoOptions {
 
 // Formats the partitions (a JSON array of Partition objects, or {"partitions": [...]}) and nodes
 // (an array of Node objects, or {"nodes": [...]}) as sinfo does. A node belongs to the
-// partitions its "partitions" member names. Every line ends in '\n'. An unknown format or sort
-// letter, or malformed input, is an InvalidArgument.
+// partitions its "partitions" member names. Every line ends in '\n'. An unknown format letter is
+// printed as text (unknown_letters.h); an unknown sort letter, or malformed input, is an
+// InvalidArgument.
 Result<std::string> FormatSinfo(const nlohmann::json& partitions, const nlohmann::json& nodes,
                                 const SinfoOptions& options);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <limits>
 
 #include "cli/format/field_format.h"
 
@@ -44,7 +45,7 @@ struct HeaderEntry {
   const char* header;
 };
 
-constexpr std::array<HeaderEntry, 35> kHeaders = {{
+constexpr std::array<HeaderEntry, 43> kHeaders = {{
     {'a', "AVAIL"},
     {'A', "NODES(A/I)"},
     {'b', "ACTIVE_FEATURES"},
@@ -80,6 +81,14 @@ constexpr std::array<HeaderEntry, 35> kHeaders = {{
     {'U', "USER"},
     {'w', "WEIGHT"},
     {'z', "S:C:T"},
+    {'Z', "THREADS"},
+    {'M', "PREEMPT_MODE"},
+    {'n', "HOSTNAMES"},
+    {'o', "NODE_ADDR"},
+    {'v', "VERSION"},
+    {'V', "CLUSTER"},
+    {'X', "SOCKETS"},
+    {'Y', "CORES"},
 }};
 
 std::string Lower(std::string s) {
@@ -208,7 +217,7 @@ const char* SinfoHeader(char letter) {
 }
 
 bool IsPartitionLetter(char letter) {
-  return std::string_view("aBghIlLpPrRsS").find(letter) != std::string_view::npos;
+  return std::string_view("aBghIlLMpPrRsS").find(letter) != std::string_view::npos;
 }
 
 bool IsNodeMatchLetter(char letter) {
@@ -216,7 +225,7 @@ bool IsNodeMatchLetter(char letter) {
 }
 
 bool IsExactMatchLetter(char letter) {
-  return std::string_view("cCdmwz").find(letter) != std::string_view::npos;
+  return std::string_view("cCdmwXYzZ").find(letter) != std::string_view::npos;
 }
 
 std::string PartitionValue(char letter, const nlohmann::json* part) {
@@ -234,8 +243,10 @@ std::string PartitionValue(char letter, const nlohmann::json* part) {
       return fmt::format("{}", JIntOr(*part, "priority_job_factor", 1));
     case 'l':
       return Duration(part, "max_time");
-    case 'L':
-      return Duration(part, "default_time");
+    case 'L':  // no DefaultTime: Slurm's n/a (MaxTime applies)
+      return part && JIsNull(*part, "default_time") ? "n/a" : Duration(part, "default_time");
+    case 'M':  // as scontrol show partition's PreemptMode
+      return StrOr(part, "preempt_mode", "OFF");
     case 'p':
       return fmt::format("{}", JIntOr(*part, "priority_tier", 1));
     case 'P':
@@ -247,7 +258,9 @@ std::string PartitionValue(char letter, const nlohmann::json* part) {
       std::int64_t min = JIntOr(*part, "min_nodes", 1);
       auto max = JInt(*part, "max_nodes");
       if (min < 1 && (!max || *max > 0)) min = 1;
-      if (!max) return fmt::format("{}-infinite", ConvertUnits(min, 0));
+      // Slurm's INFINITE: no limit, however the API spells it (null or INT32_MAX).
+      if (!max || *max >= std::numeric_limits<std::int32_t>::max())
+        return fmt::format("{}-infinite", ConvertUnits(min, 0));
       if (*max == min) return ConvertUnits(min, 0);
       return fmt::format("{}-{}", ConvertUnits(min, 0), ConvertUnits(*max, 0));
     }
@@ -286,6 +299,12 @@ std::string NodeMatchValue(char letter, const SinfoNode& node) {
       return fmt::format("{}", node.weight);
     case 'z':
       return fmt::format("{}:{}:{}", node.sockets, node.cores, node.threads);
+    case 'Z':
+      return fmt::format("{}", node.threads);
+    case 'X':
+      return fmt::format("{}", node.sockets);
+    case 'Y':
+      return fmt::format("{}", node.cores);
     default:
       return "";
   }
@@ -341,6 +360,15 @@ std::string RecordValue(char letter, const SinfoRecord& r) {
     case 'z':
       return MinPlus(r.sockets, true) + ":" + MinPlus(r.cores, true) + ":" +
              MinPlus(r.threads, true);
+    case 'Z':
+      return MinPlus(r.threads, true);
+    case 'X':
+      return MinPlus(r.sockets, true);
+    case 'Y':
+      return MinPlus(r.cores, true);
+    case 'v':  // the node daemon's version: agents do not report one
+    case 'V':  // the federation's cluster: none
+      return "N/A";
     default:
       return "";
   }

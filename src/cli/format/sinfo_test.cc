@@ -49,17 +49,17 @@ TEST(Sinfo, LongFormatGolden) {
   EXPECT_EQ(Sinfo(testdata::Partitions(), testdata::Nodes(), options),
             "Sat Nov 29 08:06:40 2025\n"
             "PARTITION AVAIL  TIMELIMIT   JOB_SIZE ROOT OVERSUBS     GROUPS  NODES       STATE "
-            "RESERVATION NODELIST\n"
-            "batch        up   infinite 1-infinite   no       NO        all      2   allocated     "
-            "        adev[8-9]\n"
-            "batch        up   infinite 1-infinite   no       NO        all      6        idle     "
-            "        adev[10-15]\n"
-            "debug*       up      30:00        1-8   no       NO        all      2     drained     "
-            "        adev[6-7]\n"
-            "debug*       up      30:00        1-8   no       NO        all      6        idle     "
-            "        adev[0-5]\n"
-            "empty      down 2-00:00:00        1-4   no       NO        all      0         n/a     "
-            "        \n");
+            "NODELIST\n"
+            "batch        up   infinite 1-infinite   no       NO        all      2   allocated "
+            "adev[8-9]\n"
+            "batch        up   infinite 1-infinite   no       NO        all      6        idle "
+            "adev[10-15]\n"
+            "debug*       up      30:00        1-8   no       NO        all      2     drained "
+            "adev[6-7]\n"
+            "debug*       up      30:00        1-8   no       NO        all      6        idle "
+            "adev[0-5]\n"
+            "empty      down 2-00:00:00        1-4   no       NO        all      0         n/a "
+            "\n");
 }
 
 // -N: one line per node, sorted by name with numbers compared as numbers; the partition column
@@ -161,15 +161,61 @@ TEST(Sinfo, MembershipFromPartitionHostlistWhenNodesDoNotSay) {
 
 TEST(Sinfo, Errors) {
   SinfoOptions options;
-  options.format = "%P %Q";
-  EXPECT_EQ(FormatSinfo(testdata::Partitions(), testdata::Nodes(), options).status().code(),
-            StatusCode::kInvalidArgument);
-  options.format = "";
   options.sort = "#P,-x";
   EXPECT_FALSE(FormatSinfo(testdata::Partitions(), testdata::Nodes(), options).ok());
   options.sort = "";
   EXPECT_FALSE(FormatSinfo(nlohmann::json{{"x", 1}}, testdata::Nodes(), options).ok());
   EXPECT_FALSE(FormatSinfo(testdata::Partitions(), nlohmann::json{{"nodes", 3}}, options).ok());
+}
+
+// The API spells "no node limit" as INT32_MAX: JOB_SIZE says infinite, as for null.
+TEST(Sinfo, Int32MaxNodesIsInfinite) {
+  nlohmann::json parts = testdata::Partitions();
+  parts[0]["max_nodes"] = 2147483647;
+  SinfoOptions options;
+  options.format = "%P %s";
+  Result<std::string> out = FormatSinfo(parts, testdata::Nodes(), options);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_NE(out->find("batch 1-infinite\n"), std::string::npos) << *out;
+}
+
+// %Z: threads per core (Slurm's THREADS column), as the T of %z.
+TEST(Sinfo, ThreadsColumn) {
+  SinfoOptions options;
+  options.format = "%Z|%z";
+  Result<std::string> out = FormatSinfo(testdata::Partitions(), testdata::Nodes(), options);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const std::string second = out->substr(out->find('\n') + 1);
+  const std::string threads = second.substr(0, second.find('|'));
+  const std::string stc = second.substr(second.find('|') + 1, second.find('\n') - second.find('|') - 1);
+  EXPECT_EQ(out->substr(0, out->find('\n')), "THREADS|S:C:T");
+  EXPECT_EQ(stc.substr(stc.rfind(':') + 1), threads) << *out;
+}
+
+// Every letter of Slurm 22.05's sinfo is known (none printed as text), and %L says n/a for a
+// partition without a DefaultTime, as Slurm does.
+TEST(Sinfo, EveryLetterOfSlurm2205) {
+  SinfoOptions options;
+  for (char c : std::string("aAbBcCdDeEfFgGhHIlLmMnNoOpPrRsStTuUvVwXYzZ")) {
+    options.format = std::string("%") + c;
+    Result<std::string> out = FormatSinfo(testdata::Partitions(), testdata::Nodes(), options);
+    ASSERT_TRUE(out.ok()) << c << ": " << out.status().ToString();
+    EXPECT_EQ(out->find('%'), std::string::npos) << c << ":\n" << *out;
+  }
+  options.format = "%P %L";
+  Result<std::string> out = FormatSinfo(testdata::Partitions(), testdata::Nodes(), options);
+  ASSERT_TRUE(out.ok());
+  EXPECT_NE(out->find("batch n/a\n"), std::string::npos) << *out;
+}
+
+// An unknown letter is printed as text, as Slurm 22.05's sinfo does ("%.5Q"): not an error.
+TEST(Sinfo, UnknownLetterPrintedAsText) {
+  SinfoOptions options;
+  options.format = "%P|%.5Q|%a";
+  Result<std::string> out = FormatSinfo(testdata::Partitions(), testdata::Nodes(), options);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->substr(0, out->find('\n')), "PARTITION|%.5Q|AVAIL");
+  EXPECT_NE(out->find("batch|%.5Q|up\n"), std::string::npos) << *out;
 }
 
 TEST(SinfoRecord, ParseNodeState) {

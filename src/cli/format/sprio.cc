@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/format/field_format.h"
+#include "cli/format/unknown_letters.h"
 
 namespace lockstep::cli {
 namespace {
@@ -19,13 +20,13 @@ struct Letter {
   const char* header;
 };
 
-constexpr std::array<Letter, 22> kLetters = {{
+constexpr std::array<Letter, 23> kLetters = {{
     {'a', "AGE"},       {'A', "AGE"},       {'b', "ASSOC"}, {'B', "ASSOC"},
     {'f', "FAIRSHARE"}, {'F', "FAIRSHARE"}, {'i', "JOBID"}, {'j', "JOBSIZE"},
     {'J', "JOBSIZE"},   {'n', "QOSNAME"},   {'N', "NICE"},  {'o', "ACCOUNT"},
     {'p', "PARTITION"}, {'P', "PARTITION"}, {'q', "QOS"},   {'Q', "QOS"},
     {'r', "PARTITION"}, {'S', "SITE"},      {'t', "TRES"},  {'T', "TRES"},
-    {'u', "USER"},      {'y', "PRIORITY"},
+    {'u', "USER"},      {'y', "PRIORITY"},  {'c', "CLUSTER"},
 }};
 
 const char* Header(char letter) {
@@ -111,6 +112,8 @@ std::string Value(char letter, const nlohmann::json* p, const SprioWeights& w) {
       return JStr(*p, "user");
     case 'o':
       return JStr(*p, "account");
+    case 'c':
+      return JStr(*p, "cluster");
     case 'n':
       return JStr(*p, "qos_name");
     case 'Y':
@@ -179,6 +182,8 @@ Status SortPriorities(std::vector<const nlohmann::json*>& rows, std::string_view
 
 }  // namespace
 
+bool SprioLetterKnown(char letter) { return Header(letter) != nullptr; }
+
 Result<std::string> FormatSprio(const nlohmann::json& priorities, const SprioOptions& options) {
   if ((options.normalized || options.weights_only) && !options.weights) {
     return InvalidArgument("sprio: -n and -w need the cluster's priority weights");
@@ -189,11 +194,8 @@ Result<std::string> FormatSprio(const nlohmann::json& priorities, const SprioOpt
                            : options.format;
   Result<FormatSpec> spec = ParseFormat(format, "sprio");
   if (!spec.ok()) return spec.status();
-  for (const FieldSpec& f : spec->fields) {
-    if (f.auto_width || Header(f.letter) == nullptr) {
-      return InvalidArgument(fmt::format("sprio: invalid format specification: %{}", f.letter));
-    }
-  }
+  SettleUnknownLetters(*spec, [](char c) { return Header(c) != nullptr; }, UnknownLetter::kDrop,
+                       /*allow_auto_width=*/false);
   Result<std::vector<const nlohmann::json*>> records = Records(priorities, "priorities");
   if (!records.ok()) return records.status();
   std::vector<const nlohmann::json*> rows = *records;

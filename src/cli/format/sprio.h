@@ -11,9 +11,10 @@
 
 namespace lockstep::cli {
 
-// sprio's long formats (sprio(1)); the short ones are built from the weights (see SprioOptions).
+// sprio's long formats (Slurm 22.05's sprio -l; ACCOUNT and QOSNAME came later, as %o and %n);
+// the short ones are built from the weights (see SprioOptions).
 inline constexpr char kSprioLongFormat[] =
-    "%.15i %9r %.8u %.8o %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10n %.10Q %.11N %.20T";
+    "%.15i %9r %.8u %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10Q %.11N %.20T";
 inline constexpr char kSprioNormalizedLongFormat[] =
     "%.15i %9r %.8u %10y %10a %10b %10f %10j %10p %10q %20t";
 
@@ -43,12 +44,16 @@ struct SprioOptions {
   std::string sort;
 };
 
+// Whether `letter` is one of sprio's format letters.
+bool SprioLetterKnown(char letter);
+
 // Formats `priorities` (a JSON array of Priority objects, or {"priorities": [...]}) as sprio
 // does. Weighted factors print rounded to integers ("%.0f"), normalized ones with 7 decimals.
-// The Priority object's optional "site", "assoc" and "qos_name" members fill SITE, ASSOC and
-// QOSNAME (0, 0 and empty otherwise); "tres" may be a number or an object of per-TRES values.
-// An unknown format or sort letter, -n or -w without weights, or malformed input is an
-// InvalidArgument.
+// The Priority object's optional "site", "assoc", "qos_name" and "cluster" members fill SITE,
+// ASSOC, QOSNAME and CLUSTER (0, 0 and empty otherwise); "tres" may be a number or an object of
+// per-TRES values.
+// An unknown format letter is left out (unknown_letters.h); an unknown sort letter, -n or -w
+// without weights, or malformed input is an InvalidArgument.
 Result<std::string> FormatSprio(const nlohmann::json& priorities, const SprioOptions& options);
 
 }  // namespace lockstep::cli

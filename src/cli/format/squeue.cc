@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/format/field_format.h"
+#include "cli/format/unknown_letters.h"
 #include "cli/format/job_view.h"
 #include "cli/format/squeue_fields.h"
 #include "common/hostlist.h"
@@ -209,12 +210,8 @@ Result<std::string> FormatSqueue(const nlohmann::json& jobs, const SqueueOptions
   }
   Result<FormatSpec> spec = ParseFormat(format, "squeue");
   if (!spec.ok()) return spec.status();
-  for (const FieldSpec& field : spec->fields) {
-    if (field.auto_width || !SqueueHeader(field.letter)) {
-      return InvalidArgument(fmt::format("squeue: invalid job format specification: %{}{}",
-                                         field.auto_width ? "#" : "", field.letter));
-    }
-  }
+  SettleUnknownLetters(*spec, [](char c) { return SqueueHeader(c).has_value(); },
+                       UnknownLetter::kAsText, /*allow_auto_width=*/false);
   Result<std::vector<const nlohmann::json*>> records = Records(jobs, "jobs");
   if (!records.ok()) return records.status();
 

@@ -33,8 +33,9 @@ struct SqueueOptions {
 
 // Formats `jobs` (a JSON array of Job objects, or {"jobs": [...]}) as squeue does, one line per
 // job after the header, each line ending in '\n'. Every job given is printed: filtering by state,
-// user or partition (and --start's pending-only rule) is the caller's. An unknown format letter,
-// an unknown sort letter or malformed input is an InvalidArgument.
+// user or partition (and --start's pending-only rule) is the caller's. An unknown format letter
+// is printed as text (unknown_letters.h); an unknown sort letter or malformed input is an
+// InvalidArgument.
 Result<std::string> FormatSqueue(const nlohmann::json& jobs, const SqueueOptions& options);
 
 }  // namespace lockstep::cli

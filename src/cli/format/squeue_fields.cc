@@ -17,7 +17,7 @@ struct HeaderEntry {
 };
 
 // squeue's letters that lockstep fills, with their headers (src/squeue/opts.c, print.c).
-constexpr std::array<HeaderEntry, 44> kHeaders = {{
+constexpr std::array<HeaderEntry, 52> kHeaders = {{
     {'a', "ACCOUNT", true},
     {'A', "JOBID", true},
     {'b', "TRES_PER_NODE", true},
@@ -62,6 +62,15 @@ constexpr std::array<HeaderEntry, 44> kHeaders = {{
     {'Z', "WORK_DIR", true},
     {'c', "MIN_CPUS", true},
     {'h', "OVER_SUBSCRIBE", true},
+    // Requests lockstep has no counterpart for, printed as Slurm prints them when not given.
+    {'d', "MIN_TMP_DISK", true},
+    {'H', "SOCKETS_PER_NODE", true},
+    {'I', "CORES_PER_SOCKET", true},
+    {'J', "THREADS_PER_CORE", true},
+    {'O', "CONTIGUOUS", true},
+    {'s', "", true},  // 22.05: the select plugin's data, empty
+    {'X', "CORE_SPEC", true},
+    {'z', "S:C:T", true},
 }};
 
 // Slurm prints a missing string with printf("%s", NULL): "(null)".
@@ -132,7 +141,7 @@ SqueueCell SqueueValue(char letter, const SqueueRow& row, Time now) {
       return {Int(job, "job_id")};
     case 'b': {
       std::string tres = JStr(job, "tres_per_node");
-      return {tres.empty() ? std::string("N/A") : tres};
+      return {tres.empty() ? std::string("N/A") : TresPerText(tres)};
     }
     case 'B': {
       std::string host = JStr(job, "batch_host");
@@ -140,6 +149,19 @@ SqueueCell SqueueValue(char letter, const SqueueRow& row, Time now) {
     }
     case 'c':
       return {"1"};
+    case 'd':
+    case 'O':
+      return {"0"};
+    case 'H':
+    case 'I':
+    case 'J':
+      return {"*"};
+    case 's':
+      return {""};
+    case 'X':
+      return {"N/A"};
+    case 'z':
+      return {"*:*:*"};
     case 'C':
       return {Int(job, "cpus")};
     case 'D':

@@ -17,3 +17,4 @@ lockstep_cc_test(NAME cli_slurm_test
     ${CMAKE_CURRENT_LIST_DIR}/long_format_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/multi_prog_test.cc
   DEPS lockstep_cli_slurm)
+target_compile_definitions(lockstep_cli_slurm PRIVATE LOCKSTEP_VERSION="${PROJECT_VERSION}")

@@ -59,6 +59,10 @@ std::string Spelling(const SlurmOption& o) {
 
 }  // namespace
 
+std::string SlurmVersionText() {
+  return std::string("slurm 22.05.8 (lockstep ") + LOCKSTEP_VERSION + ")\n";
+}
+
 std::string SlurmHelpText(const std::string& command, const std::vector<SlurmOption>& options,
                           const std::string& usage_summary) {
   std::string out = "Usage: " + command + " " + usage_summary + "\n";
@@ -139,6 +143,11 @@ ParsedCommandLine ParseSlurmCommandLine(const std::string& command, int argc, ch
     }
     const SlurmOption* o = OptionFor(options, c);
     if (o == nullptr) continue;
+    if (std::string(o->long_name) == "version") {
+      std::fputs(SlurmVersionText().c_str(), stdout);
+      parsed.exit_code = 0;
+      return parsed;
+    }
     Status st = o->apply(optarg != nullptr ? optarg : "");
     if (!st.ok()) {
       std::fprintf(stderr, "%s: error: %s\n", command.c_str(), st.message().c_str());

@@ -5,7 +5,8 @@
 //   squeue: unrecognized option '--bogus'
 //   Try "squeue --help" for more information           (exit 1)
 //
-// `--help` prints the table; `--usage` one line of every option. Not thread-safe (getopt_long
+// `--help` prints the table; `--usage` one line of every option; an option named "version" prints
+// SlurmVersionText() and stops, as Slurm's -V does. Not thread-safe (getopt_long
 // keeps global state): call from main's thread only, one parse at a time.
 #pragma once
 
@@ -42,6 +43,10 @@ struct ParsedCommandLine {
 ParsedCommandLine ParseSlurmCommandLine(const std::string& command, int argc, char** argv,
                                         const std::vector<SlurmOption>& options,
                                         const std::string& usage_summary = "[OPTIONS]");
+
+// What -V/--version prints, on every command: the Slurm release whose command lines lockstep
+// speaks (tools read "slurm 22.05"), then lockstep's own version.
+std::string SlurmVersionText();
 
 // The text of --help for `options` (what ParseSlurmCommandLine prints), for golden tests.
 std::string SlurmHelpText(const std::string& command, const std::vector<SlurmOption>& options,
