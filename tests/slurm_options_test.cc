@@ -23,8 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kCommands[] = {"sbatch", "srun",    "salloc",   "squeue", "sinfo",
-                                 "sacct",  "scancel", "scontrol", "sprio"};
+const char* const kCommands[] = {"sbatch",  "srun",    "salloc",   "squeue",  "sinfo",
+                                 "sacct",   "scancel", "scontrol", "sprio",   "sdiag",
+                                 "sshare",  "sstat",   "sattach",  "sreport", "sacctmgr"};
 
 std::string ReadAll(const fs::path& p) {
   std::ifstream in(p);

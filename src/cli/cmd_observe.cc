@@ -8,14 +8,23 @@
 #include "cli/commands.h"
 #include "cli/format/event_line.h"
 #include "cli/format/sdiag.h"
+#include "cli/slurm/slurm_options.h"
 
 namespace lockstep::cli {
 
 int RunSdiag(int argc, char** argv) {
   CLI::App app{"Scheduler diagnostics: scheduling cycles, jobs and RPCs", "sdiag"};
-  bool json = false;
+  bool json = false, version = false, ignored = false;
   app.add_flag("--json", json, "the statistics as JSON");
+  app.add_flag("-V,--version", version, "print Slurm's release this answers as, and lockstep's");
+  // Slurm's sorting of the RPC tables and -a (every cluster): nothing to change here.
+  app.add_flag("-a,--all,-i,--sort-by-id,-t,--sort-by-time,-T,--sort-by-time2", ignored,
+               "accepted, no effect");
   CLI11_PARSE(app, argc, argv);
+  if (version) {
+    std::fputs(SlurmVersionText().c_str(), stdout);
+    return 0;
+  }
   client::ApiClient api;
   Result<nlohmann::json> r = api.Get("/api/v1/sdiag");
   if (!r.ok()) return Fail("sdiag", r.status());
