@@ -3,7 +3,8 @@
 // subresource (src/backend/kubernetes/backend/exec_steps.h): output, stderr and exit code back,
 // on node 0 or the node of -w;
 // srun's piped input, to its end; and `--pty`, a shell on a real pseudo-terminal (tests/
-// pty_session.h) with its size, Ctrl-C and `exit 3`; scancel of a step or of the job ends srun.
+// pty_session.h) with its size, Ctrl-C and `exit 3`; a signal to a step (scancel -s); scancel of
+// a step (its command killed in the pod) or of the job ends srun.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -125,19 +126,42 @@ TEST_F(RealNodeTest, SrunOverlapRunsInTheJobsPodThroughExec) {
 
   EXPECT_EQ(c->Job(id)["state"], "RUNNING");  // the job goes on
 
-  // scancel ID.STEP: the step's exec is closed and srun ends. (The command itself goes on in the
-  // pod until it ends or the job does: the kubelet ends no exec whose stream closed.)
+  // The step that runs now (one at a time below): its number.
+  auto running_step_id = [&] {
+    for (int s = 0; s < 64; ++s)
+      if (c->Get("/api/v1/jobs/" + std::to_string(id) + "/steps/" + std::to_string(s))
+              .value("state", "") == "RUNNING")
+        return s;
+    return -1;
+  };
+
+  // scancel -s USR1 ID.STEP: the signal reaches the command in the pod (by a second exec running
+  // kill), which traps it and ends by itself.
+  std::future<std::pair<std::string, int>> signalled = SrunBeside(
+      *c, job + " --overlap sh -c 'trap \"echo got-usr1; exit 0\" USR1; echo armed; "
+                "while :; do sleep 1; done'");
+  ASSERT_TRUE(WaitFor([&] { return RunsInPod(*c, job, "got-usr1"); }, kWait));
+  int signalled_step = running_step_id();
+  ASSERT_GE(signalled_step, 0);
+  r = c->Run({"scancel", "-s", "USR1", std::to_string(id) + "." + std::to_string(signalled_step)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(signalled.wait_for(seconds(30)), std::future_status::ready) << DaemonLog(*c);
+  auto [usr1_out, usr1_code] = signalled.get();
+  EXPECT_EQ(usr1_code, 0) << usr1_out;
+  // (The whole step gets it, as in Slurm: the shell's `sleep` too, which the shell reports.)
+  EXPECT_TRUE(Contains(usr1_out, "armed\n") && Contains(usr1_out, "got-usr1\n")) << usr1_out;
+
+  // scancel ID.STEP: srun ends at once (the step's exec is closed), and the command is killed in
+  // the pod (the kubelet ends no command whose exec closed: a second exec kills it).
   std::future<std::pair<std::string, int>> cancelled =
       SrunBeside(*c, job + " --overlap sh -c 'echo s2; sleep 303'");
   ASSERT_TRUE(WaitFor([&] { return RunsInPod(*c, job, "sleep 303"); }, kWait));
-  int running_step = -1;
-  for (int s = 0; s < 64 && running_step < 0; ++s)
-    if (c->Get("/api/v1/jobs/" + std::to_string(id) + "/steps/" + std::to_string(s))
-            .value("state", "") == "RUNNING")
-      running_step = s;
+  const int running_step = running_step_id();
   ASSERT_GE(running_step, 0);
   EXPECT_EQ(c->Run({"scancel", std::to_string(id) + "." + std::to_string(running_step)}).exit_code,
             0);
+  EXPECT_TRUE(WaitFor([&] { return !RunsInPod(*c, job, "sleep 303"); }, kWait))
+      << DaemonLog(*c);
   ASSERT_EQ(cancelled.wait_for(seconds(30)), std::future_status::ready) << DaemonLog(*c);
   auto [s2_out, s2_code] = cancelled.get();
   EXPECT_NE(s2_code, 0) << s2_out;

@@ -19,7 +19,32 @@ constexpr std::chrono::milliseconds kInputPoll{10'000};
 constexpr const char* kFramedStdinScript =
     "while read -r n && [ \"$n\" -gt 0 ]; do dd bs=1 count=\"$n\" 2>/dev/null; done | \"$@\"";
 
+// Every task runs under this wrapper: it writes its PID to a file in the pod ($0), then becomes
+// the command. The exec stream carries no signals and closing it does not end the command, so a
+// signal reaches the task by a second exec running kKillScript over that file.
+constexpr const char* kPidFileScript = "{ echo $$ > \"$0\"; } 2>/dev/null; exec \"$@\"";
+// Signal $1 to the task whose PID file is $0: its process group when it leads one (a task on a
+// terminal does), else the process. Exit 3: no such file (the task never started).
+constexpr const char* kKillScript =
+    "p=$(cat \"$0\" 2>/dev/null) || exit 3; kill -\"$1\" -\"$p\" 2>/dev/null || kill -\"$1\" \"$p\"";
+
 }  // namespace
+
+std::vector<std::string> PidFileArgv(const std::string& pid_file,
+                                     const std::vector<std::string>& argv) {
+  std::vector<std::string> out = {"sh", "-c", kPidFileScript, pid_file};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
+std::vector<std::string> KillArgv(const std::string& pid_file, int signo) {
+  return {"sh", "-c", kKillScript, pid_file, std::to_string(signo)};
+}
+
+std::string TaskPidFile(JobId job, std::int32_t step, std::int32_t rank) {
+  return "/tmp/.lockstep-step-" + std::to_string(job) + "." + std::to_string(step) + "." +
+         std::to_string(rank) + ".pid";
+}
 
 std::vector<std::string> FramedStdinArgv(const std::vector<std::string>& argv) {
   std::vector<std::string> out = {"sh", "-c", kFramedStdinScript, "lockstep-stdin"};
@@ -117,10 +142,11 @@ void ExecSteps::StartLocked(std::function<void()> body) {
 void ExecSteps::RunTask(std::shared_ptr<Step> step, std::shared_ptr<Task> task) {
   const Target& t = task->target;
   const bool reads = t.task.stdin_forwarded;
-  const std::vector<std::string> argv = task->framed ? FramedStdinArgv(t.task.argv) : t.task.argv;
   const JobId job = step->job;
   const std::int32_t id = step->step;
   const std::int32_t rank = t.task.rank;
+  const std::vector<std::string> wrapped = PidFileArgv(TaskPidFile(job, id, rank), t.task.argv);
+  const std::vector<std::string> argv = task->framed ? FramedStdinArgv(wrapped) : wrapped;
   auto output = [this, job, id, rank](ExecChannel channel, std::string data) {
     events_.StepOutput(
         {backend::OutputChunk{job, id, rank, channel == ExecChannel::kStderr, std::move(data)}});
@@ -243,23 +269,51 @@ void ExecSteps::PumpInput(std::shared_ptr<Step> step, std::string node) {
 }
 
 Status ExecSteps::Signal(JobId job, std::int32_t id, int signo) {
-  if (signo != 0 && signo != SIGTERM && signo != SIGKILL)
-    return FailedPrecondition("signal " + std::to_string(signo) +
-                              " cannot reach a command run through a pod's exec (only its "
-                              "end: SIGTERM or SIGKILL); with --pty, Ctrl-C reaches it");
   std::shared_ptr<Step> step;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = steps_.find({job, id});
-    if (it == steps_.end()) return Status::Ok();  // ended already
-    step = it->second;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = steps_.find({job, id});
+  if (it == steps_.end()) return Status::Ok();  // ended already
+  step = it->second;
+  // The end of the step (SIGTERM, SIGKILL, or 0 when the step is over): its commands are killed
+  // in the pods, and the execs closed so that srun's step ends even if a kill cannot run.
+  const bool end = signo == 0 || signo == SIGTERM || signo == SIGKILL;
+  if (end) {
+    for (const std::shared_ptr<Task>& t : step->tasks) {
+      std::lock_guard<std::mutex> task_lock(t->mu);
+      t->closed = true;
+      if (t->stream && !t->ended) t->stream->Close();
+    }
   }
-  for (const std::shared_ptr<Task>& t : step->tasks) {
-    std::lock_guard<std::mutex> lock(t->mu);
-    t->closed = true;
-    if (t->stream && !t->ended) t->stream->Close();
-  }
+  // The kills run on threads of their own: each is an exec round trip (tens of ms) and the
+  // caller may hold the controller's lock.
+  const int sent = signo == 0 ? SIGKILL : signo;
+  if (!stopping_)
+    for (const std::shared_ptr<Task>& t : step->tasks) {
+      bool ended = false;
+      {
+        std::lock_guard<std::mutex> task_lock(t->mu);
+        ended = t->ended;  // its PID may be another process's by now
+      }
+      if (!ended) StartLocked([this, step, t, sent] { KillTask(*step, *t, sent); });
+    }
   return Status::Ok();
+}
+
+void ExecSteps::KillTask(const Step& step, const Task& task, int signo) {
+  const Target& t = task.target;
+  std::string said;
+  auto output = [&said](ExecChannel, std::string data) { said += data; };
+  Result<std::unique_ptr<ExecStream>> opened = ExecStream::Open(
+      config_,
+      ExecTarget(t.ns, t.pod, kJobContainer,
+                 KillArgv(TaskPidFile(step.job, step.step, t.task.rank), signo), false, false),
+      kOpenTimeout, output);
+  Result<int> code = opened.ok() ? (*opened)->Run() : Result<int>(opened.status());
+  if (!code.ok() || *code != 0)
+    log::Warning("step {}.{} task {} in pod {}: signal {} not delivered: {}", step.job, step.step,
+                 t.task.rank, t.pod, signo,
+                 !code.ok() ? code.status().message()
+                            : "kill exited " + std::to_string(*code) + (said.empty() ? "" : ": " + said));
 }
 
 void ExecSteps::Stop() {

@@ -8,7 +8,9 @@
 //
 // The exec subresource (v4.channel.k8s.io) cannot close a command's stdin alone, so without a
 // terminal a task that reads its input runs under `sh -c` reading it as length-prefixed chunks
-// ("<bytes>\n" then that many bytes; "0\n" is the end), which needs sh and dd in the image.
+// ("<bytes>\n" then that many bytes; "0\n" is the end), which needs dd in the image. Nor does it
+// carry signals: every task runs under `sh -c` writing its PID to /tmp in the pod, and a signal
+// is a second exec running `kill` (so the image needs sh, and a writable /tmp for signals).
 //
 // Threads: one per task (the exec's reader) and one per node whose tasks read srun's input (the
 // pump). Thread-safe; Stop() closes every exec and joins. The config, the sink and the input
@@ -39,6 +41,12 @@ inline constexpr const char* kJobContainer = "job";
 // the encoding of those chunks; pure, for tests.
 std::vector<std::string> FramedStdinArgv(const std::vector<std::string>& argv);
 std::string FrameStdinChunk(std::string_view data);  // "" ends the input: "0\n"
+// The argv that runs a task after writing its PID to `pid_file` in the pod, the argv that sends
+// it `signo` from there (its process group when it leads one), and the file of a task.
+std::vector<std::string> PidFileArgv(const std::string& pid_file,
+                                     const std::vector<std::string>& argv);
+std::vector<std::string> KillArgv(const std::string& pid_file, int signo);
+std::string TaskPidFile(JobId job, std::int32_t step, std::int32_t rank);
 
 class ExecSteps {
  public:
@@ -55,9 +63,10 @@ class ExecSteps {
 
   // Starts the step's tasks (one exec each); their ends are reported per node.
   void Launch(const backend::StepLaunch& step, std::vector<Target> targets);
-  // SIGTERM, SIGKILL (or 0, the end of the step): the execs are closed, which ends the step;
-  // the commands themselves go on in the pod (the kubelet ends no exec whose stream closed)
-  // until they end or the job's pods go. Other signals cannot reach them.
+  // Sends `signo` to every task of the step, in its pod, by a second exec (`kill`, see
+  // PidFileArgv): asynchronous, as Slurm's. SIGTERM, SIGKILL and 0 (the end of the step) also
+  // close the execs, which ends the step at once (the kubelet ends no command whose exec
+  // closed: the kill does).
   Status Signal(JobId job, std::int32_t step, int signo);
   void Stop();
 
@@ -72,6 +81,7 @@ class ExecSteps {
   void RunTask(std::shared_ptr<Step> step, std::shared_ptr<Task> task);
   void PumpInput(std::shared_ptr<Step> step, std::string node);
   void TaskEnded(Step& step, Task& task, backend::ExitStatus status);
+  void KillTask(const Step& step, const Task& task, int signo);  // one exec of KillArgv
 
   const KubeConfig config_;
   backend::EventSink& events_;

@@ -4,12 +4,15 @@
 #include "backend/kubernetes/backend/exec_steps.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace lockstep::kube {
 namespace {
@@ -67,6 +70,69 @@ TEST(FramedStdin, TheShellUnframesEveryByteAndEndsTheCommandsInput) {
   EXPECT_EQ(RunWithInput(FramedStdinArgv({"cat"}), framed), a + b + c + d);
   // A command that counts its input's bytes sees its end (wc ends).
   EXPECT_NE(RunWithInput(FramedStdinArgv({"wc", "-c"}), framed).find("30"), std::string::npos);
+}
+
+// Starts `argv` with its stdout on a pipe; the pid and the pipe's read end.
+std::pair<pid_t, int> Spawn(const std::vector<std::string>& argv) {
+  int out[2];
+  EXPECT_EQ(::pipe(out), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::close(out[0]);
+    std::vector<char*> a;
+    for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    ::execvp(a[0], a.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  return {pid, out[0]};
+}
+
+// Reads from `fd` until `text` has come (or the pipe closes); what was read.
+std::string ReadUntil(int fd, const std::string& text) {
+  std::string got;
+  char buf[256];
+  while (got.find(text) == std::string::npos) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+  return got;
+}
+
+int ExitCode(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(TaskSignals, TheWrapperRecordsTheCommandsPidAndKillSignalsIt) {
+  char dir[] = "/tmp/exec-steps-signal-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string pid_file = std::string(dir) + "/task.pid";
+  EXPECT_EQ(TaskPidFile(7, 2, 1), "/tmp/.lockstep-step-7.2.1.pid");
+  // A task that reports SIGUSR1 and ends; the wrapper becomes it (its PID is the file's).
+  auto [pid, out] = Spawn(PidFileArgv(
+      pid_file, {"sh", "-c", "trap 'echo got-usr1; exit 4' USR1; echo ready; while :; do sleep 1; done"}));
+  ASSERT_NE(ReadUntil(out, "ready\n").find("ready"), std::string::npos);
+  std::ifstream in(pid_file);
+  pid_t recorded = 0;
+  in >> recorded;
+  EXPECT_EQ(recorded, pid);
+  auto [killer, killer_out] = Spawn(KillArgv(pid_file, SIGUSR1));
+  EXPECT_EQ(ExitCode(killer), 0);
+  ::close(killer_out);
+  EXPECT_NE(ReadUntil(out, "got-usr1").find("got-usr1"), std::string::npos);
+  EXPECT_EQ(ExitCode(pid), 4);
+  ::close(out);
+  // No PID file (the task never started): the kill says so with its exit code, and sends nothing.
+  ::unlink(pid_file.c_str());
+  auto [none, none_out] = Spawn(KillArgv(pid_file, SIGKILL));
+  EXPECT_EQ(ExitCode(none), 3);
+  ::close(none_out);
+  ::rmdir(dir);
 }
 
 }  // namespace
