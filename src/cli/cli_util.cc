@@ -1,10 +1,12 @@
 #include "cli/cli_util.h"
 
+#include <grp.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include "cli/format/field_format.h"
 #include "cli/slurm/slurm_options.h"
@@ -99,6 +101,14 @@ Result<std::string> ReadTextFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::string GroupName(unsigned gid) {
+  static std::unordered_map<unsigned, std::string> names;  // main thread only
+  auto [it, inserted] = names.try_emplace(gid);
+  if (inserted)
+    if (const group* g = ::getgrgid(static_cast<gid_t>(gid))) it->second = g->gr_name;
+  return it->second;
 }
 
 }  // namespace lockstep::cli

@@ -32,5 +32,8 @@ std::optional<int> SbatchHelpRequested(const std::vector<std::string>& args,
 
 // Reads a whole file (a batch script).
 Result<std::string> ReadTextFile(const std::string& path);
+// The name of group `gid` ("" when it has none), looked up once per gid per process: a listing
+// of thousands of jobs would otherwise read the group database once per job.
+std::string GroupName(unsigned gid);
 
 }  // namespace lockstep::cli

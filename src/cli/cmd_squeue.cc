@@ -1,7 +1,6 @@
 // squeue: jobs from the API, filtered as Slurm's options say (src/cli/slurm/job_filter.h), printed
 // through Slurm's formats (src/cli/format/squeue.h), or with --json in Slurm 22.05's schema
 // (src/cli/format/slurm_json.h).
-#include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -104,7 +103,7 @@ std::vector<SlurmOption> SqueueOptionTable(SqueueRequest& r) {
 void AddGroupNames(nlohmann::json& jobs) {
   for (nlohmann::json& j : jobs) {
     if (j.contains("group") || !j.contains("gid") || !j["gid"].is_number_unsigned()) continue;
-    if (const group* g = ::getgrgid(j["gid"].get<gid_t>())) j["group"] = g->gr_name;
+    if (std::string name = GroupName(j["gid"].get<unsigned>()); !name.empty()) j["group"] = name;
   }
 }
 

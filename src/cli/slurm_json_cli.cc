@@ -1,7 +1,5 @@
 #include "cli/slurm_json_cli.h"
 
-#include <grp.h>
-
 #include <cstdio>
 #include <ctime>
 
@@ -12,10 +10,7 @@ namespace lockstep::cli {
 SlurmJsonContext CliSlurmJsonContext() {
   SlurmJsonContext ctx;
   ctx.now = std::time(nullptr);
-  ctx.group_name = [](std::int64_t gid) -> std::string {
-    const group* g = ::getgrgid(static_cast<gid_t>(gid));
-    return g ? g->gr_name : "";
-  };
+  ctx.group_name = [](std::int64_t gid) { return GroupName(static_cast<unsigned>(gid)); };
   return ctx;
 }
 

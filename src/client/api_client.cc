@@ -53,6 +53,9 @@ std::string UrlEncode(const std::string& s) {
 
 namespace {
 
+// The response buffer's capacity (see Call).
+constexpr std::size_t kReadBuffer = 64 << 10;
+
 bool IsUrl(const std::string& s) {
   return s.find("://") != std::string::npos;
 }
@@ -273,6 +276,9 @@ Result<std::pair<unsigned, std::string>> ApiClient::Exchange(int method, const s
     req.body() = body;
     req.prepare_payload();
     http::response<http::string_body> res;
+    // Room for large reads: Beast reads max(512, free capacity) at a time, so an empty buffer
+    // would take a listing of thousands of jobs 512 bytes per system call.
+    if (conn_->buffer.capacity() < kReadBuffer) conn_->buffer.reserve(kReadBuffer);
     conn_->WithStream([&](auto& stream) {
       http::write(stream, req, ec);
       if (!ec) http::read(stream, conn_->buffer, res, ec);
