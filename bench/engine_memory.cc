@@ -128,7 +128,7 @@ void PrintSchedulerHeap(const Snapshot& s) {
               Mib(built), Mib(held));
   std::printf("| of which jobs and nodes as in the Snapshot | %.1f |\n", Mib(snapshot));
   std::printf(
-      "| the rest, per pending job (shape, queue entry, priority, memos, slot) | %.0f B |\n",
+      "| the rest, per pending job (shape, queue entry, priority, memos, slot) | %.1f B |\n",
       extra / static_cast<double>(s.pending.size()));
   (void)after_pass;
 }
