@@ -52,7 +52,6 @@ void Pass::WalkQueue() {
          special.Next())
       Visit(special.entry().index);
   };
-  const bool keep = queue_.keep_summaries;
   for (QueueBlocks::Block& block : queue_.order.blocks()) {
     visit_special_before(&block.entries.front());
     if (CanSkip(block.summary)) {
@@ -63,14 +62,18 @@ void Pass::WalkQueue() {
                                        : tested_ + n;
       continue;
     }
+    // A valid summary stays true as jobs leave, only looser: a plan of decisions, which walks
+    // few blocks, tightens it; a full plan, which walks them all, writes only missing ones.
+    const bool write = queue_.keep_summaries &&
+                       (detail_ == PlanDetail::kDecisions || !block.summary.valid);
     BlockSummary summary;
     summary.valid = true;
     for (const QueueEntry& e : block.entries) {
       visit_special_before(&e);
       Visit(e.index);
-      if (keep) AddToSummary(summary, e.index);
+      if (write) AddToSummary(summary, e.index);
     }
-    if (keep) block.summary = summary;
+    if (write) block.summary = summary;
   }
   visit_special_before(nullptr);
 }
