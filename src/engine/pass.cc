@@ -576,6 +576,8 @@ Plan Pass::Run() {
     else
       plan_.priorities = ComputeAllPriorities();
   }
+  // A full plan has a record for every pending job: one allocation instead of ~17 regrowths.
+  if (detail_ == PlanDetail::kFull) plan_.pending.reserve(s_.pending.size());
   WalkQueue();
   plan_.jobs_tested = tested_;
   if (detail_ == PlanDetail::kFull) EstimateStarts();
