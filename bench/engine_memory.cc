@@ -130,6 +130,13 @@ void PrintSchedulerHeap(const Snapshot& s) {
   std::printf(
       "| the rest, per pending job (shape, queue entry, priority, memos, slot) | %.1f B |\n",
       extra / static_cast<double>(s.pending.size()));
+  // Then one submission and a pass: what the containers that grow do with it.
+  Job one = s.pending.front();
+  one.id = 999'999'999;
+  sched->SetPending(std::move(one));
+  { Plan gone = sched->Plan(s.now, PlanDetail::kDecisions); }
+  std::printf("| held after one submission and a second pass | %.1f |\n",
+              Mib(g_current - base));
   (void)after_pass;
 }
 
