@@ -81,8 +81,8 @@ std::uint32_t LimitTracker::AccountOf(const Job& job) const {
 std::int64_t LimitTracker::MaxJobsOf(std::uint32_t assoc) const {
   const Association& as = s_.associations[assoc];
   if (as.max_jobs != kUnlimited) return as.max_jobs;
-  for (std::uint32_t a = as.account, guard = 0; a < s_.accounts.size() && guard < s_.accounts.size();
-       a = s_.accounts[a].parent, ++guard) {
+  for (std::uint32_t a = as.account, guard = 0;
+       a < s_.accounts.size() && guard < s_.accounts.size(); a = s_.accounts[a].parent, ++guard) {
     if (s_.accounts[a].max_jobs != kUnlimited) return s_.accounts[a].max_jobs;
   }
   return kUnlimited;
@@ -104,14 +104,27 @@ PendingReason LimitTracker::CheckJobCounts(const Job& job) const {
         return PendingReason::kQOSMaxJobsPerAccountLimit;
     }
   }
-  if (job.assoc < s_.associations.size() &&
-      jobs_per_assoc_[job.assoc] + 1 > MaxJobsOf(job.assoc))
+  if (job.assoc < s_.associations.size() && jobs_per_assoc_[job.assoc] + 1 > MaxJobsOf(job.assoc))
     return PendingReason::kAssocMaxJobsLimit;
   for (std::uint32_t a = account, guard = 0; a < s_.accounts.size() && guard < s_.accounts.size();
        a = s_.accounts[a].parent, ++guard) {
-    if (per_account_[a].jobs + 1 > s_.accounts[a].grp_jobs) return PendingReason::kAssocGrpJobsLimit;
+    if (per_account_[a].jobs + 1 > s_.accounts[a].grp_jobs)
+      return PendingReason::kAssocGrpJobsLimit;
   }
   return PendingReason::kNone;
+}
+
+bool LimitTracker::Binds(const Job& job) const {
+  if (!any_limit_) return false;
+  if (job.qos < s_.qos.size()) {
+    const Qos& q = s_.qos[job.qos];
+    if (Limited(q.max_tres_per_user) || Limited(q.grp_tres) || JobsLimited(q)) return true;
+  }
+  if (job.assoc < s_.associations.size() && MaxJobsOf(job.assoc) != kUnlimited) return true;
+  for (std::uint32_t a = AccountOf(job), guard = 0;
+       a < s_.accounts.size() && guard < s_.accounts.size(); a = s_.accounts[a].parent, ++guard)
+    if (Limited(s_.accounts[a].grp_tres) || s_.accounts[a].grp_jobs != kUnlimited) return true;
+  return false;
 }
 
 PendingReason LimitTracker::Check(const Job& job, const Tres& tres) const {

@@ -2,8 +2,8 @@
 // start now without reading them one by one (queue_blocks.h).
 //
 // Once the queue's first `reservation_depth` blocked jobs hold their reservations (and with
-// preemption off, no limits configured and a plan of decisions only), what the pass does with a
-// job of the ordinary queue depends only on its family, its needs, node count and limit: it
+// preemption off and a plan of decisions only), what the pass does with a job of the ordinary
+// queue that no usage limit binds depends only on its family, its needs, node count and limit: it
 // starts if it can, else it waits without a word (Priority and Resources are not written in a
 // plan of decisions). The pass only takes resources away, so a job that failed to start rules
 // out, for the rest of the pass, every job of its family that needs as much or more of
@@ -64,8 +64,8 @@ void Pass::WalkQueue() {
     }
     // A valid summary stays true as jobs leave, only looser: a plan of decisions, which walks
     // few blocks, tightens it; a full plan, which walks them all, writes only missing ones.
-    const bool write = queue_.keep_summaries &&
-                       (detail_ == PlanDetail::kDecisions || !block.summary.valid);
+    const bool write =
+        queue_.keep_summaries && (detail_ == PlanDetail::kDecisions || !block.summary.valid);
     BlockSummary summary;
     summary.valid = true;
     for (const QueueEntry& e : block.entries) {
@@ -80,7 +80,7 @@ void Pass::WalkQueue() {
 
 bool Pass::CanSkip(const BlockSummary& summary) const {
   if (!queue_.keep_summaries || !summary.valid || summary.must_visit ||
-      detail_ != PlanDetail::kDecisions || limits_.any())
+      detail_ != PlanDetail::kDecisions)
     return false;
   // Past the bound of jobs examined every job waits its turn without a word.
   if (o_.max_jobs_tested > 0 && tested_ >= o_.max_jobs_tested) return true;
@@ -111,9 +111,10 @@ bool Pass::FamilyDead(const JobFamilyFloor& floor) const {
 void Pass::AddToSummary(BlockSummary& summary, std::uint32_t j) {
   if (summary.must_visit) return;
   const EngineState::HotJob& h = st_.hot[j];
-  // A static reason is written in every plan; a special job's fate is not its shape's alone.
+  // A static reason is written in every plan, and so is a usage limit's; a special job's fate
+  // is not its shape's alone.
   if (h.static_reason != static_cast<std::uint8_t>(PendingReason::kNone) || h.special ||
-      !h.fixed_nodes) {
+      !h.fixed_nodes || limits_.Binds(s_.pending[j])) {
     summary.must_visit = true;
     return;
   }

@@ -65,9 +65,17 @@ Snapshot RandomCluster(std::mt19937_64& rng) {
   return b.Build();
 }
 
-// Without the QoS and account limits (and without their changes): the Scheduler's plans of
-// decisions then skip blocks of the queue (pass_skip.cc).
-void DropLimits(Snapshot& s) {
+// Which usage limits a sequence's cluster has: RandomCluster's, only those of QoS "limited" and
+// account "b" (the jobs of other QoS and accounts are free of limits), or none. The Scheduler's
+// plans of decisions skip blocks of the queue whose jobs no limit binds (pass_skip.cc).
+enum class LimitSet { kAll, kSome, kNone };
+
+void DropLimits(Snapshot& s, LimitSet keep) {
+  if (keep == LimitSet::kSome) {
+    s.qos[0].max_tres_per_user = {};
+    s.accounts[1].grp_jobs = kUnlimited;
+    return;
+  }
   for (Qos& q : s.qos) {
     q.max_tres_per_user = {};
     q.grp_tres = {};
@@ -82,7 +90,7 @@ void DropLimits(Snapshot& s) {
 
 class Sequence {
  public:
-  Sequence(std::uint64_t seed, PolicyOptions o, bool limits = true)
+  Sequence(std::uint64_t seed, PolicyOptions o, LimitSet limits = LimitSet::kAll)
       : rng_(seed), mirror_(Cluster(rng_, limits)), o_(o), limits_(limits), sched_(mirror_, o) {
     // Blocks of a few jobs, so that short queues span many of them.
     sched_.SetQueueBlockCapacityForTest(2 + seed % 7);
@@ -121,9 +129,9 @@ class Sequence {
  private:
   int Pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
-  static Snapshot Cluster(std::mt19937_64& rng, bool limits) {
+  static Snapshot Cluster(std::mt19937_64& rng, LimitSet limits) {
     Snapshot s = RandomCluster(rng);
-    if (!limits) DropLimits(s);
+    if (limits != LimitSet::kAll) DropLimits(s, limits);
     return s;
   }
 
@@ -373,7 +381,7 @@ class Sequence {
   }
 
   void Limits() {
-    if (!limits_) {
+    if (limits_ == LimitSet::kNone) {
       mirror_.partitions[1].max_time = Pick(1, 8) * 3600;
       sched_.SetLimits(mirror_.partitions, mirror_.qos, mirror_.accounts, mirror_.associations);
       return;
@@ -403,14 +411,15 @@ class Sequence {
   std::mt19937_64 rng_;
   Snapshot mirror_;
   PolicyOptions o_;
-  bool limits_;
+  LimitSet limits_;
   Scheduler sched_;
   Plan last_;
   JobId next_id_ = 1;
   std::vector<std::pair<Time, JobId>> finished_at_;
 };
 
-Sequence::Seen RunSequence(std::uint64_t seed, PolicyOptions o, int steps, bool limits = true) {
+Sequence::Seen RunSequence(std::uint64_t seed, PolicyOptions o, int steps,
+                           LimitSet limits = LimitSet::kAll) {
   Sequence seq(seed, o, limits);
   for (int i = 0; i < steps; ++i) {
     seq.Step(i);
@@ -422,7 +431,7 @@ Sequence::Seen RunSequence(std::uint64_t seed, PolicyOptions o, int steps, bool 
   EXPECT_GT(seq.seen.starts, 100u) << "seed " << seed;
   EXPECT_GT(seq.seen.reserved, 0u) << "seed " << seed;
   EXPECT_GT(seq.seen.dependency, 0u) << "seed " << seed;
-  if (limits) {
+  if (limits != LimitSet::kNone) {
     EXPECT_GT(seq.seen.limits, 0u) << "seed " << seed;
     EXPECT_GT(seq.seen.job_counts, 0u) << "seed " << seed;
   }
@@ -453,17 +462,18 @@ TEST(SchedulerDifferential, ConservativeAndFifoMatchPlanAfterEveryEvent) {
   EXPECT_GT(seq.seen.starts, 100u);
 }
 
-// Without limits and preemption, plans of decisions skip the blocks of the queue whose jobs
-// cannot start (pass_skip.cc); they must still be plan()'s.
+// Without preemption, plans of decisions skip the blocks of the queue whose jobs cannot start
+// and no limit binds (pass_skip.cc); they must still be plan()'s.
 TEST(SchedulerDifferential, PlansOfDecisionsThatSkipBlocksMatchPlan) {
   std::size_t skipped = 0;
-  for (std::uint64_t seed = 41; seed <= 42; ++seed)
-    skipped += RunSequence(seed, Policy(1), 1500, /*limits=*/false).skipped;
+  skipped += RunSequence(41, Policy(1), 1500, LimitSet::kNone).skipped;
+  const std::size_t with_some_limits = RunSequence(42, Policy(1), 1500, LimitSet::kSome).skipped;
+  EXPECT_GT(with_some_limits, 1000u) << "jobs free of limits are skipped beside bound ones";
   PolicyOptions conservative = Policy(3);
   conservative.max_jobs_tested = 40;
-  skipped += RunSequence(44, conservative, 1000, /*limits=*/false).skipped;
+  skipped += RunSequence(44, conservative, 1000, LimitSet::kNone).skipped;
   EXPECT_GT(skipped, 10000u) << "the sequences must exercise skipping";
-  Sequence fifo(45, Policy(0), /*limits=*/false);
+  Sequence fifo(45, Policy(0), LimitSet::kNone);
   for (int i = 0; i < 1000 && !HasFatalFailure(); ++i) fifo.Step(i);
   EXPECT_GT(fifo.seen.skipped, 1000u);
 }
