@@ -81,8 +81,8 @@ std::uint32_t LimitTracker::AccountOf(const Job& job) const {
 std::int64_t LimitTracker::MaxJobsOf(std::uint32_t assoc) const {
   const Association& as = s_.associations[assoc];
   if (as.max_jobs != kUnlimited) return as.max_jobs;
-  for (std::uint32_t a = as.account, guard = 0;
-       a < s_.accounts.size() && guard < s_.accounts.size(); a = s_.accounts[a].parent, ++guard) {
+  for (std::uint32_t a = as.account, guard = 0; a < s_.accounts.size() && guard < s_.accounts.size();
+       a = s_.accounts[a].parent, ++guard) {
     if (s_.accounts[a].max_jobs != kUnlimited) return s_.accounts[a].max_jobs;
   }
   return kUnlimited;
@@ -104,12 +104,12 @@ PendingReason LimitTracker::CheckJobCounts(const Job& job) const {
         return PendingReason::kQOSMaxJobsPerAccountLimit;
     }
   }
-  if (job.assoc < s_.associations.size() && jobs_per_assoc_[job.assoc] + 1 > MaxJobsOf(job.assoc))
+  if (job.assoc < s_.associations.size() &&
+      jobs_per_assoc_[job.assoc] + 1 > MaxJobsOf(job.assoc))
     return PendingReason::kAssocMaxJobsLimit;
   for (std::uint32_t a = account, guard = 0; a < s_.accounts.size() && guard < s_.accounts.size();
        a = s_.accounts[a].parent, ++guard) {
-    if (per_account_[a].jobs + 1 > s_.accounts[a].grp_jobs)
-      return PendingReason::kAssocGrpJobsLimit;
+    if (per_account_[a].jobs + 1 > s_.accounts[a].grp_jobs) return PendingReason::kAssocGrpJobsLimit;
   }
   return PendingReason::kNone;
 }
