@@ -266,8 +266,7 @@ PendingReason Pass::CheckFitsPartitionOnce(std::uint32_t j) {
 // The limits were checked against what the job asked for; an exclusive job is charged the
 // whole nodes placement gave it, which only placement knows (Slurm checks its accounting
 // limits again after node selection for the same reason).
-PendingReason Pass::ChargedLimitReason(std::uint32_t j,
-                                       const std::vector<Candidate>& chosen) const {
+PendingReason Pass::ChargedLimitReason(std::uint32_t j, const std::vector<Candidate>& chosen) const {
   if (!limits_.any() || !shapes_[j].per_node.exclusive) return PendingReason::kNone;
   return limits_.Check(s_.pending[j], ChargedTres(chosen));
 }

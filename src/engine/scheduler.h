@@ -13,6 +13,8 @@
 // place; Plan runs one pass over them and then undoes what the pass itself changed. The pure
 // plan() stays as its oracle: for the same jobs, nodes, usage and clock the two give the same
 // plan (scheduler_differential_test.cc checks it after every event of long random sequences).
+// The queue is kept in blocks with summaries, so that a plan of decisions passes over the
+// blocks whose jobs cannot start now without reading them (queue_blocks.h, pass_skip.cc).
 //
 // Priorities: a job's priority is computed when it arrives or changes. Factors that vary with
 // time (age) are recomputed for all jobs when the clock enters a new PriorityCalcPeriod
@@ -137,7 +139,8 @@ class Scheduler {
   std::unique_ptr<Snapshot> s_;
   PolicyOptions o_;
   std::unique_ptr<EngineState> st_;
-  QueueState queue_;                  // the order; breakdowns are computed again for full plans
+  // The order in blocks (queue_blocks.h); breakdowns are computed again for full plans.
+  QueueState queue_;
   std::vector<QueueEntry> arrivals_;  // queued since the last MergeArrivals, in arrival order
   std::vector<std::uint32_t> priority_totals_;  // per s_->pending index
   PriorityContext ctx_;
@@ -145,9 +148,9 @@ class Scheduler {
   std::size_t skipped_jobs_ = 0;  // by the last Plan
   std::unordered_map<JobId, Slot> slots_;
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
-  std::vector<Time> finished_time_;                      // per s_->finished: when it was set
-  std::deque<std::pair<Time, JobId>> finished_at_;       // in the order SetFinished was called
-  std::unordered_map<JobId, std::uint32_t> awaited_;     // target -> pending dependencies on it
+  std::vector<Time> finished_time_;                 // per s_->finished: when it was set
+  std::deque<std::pair<Time, JobId>> finished_at_;  // in the order SetFinished was called
+  std::unordered_map<JobId, std::uint32_t> awaited_;  // target -> pending dependencies on it
   std::vector<std::pair<Time, JobId>> old_but_awaited_;  // past min_job_age, still awaited
 };
 
