@@ -25,8 +25,8 @@
 
 namespace lockstep::engine {
 
-// The least of what the block's jobs of one family need (JobFamily in engine_state.h): per
-// node CPUs, memory and GPUs, node count and time limit.
+// The least of what the block's jobs of one family (EngineState::families) need: per node
+// CPUs, memory and GPUs, node count and time limit.
 struct JobFamilyFloor {
   std::uint32_t family = 0;
   std::int32_t cpus = 0, gpus = 0, nodes = 0;
@@ -39,7 +39,9 @@ struct JobFamilyFloor {
 struct BlockSummary {
   static constexpr int kMaxFamilies = 2;
   bool valid = false;       // false: never walked since its jobs changed; walk it
-  bool must_visit = false;  // a job with a static pending reason, or too many families
+  // A job with a static pending reason, bound by a usage limit or filed as special, or more
+  // families than kMaxFamilies: the block is walked whatever the pass knows.
+  bool must_visit = false;
   std::uint8_t families = 0;
   std::array<JobFamilyFloor, kMaxFamilies> floors;
 };
@@ -70,7 +72,6 @@ class QueueBlocks {
   void ForgetSummaries();
 
   std::size_t size() const { return size_; }
-  std::size_t capacity_per_block() const { return capacity_; }
   std::vector<Block>& blocks() { return blocks_; }
   const std::vector<Block>& blocks() const { return blocks_; }
   // Every entry in order (tests, and a merge of many arrivals).
