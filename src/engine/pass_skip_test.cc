@@ -5,6 +5,7 @@
 #include <random>
 #include <string>
 
+#include "engine/limits.h"
 #include "engine/plan_checker.h"
 #include "engine/queue_blocks.h"
 #include "engine/scheduler.h"
@@ -174,6 +175,58 @@ TEST(PassSkip, AFullPlanSkipsNothing) {
   Plan full = sched.Plan(s.now, PlanDetail::kFull);
   EXPECT_EQ(sched.SkippedJobsForTest(), 0u);
   EXPECT_EQ(DescribePlan(full), DescribePlan(plan(s, o)));
+}
+
+// Binds says which jobs a usage limit can hold back: only those leave their block to visit.
+TEST(LimitTracker, BindsTheJobsOfALimitedQosAssociationOrAccountTreeOnly) {
+  auto cluster = [] {
+    SnapshotBuilder b;
+    b.Partition("gpu").Nodes(1, 64, 1 << 20, 8);
+    b.snapshot().accounts.push_back({"a", 0, 1, {}});   // 1, under root
+    b.snapshot().accounts.push_back({"a1", 1, 1, {}});  // 2, under a
+    b.snapshot().accounts.push_back({"b", 0, 1, {}});   // 3, under root
+    b.snapshot().qos.emplace_back().name = "other";     // QoS 1
+    b.User(10, 2).User(11, 3);                          // associations 0 (a1), 1 (b)
+    return b.Build();
+  };
+  Job in_a1;
+  in_a1.assoc = 0, in_a1.user = 10;
+  Job in_b = in_a1;
+  in_b.assoc = 1, in_b.user = 11;
+  Job other_qos = in_b;
+  other_qos.qos = 1;
+  {
+    Snapshot s = cluster();
+    EXPECT_FALSE(LimitTracker(s).Binds(in_a1)) << "no limit at all";
+  }
+  struct Limit {
+    const char* what;
+    void (*set)(Snapshot&);
+    bool a1, b, other;
+  };
+  const Limit limits[] = {
+      {"QoS MaxTRESPerUser", [](Snapshot& s) { s.qos[0].max_tres_per_user.gpus = 8; }, true, true,
+       false},
+      {"QoS GrpJobs", [](Snapshot& s) { s.qos[0].grp_jobs = 4; }, true, true, false},
+      {"QoS MaxJobsPerAccount", [](Snapshot& s) { s.qos[1].max_jobs_per_account = 4; }, false,
+       false, true},
+      {"account GrpTRES up the tree", [](Snapshot& s) { s.accounts[1].grp_tres.nodes = 2; }, true,
+       false, false},
+      {"account GrpJobs", [](Snapshot& s) { s.accounts[3].grp_jobs = 2; }, false, true, true},
+      {"account MaxJobs, inherited", [](Snapshot& s) { s.accounts[1].max_jobs = 2; }, true, false,
+       false},
+      {"association MaxJobs", [](Snapshot& s) { s.associations[1].max_jobs = 2; }, false, true,
+       true},
+  };
+  for (const Limit& l : limits) {
+    SCOPED_TRACE(l.what);
+    Snapshot s = cluster();
+    l.set(s);
+    LimitTracker tracker(s);
+    EXPECT_EQ(tracker.Binds(in_a1), l.a1);
+    EXPECT_EQ(tracker.Binds(in_b), l.b);
+    EXPECT_EQ(tracker.Binds(other_qos), l.other);
+  }
 }
 
 }  // namespace
