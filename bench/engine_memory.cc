@@ -128,8 +128,15 @@ void PrintSchedulerHeap(const Snapshot& s) {
               Mib(built), Mib(held));
   std::printf("| of which jobs and nodes as in the Snapshot | %.1f |\n", Mib(snapshot));
   std::printf(
-      "| the rest, per pending job (shape, queue entry, priority, memos, slot) | %.0f B |\n",
+      "| the rest, per pending job (shape, queue entry, priority, memos, slot) | %.1f B |\n",
       extra / static_cast<double>(s.pending.size()));
+  // Then one submission and a pass: what the containers that grow do with it.
+  Job one = s.pending.front();
+  one.id = 999'999'999;
+  sched->SetPending(std::move(one));
+  { Plan gone = sched->Plan(s.now, PlanDetail::kDecisions); }
+  std::printf("| held after one submission and a second pass | %.1f |\n",
+              Mib(g_current - base));
   (void)after_pass;
 }
 

@@ -8,7 +8,9 @@
 // time is kept and the median and 99th percentile are reported as counters: wall (p50_ms,
 // p99_ms) and this thread's CPU time (cpu_p50_ms, cpu_p99_ms).
 // BM_SchedulerFirstPass times the first pass of a fresh Scheduler (the full pass) for
-// comparison with plan() in engine_bench.
+// comparison with plan() in engine_bench. The EveryJobQosLimited variant puts every job under a
+// QoS MaxTRESPerUser that never binds: the cost of usage limits, which no block skipping
+// avoids yet.
 //
 // Goals (issue 13): one event, median <= 1 ms and p99 <= 10 ms of planning; a full pass <= 60 ms.
 //
@@ -79,8 +81,19 @@ void EndJobsPastTheirLimits(engine::Scheduler& sched, Time now) {
   for (JobId id : ended) sched.SetFinished(id, engine::Outcome::kCompleted);
 }
 
-void OneEvent(benchmark::State& state, PlanDetail detail) {
-  const engine::Snapshot& s = Workload();
+// The workload with a MaxTRESPerUser on the QoS every job uses, high enough never to hold a
+// job back: every job is bound by a usage limit, so no block of the queue is skipped.
+const engine::Snapshot& LimitedWorkload() {
+  static const std::unique_ptr<engine::Snapshot> s = [] {
+    auto limited = std::make_unique<engine::Snapshot>(Workload());
+    limited->qos[0].max_tres_per_user.gpus = 1'000'000;
+    return limited;
+  }();
+  return *s;
+}
+
+void OneEvent(benchmark::State& state, PlanDetail detail, bool limited = false) {
+  const engine::Snapshot& s = limited ? LimitedWorkload() : Workload();
   engine::Scheduler sched(s, Easy());
   Time now = s.now;
   // The first pass starts what fits; events are timed from the steady state after it.
@@ -147,6 +160,11 @@ BENCHMARK_CAPTURE(OneEvent, BM_SchedulerEasyOneEvent_100kPending_10kNodes_FullPl
     ->Iterations(1000);
 BENCHMARK_CAPTURE(OneEvent, BM_SchedulerEasyOneEvent_100kPending_10kNodes_Decisions,
                   PlanDetail::kDecisions)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1000);
+BENCHMARK_CAPTURE(OneEvent, BM_SchedulerEasyOneEvent_100kPending_10kNodes_EveryJobQosLimited,
+                  PlanDetail::kDecisions, /*limited=*/true)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(1000);

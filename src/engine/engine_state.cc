@@ -71,9 +71,22 @@ std::uint32_t EngineState::NeedClassOf(std::uint32_t j) {
   key.need = shapes[j].per_node;
   key.features = shapes[j].features;
   key.filter = {shapes[j].filter};
-  known =
-      need_classes.try_emplace(key, static_cast<std::uint32_t>(need_classes.size())).first->second;
+  auto [it, added] = need_classes.try_emplace(key, static_cast<std::uint32_t>(need_classes.size()));
+  known = it->second;
+  if (added) {
+    ShapeKey family_key = key;
+    family_key.need = {0, 0, 0, key.need.gpu_type, key.need.exclusive};
+    auto f = families.try_emplace(family_key, static_cast<std::uint32_t>(families.size())).first;
+    if (f->second == family_info.size()) family_info.push_back({key.partition, key.need.exclusive});
+    need_class_info.push_back({f->second, key.partition, key.need});
+  }
   return known;
+}
+
+bool EngineState::IsSpecial(std::uint32_t j, Time now) const {
+  const HotJob& h = hot[j];
+  return !h.plain || h.begin_time > now || !h.fixed_nodes || h.switches_free_at > now ||
+         h.partition >= s.partitions.size();
 }
 
 void EngineState::RecountPartitions() {

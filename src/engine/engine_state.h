@@ -122,15 +122,36 @@ struct EngineState {
     std::uint8_t static_reason = kFitUnknown;
     // Not held, without dependencies and without an array throttle, so only its begin time can
     // hold it back.
-    bool plain = false;
-    bool exclusive = false;
-    bool fixed_nodes = false;  // max_nodes == nodes: no range of node counts
+    bool plain : 1 = false;
+    bool exclusive : 1 = false;
+    bool fixed_nodes : 1 = false;  // max_nodes == nodes: no range of node counts
+    // Filed in the Scheduler's special queue (QueueState::special): not plain, a begin time
+    // after the clock when it was queued, a range of node counts or a binding switch count.
+    bool special : 1 = false;
   };
   static HotJob HotOf(const Job& j, const JobShape& shape);
+  // Whether job j goes to the special queue if queued at `now`.
+  bool IsSpecial(std::uint32_t j, Time now) const;
   std::vector<HotJob> hot;
   std::unordered_map<ShapeKey, std::uint32_t, ShapeKeyHash> need_classes;
   std::uint32_t NeedClassOf(std::uint32_t j);
-  std::vector<Time> running_ends;  // per s.running
+  // A job family: jobs of one partition, GPU type, exclusiveness, features and node filter,
+  // whose needs therefore compare member by member. With a fixed node count and no switch
+  // count, a job that cannot start now rules out every job of its family that needs as much
+  // or more of everything, on as many nodes or more, for as long or longer (pass_skip.cc).
+  struct NeedClassInfo {
+    std::uint32_t family = 0;
+    std::uint32_t partition = 0;
+    NodeNeed need;
+  };
+  std::vector<NeedClassInfo> need_class_info;  // per need class
+  struct FamilyInfo {
+    std::uint32_t partition = 0;
+    bool exclusive = false;
+  };
+  std::unordered_map<ShapeKey, std::uint32_t, ShapeKeyHash> families;
+  std::vector<FamilyInfo> family_info;  // per family
+  std::vector<Time> running_ends;       // per s.running
   AvailabilityPlanner planner;
   Topology topology;
   NodePartitions node_partitions;

@@ -114,6 +114,19 @@ PendingReason LimitTracker::CheckJobCounts(const Job& job) const {
   return PendingReason::kNone;
 }
 
+bool LimitTracker::Binds(const Job& job) const {
+  if (!any_limit_) return false;
+  if (job.qos < s_.qos.size()) {
+    const Qos& q = s_.qos[job.qos];
+    if (Limited(q.max_tres_per_user) || Limited(q.grp_tres) || JobsLimited(q)) return true;
+  }
+  if (job.assoc < s_.associations.size() && MaxJobsOf(job.assoc) != kUnlimited) return true;
+  for (std::uint32_t a = AccountOf(job), guard = 0;
+       a < s_.accounts.size() && guard < s_.accounts.size(); a = s_.accounts[a].parent, ++guard)
+    if (Limited(s_.accounts[a].grp_tres) || s_.accounts[a].grp_jobs != kUnlimited) return true;
+  return false;
+}
+
 PendingReason LimitTracker::Check(const Job& job, const Tres& tres) const {
   if (!any_limit_) return PendingReason::kNone;
   if (PendingReason r = CheckJobCounts(job); r != PendingReason::kNone) return r;

@@ -26,6 +26,9 @@ class LimitTracker {
   bool any() const { return any_limit_; }
   // The limit that starting `job` with `tres` would exceed, or kNone.
   PendingReason Check(const Job& job, const Tres& tres) const;
+  // Whether any usage limit applies to `job` (its QoS's, its association's, or its account's
+  // and their ancestors'); when not, Check says kNone for it whatever runs.
+  bool Binds(const Job& job) const;
   void Add(const Job& job, const Tres& tres);
 
  private:

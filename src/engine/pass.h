@@ -62,6 +62,8 @@ class Pass {
                PendingReason reason);
   bool preempted(std::uint32_t r) const { return preempted_.count(r) > 0; }
   void MarkPreempted(std::uint32_t r, std::uint32_t for_job, PreemptMode mode, Seconds grace);
+  // Queued jobs the pass did not read because their block was skipped (pass_skip.cc).
+  std::size_t skipped_jobs() const { return skipped_jobs_; }
 
  private:
   // Every pending job's priority breakdown, from the queue's context (a full plan's).
@@ -95,6 +97,20 @@ class Pass {
   PendingReason CheckEligibility(std::uint32_t j) const;
   void Pend(std::uint32_t j, PendingReason reason);
   void EstimateStarts();
+  // What the pass does with pending job j in its turn.
+  void Visit(std::uint32_t j);
+
+  // ---- Skipping blocks of the queue (pass_skip.cc) ----
+  // Visits the queue in order: `order` block by block, merged with `special`; a block whose
+  // summary shows that none of its jobs can start now, nor be reported, is passed over.
+  void WalkQueue();
+  bool CanSkip(const BlockSummary& summary) const;
+  // No job of the floor's family with at least its needs can start now in this pass.
+  bool FamilyDead(const JobFamilyFloor& floor) const;
+  void AddToSummary(BlockSummary& summary, std::uint32_t j);
+  // Job j (a fixed node count, no switch count) cannot start now: neither can any job of its
+  // family that needs as much or more of everything.
+  void NoteFamilyFailure(std::uint32_t j);
 
   const Snapshot& s_;
   const PolicyOptions& o_;
@@ -139,6 +155,15 @@ class Pass {
   FreeNodeIndex& free_index() const { return st_.free_index; }
   bool any_blocked_ = false;
   int reservations_ = 0;
+  std::int64_t tested_ = 0;  // jobs examined (Plan::jobs_tested)
+  // Per family (EngineState::families): what failed to start now, none dominating another.
+  struct FailedNeed {
+    std::int32_t cpus = 0, gpus = 0, nodes = 0;
+    std::int64_t mem_mb = 0;
+    Seconds duration = 0;
+  };
+  std::vector<std::vector<FailedNeed>> family_failed_;
+  std::size_t skipped_jobs_ = 0;
 };
 
 // Tries to start pending job j by preempting running jobs, as PolicyOptions::preempt allows.

@@ -19,13 +19,15 @@ QueueState BuildQueue(const Snapshot& s, const std::vector<JobShape>& shapes,
       MakePriorityContext(s, o.weights, PriorityTime(s.now, o.priority_calc_period));
   QueueState q;
   q.priorities.reserve(s.pending.size());
-  q.order.reserve(s.pending.size());
+  std::vector<QueueEntry> order;
+  order.reserve(s.pending.size());
   for (std::uint32_t j = 0; j < s.pending.size(); ++j) {
     q.priorities.emplace_back(s.pending[j].id,
                               ComputePriority(s.pending[j], shapes[j], s, ctx, o.weights));
-    q.order.push_back(QueueEntryOf(s.pending[j], q.priorities.back().second.total, j, s));
+    order.push_back(QueueEntryOf(s.pending[j], q.priorities.back().second.total, j, s));
   }
-  std::sort(q.order.begin(), q.order.end(), QueueBefore);
+  std::sort(order.begin(), order.end(), QueueBefore);
+  q.order.Assign(order);
   return q;
 }
 

@@ -8,29 +8,11 @@
 #include <vector>
 
 #include "engine/model.h"
+#include "engine/queue_blocks.h"
+#include "engine/queue_entry.h"
 #include "engine/request.h"
 
 namespace lockstep::engine {
-
-// An entry whose job has left the queue (the Scheduler compacts them away now and then).
-inline constexpr std::uint32_t kQueueTombstone = 0xffffffffu;
-
-// One pending job's place in the queue; `index` is its position in Snapshot::pending, or
-// kQueueTombstone.
-struct QueueEntry {
-  std::uint32_t tier = 0, priority = 0;
-  Time submit = 0;
-  JobId id = 0;
-  std::uint32_t index = 0;
-};
-
-// True when `a` goes before `b` (the index plays no part).
-inline bool QueueBefore(const QueueEntry& a, const QueueEntry& b) {
-  if (a.tier != b.tier) return a.tier > b.tier;
-  if (a.priority != b.priority) return a.priority > b.priority;
-  if (a.submit != b.submit) return a.submit < b.submit;
-  return a.id < b.id;
-}
 
 QueueEntry QueueEntryOf(const Job& job, std::uint32_t priority, std::uint32_t index,
                         const Snapshot& s);
@@ -49,9 +31,17 @@ struct PriorityContext;
 // breakdowns themselves (plan() computes them anyway), or, when `priorities` is empty, the
 // context to compute them again with (the Scheduler keeps only each job's total: the
 // breakdown, 72 bytes a job, is wanted only by full plans).
+//
+// The order is in two parts that a pass merges: `order`, whose blocks a pass may skip, and
+// `special`, jobs a pass always visits because something besides their shape decides what
+// happens to them (holds, dependencies, array throttles, a future begin time, a range of node
+// counts, a switch count). plan() puts every job in `order` and never skips; the Scheduler
+// files each job by EngineState::HotJob::special and keeps the summaries (`keep_summaries`).
 struct QueueState {
   std::vector<std::pair<JobId, PriorityBreakdown>> priorities;  // per Snapshot::pending index
-  std::vector<QueueEntry> order;
+  QueueBlocks order;
+  QueueBlocks special;
+  bool keep_summaries = false;
   const PriorityContext* context = nullptr;  // what the priorities in `order` were computed with
 };
 

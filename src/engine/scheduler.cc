@@ -1,12 +1,12 @@
 #include "engine/scheduler.h"
 
 #include <algorithm>
-#include <iterator>
 
 namespace lockstep::engine {
 
 Scheduler::Scheduler(Snapshot cluster, PolicyOptions options)
     : s_(std::make_unique<Snapshot>(std::move(cluster))), o_(options) {
+  queue_.keep_summaries = true;
   for (std::uint32_t j = 0; j < s_->pending.size(); ++j) {
     slots_[s_->pending[j].id] = {List::kPending, j};
     CountAwaited(s_->pending[j], +1);
@@ -31,9 +31,9 @@ void Scheduler::Rebuild() {
   for (std::uint32_t r = 0; r < s_->running.size(); ++r)
     deadlines_.push({st_->running_ends[r], s_->running[r].id});
   priority_totals_.assign(s_->pending.size(), 0);
-  queue_.order.clear();
+  queue_.order.Clear();
+  queue_.special.Clear();
   arrivals_.clear();
-  tombstones_ = 0;
   priorities_stale_ = true;
 }
 
@@ -111,15 +111,8 @@ QueueEntry Scheduler::EntryOf(std::uint32_t j) const {
   return QueueEntryOf(s_->pending[j], priority_totals_[j], j, *s_);
 }
 
-std::vector<QueueEntry>::iterator Scheduler::FindEntry(std::uint32_t j) {
-  MergeArrivals();
-  QueueEntry key = EntryOf(j);
-  // Entries of one job with one key sit together: the live one, and the tombstones of its
-  // earlier stays in the queue.
-  auto it = std::lower_bound(queue_.order.begin(), queue_.order.end(), key, QueueBefore);
-  for (; it != queue_.order.end() && !QueueBefore(key, *it); ++it)
-    if (it->index == j) return it;
-  return queue_.order.end();
+QueueBlocks& Scheduler::QueueOf(std::uint32_t j) {
+  return st_->hot[j].special ? queue_.special : queue_.order;
 }
 
 void Scheduler::AddPending(Job job) {
@@ -128,6 +121,7 @@ void Scheduler::AddPending(Job job) {
   s_->pending.push_back(std::move(job));
   st_->shapes.push_back(ShapeIn(s_->pending[j], *s_));
   st_->hot.push_back(EngineState::HotOf(s_->pending[j], st_->shapes[j]));
+  st_->hot[j].special = st_->IsSpecial(j, s_->now);
   const Job& added = s_->pending[j];
   CountAwaited(added, +1);
   if (!added.dependencies.empty() && !st_->eligibility.tracks_dependencies())
@@ -148,31 +142,21 @@ void Scheduler::MergeArrivals() {
   // Stable: an arrival goes after the entries already queued that compare equal to it, as an
   // insertion at upper_bound would put it.
   std::stable_sort(arrivals_.begin(), arrivals_.end(), QueueBefore);
-  if (arrivals_.size() == 1) {
-    const QueueEntry e = arrivals_.front();
-    queue_.order.insert(
-        std::upper_bound(queue_.order.begin(), queue_.order.end(), e, QueueBefore), e);
-  } else {
-    std::vector<QueueEntry> merged;
-    merged.reserve(queue_.order.size() + arrivals_.size());
-    std::merge(queue_.order.begin(), queue_.order.end(), arrivals_.begin(), arrivals_.end(),
-               std::back_inserter(merged), QueueBefore);
-    queue_.order = std::move(merged);
-  }
+  std::vector<QueueEntry> ordinary, special;
+  for (const QueueEntry& e : arrivals_)
+    (st_->hot[e.index].special ? special : ordinary).push_back(e);
+  queue_.order.Merge(ordinary);
+  queue_.special.Merge(special);
   arrivals_.clear();
 }
 
 void Scheduler::RemovePendingAt(std::uint32_t j) {
   const auto last = static_cast<std::uint32_t>(s_->pending.size() - 1);
   if (!priorities_stale_) {
-    // A tombstone rather than an erase: a pass that starts many jobs would otherwise move the
-    // whole queue once per start. Plan compacts the queue when tombstones pile up.
-    if (auto it = FindEntry(j); it != queue_.order.end()) {
-      it->index = kQueueTombstone;
-      ++tombstones_;
-    }
+    MergeArrivals();
+    QueueOf(j).Erase(EntryOf(j));
     if (j != last)
-      if (auto it = FindEntry(last); it != queue_.order.end()) it->index = j;
+      if (QueueEntry* e = QueueOf(last).Find(EntryOf(last))) e->index = j;
   }
   slots_.erase(s_->pending[j].id);
   st_->eligibility.RemovePending(s_->pending[j]);
@@ -266,6 +250,7 @@ void Scheduler::SetNodeState(std::uint32_t node, NodeState state, std::string re
   st_->planner.SetUsable(node, state == NodeState::kUp);
   st_->free_index.Update(node);
   st_->RecountPartitions();
+  queue_.order.ForgetSummaries();  // they say which jobs have no static reason
 }
 
 void Scheduler::SetNode(std::uint32_t node, Node n) {
@@ -299,6 +284,13 @@ void Scheduler::SetLimits(std::vector<Partition> partitions, std::vector<Qos> qo
   Rebuild();
 }
 
+void Scheduler::SetQueueBlockCapacityForTest(std::size_t capacity) {
+  queue_.order = QueueBlocks(capacity);
+  queue_.special = QueueBlocks(capacity);
+  arrivals_.clear();
+  priorities_stale_ = true;
+}
+
 void Scheduler::SetPolicy(PolicyOptions options) {
   o_ = options;
   st_->start_memo.valid = false;  // placement and search bounds may have changed
@@ -312,24 +304,26 @@ void Scheduler::RefreshPriorities() {
   Time at = PriorityTime(s_->now, o_.priority_calc_period);
   if (!priorities_stale_ && (o_.weights.age == 0 || at == ctx_.now)) return;
   ctx_ = MakePriorityContext(*s_, o_.weights, at);
-  queue_.order.clear();
   arrivals_.clear();
-  queue_.order.reserve(s_->pending.size());
+  std::vector<QueueEntry> order;
+  order.reserve(s_->pending.size());
   for (std::uint32_t j = 0; j < s_->pending.size(); ++j) {
     priority_totals_[j] =
         ComputePriority(s_->pending[j], st_->shapes[j], *s_, ctx_, o_.weights).total;
-    queue_.order.push_back(EntryOf(j));
+    order.push_back(EntryOf(j));
   }
-  std::sort(queue_.order.begin(), queue_.order.end(), QueueBefore);
+  std::sort(order.begin(), order.end(), QueueBefore);
+  // Every job is filed again as of now: a begin time the clock has passed is special no more.
+  std::vector<QueueEntry> special;
+  std::erase_if(order, [&](const QueueEntry& e) {
+    EngineState::HotJob& h = st_->hot[e.index];
+    h.special = st_->IsSpecial(e.index, s_->now);
+    if (h.special) special.push_back(e);
+    return h.special;
+  });
+  queue_.order.Assign(order);
+  queue_.special.Assign(special);
   priorities_stale_ = false;
-  tombstones_ = 0;
-}
-
-void Scheduler::CompactQueue() {
-  MergeArrivals();
-  if (tombstones_ * 4 <= queue_.order.size()) return;
-  std::erase_if(queue_.order, [](const QueueEntry& e) { return e.index == kQueueTombstone; });
-  tombstones_ = 0;
 }
 
 void Scheduler::SetRunningEnd(std::uint32_t r, Time end) {
@@ -397,10 +391,12 @@ engine::Plan Scheduler::Plan(Time now, PlanDetail detail) {
   MoveOverdueEnds();
   ForgetOldFinished();
   RefreshPriorities();
-  CompactQueue();
+  MergeArrivals();
   queue_.context = &ctx_;  // a member: the Scheduler may have moved since the last Plan
   st_->planner.BeginPass();
-  engine::Plan plan = Pass(*st_, o_, queue_, detail).Run();
+  Pass pass(*st_, o_, queue_, detail);
+  engine::Plan plan = pass.Run();
+  skipped_jobs_ = pass.skipped_jobs();
   st_->free_index.AfterRollback(st_->planner.Rollback());
   return plan;
 }

@@ -13,6 +13,8 @@
 // place; Plan runs one pass over them and then undoes what the pass itself changed. The pure
 // plan() stays as its oracle: for the same jobs, nodes, usage and clock the two give the same
 // plan (scheduler_differential_test.cc checks it after every event of long random sequences).
+// The queue is kept in blocks with summaries, so that a plan of decisions passes over the
+// blocks whose jobs cannot start now without reading them (queue_blocks.h, pass_skip.cc).
 //
 // Priorities: a job's priority is computed when it arrives or changes. Factors that vary with
 // time (age) are recomputed for all jobs when the clock enters a new PriorityCalcPeriod
@@ -90,6 +92,11 @@ class Scheduler {
   engine::Plan Plan(Time now, PlanDetail detail = PlanDetail::kFull);
 
   const Snapshot& snapshot() const { return *s_; }
+  // Pending jobs the last Plan passed over in skipped blocks of the queue (pass_skip.cc).
+  std::size_t SkippedJobsForTest() const { return skipped_jobs_; }
+  // Cuts the queue into blocks of at most `capacity` jobs (QueueBlocks), so that small tests
+  // exercise skipping; the queue is filed again at the next Plan.
+  void SetQueueBlockCapacityForTest(std::size_t capacity);
   const PolicyOptions& options() const { return o_; }
   // The job if it is pending or running, else nullptr; valid until the next change.
   const Job* Find(JobId id) const;
@@ -117,12 +124,12 @@ class Scheduler {
   void ChangeRunningHolds(std::uint32_t r, int sign);
   void SetRunningEnd(std::uint32_t r, Time end);
   QueueEntry EntryOf(std::uint32_t j) const;
-  std::vector<QueueEntry>::iterator FindEntry(std::uint32_t j);
+  // The part of the queue job j is filed in (QueueState::order or ::special).
+  QueueBlocks& QueueOf(std::uint32_t j);
   void RefreshPriorities();
   // Puts the jobs queued since the last merge into the queue's order: one merge for a burst
   // of submissions (a million-task array) instead of one vector insertion per job.
   void MergeArrivals();
-  void CompactQueue();
   void MoveOverdueEnds();
   void ForgetOldFinished();
   // Counts, per target, the dependencies of pending jobs that name it (+1 or -1).
@@ -132,12 +139,13 @@ class Scheduler {
   std::unique_ptr<Snapshot> s_;
   PolicyOptions o_;
   std::unique_ptr<EngineState> st_;
-  QueueState queue_;  // the order; breakdowns are computed again for full plans
+  // The order in blocks (queue_blocks.h); breakdowns are computed again for full plans.
+  QueueState queue_;
   std::vector<QueueEntry> arrivals_;  // queued since the last MergeArrivals, in arrival order
   std::vector<std::uint32_t> priority_totals_;  // per s_->pending index
   PriorityContext ctx_;
   bool priorities_stale_ = true;
-  std::size_t tombstones_ = 0;  // queue entries of jobs no longer pending
+  std::size_t skipped_jobs_ = 0;  // by the last Plan
   std::unordered_map<JobId, Slot> slots_;
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
   std::vector<Time> finished_time_;                 // per s_->finished: when it was set

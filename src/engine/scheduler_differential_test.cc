@@ -65,10 +65,36 @@ Snapshot RandomCluster(std::mt19937_64& rng) {
   return b.Build();
 }
 
+// Which usage limits a sequence's cluster has: RandomCluster's, only those of QoS "limited" and
+// account "b" (the jobs of other QoS and accounts are free of limits), or none. The Scheduler's
+// plans of decisions skip blocks of the queue whose jobs no limit binds (pass_skip.cc).
+enum class LimitSet { kAll, kSome, kNone };
+
+void DropLimits(Snapshot& s, LimitSet keep) {
+  if (keep == LimitSet::kSome) {
+    s.qos[0].max_tres_per_user = {};
+    s.accounts[1].grp_jobs = kUnlimited;
+    return;
+  }
+  for (Qos& q : s.qos) {
+    q.max_tres_per_user = {};
+    q.grp_tres = {};
+    q.grp_jobs = q.max_jobs_per_user = q.max_jobs_per_account = kUnlimited;
+  }
+  for (Account& a : s.accounts) {
+    a.grp_tres = {};
+    a.grp_jobs = a.max_jobs = kUnlimited;
+  }
+  for (Association& as : s.associations) as.max_jobs = kUnlimited;
+}
+
 class Sequence {
  public:
-  Sequence(std::uint64_t seed, PolicyOptions o)
-      : rng_(seed), mirror_(RandomCluster(rng_)), o_(o), sched_(mirror_, o) {}
+  Sequence(std::uint64_t seed, PolicyOptions o, LimitSet limits = LimitSet::kAll)
+      : rng_(seed), mirror_(Cluster(rng_, limits)), o_(o), limits_(limits), sched_(mirror_, o) {
+    // Blocks of a few jobs, so that short queues span many of them.
+    sched_.SetQueueBlockCapacityForTest(2 + seed % 7);
+  }
 
   // One random event applied to both, then the plans compared.
   void Step(int step) {
@@ -103,11 +129,22 @@ class Sequence {
  private:
   int Pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
+  static Snapshot Cluster(std::mt19937_64& rng, LimitSet limits) {
+    Snapshot s = RandomCluster(rng);
+    if (limits != LimitSet::kAll) DropLimits(s, limits);
+    return s;
+  }
+
+  // The Scheduler's plan in full and its plan of decisions (what lockstepd plans on events and
+  // the simulator on every event), in either order: a pass leaves nothing behind.
   void Compare(int step) {
     ForgetOldFinished();
     Plan want = plan(mirror_, o_);
+    const bool decisions_first = step % 2 == 0;
+    if (decisions_first) CompareDecisions(step, want);
     Plan got = sched_.Plan(mirror_.now);
     ASSERT_EQ(DescribePlan(got), DescribePlan(want)) << "step " << step;
+    if (!decisions_first) CompareDecisions(step, want);
     Status st = CheckPlan(mirror_, o_, want);
     ASSERT_TRUE(st.ok()) << "step " << step << ": " << st.ToString();
     seen.starts += want.starts.size();
@@ -125,11 +162,18 @@ class Sequence {
     last_ = std::move(want);
   }
 
+  void CompareDecisions(int step, const Plan& want) {
+    Plan got = sched_.Plan(mirror_.now, PlanDetail::kDecisions);
+    ASSERT_EQ(DescribePlan(got, PlanDetail::kDecisions), DescribePlan(want, PlanDetail::kDecisions))
+        << "step " << step << " (decisions)";
+    seen.skipped += sched_.SkippedJobsForTest();
+  }
+
  public:
   // What the plans of the sequence did: a sequence that exercised nothing proves nothing.
   struct Seen {
     std::size_t starts = 0, preemptions = 0, reserved = 0, dependency = 0, limits = 0,
-                job_counts = 0;
+                job_counts = 0, skipped = 0;
   } seen;
 
  private:
@@ -337,6 +381,11 @@ class Sequence {
   }
 
   void Limits() {
+    if (limits_ == LimitSet::kNone) {
+      mirror_.partitions[1].max_time = Pick(1, 8) * 3600;
+      sched_.SetLimits(mirror_.partitions, mirror_.qos, mirror_.accounts, mirror_.associations);
+      return;
+    }
     mirror_.qos[1].grp_tres.gpus = Pick(4, 32);
     mirror_.qos[1].grp_jobs = Pick(0, 1) ? kUnlimited : Pick(2, 10);
     mirror_.accounts[2].max_jobs = Pick(0, 1) ? kUnlimited : Pick(1, 6);
@@ -362,14 +411,16 @@ class Sequence {
   std::mt19937_64 rng_;
   Snapshot mirror_;
   PolicyOptions o_;
+  LimitSet limits_;
   Scheduler sched_;
   Plan last_;
   JobId next_id_ = 1;
   std::vector<std::pair<Time, JobId>> finished_at_;
 };
 
-Sequence::Seen RunSequence(std::uint64_t seed, PolicyOptions o, int steps) {
-  Sequence seq(seed, o);
+Sequence::Seen RunSequence(std::uint64_t seed, PolicyOptions o, int steps,
+                           LimitSet limits = LimitSet::kAll) {
+  Sequence seq(seed, o, limits);
   for (int i = 0; i < steps; ++i) {
     seq.Step(i);
     if (::testing::Test::HasFatalFailure()) {
@@ -380,8 +431,10 @@ Sequence::Seen RunSequence(std::uint64_t seed, PolicyOptions o, int steps) {
   EXPECT_GT(seq.seen.starts, 100u) << "seed " << seed;
   EXPECT_GT(seq.seen.reserved, 0u) << "seed " << seed;
   EXPECT_GT(seq.seen.dependency, 0u) << "seed " << seed;
-  EXPECT_GT(seq.seen.limits, 0u) << "seed " << seed;
-  EXPECT_GT(seq.seen.job_counts, 0u) << "seed " << seed;
+  if (limits != LimitSet::kNone) {
+    EXPECT_GT(seq.seen.limits, 0u) << "seed " << seed;
+    EXPECT_GT(seq.seen.job_counts, 0u) << "seed " << seed;
+  }
   return seq.seen;
 }
 
@@ -407,6 +460,22 @@ TEST(SchedulerDifferential, ConservativeAndFifoMatchPlanAfterEveryEvent) {
   Sequence seq(12, fifo);
   for (int i = 0; i < 1500 && !HasFatalFailure(); ++i) seq.Step(i);
   EXPECT_GT(seq.seen.starts, 100u);
+}
+
+// Without preemption, plans of decisions skip the blocks of the queue whose jobs cannot start
+// and no limit binds (pass_skip.cc); they must still be plan()'s.
+TEST(SchedulerDifferential, PlansOfDecisionsThatSkipBlocksMatchPlan) {
+  std::size_t skipped = 0;
+  skipped += RunSequence(41, Policy(1), 1500, LimitSet::kNone).skipped;
+  const std::size_t with_some_limits = RunSequence(42, Policy(1), 1500, LimitSet::kSome).skipped;
+  EXPECT_GT(with_some_limits, 1000u) << "jobs free of limits are skipped beside bound ones";
+  PolicyOptions conservative = Policy(3);
+  conservative.max_jobs_tested = 40;
+  skipped += RunSequence(44, conservative, 1000, LimitSet::kNone).skipped;
+  EXPECT_GT(skipped, 10000u) << "the sequences must exercise skipping";
+  Sequence fifo(45, Policy(0), LimitSet::kNone);
+  for (int i = 0; i < 1000 && !HasFatalFailure(); ++i) fifo.Step(i);
+  EXPECT_GT(fifo.seen.skipped, 1000u);
 }
 
 TEST(SchedulerDifferential, PreemptionByPartitionAndQosMatchesPlan) {
