@@ -35,7 +35,8 @@ EngineState::EngineState(const Snapshot& snapshot)
       topology(snapshot),
       node_partitions(snapshot),
       free_index(snapshot, planner, node_partitions),
-      eligibility(snapshot) {
+      eligibility(snapshot),
+      limits(snapshot) {
   hot.reserve(snapshot.pending.size());
   for (std::uint32_t j = 0; j < snapshot.pending.size(); ++j)
     hot.push_back(HotOf(snapshot.pending[j], shapes[j]));

@@ -16,6 +16,7 @@
 
 #include "engine/eligibility.h"
 #include "engine/free_index.h"
+#include "engine/limits.h"
 #include "engine/model.h"
 #include "engine/node_partitions.h"
 #include "engine/placement.h"
@@ -159,6 +160,9 @@ struct EngineState {
   std::vector<FreeSum> partition_free;                    // per partition
   std::vector<std::vector<NodeClass>> partition_classes;  // per partition
   EligibilityIndex eligibility;
+  // Usage limits' counts of the running jobs, kept as they start and end (a pass copies it and
+  // adds its own starts) rather than recounted from every running job at every pass.
+  LimitTracker limits;
   StartMemo start_memo;
 };
 

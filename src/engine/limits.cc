@@ -60,16 +60,18 @@ LimitTracker::LimitTracker(const Snapshot& s) : s_(s) {
   per_qos_.resize(s.qos.size());
   per_account_.resize(s.accounts.size());
   jobs_per_assoc_.resize(s.associations.size());
-  for (const Job& j : s.running) {
-    Tres t;
-    t.nodes = static_cast<std::int64_t>(j.allocation.nodes.size());
-    for (const NodeAllocation& a : j.allocation.nodes) {
-      t.cpus += a.cpus;
-      t.mem_mb += a.mem_mb;
-      t.gpus += __builtin_popcountll(a.gpus);
-    }
-    Add(j, t);
+  for (const Job& j : s.running) AddRunning(j);
+}
+
+Tres LimitTracker::AllocatedTres(const Job& running) {
+  Tres t;
+  t.nodes = static_cast<std::int64_t>(running.allocation.nodes.size());
+  for (const NodeAllocation& a : running.allocation.nodes) {
+    t.cpus += a.cpus;
+    t.mem_mb += a.mem_mb;
+    t.gpus += __builtin_popcountll(a.gpus);
   }
+  return t;
 }
 
 std::uint32_t LimitTracker::AccountOf(const Job& job) const {
@@ -167,6 +169,31 @@ void LimitTracker::Add(const Job& job, const Tres& tres) {
        a = s_.accounts[a].parent, ++guard) {
     if (a >= s_.accounts.size()) break;
     per_account_[a].Add(tres);
+  }
+}
+
+void LimitTracker::RemoveRunning(const Job& running) {
+  if (!any_limit_) return;
+  const Tres tres = AllocatedTres(running);
+  const std::uint32_t account = AccountOf(running);
+  if (running.qos < s_.qos.size()) {
+    // Keys whose count reaches zero go, so that the maps hold only what runs.
+    auto user = per_qos_user_.find(UserKey(running.qos, running.user));
+    if (user != per_qos_user_.end()) {
+      user->second.Remove(tres);
+      if (user->second.jobs <= 0) per_qos_user_.erase(user);
+    }
+    per_qos_[running.qos].Remove(tres);
+    if (account != kNone) {
+      auto it = jobs_per_qos_account_.find(UserKey(running.qos, account));
+      if (it != jobs_per_qos_account_.end() && --it->second <= 0) jobs_per_qos_account_.erase(it);
+    }
+  }
+  if (running.assoc < s_.associations.size()) --jobs_per_assoc_[running.assoc];
+  for (std::uint32_t a = account, guard = 0; a != kNone && guard < s_.accounts.size();
+       a = s_.accounts[a].parent, ++guard) {
+    if (a >= s_.accounts.size()) break;
+    per_account_[a].Remove(tres);
   }
 }
 

@@ -16,8 +16,9 @@ namespace lockstep::engine {
 // PartitionTimeLimit, PartitionNodeLimit, QOSMaxWallDurationPerJobLimit, or kNone.
 PendingReason CheckStaticLimits(const Job& job, const JobShape& shape, const Snapshot& s);
 
-// Usage of running jobs (and jobs started in this pass) against the TRES limits.
-// Not thread-safe; one pass owns one tracker.
+// Usage of running jobs (and jobs started in this pass) against the TRES limits. The
+// Scheduler keeps one as jobs start and end (EngineState::limits); a pass works on a copy.
+// Not thread-safe.
 class LimitTracker {
  public:
   explicit LimitTracker(const Snapshot& s);
@@ -30,6 +31,11 @@ class LimitTracker {
   // and their ancestors'); when not, Check says kNone for it whatever runs.
   bool Binds(const Job& job) const;
   void Add(const Job& job, const Tres& tres);
+  // A running job as Add and the constructor count it, and its removal when it ends; the
+  // snapshot's QoS, accounts and associations must not have changed in between.
+  void AddRunning(const Job& running) { Add(running, AllocatedTres(running)); }
+  void RemoveRunning(const Job& running);
+  static Tres AllocatedTres(const Job& running);
 
  private:
   static std::uint64_t UserKey(std::uint32_t qos, std::uint32_t user) {
@@ -44,6 +50,7 @@ class LimitTracker {
     Tres tres;
     std::int64_t jobs = 0;
     void Add(const Tres& t) { tres += t, ++jobs; }
+    void Remove(const Tres& t) { tres -= t, --jobs; }
   };
 
   const Snapshot& s_;

@@ -54,7 +54,7 @@ Pass::Pass(EngineState& st, const PolicyOptions& o, QueueState& queue, PlanDetai
       running_ends_(st.running_ends),
       planner_(st.planner),
       topology_(st.topology),
-      limits_(st.s),
+      limits_(st.limits),
       eligibility_(st.eligibility),
       pending_slot_(st.s.pending.size(), kNone),
       partition_free_(st.partition_free),

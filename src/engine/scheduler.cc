@@ -201,11 +201,13 @@ void Scheduler::AddRunning(Job job) {
   deadlines_.push({st_->running_ends[r], s_->running[r].id});
   ChangeRunningHolds(r, +1);
   st_->eligibility.AddRunning(s_->running[r]);
+  st_->limits.AddRunning(s_->running[r]);
 }
 
 void Scheduler::RemoveRunningAt(std::uint32_t r) {
   ChangeRunningHolds(r, -1);
   st_->eligibility.RemoveRunning(s_->running[r]);
+  st_->limits.RemoveRunning(s_->running[r]);
   const auto last = static_cast<std::uint32_t>(s_->running.size() - 1);
   slots_.erase(s_->running[r].id);
   if (r != last) {
