@@ -1,6 +1,7 @@
 #include "cli/format/slurm_yaml.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -86,13 +87,14 @@ std::string Number(const Json& v) {
   // The shortest text that reads back as the same double. (Not std::to_chars: in libstdc++ it
   // needs libm, which lockstep-slurm does not load.)
   const double d = v.get<double>();
+  if (!std::isfinite(d)) return "!!null null";  // as nlohmann's dump writes NaN and infinities
   char buf[64];
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buf, sizeof buf, "%.*g", precision, d);
     if (std::strtod(buf, nullptr) == d) break;
   }
   std::string text = buf;
-  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";  // 1 -> 1.0, as a float
+  if (text.find_first_of(".eE") == std::string::npos) text += ".0";  // 1 -> 1.0, as a float
   return "!!float " + text;
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -144,6 +145,8 @@ TEST(SlurmYaml, NumbersBooleansNullsAndNestedCollections) {
     "flags": [true, false], "nothing": null,
     "nested": [[], [[1, 2], {}], [{"a": [{"b": []}]}], {"x": {"y": {"z": [null]}}}]
   })"));
+  // NaN and infinities, which JSON cannot hold, are null as in --json's dump.
+  EXPECT_EQ(SlurmYaml({{"x", std::nan("")}}), "%YAML 1.1\n--- !!map\n!!str x: !!null null\n...\n");
 }
 
 ordered_json ReadData(const std::string& name) {
