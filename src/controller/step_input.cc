@@ -190,8 +190,8 @@ void StepInputs::Write(Key key, StepInputWrite w, std::chrono::milliseconds wait
 
 void StepInputs::Read(Key key, const std::string& reader, std::uint64_t offset,
                       std::uint64_t winsize_seen, std::chrono::milliseconds wait, Done done) {
-  Waiter w{key,         false, false, reader, offset, winsize_seen, SteadyClock::now() + wait,
-           std::move(done)};
+  const SteadyClock::time_point deadline = SteadyClock::now() + wait;
+  Waiter w{key, false, false, reader, offset, winsize_seen, deadline, std::move(done)};
   std::optional<Result<nlohmann::json>> answer;
   {
     std::lock_guard<std::mutex> lock(mu_);
