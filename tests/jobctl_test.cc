@@ -264,5 +264,31 @@ TEST_F(Jobctl, SattachStreamsWhatTheStepPrintsAfterItAttachedAndExitsWithItsCode
   EXPECT_EQ(bad.err, "sattach: error: Invalid job step id nonsense: expected JOBID.STEPID\n");
 }
 
+// sattach's stdin reaches the step's reading task (task 0), after what its srun sends, and its
+// end of file ends the task's input: `cat` prints the lines and ends, and so does sattach.
+TEST_F(Jobctl, SattachForwardsItsStdinToTheStep) {
+  Cluster& c = *cluster_;
+  // sleep keeps srun's stdin open (a pipe with nothing in it), so the step reads input.
+  const unsigned long long id = Submit(c, {"-t", "5", "--wrap", "sleep 60 | srun cat"});
+  ASSERT_GT(id, 0u);
+  const std::string where = "/api/v1/jobs/" + std::to_string(id) + "/steps/0";
+  ASSERT_TRUE(WaitFor([&] { return c.Get(where).value("state", "") == "RUNNING"; }, seconds(20)));
+  EXPECT_TRUE(c.Get(where).value("input", false));
+  const std::string step = std::to_string(id) + ".0";
+  CommandResult r = c.Run({"sattach", step}, "", -1, "typed one\ntyped two\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "typed one\ntyped two\n");
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(c.Get(where).value("state", ""), "COMPLETED");
+  // srun printed what cat read into the job's output file too.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return c.ReadFile("slurm-" + std::to_string(id) + ".out") == "typed one\ntyped two\n";
+      },
+      seconds(10)));
+  ASSERT_EQ(c.Run({"scancel", std::to_string(id)}).exit_code, 0);  // sleep 60 still runs
+  EXPECT_EQ(c.WaitJob(id)["state"], "CANCELLED");
+}
+
 }  // namespace
 }  // namespace lockstep::testing

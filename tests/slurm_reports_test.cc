@@ -64,6 +64,19 @@ TEST(SlurmJson, ParsersFindTheJobsAndNodesAsInSlurm) {
   ASSERT_TRUE(ok) << out;
   EXPECT_EQ(out, "[('node1', 16, 2, 'mixed'), ('node2', 16, 0, 'idle')]\n");
 
+  // --yaml: the same documents as YAML, laid out as Slurm's (cli_slurm_yaml_test parses it).
+  const std::string slurm = "LOCKSTEP_STATE_DIR=" + c.dir() + " " LOCKSTEP_BIN_DIR "/lockstep-slurm ";
+  std::tie(out, ok) = Shell(slurm + "squeue --yaml");
+  ASSERT_TRUE(ok) << out;
+  EXPECT_EQ(out.rfind("%YAML 1.1\n--- !!map\n!!str meta: !!map\n", 0), 0u) << out;
+  EXPECT_NE(out.find("\n- !!map\n  !!str account: "), std::string::npos) << out;
+  EXPECT_NE(out.find("\n  !!str job_id: !!int " + std::to_string(id) + "\n"), std::string::npos);
+  EXPECT_NE(out.find("\n  !!str name: !!str probe\n"), std::string::npos);
+  EXPECT_EQ(out.substr(out.size() - 4), "...\n");
+  std::tie(out, ok) = Shell(slurm + "sinfo --yaml");
+  ASSERT_TRUE(ok) << out;
+  EXPECT_NE(out.find("\n!!str nodes: !!seq\n- !!map\n"), std::string::npos) << out;
+
   ASSERT_EQ(c.Run({"scancel", std::to_string(id)}).exit_code, 0);
   ASSERT_EQ(c.WaitJob(id).value("state", ""), "CANCELLED");
   std::tie(out, ok) = JsonThroughPython(

@@ -25,6 +25,7 @@ struct SacctRequest {
   JobFilter filter;
   std::string start, end;
   bool all_users = false, parsable = false, parsable2 = false, json = false;
+  bool yaml = false;  // --yaml: the --json document as YAML
 };
 
 std::vector<SlurmOption> SacctOptionTable(SacctRequest& r) {
@@ -106,7 +107,7 @@ std::vector<SlurmOption> SacctOptionTable(SacctRequest& r) {
       {"associations", 'x', OptArg::kRequired, ignore, "only jobs of these associations", "assoc_list"},
       {"allocations", 'X', OptArg::kNone, flag(r.format.allocations), "no step lines"},
       {"json", 0, OptArg::kNone, flag(r.json), "produce JSON output"},
-      {"yaml", 0, OptArg::kNone, flag(r.json), "produce JSON output (YAML is not offered)"},
+      {"yaml", 0, OptArg::kNone, flag(r.yaml), "produce YAML output"},
   };
 }
 
@@ -148,7 +149,8 @@ int RunSacct(int argc, char** argv) {
   nlohmann::json jobs = nlohmann::json::array();
   for (const nlohmann::json& j : (*got)["jobs"])
     if (Passes(j, r.filter)) jobs.push_back(j);
-  if (r.json) return PrintSlurmJson("sacct", SacctJson(jobs, CliSlurmJsonContext()));
+  if (r.json || r.yaml)
+    return PrintSlurmJson("sacct", SacctJson(jobs, CliSlurmJsonContext()), r.yaml);
   r.format.now = std::time(nullptr);
   Result<std::string> text = FormatSacct(jobs, r.format);
   if (!text.ok()) return Fail("sacct", text.status());

@@ -46,6 +46,12 @@ std::map<std::string, std::string> AllocationEnv(const nlohmann::json& job,
       {"SLURM_SUBMIT_DIR", CurrentDir()},
   };
   if (spec.ntasks > 0) env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = std::to_string(spec.ntasks);
+  // Every node of a lockstep allocation gives the job the same CPUs: "8(x2)".
+  const int node_count = std::max(1, job.value("node_count", 1));
+  const std::string per_node = std::to_string(job.value("cpus", 0) / node_count);
+  env["SLURM_JOB_CPUS_PER_NODE"] =
+      node_count == 1 ? per_node : per_node + "(x" + std::to_string(node_count) + ")";
+  if (spec.cpus_per_gpu > 0) env["SLURM_CPUS_PER_GPU"] = std::to_string(spec.cpus_per_gpu);
   return env;
 }
 
@@ -103,7 +109,8 @@ int RunSalloc(int argc, char** argv) {
   std::vector<std::string> args = Args(argc, argv);
   if (std::optional<int> rc = SbatchHelpRequested(args, "salloc")) return *rc;
   std::map<std::string, std::string> env = Environment();
-  Result<jobspec::SrunParse> p = jobspec::ParseSrunArgs(args, env, CurrentDir(), std::time(nullptr));
+  Result<jobspec::SrunParse> p =
+      jobspec::ParseSrunArgs(args, env, CurrentDir(), std::time(nullptr), ReadTextFile);
   if (!p.ok()) return FailOptions("salloc", p.status());
   if (p->spec.test_only) return Fail("salloc", "--test-only is an sbatch and srun option");
   std::vector<std::string> command = p->command;

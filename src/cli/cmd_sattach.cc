@@ -1,7 +1,8 @@
-// sattach JOBID.STEP: attach to a running srun step's output (docs/commands.md "sattach"). It
-// reads the step's output buffer in lockstepd as srun does (GET .../steps/{s}/output), as a
-// second reader (attach=1): what the buffer still holds first, then what the tasks print from
-// now on, until the step ends; it exits with the step's exit code.
+// sattach JOBID.STEP: attach to a running srun step (docs/commands.md "sattach"). It reads the
+// step's output buffer in lockstepd as srun does (GET .../steps/{s}/output), as a second reader
+// (attach=1): what the buffer still holds first, then what the tasks print from now on, until
+// the step ends; it exits with the step's exit code. Its stdin goes to the tasks that read the
+// step's input, appended after what the step's srun sends (srun_input.h, StdinForwarder).
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,6 +10,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/srun_input.h"
 #include "cli/slurm/slurm_options.h"
 #include "cli/step_output_writer.h"
 #include "common/base64.h"
@@ -84,12 +86,11 @@ int RunSattach(int argc, char** argv) {
   unsigned long long job = 0;
   int step = 0;
   if (Status s = ParseStepId(cl.operands[0], &job, &step); !s.ok()) return Fail("sattach", s);
-  // A step's input comes from its srun, through lockstepd, to the tasks srun chose: a second
-  // writer would interleave with it, so sattach relays none.
+  // The tasks that read the step's input were chosen by its srun (--input) at launch.
   if (input_filter)
-    return Fail(
-        "sattach",
-        "--input-filter: a step's input comes from its srun only (docs/commands.md, sattach)");
+    return Fail("sattach",
+                "--input-filter: the tasks that read a step's input are chosen by its srun's "
+                "--input (docs/commands.md, sattach)");
   const std::string where =
       "/api/v1/jobs/" + std::to_string(job) + "/steps/" + std::to_string(step);
   const std::string name = std::to_string(job) + "." + std::to_string(step);
@@ -102,6 +103,17 @@ int RunSattach(int argc, char** argv) {
   if (layout) {
     std::printf("Job step layout:\n\t%d tasks, StepId=%s\n", ntasks, name.c_str());
     return 0;
+  }
+  std::optional<StdinForwarder> input;
+  if (!StdinIsEmpty()) {
+    if (info->value("input", false)) {
+      input.emplace(job, step, /*pty=*/false, StdinForwarder::Writer::kAttached);
+    } else if (!quiet) {
+      std::fprintf(stderr,
+                   "sattach: warning: StepId=%s reads no input (its srun had no stdin, or "
+                   "--input=none): stdin is not forwarded\n",
+                   name.c_str());
+    }
   }
   StepOutputWriter writer(label, ntasks);
   unsigned long long offset = 0;

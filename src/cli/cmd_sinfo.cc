@@ -23,6 +23,7 @@ struct SinfoRequest {
   SinfoOptions format;
   NodeFilter filter;
   bool json = false;
+  bool yaml = false;  // --yaml: the --json document as YAML
   int iterate = 0;
 };
 
@@ -73,7 +74,7 @@ std::vector<SlurmOption> SinfoOptionTable(SinfoRequest& r) {
       {"reservation", 'T', OptArg::kNone, ignore, "show only reservation information (lockstep has none)"},
       {"verbose", 'v', OptArg::kNone, ignore, "verbosity level"},
       {"version", 'V', OptArg::kNone, ignore, "output version information and exit"},
-      {"yaml", 0, OptArg::kNone, flag(r.json), "produce JSON output (YAML is not offered)"},
+      {"yaml", 0, OptArg::kNone, flag(r.yaml), "produce YAML output"},
   };
 }
 
@@ -83,7 +84,8 @@ int Report(client::ApiClient& api, SinfoRequest& r) {
   Result<nlohmann::json> nodes = api.Get("/api/v1/nodes");
   if (!nodes.ok()) return Fail("sinfo", nodes.status());
   nlohmann::json kept = FilterSinfo((*parts)["partitions"], (*nodes)["nodes"], r.filter);
-  if (r.json) return PrintSlurmJson("sinfo", SinfoJson(kept["nodes"], CliSlurmJsonContext()));
+  if (r.json || r.yaml)
+    return PrintSlurmJson("sinfo", SinfoJson(kept["nodes"], CliSlurmJsonContext()), r.yaml);
   r.format.now = std::time(nullptr);
   Result<std::string> text = FormatSinfo(kept["partitions"], kept["nodes"], r.format);
   if (!text.ok()) return Fail("sinfo", text.status());

@@ -26,6 +26,7 @@ struct SqueueRequest {
   JobFilter filter;
   std::string states;  // -t as given
   bool json = false;
+  bool yaml = false;  // --yaml: the --json document as YAML
   bool me = false;
   bool steps = false;
   int iterate = 0;  // -i: seconds between reports; 0: one report
@@ -95,7 +96,8 @@ std::vector<SlurmOption> SqueueOptionTable(SqueueRequest& r) {
       {"users", 'u', OptArg::kRequired, AddCommaItems(r.filter.users), nullptr},
       {"verbose", 'v', OptArg::kNone, ignore, "verbosity level"},
       {"version", 'V', OptArg::kNone, ignore, "output version information and exit"},
-      {"yaml", 0, OptArg::kNone, [&r](const std::string&) { return Flag(r.json); }, "produce JSON output (YAML is not offered)"},
+      {"yaml", 0, OptArg::kNone, [&r](const std::string&) { return Flag(r.yaml); },
+       "produce YAML output"},
   };
 }
 
@@ -131,7 +133,8 @@ int Report(client::ApiClient& api, SqueueRequest& r, const std::string& state_qu
       if (states.count(j.value("state", ""))) kept.push_back(j);
     jobs = std::move(kept);
   }
-  if (r.json) return PrintSlurmJson("squeue", SqueueJson(jobs, CliSlurmJsonContext()));
+  if (r.json || r.yaml)
+    return PrintSlurmJson("squeue", SqueueJson(jobs, CliSlurmJsonContext()), r.yaml);
   r.format.now = std::time(nullptr);
   AddGroupNames(jobs);
   if (!r.format.array_expanded) jobs = CollapsePendingArrays(jobs);

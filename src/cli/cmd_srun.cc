@@ -240,7 +240,8 @@ int RunSrun(int argc, char** argv) {
   if (in_job && !has_ntasks && env.count("SLURM_NTASKS"))
     args.insert(args.begin(), "--ntasks=" + env["SLURM_NTASKS"]);
   const Time now = std::time(nullptr);
-  Result<jobspec::SrunParse> p = jobspec::ParseSrunArgs(args, env, CurrentDir(), now);
+  Result<jobspec::SrunParse> p =
+      jobspec::ParseSrunArgs(args, env, CurrentDir(), now, ReadTextFile);
   if (!p.ok()) return FailOptions("srun", p.status());
   for (const char* salloc_only : {"no-shell", "bell", "no-bell", "kill-command"}) {
     if (p->srun_options.count(salloc_only))

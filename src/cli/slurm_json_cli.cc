@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "cli/cli_util.h"
+#include "cli/format/slurm_yaml.h"
 
 namespace lockstep::cli {
 
@@ -14,10 +15,9 @@ SlurmJsonContext CliSlurmJsonContext() {
   return ctx;
 }
 
-int PrintSlurmJson(const char* command, const Result<nlohmann::ordered_json>& doc) {
+int PrintSlurmJson(const char* command, const Result<nlohmann::ordered_json>& doc, bool yaml) {
   if (!doc.ok()) return Fail(command, doc.status());
-  std::string text = doc->dump(2);
-  text += '\n';
+  std::string text = yaml ? SlurmYaml(*doc) : doc->dump(2) + '\n';
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
   return 0;

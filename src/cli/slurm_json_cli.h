@@ -12,8 +12,9 @@ namespace lockstep::cli {
 // Now, and group names from the system's group database.
 SlurmJsonContext CliSlurmJsonContext();
 
-// Prints `doc` on stdout as Slurm does (two-space indentation); an error goes out as
-// "<command>: error: ..." with exit code 1.
-int PrintSlurmJson(const char* command, const Result<nlohmann::ordered_json>& doc);
+// Prints `doc` on stdout as Slurm does (JSON with two-space indentation, or with `yaml` its
+// --yaml: format/slurm_yaml.h); an error goes out as "<command>: error: ..." with exit code 1.
+int PrintSlurmJson(const char* command, const Result<nlohmann::ordered_json>& doc,
+                   bool yaml = false);
 
 }  // namespace lockstep::cli

@@ -33,14 +33,6 @@ void OnWindowChange(int) {
   }
 }
 
-// stdin is /dev/null, or not open: nothing to forward.
-bool StdinIsEmpty() {
-  struct stat st {
-  }, null{};
-  if (::fstat(0, &st) != 0) return true;
-  return S_ISCHR(st.st_mode) && ::stat("/dev/null", &null) == 0 && st.st_rdev == null.st_rdev;
-}
-
 bool TerminalSize(int& rows, int& cols) {
   struct winsize ws {};
   for (int fd : {0, 1})
@@ -52,6 +44,13 @@ bool TerminalSize(int& rows, int& cols) {
 }
 
 }  // namespace
+
+bool StdinIsEmpty() {
+  struct stat st {
+  }, null{};
+  if (::fstat(0, &st) != 0) return true;
+  return S_ISCHR(st.st_mode) && ::stat("/dev/null", &null) == 0 && st.st_rdev == null.st_rdev;
+}
 
 Status AddStepInputFields(const std::map<std::string, std::string>& options,
                           nlohmann::json& request) {
@@ -91,10 +90,11 @@ RawTerminal::~RawTerminal() {
   if (active_) ::tcsetattr(0, TCSADRAIN, &saved_);
 }
 
-StdinForwarder::StdinForwarder(unsigned long long job, int step, bool pty)
+StdinForwarder::StdinForwarder(unsigned long long job, int step, bool pty, Writer writer)
     : where_("/api/v1/jobs/" + std::to_string(job) + "/steps/" + std::to_string(step) +
              "/input?wait_ms=" + std::to_string(kRoomWaitMs)),
-      pty_(pty) {
+      pty_(pty),
+      writer_(writer) {
   if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
   if (pty_ && wake_[1] >= 0) {
     g_winch_fd = wake_[1];
@@ -120,20 +120,26 @@ StdinForwarder::~StdinForwarder() {
 
 void StdinForwarder::Loop() {
   client::ApiClient api;
-  unsigned long long sent = 0;  // lockstepd took everything before this offset
+  const bool append = writer_ == Writer::kAttached;
+  unsigned long long sent = 0;  // srun: lockstepd took everything before this offset
   // Posts `data` (and the end, the terminal's size) until lockstepd took it all; false when the
   // step is gone or srun is stopping.
   auto post = [&](std::string data, bool eof, bool with_size) {
     for (;;) {
-      nlohmann::json body = {{"offset", sent}, {"data", Base64Encode(data)}, {"eof", eof}};
+      nlohmann::json body = {{"data", Base64Encode(data)}, {"eof", eof}};
+      if (append) {
+        body["append"] = true;
+      } else {
+        body["offset"] = sent;
+      }
       int rows = 0, cols = 0;
       if (with_size && TerminalSize(rows, cols)) body["rows"] = rows, body["cols"] = cols;
       Result<nlohmann::json> r = api.Post(where_, body);
       if (!r.ok() || r->value("closed", false)) return false;
-      const unsigned long long end = r->value("offset", sent);
-      data.erase(0,
-                 static_cast<std::size_t>(std::min<unsigned long long>(end - sent, data.size())));
-      sent = end;
+      const unsigned long long took =
+          append ? r->value("taken", 0ULL) : r->value("offset", sent) - sent;
+      data.erase(0, static_cast<std::size_t>(std::min<unsigned long long>(took, data.size())));
+      sent += took;
       if (data.empty()) return true;
       if (stopping_) return false;
     }

@@ -37,12 +37,17 @@ class RawTerminal {
   termios saved_{};
 };
 
+// stdin is /dev/null or not open: there is nothing to forward.
+bool StdinIsEmpty();
+
 // Reads srun's stdin on a thread of its own and posts it to the step's input, with the
 // terminal's size when `pty` and it changes. Ends at stdin's end (posting it), when the step
-// ends, or when destroyed.
+// ends, or when destroyed. kAttached is sattach's: its bytes are appended after whatever the
+// input holds, leaving the offsets of the step's own srun alone (docs/api.md, "Step input").
 class StdinForwarder {
  public:
-  StdinForwarder(unsigned long long job, int step, bool pty);
+  enum class Writer { kSrun, kAttached };
+  StdinForwarder(unsigned long long job, int step, bool pty, Writer writer = Writer::kSrun);
   ~StdinForwarder();
   StdinForwarder(const StdinForwarder&) = delete;
   StdinForwarder& operator=(const StdinForwarder&) = delete;
@@ -51,6 +56,7 @@ class StdinForwarder {
   void Loop();
   const std::string where_;
   const bool pty_;
+  const Writer writer_;
   std::atomic<bool> stopping_{false};
   int wake_[2] = {-1, -1};  // the destructor and SIGWINCH write to it
   std::thread thread_;

@@ -272,7 +272,9 @@ Result<nlohmann::json> Controller::ShowStep(JobId id, std::int32_t step) const {
                         {"state", s.state},
                         {"exit_code", s.exit_code},
                         {"signal", s.signal},
-                        {"ntasks", s.ntasks}};
+                        {"ntasks", s.ntasks},
+                        // Its tasks read srun's input: sattach may append to it.
+                        {"input", step_inputs_.IsOpen({id, step})}};
 }
 
 }  // namespace lockstep::controller

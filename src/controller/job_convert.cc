@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "common/hostlist.h"
+#include "jobspec/cpus_per_gpu.h"
 #include "engine/request.h"
 
 namespace lockstep::controller {
@@ -100,6 +101,14 @@ engine::JobRequest RequestOf(const jobspec::JobSpec& s, const config::ClusterCon
     r.max_nodes = std::max(r.max_nodes, r.min_nodes);
     r.ntasks = s.ntasks > 0 ? std::max(s.ntasks, r.min_nodes)
                             : r.min_nodes * std::max(1, s.ntasks_per_node);
+  }
+  // --cpus-per-gpu: the engine counts a node's CPUs as tasks x CPUs per task, so each node
+  // carries one "task" holding all of its CPUs (ntasks stays what the user asked for).
+  if (const auto bound = jobspec::CpusForGpus(s, r.min_nodes, r.ntasks)) {
+    r.ntasks_per_node = 1;
+    r.cpus_per_task = bound->cpus_per_node;
+    r.gpus_per_node = bound->gpus_per_node;
+    r.gpus_per_task = 0;
   }
   return r;
 }

@@ -95,6 +95,8 @@ std::map<std::string, std::string> BatchEnvironment(
       in.cpus_per_node.empty() ? "0" : std::to_string(in.cpus_per_node.front()));
   if (job.spec->cpus_per_task > 0)
     set("SLURM_CPUS_PER_TASK", std::to_string(job.spec->cpus_per_task));
+  if (job.spec->cpus_per_gpu > 0)
+    set("SLURM_CPUS_PER_GPU", std::to_string(job.spec->cpus_per_gpu));
   set("SLURM_SUBMIT_DIR", job.spec->work_dir);
   set("SLURM_SUBMIT_HOST", submit_env.count("HOSTNAME") ? submit_env.at("HOSTNAME") : HostName());
   set("SLURM_JOB_START_TIME", std::to_string(job.start_time));
@@ -149,6 +151,13 @@ std::map<std::string, std::string> StepTaskEnvironment(
     set("SLURM_NODELIST", job_nodes);
     set("SLURM_JOB_NUM_NODES", std::to_string(in.nodes.size()));
     set("SLURM_NNODES", std::to_string(in.nodes.size()));
+    // The CPUs of the job on this task's node, as srun(1) sets them.
+    set("SLURM_JOB_CPUS_PER_NODE", CompressCounts(in.cpus_per_node));
+    const auto at = std::find(in.nodes.begin(), in.nodes.end(), t.step_nodes[t.node_index]);
+    if (at != in.nodes.end())
+      set("SLURM_CPUS_ON_NODE", std::to_string(in.cpus_per_node[at - in.nodes.begin()]));
+    if (in.job->spec->cpus_per_gpu > 0)
+      set("SLURM_CPUS_PER_GPU", std::to_string(in.job->spec->cpus_per_gpu));
   }
   set("SLURM_STEP_ID", std::to_string(t.step_id));
   set("SLURM_STEPID", std::to_string(t.step_id));

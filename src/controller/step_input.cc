@@ -70,9 +70,17 @@ Result<StepInputRequest> DecodeStepInputRequest(const nlohmann::json& req) {
 Result<StepInputWrite> DecodeStepInputWrite(const nlohmann::json& body) {
   if (!body.is_object()) return InvalidArgument("step input: the body must be an object");
   for (const auto& [key, value] : body.items())
-    if (key != "offset" && key != "data" && key != "eof" && key != "rows" && key != "cols")
+    if (key != "offset" && key != "data" && key != "eof" && key != "rows" && key != "cols" &&
+        key != "append")
       return InvalidArgument("step input: unknown field '" + key + "'");
   StepInputWrite w;
+  if (body.contains("append")) {
+    if (!body["append"].is_boolean())
+      return InvalidArgument("step input: 'append' must be true or false");
+    w.append = body["append"].get<bool>();
+    if (w.append && body.contains("offset"))
+      return InvalidArgument("step input: 'append' writes take no 'offset'");
+  }
   Result<std::int64_t> offset = NonNegative(body, "offset", INT64_MAX);
   Result<std::int64_t> rows = NonNegative(body, "rows", 65535);
   Result<std::int64_t> cols = NonNegative(body, "cols", 65535);
@@ -124,6 +132,11 @@ void StepInputs::Close(Key key) {
   changed_.notify_all();  // the timer answers the waiters and drops the stream
 }
 
+nlohmann::json StepInputs::WriteAnswer(const Stream& s, bool append, std::size_t taken) {
+  if (append) return {{"taken", taken}, {"eof", s.eof}, {"closed", false}};
+  return {{"offset", s.from_srun}, {"eof", s.eof}, {"closed", false}};
+}
+
 bool StepInputs::IsOpen(Key key) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = streams_.find(key);
@@ -142,17 +155,19 @@ void StepInputs::Write(Key key, StepInputWrite w, std::chrono::milliseconds wait
       answer = ClosedAnswer();
     } else {
       Stream& s = it->second;
-      const std::uint64_t end = s.end();
+      // srun's offsets count srun's bytes only: sattach's appends do not move them.
+      const std::uint64_t end = w.append ? w.offset : s.from_srun;
       if (w.offset > end) {
         answer = InvalidArgument("step input: offset " + std::to_string(w.offset) +
                                  " is past the input's end " + std::to_string(end));
-      } else if (s.eof && w.offset + w.data.size() > end) {
+      } else if (s.eof && (w.append || w.offset + w.data.size() > end) && !w.data.empty()) {
         answer = FailedPrecondition("step input: input after its end of file");
       } else {
         const std::size_t skip = std::min<std::uint64_t>(end - w.offset, w.data.size());
         const std::size_t room = kCapacity - std::min(kCapacity, s.data.size());
         const std::size_t take = std::min(room, w.data.size() - skip);
         s.data.append(w.data, skip, take);
+        if (!w.append) s.from_srun += take;
         if (w.eof && skip + take == w.data.size()) s.eof = true;
         if (w.winsize && (w.winsize->first != s.rows || w.winsize->second != s.cols)) {
           s.rows = w.winsize->first, s.cols = w.winsize->second;
@@ -161,11 +176,11 @@ void StepInputs::Write(Key key, StepInputWrite w, std::chrono::milliseconds wait
         const bool stuck = take == 0 && skip < w.data.size();
         if (stuck && wait.count() > 0) {
           waiters_.push_back(
-              {key, true, "", s.end(), 0, SteadyClock::now() + wait, std::move(done)});
+              {key, true, w.append, "", s.end(), 0, SteadyClock::now() + wait, std::move(done)});
           changed_.notify_all();
           return;
         }
-        answer = nlohmann::json{{"offset", s.end()}, {"eof", s.eof}, {"closed", false}};
+        answer = WriteAnswer(s, w.append, take);
       }
     }
   }
@@ -175,7 +190,8 @@ void StepInputs::Write(Key key, StepInputWrite w, std::chrono::milliseconds wait
 
 void StepInputs::Read(Key key, const std::string& reader, std::uint64_t offset,
                       std::uint64_t winsize_seen, std::chrono::milliseconds wait, Done done) {
-  Waiter w{key, false, reader, offset, winsize_seen, SteadyClock::now() + wait, std::move(done)};
+  const SteadyClock::time_point deadline = SteadyClock::now() + wait;
+  Waiter w{key, false, false, reader, offset, winsize_seen, deadline, std::move(done)};
   std::optional<Result<nlohmann::json>> answer;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -208,7 +224,7 @@ std::optional<Result<nlohmann::json>> StepInputs::TryAnswerLocked(Waiter& w, boo
   Stream& s = it->second;
   if (w.writer) {
     if (s.data.size() >= kCapacity && !expired) return std::nullopt;
-    return nlohmann::json{{"offset", s.end()}, {"eof", s.eof}, {"closed", false}};
+    return WriteAnswer(s, w.append, 0);  // room now: the writer sends the rest again
   }
   // The reader took everything before its offset: drop what every reader has taken.
   std::uint64_t& taken = s.taken[w.reader];

@@ -43,15 +43,18 @@ struct StepInputRequest {
 Result<StepInputRequest> DecodeStepInputRequest(const nlohmann::json& step_request);
 
 // What srun sends: bytes from `offset` of its input (a resend of bytes already taken is
-// skipped), its end, and the terminal's size when it changed.
+// skipped), its end, and the terminal's size when it changed. Or what sattach sends
+// (`append`): bytes added after whatever the step's input holds, offsets left to srun's own.
 struct StepInputWrite {
+  bool append = false;
   std::uint64_t offset = 0;
   std::string data;
   bool eof = false;
   std::optional<std::pair<int, int>> winsize;  // rows, columns
 };
 
-// Decodes srun's body {"offset", "data" (base64), "eof", "rows", "cols"}; errors name the field.
+// Decodes srun's body {"offset", "data" (base64), "eof", "rows", "cols"}, or sattach's
+// {"append": true, "data", "eof"}; errors name the field.
 Result<StepInputWrite> DecodeStepInputWrite(const nlohmann::json& body);
 
 // The input of every step whose stdin srun forwards, by (job, step). Thread-safe: its own lock,
@@ -77,8 +80,9 @@ class StepInputs {
   void Close(Key key);
   bool IsOpen(Key key) const;
 
-  // srun's write. Answers {"offset": end of what is taken, "eof", "closed"}; when the buffer is
-  // full and `wait` > 0, once there is room (or the step closed, or the wait ended).
+  // srun's write. Answers {"offset": end of what is taken of srun's input, "eof", "closed"};
+  // when the buffer is full and `wait` > 0, once there is room (or the step closed, or the wait
+  // ended). An append (sattach's) answers {"taken": bytes of it taken, "eof", "closed"}.
   void Write(Key key, StepInputWrite write, std::chrono::milliseconds wait, Done done);
   // An agent's read for `reader` from `offset` (which also says it took everything before):
   // {"data" (base64), "offset" (to ask next), "eof" (no more will come), "closed", "rows",
@@ -92,7 +96,8 @@ class StepInputs {
   struct Stream {
     std::string data;                            // the bytes not yet taken by every reader
     std::uint64_t base = 0;                      // the offset of data[0]
-    bool eof = false;                            // srun's input ended
+    std::uint64_t from_srun = 0;                 // srun's bytes taken: its offsets' end
+    bool eof = false;                            // the input ended (srun's or sattach's)
     bool closed = false;                         // the step ended
     std::map<std::string, std::uint64_t> taken;  // per reader: the offset it asked from
     int rows = 0, cols = 0;
@@ -101,12 +106,15 @@ class StepInputs {
   };
   struct Waiter {
     Key key;
-    bool writer = false;  // srun waiting for room; else an agent waiting for input
+    bool writer = false;  // srun or sattach waiting for room; else an agent waiting for input
+    bool append = false;  // the writer is sattach's
     std::string reader;
     std::uint64_t offset = 0, winsize_seen = 0;
     SteadyClock::time_point deadline;
     Done done;
   };
+  // A write's answer: srun's offset, or how much of sattach's append was taken.
+  static nlohmann::json WriteAnswer(const Stream& s, bool append, std::size_t taken);
   // Requires mu_: an answer when the waiter can be answered now, else nullopt.
   std::optional<Result<nlohmann::json>> TryAnswerLocked(Waiter& w, bool expired);
   void TimerLoop();

@@ -125,3 +125,46 @@ TEST(StepInputs, BadWritesAreRefusedNamingTheField) {
 
 }  // namespace
 }  // namespace lockstep::controller
+
+namespace lockstep::controller {
+namespace {
+
+StepInputWrite Appended(std::string data, bool eof = false) {
+  StepInputWrite w;
+  w.append = true, w.data = std::move(data), w.eof = eof;
+  return w;
+}
+
+// sattach's bytes go after what the input holds, and srun's offsets stay srun's own: srun's
+// resend is still skipped, its new bytes still added.
+TEST(StepInputs, SattachAppendsWithoutMovingSrunsOffsets) {
+  StepInputs in;
+  const Key k{9, 0};
+  in.Open(k, {"n1"}, 0, 0);
+  auto w = Answer([&](auto d) { in.Write(k, Bytes(0, "srun1 "), 0ms, d); });
+  EXPECT_EQ((*w)["offset"], 6);
+  w = Answer([&](auto d) { in.Write(k, Appended("typed "), 0ms, d); });
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ((*w)["taken"], 6);
+  w = Answer([&](auto d) { in.Write(k, Bytes(0, "srun1 srun2 "), 0ms, d); });
+  EXPECT_EQ((*w)["offset"], 12);  // "srun1 " skipped as a resend, "srun2 " added
+  auto r = Answer([&](auto d) { in.Read(k, "n1", 0, 0, 0ms, d); });
+  EXPECT_EQ(Data(r), "srun1 typed srun2 ");
+  // sattach's end of input ends it for the tasks; no bytes may follow.
+  w = Answer([&](auto d) { in.Write(k, Appended("", true), 0ms, d); });
+  EXPECT_TRUE((*w)["eof"].get<bool>());
+  EXPECT_FALSE(Answer([&](auto d) { in.Write(k, Appended("late"), 0ms, d); }).ok());
+  r = Answer([&](auto d) { in.Read(k, "n1", 18, 0, 0ms, d); });
+  EXPECT_TRUE((*r)["eof"].get<bool>());
+}
+
+TEST(StepInputs, AppendsTakeNoOffset) {
+  Result<StepInputWrite> ok = DecodeStepInputWrite({{"append", true}, {"data", "aGk="}});
+  ASSERT_TRUE(ok.ok());
+  EXPECT_TRUE(ok->append);
+  EXPECT_FALSE(DecodeStepInputWrite({{"append", true}, {"offset", 0}}).ok());
+  EXPECT_FALSE(DecodeStepInputWrite({{"append", "yes"}}).ok());
+}
+
+}  // namespace
+}  // namespace lockstep::controller

@@ -46,6 +46,9 @@ struct JobSpec {
   std::int32_t ntasks = 0;  // -n
   std::int32_t ntasks_per_node = 0;
   std::int32_t cpus_per_task = 0;  // -c
+  // --cpus-per-gpu: each node gets this many CPUs per GPU it gives the job (cpus_per_gpu.h);
+  // never with cpus_per_task.
+  std::int32_t cpus_per_gpu = 0;
   std::int64_t mem_mb = 0;         // --mem (per node)
   std::int64_t mem_per_cpu_mb = 0;
   std::int64_t mem_per_gpu_mb = 0;

@@ -209,6 +209,7 @@ std::map<std::string_view, FieldReader> SpecFields(JobSpec& s) {
       {"ntasks", num(s.ntasks)},
       {"ntasks_per_node", num(s.ntasks_per_node)},
       {"cpus_per_task", num(s.cpus_per_task)},
+      {"cpus_per_gpu", num(s.cpus_per_gpu)},
       {"mem_mb", num(s.mem_mb)},
       {"mem_per_cpu_mb", num(s.mem_per_cpu_mb)},
       {"mem_per_gpu_mb", num(s.mem_per_gpu_mb)},
@@ -267,6 +268,7 @@ std::string JobSpecToJson(const JobSpec& s) {
   j["ntasks"] = s.ntasks;
   j["ntasks_per_node"] = s.ntasks_per_node;
   j["cpus_per_task"] = s.cpus_per_task;
+  if (s.cpus_per_gpu > 0) j["cpus_per_gpu"] = s.cpus_per_gpu;
   j["mem_mb"] = s.mem_mb;
   j["mem_per_cpu_mb"] = s.mem_per_cpu_mb;
   j["mem_per_gpu_mb"] = s.mem_per_gpu_mb;

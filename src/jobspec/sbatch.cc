@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <optional>
 #include <utility>
 
@@ -21,6 +20,7 @@ using sbatch_internal::Mode;
 using sbatch_internal::Occurrence;
 using sbatch_internal::Opt;
 using sbatch_internal::Place;
+using sbatch_internal::ResolvePath;
 using sbatch_internal::Source;
 using sbatch_internal::SpecBuilder;
 
@@ -32,15 +32,6 @@ std::string Basename(std::string_view path) {
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   const std::size_t slash = path.rfind('/');
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
-
-// path if absolute, else base/path; lexically normalized, without a trailing '/'.
-std::string ResolvePath(const std::string& base, const std::string& path) {
-  std::filesystem::path p(path);
-  if (!p.is_absolute()) p = std::filesystem::path(base) / p;
-  std::string s = p.lexically_normal().string();
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
 }
 
 const Occurrence* LastOf(const std::vector<Occurrence>& options, Opt id) {
@@ -102,11 +93,20 @@ Status ApplyAll(SpecBuilder& builder, const std::vector<Occurrence>& options) {
 }
 
 // Defaults that do not depend on the script: work_dir and the environment.
-void FinishSpec(SpecBuilder& builder, const std::string& cwd,
-                const std::map<std::string, std::string>& env) {
+Status FinishSpec(SpecBuilder& builder, const std::string& cwd,
+                  const std::map<std::string, std::string>& env) {
   JobSpec& spec = builder.spec();
   spec.work_dir = spec.work_dir.empty() ? cwd : ResolvePath(cwd, spec.work_dir);
-  if (!builder.export_given()) spec.environment = env;  // --export=ALL
+  if (const auto& file_vars = builder.export_file_vars()) {
+    // Applied as --export says, wherever --export-file came in the options.
+    Result<std::map<std::string, std::string>> e = sbatch_internal::ExportEnvironment(
+        builder.export_given() ? spec.export_mode : "ALL", env, *file_vars);
+    if (!e.ok()) return e.status();  // the list was checked when --export was applied
+    spec.environment = std::move(*e);
+  } else if (!builder.export_given()) {
+    spec.environment = env;  // --export=ALL
+  }
+  return Status::Ok();
 }
 
 struct ScriptSource {
@@ -181,12 +181,13 @@ Result<JobSpec> ParseSbatch(const SbatchInput& in) {
   }
 
   SpecBuilder builder("sbatch", in.env, in.now);
+  builder.SetFileReader(in.cwd, in.read_file);
   LOCKSTEP_RETURN_IF_ERROR(ApplyAll(builder, directives));
   LOCKSTEP_RETURN_IF_ERROR(
       ApplyAll(builder, sbatch_internal::ReadEnvOptions(in.env, Mode::kSbatch)));
   LOCKSTEP_RETURN_IF_ERROR(ApplyAll(builder, tokens->options));
   LOCKSTEP_RETURN_IF_ERROR(builder.Check());
-  FinishSpec(builder, in.cwd, in.env);
+  LOCKSTEP_RETURN_IF_ERROR(FinishSpec(builder, in.cwd, in.env));
 
   JobSpec spec = std::move(builder.spec());
   if (!wrap) {
@@ -202,15 +203,18 @@ Result<JobSpec> ParseSbatch(const SbatchInput& in) {
 
 Result<SrunParse> ParseSrunArgs(const std::vector<std::string>& args,
                                 const std::map<std::string, std::string>& env,
-                                const std::string& cwd, Time now) {
+                                const std::string& cwd, Time now,
+                                const std::function<Result<std::string>(const std::string&)>&
+                                    read_file) {
   Result<sbatch_internal::Tokens> tokens =
       sbatch_internal::ReadOptions(args, Mode::kSrun, "srun", Place{});
   if (!tokens.ok()) return tokens.status();
   SpecBuilder builder("srun", env, now);
+  builder.SetFileReader(cwd, read_file);
   LOCKSTEP_RETURN_IF_ERROR(ApplyAll(builder, sbatch_internal::ReadEnvOptions(env, Mode::kSrun)));
   LOCKSTEP_RETURN_IF_ERROR(ApplyAll(builder, tokens->options));
   LOCKSTEP_RETURN_IF_ERROR(builder.Check());
-  FinishSpec(builder, cwd, env);
+  LOCKSTEP_RETURN_IF_ERROR(FinishSpec(builder, cwd, env));
   LOCKSTEP_RETURN_IF_ERROR(ValidateParsed("srun", builder.spec()));
   SrunParse out{std::move(builder.spec()), std::move(tokens->rest), {}};
   for (const Occurrence& o : tokens->options) {

@@ -32,6 +32,7 @@ struct SbatchInput {
   // Now, as a Unix time, for --begin=now+1hour and --begin=16:00.
   Time now = 0;
   // Reads the script; called with the path resolved against cwd (or the command line's -D).
+  // Also reads the files of -F/--nodefile, -w FILE and --export-file, resolved against cwd.
   std::function<Result<std::string>(const std::string& path)> read_file;
   // The script when there is neither a script path nor --wrap (sbatch reads it from stdin).
   std::string stdin_script;
@@ -51,7 +52,8 @@ Result<JobSpec> ParseSbatch(const SbatchInput& in);
 // non-option (the command, returned with its arguments). sbatch-only options (--wrap, --array,
 // --parsable) are unrecognized; SLURM_ACCOUNT, SLURM_PARTITION, SLURM_QOS, SLURM_TIMELIMIT and
 // SLURM_EXPORT_ENV play the part of the SBATCH_* variables. The name defaults to the command's
-// file name. Errors begin with "srun: ".
+// file name. Errors begin with "srun: ". read_file reads the files -F/--nodefile and -w names
+// (relative to cwd); without it, those options are errors.
 struct SrunParse {
   JobSpec spec;
   std::vector<std::string> command;
@@ -61,7 +63,9 @@ struct SrunParse {
 };
 Result<SrunParse> ParseSrunArgs(const std::vector<std::string>& args,
                                 const std::map<std::string, std::string>& env,
-                                const std::string& cwd, Time now);
+                                const std::string& cwd, Time now,
+                                const std::function<Result<std::string>(const std::string&)>&
+                                    read_file = {});
 
 // The --help of `prog` (sbatch, srun or salloc): every option it takes, one a line, with what
 // lockstep does with it (docs/commands.md has the tables); and --usage, one line.

@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include "common/duration.h"
-#include "common/hostlist.h"
 #include "jobspec/sbatch_internal.h"
 
 namespace lockstep::jobspec::sbatch_internal {
@@ -17,6 +16,8 @@ bool TakesText(Opt id) {
     case Opt::kConstraint:
     case Opt::kNodelist:
     case Opt::kExclude:
+    case Opt::kNodefile:
+    case Opt::kExportFile:
     case Opt::kContainerImage:
     case Opt::kOutput:
     case Opt::kError:
@@ -128,13 +129,11 @@ Status SpecBuilder::ApplyValue(const Occurrence& occ, const std::string& v) {
       spec_.constraint = v;
       return Status::Ok();
     case Opt::kNodelist:
-    case Opt::kExclude: {
-      // The names are checked against the cluster at submission; the syntax here.
-      auto hosts = ExpandHostlist(v);
-      if (!hosts.ok()) return OptionError(prog_, occ, hosts.status().message());
-      (id == Opt::kNodelist ? spec_.nodelist : spec_.exclude) = CompressHostlist(*hosts);
-      return Status::Ok();
-    }
+    case Opt::kExclude:
+    case Opt::kNodefile:
+      return ApplyNodes(occ, v);
+    case Opt::kExportFile:
+      return ApplyExportFile(occ, v);
     case Opt::kContainerImage:
       spec_.container_image = v;
       return Status::Ok();
@@ -161,6 +160,8 @@ Status SpecBuilder::ApplyValue(const Occurrence& occ, const std::string& v) {
       return parse(ParsePositiveCount(v), [&](std::int32_t n) { spec_.ntasks_per_node = n; });
     case Opt::kCpusPerTask:
       return parse(ParsePositiveCount(v), [&](std::int32_t n) { spec_.cpus_per_task = n; });
+    case Opt::kCpusPerGpu:
+      return parse(ParsePositiveCount(v), [&](std::int32_t n) { spec_.cpus_per_gpu = n; });
     case Opt::kMem:
     case Opt::kMemPerCpu:
     case Opt::kMemPerGpu:
@@ -312,6 +313,12 @@ Status SpecBuilder::CheckGpuTypes() {
 
 Status SpecBuilder::Check() {
   LOCKSTEP_RETURN_IF_ERROR(CheckGpuTypes());
+  // Slurm 22.05 refuses the pair from any places (a -c in the script, SBATCH_CPUS_PER_GPU).
+  if (spec_.cpus_per_gpu > 0 && spec_.cpus_per_task > 0) {
+    return InvalidArgument(fmt::format("{}: {} is mutually exclusive with {}", prog_,
+                                       Describe(*Last(Opt::kCpusPerGpu)),
+                                       Describe(*Last(Opt::kCpusPerTask))));
+  }
   if (spec_.gpus_per_task > 0 && spec_.ntasks == 0 && spec_.ntasks_per_node == 0) {
     return OptionError(prog_, *Last(Opt::kGpusPerTask),
                        "needs a task count: give -n/--ntasks (or --ntasks-per-node)");

@@ -138,14 +138,6 @@ std::optional<Time> ParseDate(std::string_view s) {
   return FromLocal(*year, *month, *day, clock[0], clock[1], clock[2], /*strict=*/true);
 }
 
-bool IsVarName(std::string_view s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return true;
-}
-
 // Splits an --export list at commas outside quotes, and drops the quotes.
 Result<std::vector<std::string>> SplitExportList(std::string_view text) {
   std::vector<std::string> items(1);
@@ -218,8 +210,17 @@ Result<Time> ParseSlurmTime(std::string_view text, Time now) {
 
 namespace lockstep::jobspec::sbatch_internal {
 
+bool IsVarName(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
 Result<std::map<std::string, std::string>> ExportEnvironment(
-    std::string_view text, const std::map<std::string, std::string>& env) {
+    std::string_view text, const std::map<std::string, std::string>& env,
+    const std::map<std::string, std::string>& file_vars) {
   Result<std::vector<std::string>> items = SplitExportList(text);
   if (!items.ok()) return items.status();
   bool all = false;
@@ -250,6 +251,11 @@ Result<std::map<std::string, std::string>> ExportEnvironment(
     for (const auto& [k, v] : env) {
       if (k.rfind("SLURM_", 0) == 0) out.emplace(k, v);
     }
+  }
+  // Slurm 22.05 drops --export-file's variables with NONE, and lets them win over the
+  // submitter's own.
+  if (!none) {
+    for (const auto& [k, v] : file_vars) out[k] = v;
   }
   for (const auto& [name, value] : vars) {
     if (value) {

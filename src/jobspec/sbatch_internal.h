@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -33,6 +34,7 @@ enum class Opt : std::uint8_t {
   kNtasks,
   kNtasksPerNode,
   kCpusPerTask,
+  kCpusPerGpu,
   kMem,
   kMemPerCpu,
   kMemPerGpu,
@@ -56,10 +58,12 @@ enum class Opt : std::uint8_t {
   kParsable,
   kChdir,
   kExport,
+  kExportFile,  // --export-file: variables from a file, applied with --export
   kSwitches,
   kSwitchesWait,
   kConstraint,
   kNodelist,  // -w
+  kNodefile,  // -F: the -w list from a file
   kExclude,   // -x
   kNice,
   kContainerImage,
@@ -165,9 +169,25 @@ struct WarnSignal {
   bool batch_only = false;
 };
 Result<WarnSignal> ParseSignal(std::string_view text);  // [{R|B}:]SIG[@TIME]
-// The job's environment for an --export value, from the submitter's environment.
+// A shell variable name: a letter or '_', then letters, digits and '_'.
+bool IsVarName(std::string_view s);
+// The job's environment for an --export value, from the submitter's environment and the
+// variables of --export-file (added unless the list says NONE; its explicit NAME=value win).
 Result<std::map<std::string, std::string>> ExportEnvironment(
-    std::string_view text, const std::map<std::string, std::string>& env);
+    std::string_view text, const std::map<std::string, std::string>& env,
+    const std::map<std::string, std::string>& file_vars = {});
+
+// --- Files named by options (sbatch_files.cc). Messages are fragments, as above.
+using FileReader = std::function<Result<std::string>(const std::string& path)>;
+// path if absolute, else base/path; lexically normalized, without a trailing '/'.
+std::string ResolvePath(const std::string& base, const std::string& path);
+// A node file (-F, or -w with a '/'), as Slurm's slurm_read_hostfile: names or hostlist
+// expressions separated by blanks, commas or newlines, '#' to the end of a line a comment.
+// The hosts, compressed ("node[1-2]"); an error when it names none or an expression is bad.
+Result<std::string> ParseNodeFile(std::string_view text);
+// An --export-file: NAME=value entries separated by NUL bytes (when the file has any) or else
+// by newlines; empty entries are skipped. An error names the first entry that is not NAME=value.
+Result<std::map<std::string, std::string>> ParseExportFile(std::string_view text);
 
 // --- Applying options (sbatch_apply.cc).
 // Builds a JobSpec from occurrences applied in precedence order (script, environment, command
@@ -187,12 +207,22 @@ class SpecBuilder {
   // The occurrence that last set an option, if any.
   const Occurrence* Last(Opt id) const;
   bool export_given() const { return last_.count(Opt::kExport) > 0; }
+  // Where -F, -w FILE and --export-file are read from: relative paths from cwd. Without a
+  // reader, those options are errors.
+  void SetFileReader(std::string cwd, FileReader read_file);
+  // The variables of --export-file, if given: FinishSpec applies them with --export.
+  const std::optional<std::map<std::string, std::string>>& export_file_vars() const {
+    return export_file_vars_;
+  }
 
  private:
   Status ApplyValue(const Occurrence& occ, const std::string& v);
   Status ApplyGpu(const Occurrence& occ, const std::string& v);
   Status ApplyMemory(const Occurrence& occ, const std::string& v);
   Status ApplyFlag(const Occurrence& occ);
+  Status ApplyNodes(const Occurrence& occ, const std::string& v);  // -w, -x, -F
+  Status ApplyExportFile(const Occurrence& occ, const std::string& v);
+  Result<std::string> ReadNamedFile(const Occurrence& occ, const std::string& path) const;
   Status UndefinedName(const Occurrence& occ) const;
   Status EnterGroup(std::initializer_list<Opt> group, const Occurrence& occ);
   void Clear(Opt id);
@@ -204,6 +234,9 @@ class SpecBuilder {
   JobSpec spec_;
   std::map<Opt, Occurrence> last_;
   std::map<Opt, std::string> gpu_types_;  // type given with each GPU option
+  std::string cwd_;
+  FileReader read_file_;
+  std::optional<std::map<std::string, std::string>> export_file_vars_;
 };
 
 }  // namespace lockstep::jobspec::sbatch_internal

@@ -250,9 +250,9 @@ TEST_F(SbatchCommandLineTest, UndefinedReservationsAndLicensesAreRefusedAsSlurmD
 
 // Slurm options lockstep's placement does not take are accepted with a warning that says so.
 TEST_F(SbatchCommandLineTest, HintsWithoutEffectAreAcceptedWithAWarning) {
-  JobSpec s = Ok({"--cpus-per-gpu=4", "-B", "2:8:1", "--tmp=10G", "--uid=0", Script(kPlain)});
+  JobSpec s = Ok({"--ntasks-per-gpu=4", "-B", "2:8:1", "--tmp=10G", "--uid=0", Script(kPlain)});
   ASSERT_EQ(s.warnings.size(), 4u);
-  EXPECT_EQ(s.warnings[0], "sbatch: --cpus-per-gpu has no effect in lockstep and is ignored");
+  EXPECT_EQ(s.warnings[0], "sbatch: --ntasks-per-gpu has no effect in lockstep and is ignored");
   EXPECT_EQ(s.warnings[1], "sbatch: -B has no effect in lockstep and is ignored");
 }
 

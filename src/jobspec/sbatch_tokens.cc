@@ -203,6 +203,7 @@ std::vector<Occurrence> ReadEnvOptions(const std::map<std::string, std::string>&
       {"SBATCH_GPUS_PER_NODE", Opt::kGpusPerNode},
       {"SBATCH_GPUS_PER_TASK", Opt::kGpusPerTask},
       {"SBATCH_GRES", Opt::kGres},
+      {"SBATCH_CPUS_PER_GPU", Opt::kCpusPerGpu},
       {"SBATCH_EXCLUSIVE", Opt::kExclusive},
       {"SBATCH_REQUEUE", Opt::kRequeue},
       {"SBATCH_NO_REQUEUE", Opt::kNoRequeue},

@@ -92,6 +92,9 @@ const std::map<std::string, Check>& Honoured() {
     both("--constraint", "-C", [](const JobSpec& s) { return s.constraint == "optcheck"; });
     both("--nodelist", "-w", [](const JobSpec& s) { return s.nodelist == "node1"; });
     both("--exclude", "-x", [](const JobSpec& s) { return s.exclude == "node4"; });
+    both("--nodefile", "-F", [](const JobSpec& s) { return s.nodelist == "node1"; });
+    m["--cpus-per-gpu"] = [](const JobSpec& s) { return s.cpus_per_gpu == 2; };
+    m["--export-file"] = [](const JobSpec& s) { return s.environment.count("OPTCHECK") == 1; };
     m["--ntasks-per-node"] = [](const JobSpec& s) { return s.ntasks_per_node == 1; };
     m["--mem"] = [](const JobSpec& s) { return s.mem_mb == 1024; };
     m["--mem-per-cpu"] = [](const JobSpec& s) { return s.mem_per_cpu_mb == 1024; };
@@ -122,11 +125,19 @@ std::string SlurmRefusal(const std::string& spelling, const std::string& failed)
   return "";
 }
 
+// The files the placeholders {nodefile} and {envfile} name.
+Result<std::string> ReadTableFile(const std::string& path) {
+  if (path == "/work/nodes") return std::string("node1\n");
+  if (path == "/work/env") return std::string("OPTCHECK=1\n");
+  return NotFound(path + ": No such file or directory");
+}
+
 SbatchInput Input(std::vector<std::string> args) {
   SbatchInput in;
   in.args = std::move(args);
   in.cwd = "/work";
   in.now = kNow;
+  in.read_file = ReadTableFile;
   return in;
 }
 
@@ -165,7 +176,7 @@ void CheckSrunTable(const std::string& command) {
     if (line.spelling == "-V" || line.spelling == "--version") continue;  // the CLI's (golden)
     std::vector<std::string> args = line.words;
     if (!line.no_command) args.push_back("true");
-    Result<SrunParse> p = ParseSrunArgs(args, {}, "/work", kNow);
+    Result<SrunParse> p = ParseSrunArgs(args, {}, "/work", kNow, ReadTableFile);
     const std::string refusal = SlurmRefusal(line.spelling, "Unable to allocate resources");
     if (!refusal.empty()) {
       ASSERT_FALSE(p.ok()) << command << " " << line.text;

@@ -59,6 +59,7 @@ Status CheckSingleValues(const JobSpec& s) {
   LOCKSTEP_RETURN_IF_ERROR(CheckCount("--ntasks", s.ntasks));
   LOCKSTEP_RETURN_IF_ERROR(CheckCount("--ntasks-per-node", s.ntasks_per_node));
   LOCKSTEP_RETURN_IF_ERROR(CheckCount("--cpus-per-task", s.cpus_per_task));
+  LOCKSTEP_RETURN_IF_ERROR(CheckCount("--cpus-per-gpu", s.cpus_per_gpu));
   LOCKSTEP_RETURN_IF_ERROR(CheckCount("--gpus", s.gpus));
   LOCKSTEP_RETURN_IF_ERROR(CheckCount("--gpus-per-node", s.gpus_per_node));
   LOCKSTEP_RETURN_IF_ERROR(CheckCount("--gpus-per-task", s.gpus_per_task));
@@ -235,6 +236,25 @@ Status CheckGpus(const JobSpec& s, DerivedSizes& d) {
   return Status::Ok();
 }
 
+// --cpus-per-gpu times a node's GPUs is the node's CPU count (cpus_per_gpu.h).
+Status CheckCpusPerGpu(const JobSpec& s, DerivedSizes& d) {
+  if (s.cpus_per_gpu > 0 && s.cpus_per_task > 0) {
+    return Invalid(fmt::format("{} is mutually exclusive with {}",
+                               Opt("--cpus-per-gpu", s.cpus_per_gpu),
+                               Opt("--cpus-per-task", s.cpus_per_task)));
+  }
+  if (s.cpus_per_gpu == 0 || d.gpus_per_node == 0) return Status::Ok();
+  std::optional<std::int64_t> node =
+      ProductAtMost(s.cpus_per_gpu, d.gpus_per_node, kMaxResourceCount);
+  if (!node) {
+    return Invalid(fmt::format("{} with {} GPUs on a node asks for {} CPUs on a node, more than {}",
+                               Opt("--cpus-per-gpu", s.cpus_per_gpu), d.gpus_per_node,
+                               s.cpus_per_gpu * d.gpus_per_node, kMaxResourceCount));
+  }
+  d.cpus_per_node = std::max(d.cpus_per_node, *node);
+  return Status::Ok();
+}
+
 // Memory of a node (--mem, or per CPU or GPU times the node's CPUs or GPUs), and of the job.
 Status CheckMemoryProducts(const JobSpec& s, const DerivedSizes& d) {
   std::int64_t node_mb = s.mem_mb;
@@ -263,6 +283,7 @@ Status CheckProducts(const JobSpec& s) {
   if (!d.ok()) return d.status();
   LOCKSTEP_RETURN_IF_ERROR(CheckCpus(s, *d));
   LOCKSTEP_RETURN_IF_ERROR(CheckGpus(s, *d));
+  LOCKSTEP_RETURN_IF_ERROR(CheckCpusPerGpu(s, *d));
   return CheckMemoryProducts(s, *d);
 }
 
