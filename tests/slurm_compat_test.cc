@@ -260,6 +260,18 @@ TEST_F(SlurmCompat, SallocRunsTheCommandInAnAllocation) {
   EXPECT_EQ(c.Job(id)["name"], "inter");
 }
 
+// srun inside a two-node salloc: -N1 alone is one task on one node, and no option the whole
+// allocation, one task per node (Slurm's defaults when salloc was given no -n).
+TEST_F(SlurmCompat, SrunInSallocTakesItsTaskCountFromItsNodes) {
+  Cluster& c = *cluster_;
+  const std::string lockstep = std::string(LOCKSTEP_BIN_DIR) + "/lockstep";
+  CommandResult r = c.Run({"salloc", "-N2", "sh", "-c",
+                           "'" + lockstep + "' srun -N1 -l echo one; '" + lockstep +
+                               "' srun -l echo all | sort"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "0: one\n0: all\n1: all\n") << r.err;
+}
+
 // Output and exit code of a shell command line (the test's own, fixed strings only).
 CommandResult Shell(const std::string& line) {
   CommandResult r;

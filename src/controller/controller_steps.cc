@@ -165,10 +165,11 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
   int node_count = static_cast<int>(chosen->size());
   const int per_node = req->ntasks_per_node;
   std::int64_t ntasks = req->ntasks;
-  if (ntasks <= 0 && per_node == 0 && !req->nodelist.empty()) ntasks = node_count;  // one each
-  if (ntasks <= 0)
-    ntasks = per_node > 0 ? std::int64_t{per_node} * node_count
-                          : std::min(in.ntasks, std::max(in.ntasks, node_count));
+  // Without -n, as Slurm's srun: -N or -w alone gives one task per node of the step, and
+  // neither the job's own task count (srun passes SLURM_NTASKS on as -n when the job set it).
+  if (ntasks <= 0 && per_node == 0 && (req->nodes > 0 || !req->nodelist.empty()))
+    ntasks = node_count;
+  if (ntasks <= 0) ntasks = per_node > 0 ? std::int64_t{per_node} * node_count : in.ntasks;
   // A step's tasks are bounded by its allocation: one CPU each at least (Slurm's answer without
   // --overcommit), so a step can never ask lockstepd to build more tasks than the job holds.
   std::int64_t cpus = 0;
