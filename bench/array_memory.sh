@@ -3,7 +3,8 @@
 # size, a fresh lockstepd and agent (4 nodes), an exclusive job holding the 4 nodes, then
 # `sbatch --array=0-(N-1) -t 10 --wrap true`. Prints, per size: the submission's time, lockstepd's
 # resident memory before and after (ps, after a scheduling pass), its peak (VmHWM), the store's
-# size on disk, and squeue's lines and time.
+# size on disk, squeue's lines and time, and `squeue -r` (one line per task, computed by the CLI
+# from the array's ranges): its lines, time and the CLI's peak memory.
 #
 #   bench/array_memory.sh                          # SIZES="1000 10000 100000 1000000 4000000"
 #   SIZES="1000 100000" bench/array_memory.sh
@@ -39,7 +40,7 @@ YAML
     [[ "$("$squeue" -h -t R -o %i | wc -l)" == 1 ]] && break
     sleep 0.1
   done
-  local before start submit_ms lines squeue_ms after hwm store
+  local before start submit_ms lines squeue_ms after hwm store expanded
   before=$(rss_mib "$lockstepd_pid")
   start=$(date +%s%N)
   (cd "$dir" && "$sbatch" --array="0-$((n - 1))" -t 10 --wrap true > /dev/null)
@@ -51,10 +52,13 @@ YAML
   after=$(rss_mib "$lockstepd_pid")
   hwm=$(hwm_mib "$lockstepd_pid")
   store=$(du -sm "$dir/state" | cut -f1)
-  printf '| %s | %s | %s | %s | %s | %s | %s lines, %s ms |\n' "$n" "$submit_ms" "$before" \
-    "$after" "$hwm" "$store" "$lines" "$squeue_ms"
+  start=$(date +%s%N)
+  expanded=$(/usr/bin/time -f '%M' -o "$dir/squeue_r.kib" "$squeue" -h -r | wc -l)
+  expanded="$expanded lines, $(ms_since "$start") ms, $(($(cat "$dir/squeue_r.kib") / 1024)) MiB"
+  printf '| %s | %s | %s | %s | %s | %s | %s lines, %s ms | %s |\n' "$n" "$submit_ms" "$before" \
+    "$after" "$hwm" "$store" "$lines" "$squeue_ms" "$expanded"
 }
 
-echo "| tasks | sbatch ms | RSS before MiB | RSS after MiB | peak MiB | store MiB | squeue |"
-echo "|---:|---:|---:|---:|---:|---:|---|"
+echo "| tasks | sbatch ms | RSS before MiB | RSS after MiB | peak MiB | store MiB | squeue | squeue -r |"
+echo "|---:|---:|---:|---:|---:|---:|---|---|"
 for n in $sizes; do (one_size "$n"); done

@@ -161,6 +161,13 @@ int RunScancel(int argc, char** argv) {
   Result<nlohmann::json> list = api.Get("/api/v1/jobs");
   if (!list.ok()) return Fail("scancel", list.status());
   const nlohmann::json& jobs = (*list)["jobs"];
+  // An id that names no job, as Slurm 22.05's scancel: a plain cancel (no filter, no -s) of a
+  // job that is gone is no failure and says so only with -v, so scripts may cancel jobs that
+  // ended; with a filter or a signal it is an error (exit 1). So is a job that ended between
+  // the listing and its cancel (an array's tasks end by the hundred while scancel runs).
+  const bool plain = r.signal.empty() && f.users.empty() && f.names.empty() &&
+                     f.states.empty() && f.partitions.empty() && f.accounts.empty() &&
+                     f.qos.empty() && f.nodes.empty();
   for (const auto& j : jobs) {
     if (!Passes(j, f)) continue;
     std::string id = std::to_string(j["job_id"].get<unsigned long long>());
@@ -175,18 +182,16 @@ int RunScancel(int argc, char** argv) {
     nlohmann::json body = {{"signal", signo}};
     if (rest) body["array_rest"] = true;
     Result<nlohmann::json> done = api.Post("/api/v1/jobs/" + id + "/cancel", body);
+    const bool ended = !done.ok() &&
+                       done.status().code() == StatusCode::kFailedPrecondition &&
+                       done.status().message().find("has already finished") != std::string::npos;
+    if (ended && plain && !r.verbose) continue;
     if (!done.ok()) {
       std::fprintf(stderr, "scancel: error: Kill job error on job id %s: %s\n", id.c_str(),
                    done.status().message().c_str());
       rc = 1;
     }
   }
-  // An id that names no job, as Slurm 22.05's scancel: a plain cancel (no filter, no -s) of a
-  // job that is gone is no failure and says so only with -v, so scripts may cancel jobs that
-  // ended; with a filter or a signal it is an error (exit 1).
-  const bool plain = r.signal.empty() && f.users.empty() && f.names.empty() &&
-                     f.states.empty() && f.partitions.empty() && f.accounts.empty() &&
-                     f.qos.empty() && f.nodes.empty();
   for (const JobIdPattern& want : f.ids) {
     if (std::none_of(jobs.begin(), jobs.end(),
                      [&](const nlohmann::json& j) { return JobMatches(j, want); })) {

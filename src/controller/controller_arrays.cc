@@ -104,6 +104,19 @@ nlohmann::json Controller::PendingArrayJsonLocked(const PendingArray& a) const {
       "[" + a.TaskText() + (throttle > 0 ? "%" + std::to_string(throttle) : "") + "]";
   j["array_tasks_pending"] = a.pending_count();
   j["array_rest"] = true;  // the array's tasks not split off: act on them with "array_rest"
+  // Why they wait: their hold, else what the last pass said of the array's next task.
+  const JobEntry& t = a.tmpl();
+  if (t.state == JobState::kPending) {
+    std::string reason = t.held_by_admin ? "JobHeldAdmin" : t.held_by_user ? "JobHeldUser" : "";
+    for (JobId id : a.window()) {
+      auto e = jobs_.find(id);
+      if (!reason.empty() || e == jobs_.end() || e->second.state != JobState::kPending) continue;
+      reason = e->second.reason;
+      j["priority"] = e->second.priority;
+      j["expected_start"] = e->second.expected_start;
+    }
+    j["reason"] = reason.empty() ? "None" : reason;
+  }
   return j;
 }
 

@@ -52,6 +52,7 @@ class PendingArray {
   JobEntry& mutable_tmpl() { return tmpl_; }
   // The split-off tasks the scheduler was last given to start (controller_arrays.cc).
   std::vector<JobId>& window() { return window_; }
+  const std::vector<JobId>& window() const { return window_; }
 
   // The store's record: the template (its spec stored apart, in "array_specs"), the index
   // segments and the pending positions. FromJson leaves the template's spec null.
