@@ -3,8 +3,8 @@
 // allow (each with SLURM_ARRAY_TASK_ID), and none is lost across a restart of lockstepd.
 #include <gtest/gtest.h>
 
-#include <numeric>
 #include <fstream>
+#include <numeric>
 
 #include "controller/controller_test_util.h"
 

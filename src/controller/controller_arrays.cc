@@ -199,8 +199,7 @@ Status Controller::RecoverPendingArraysLocked(const std::vector<store::Record>& 
   }
   // The split-off tasks still pending are the arrays' windows again.
   for (auto& [id, a] : pending_arrays_) {
-    for (auto e = jobs_.lower_bound(a.array_id()); e != jobs_.end() && e->first <= a.last_id();
-         ++e)
+    for (auto e = jobs_.lower_bound(a.array_id()); e != jobs_.end() && e->first <= a.last_id(); ++e)
       if (e->second.state == JobState::kPending && e->second.array_job_id == id)
         a.window().push_back(e->first);
   }

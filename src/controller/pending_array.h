@@ -30,8 +30,8 @@ class PendingArray {
 
   JobId array_id() const { return tmpl_.id; }
   JobId last_id() const { return tmpl_.id + task_count() - 1; }
-  std::uint64_t task_count() const;       // split off or not
-  std::uint64_t pending_count() const;    // not split off yet
+  std::uint64_t task_count() const;     // split off or not
+  std::uint64_t pending_count() const;  // not split off yet
   bool empty() const { return pending_.empty(); }
   // Whether the task with job id `id` is still here (not split off).
   bool Holds(JobId id) const;

@@ -222,10 +222,12 @@ std::string JoinTaskTexts(const std::vector<std::string>& texts) {
       pieces.push_back(p);
     }
   }
-  std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.lo < b.lo; });
+  std::sort(pieces.begin(), pieces.end(),
+            [](const Piece& a, const Piece& b) { return a.lo < b.lo; });
   std::vector<Piece> joined;
   for (const Piece& p : pieces) {
-    if (!joined.empty() && joined.back().step == 1 && p.step == 1 && joined.back().hi + 1 >= p.lo) {
+    if (!joined.empty() && joined.back().step == 1 && p.step == 1 &&
+        joined.back().hi + 1 >= p.lo) {
       joined.back().hi = std::max(joined.back().hi, p.hi);
       continue;
     }
@@ -261,7 +263,8 @@ nlohmann::json NarrowArrayRests(const nlohmann::json& jobs, const JobFilter& fil
           if (TaskTextHolds(text, t)) tasks.insert(t);
     for (std::int64_t t : tasks) {
       nlohmann::json one = job;
-      for (const char* key : {"array_task_str", "array_rest", "array_tasks_pending"}) one.erase(key);
+      for (const char* key : {"array_task_str", "array_rest", "array_tasks_pending"})
+        one.erase(key);
       one["array_task_id"] = t;
       out.push_back(std::move(one));
     }
@@ -282,7 +285,8 @@ nlohmann::json CollapsePendingArrays(const nlohmann::json& jobs) {
   for (const nlohmann::json& job : jobs) {
     const std::uint64_t array = job.value("array_job_id", std::uint64_t{0});
     const bool rest = job.value("array_rest", false);
-    if (array == 0 || job.value("state", "") != "PENDING" || (!rest && !job.contains("array_task_id"))) {
+    if (array == 0 || job.value("state", "") != "PENDING" ||
+        (!rest && !job.contains("array_task_id"))) {
       out.push_back(job);
       continue;
     }
