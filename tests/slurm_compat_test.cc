@@ -157,6 +157,38 @@ TEST_F(SlurmCompat, ArraysDisplayAndAddressAsSlurm) {
   Check(c, {{"squeue", "-h", "-j", id, "-t", "PD", "-o", "%i"}, 0, "", ""});
 }
 
+// A million-task array is one record in lockstepd until its tasks start (issue 13): squeue
+// shows one line at once, a task is addressed and cancelled alone, a release runs tasks with
+// their SLURM_ARRAY_TASK_ID, and scancel of the array cancels the rest as one (sacct's line).
+TEST_F(SlurmCompat, AMillionTaskArrayIsOneRecordUntilItsTasksStart) {
+  Cluster& c = *cluster_;
+  unsigned long long a = Submit(c, {"--hold", "--array=0-999999", "-t", "5", "--wrap",
+                                    "echo task $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_TASK_COUNT"});
+  ASSERT_GT(a, 0u);
+  const std::string id = std::to_string(a);
+  Check(c, {{"squeue", "-h", "-j", id, "-o", "%i %T %r"}, 0,
+            id + "_[0-999999] PENDING JobHeldUser\n", ""});
+  Check(c, {{"squeue", "-h", "-j", id + "_500000", "-o", "%i %T"}, 0,
+            id + "_500000 PENDING\n", ""});
+  Check(c, {{"scancel", id + "_500000"}, 0, "", ""});
+  Check(c, {{"squeue", "-h", "-j", id, "-o", "%i"}, 0, id + "_[0-499999,500001-999999]\n", ""});
+  Check(c, {{"scontrol", "release", id}, 0, "", ""});
+  // Task k's job id is the array's id + k.
+  EXPECT_EQ(c.WaitJob(a + 1, 30)["state"], "COMPLETED");
+  EXPECT_EQ(c.ReadFile("slurm-" + id + "_1.out"), "task 1 of 1000000\n");
+  Check(c, {{"scancel", id}, 0, "", ""});
+  Check(c, {{"squeue", "-h", "-j", id, "-t", "PD", "-o", "%i"}, 0, "", ""});
+  CommandResult acct = c.Run({"sacct", "-n", "-X", "-j", id, "-o", "JobID%40,State"});
+  // The tasks that never started: one line, "1_[111-499999,500001-999999] CANCELLED".
+  std::size_t rest = acct.out.find(id + "_[");
+  ASSERT_NE(rest, std::string::npos) << acct.out;
+  std::size_t line_end = acct.out.find('\n', rest);
+  std::string line = acct.out.substr(rest, line_end - rest);
+  EXPECT_NE(line.find("500001-999999]"), std::string::npos) << line;
+  EXPECT_NE(line.find("CANCELLED"), std::string::npos) << line;
+  EXPECT_NE(acct.out.find(id + "_500000 "), std::string::npos) << acct.out;
+}
+
 // --signal=[B:]SIG@TIME: the signal comes TIME seconds before the time limit (1 minute here), to
 // the batch shell with B:, to the job's steps without; the job then ends as it chooses.
 TEST_F(SlurmCompat, SignalBeforeTheTimeLimit) {

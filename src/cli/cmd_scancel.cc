@@ -86,6 +86,35 @@ std::string StepPath(const std::string& word) {
   return "/api/v1/jobs/" + word.substr(0, dot) + "/steps/" + word.substr(dot + 1) + "/cancel";
 }
 
+// Whether the filter picks the whole of an array's record of unstarted tasks: no id names
+// it, or one names the array without tasks ("scancel 40", not "scancel 40_7").
+bool NamesWholeArray(const nlohmann::json& rest, const JobFilter& f) {
+  if (f.ids.empty()) return true;
+  return std::any_of(f.ids.begin(), f.ids.end(),
+                     [&](const JobIdPattern& p) { return !p.tasks && JobMatches(rest, p); });
+}
+
+// "scancel 40_7" of a task lockstepd still keeps in its array's record: by the task's name.
+int CancelTasksOfRest(client::ApiClient& api, const nlohmann::json& rest, const JobFilter& f) {
+  const std::uint64_t array = rest.value("array_job_id", std::uint64_t{0});
+  const std::string text = rest.value("array_task_str", "");
+  int rc = 0;
+  for (const JobIdPattern& p : f.ids) {
+    if (p.id != array || !p.tasks) continue;
+    for (std::int64_t task : *p.tasks) {
+      if (!TaskTextHolds(text, task)) continue;
+      std::string name = std::to_string(array) + "_" + std::to_string(task);
+      Result<nlohmann::json> done = api.Post("/api/v1/jobs/" + name + "/cancel", {{"signal", 0}});
+      if (!done.ok()) {
+        std::fprintf(stderr, "scancel: error: Kill job error on job id %s: %s\n", name.c_str(),
+                     done.status().message().c_str());
+        rc = 1;
+      }
+    }
+  }
+  return rc;
+}
+
 }  // namespace
 
 int RunScancel(int argc, char** argv) {
@@ -132,22 +161,37 @@ int RunScancel(int argc, char** argv) {
   Result<nlohmann::json> list = api.Get("/api/v1/jobs");
   if (!list.ok()) return Fail("scancel", list.status());
   const nlohmann::json& jobs = (*list)["jobs"];
+  // An id that names no job, as Slurm 22.05's scancel: a plain cancel (no filter, no -s) of a
+  // job that is gone is no failure and says so only with -v, so scripts may cancel jobs that
+  // ended; with a filter or a signal it is an error (exit 1). So is a job that ended between
+  // the listing and its cancel (an array's tasks end by the hundred while scancel runs).
+  const bool plain = r.signal.empty() && f.users.empty() && f.names.empty() &&
+                     f.states.empty() && f.partitions.empty() && f.accounts.empty() &&
+                     f.qos.empty() && f.nodes.empty();
   for (const auto& j : jobs) {
     if (!Passes(j, f)) continue;
     std::string id = std::to_string(j["job_id"].get<unsigned long long>());
-    Result<nlohmann::json> done = api.Post("/api/v1/jobs/" + id + "/cancel", {{"signal", signo}});
+    // An array's tasks lockstepd keeps in one record are cancelled as one; a signal reaches
+    // only tasks that run.
+    const bool rest = j.value("array_rest", false);
+    if (rest && signo != 0) continue;
+    if (rest && !NamesWholeArray(j, f)) {
+      rc |= CancelTasksOfRest(api, j, f);
+      continue;
+    }
+    nlohmann::json body = {{"signal", signo}};
+    if (rest) body["array_rest"] = true;
+    Result<nlohmann::json> done = api.Post("/api/v1/jobs/" + id + "/cancel", body);
+    const bool ended = !done.ok() &&
+                       done.status().code() == StatusCode::kFailedPrecondition &&
+                       done.status().message().find("has already finished") != std::string::npos;
+    if (ended && plain && !r.verbose) continue;
     if (!done.ok()) {
       std::fprintf(stderr, "scancel: error: Kill job error on job id %s: %s\n", id.c_str(),
                    done.status().message().c_str());
       rc = 1;
     }
   }
-  // An id that names no job, as Slurm 22.05's scancel: a plain cancel (no filter, no -s) of a
-  // job that is gone is no failure and says so only with -v, so scripts may cancel jobs that
-  // ended; with a filter or a signal it is an error (exit 1).
-  const bool plain = r.signal.empty() && f.users.empty() && f.names.empty() &&
-                     f.states.empty() && f.partitions.empty() && f.accounts.empty() &&
-                     f.qos.empty() && f.nodes.empty();
   for (const JobIdPattern& want : f.ids) {
     if (std::none_of(jobs.begin(), jobs.end(),
                      [&](const nlohmann::json& j) { return JobMatches(j, want); })) {

@@ -163,6 +163,14 @@ int JobAction(client::ApiClient& api, const std::string& action, const std::stri
     Result<nlohmann::json> r =
         api.Post("/api/v1/jobs/" + id + "/" + action, nlohmann::json::object());
     if (!r.ok()) rc = JobError(id, action + " of job " + id + ": ", r.status());
+    // An array's id holds or releases its tasks lockstepd keeps in one record too (none left
+    // is no error).
+    if ((action == "hold" || action == "release") && id.find('_') == std::string::npos) {
+      Result<nlohmann::json> rest =
+          api.Post("/api/v1/jobs/" + id + "/" + action, {{"array_rest", true}});
+      if (!rest.ok() && rest.status().code() != StatusCode::kNotFound)
+        rc = JobError(id, action + " of job " + id + ": ", rest.status());
+    }
   }
   return rc;
 }

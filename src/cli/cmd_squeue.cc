@@ -122,6 +122,7 @@ int Report(client::ApiClient& api, SqueueRequest& r, const std::string& state_qu
   nlohmann::json jobs = nlohmann::json::array();
   for (const nlohmann::json& j : (*got)["jobs"])
     if (Passes(j, r.filter)) jobs.push_back(j);
+  jobs = NarrowArrayRests(jobs, r.filter);
   // Like Slurm's slurm_load_job: one job asked for by id that is not there is an error.
   if (r.filter.ids.size() == 1 && jobs.empty()) {
     std::fprintf(stderr, "slurm_load_jobs error: Invalid job id specified\n");

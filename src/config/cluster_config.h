@@ -70,6 +70,9 @@ struct ClusterConfig {
   // dependency can never be satisfied is cancelled, with cause `scheduler`, instead of pending
   // with reason DependencyNeverSatisfied.
   bool kill_invalid_depend = false;
+  // scheduler.max_array_size (Slurm's MaxArraySize): array indices are below it. Slurm's default
+  // is 1001; lockstep's is its ceiling, 4,000,001, since a pending array costs one record.
+  std::uint32_t max_array_size = 4'000'001;
   // PriorityDecayHalfLife: how fast recorded usage decays for fair share.
   Seconds fairshare_half_life = 7 * 24 * 3600;
   // The partition flagged `default: true`, else the first one.

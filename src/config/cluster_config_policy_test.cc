@@ -388,6 +388,20 @@ TEST(ClusterConfigTest, SchedulerErrors) {
               StartsWith("cluster.yaml:5: scheduler: expected a map (key: value), found 'fast'"));
 }
 
+TEST(SchedulerConfig, MaxArraySizeIsTheCeilingByDefaultAndRangeChecked) {
+  Result<ClusterConfig> def = Parse(kFourNodes);
+  ASSERT_TRUE(def.ok()) << def.status().ToString();
+  EXPECT_EQ(def->max_array_size, 4'000'001u);
+  Result<ClusterConfig> slurm =
+      Parse(std::string(kFourNodes) + "scheduler:\n  max_array_size: 1001\n");
+  ASSERT_TRUE(slurm.ok()) << slurm.status().ToString();
+  EXPECT_EQ(slurm->max_array_size, 1001u);
+  EXPECT_THAT(ErrorOf(std::string(kFourNodes) + "scheduler:\n  max_array_size: 4000002\n"),
+              ::testing::HasSubstr("cluster.yaml:6: scheduler.max_array_size"));
+  EXPECT_THAT(ErrorOf(std::string(kFourNodes) + "scheduler:\n  max_array_size: 0\n"),
+              ::testing::HasSubstr("cluster.yaml:6: scheduler.max_array_size"));
+}
+
 TEST(SchedulerConfig, KillInvalidDependIsOffByDefault) {
   Result<ClusterConfig> off = Parse(kFourNodes);
   ASSERT_TRUE(off.ok()) << off.status().ToString();

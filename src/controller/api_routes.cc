@@ -256,8 +256,17 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
     }
   }
   JobId id = 0;
-  if (p.size() < 4 || !ParseId(p[3], &id))
+  if (p.size() >= 4 && p[3].find('_') != std::string_view::npos) {  // "40_7": an array's task
+    const std::size_t bar = p[3].find('_');
+    JobId array = 0, task = 0;
+    if (!ParseId(p[3].substr(0, bar), &array) || !ParseId(p[3].substr(bar + 1), &task))
+      return Error(InvalidArgument("invalid job id specified"));
+    Result<JobId> found = c.ArrayTaskJobId(array, task);
+    if (!found.ok()) return Error(found.status());
+    id = *found;
+  } else if (p.size() < 4 || !ParseId(p[3], &id)) {
     return Error(InvalidArgument("invalid job id specified"));
+  }
   Result<nlohmann::json> body = Body(req);
   if (!body.ok()) return Error(body.status());
   if (p.size() == 4) {
@@ -273,6 +282,13 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
   if (p.size() == 5 && verb == http::verb::post) {
     Status s = InvalidArgument("unknown job action");
     Result<int> signal = SignalField(*body);
+    if (Status bad = ExpectFields(*body, {{"array_rest", FieldKind::kBool}}); !bad.ok())
+      return Error(bad);
+    if (body->value("array_rest", false)) {  // an array's tasks not split off (docs/api.md)
+      if (!signal.ok() || *signal != 0) return Error(InvalidArgument("array_rest: no signal"));
+      Status rest = c.ArrayRestAction(caller, id, std::string(p[4]));
+      return rest.ok() ? Ok() : Error(rest);
+    }
     if (p[4] == "cancel")
       s = signal.ok() ? c.Cancel(caller, id, *signal) : signal.status();
     else if (p[4] == "hold")

@@ -101,11 +101,14 @@ Status Controller::Recover() {
   if (!arrays.ok()) return arrays.status();
   Result<std::vector<store::Record>> records = store_->Scan("jobs");
   if (!records.ok()) return records.status();
+  Result<std::vector<store::Record>> pending_arrays = store_->Scan("pending_arrays");
+  if (!pending_arrays.ok()) return pending_arrays.status();
   HeldLock lock(*this);
   options_.check_snapshot = options_.check_snapshot || std::getenv("LOCKSTEP_CHECK_SNAPSHOT");
   for (const store::Record& r : *arrays) {
     Result<jobspec::JobSpec> spec = jobspec::JobSpecFromJson(r.value);
     if (!spec.ok()) return Internal("store: array spec " + r.key + ": " + spec.status().message());
+    if (spec->array) DropArrayIndices(*spec->array);  // as SubmitAs
     array_specs_[std::stoull(r.key)] = specs_.Intern(std::move(*spec));
   }
   for (const store::Record& r : *records) {
@@ -125,6 +128,7 @@ Status Controller::Recover() {
     tally_.Touch(id);
     jobs_.emplace(id, std::move(*e));
   }
+  LOCKSTEP_RETURN_IF_ERROR(RecoverPendingArraysLocked(*pending_arrays));
   // Stores written before ids were given out in memory kept a counter: never go below it.
   Result<std::uint64_t> counter = store_->AllocateIds("job_id", 1);
   if (!counter.ok()) return counter.status();
@@ -167,8 +171,10 @@ Status Controller::CheckOwner(const Caller& caller, const JobEntry& job) const {
 
 Result<JobEntry*> Controller::FindLocked(JobId id) {
   auto it = jobs_.find(id);
-  if (it == jobs_.end()) return NotFound("invalid job id specified: " + std::to_string(id));
-  return &it->second;
+  if (it != jobs_.end()) return &it->second;
+  // A task still in its array's record is split off to be acted on (controller_arrays.cc).
+  if (PendingArray* a = PendingArrayOfLocked(id)) return &SplitTaskLocked(*a, id);
+  return NotFound("invalid job id specified: " + std::to_string(id));
 }
 
 std::uint32_t Controller::NodeIndexLocked(const std::string& name) const {
@@ -366,6 +372,7 @@ bool Controller::ReplayChangesLocked(Time now) {
     dirty_.insert(active_.begin(), active_.end());
   }
   cluster_changed_ = false;
+  SplitArrayWindowsLocked();
   // The metrics' job counts follow the same changes (every TouchLocked marks both).
   const JobTally::Lookup tally_lookup = TallyLookupLocked();
   for (JobId id : dirty_) {
@@ -393,6 +400,7 @@ bool Controller::ReplayChangesLocked(Time now) {
     if (state != sched_->snapshot().nodes[n].state) sched_->SetNodeState(n, state);
   }
   if (options_.check_snapshot) CheckSchedulerJobsLocked(now);
+  replayed_jobs_ = {sched_->snapshot().pending.size(), sched_->snapshot().running.size()};
   return !sched_->snapshot().pending.empty();
 }
 

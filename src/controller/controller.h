@@ -44,6 +44,7 @@
 #include "controller/job_tally.h"
 #include "controller/lock_stats.h"
 #include "controller/metrics_view.h"
+#include "controller/pending_array.h"
 #include "controller/sched_stats.h"
 #include "controller/spec_interner.h"
 #include "controller/step_input.h"
@@ -107,6 +108,12 @@ class Controller : private backend::EventSink,
   Status Release(const Caller& caller, JobId id);
   Status Requeue(const Caller& caller, JobId id);
   Status Update(const Caller& caller, JobId id, const nlohmann::json& changes);
+  // "cancel", "hold" or "release" of an array's tasks not split off yet (the record squeue
+  // shows as 40_[5-3999999], "array_rest" in docs/api.md); hold and release also act on the
+  // tasks split off for the scheduler that are still pending (controller_arrays.cc).
+  Status ArrayRestAction(const Caller& caller, JobId array, const std::string& action);
+  // The job id of task `task` of the array `array` ("40_7"), split off or not.
+  Result<JobId> ArrayTaskJobId(JobId array, std::uint64_t task) const;
   Result<nlohmann::json> Why(JobId id) const;
   nlohmann::json ListNodes() const;
   Status SetNodeState(const Caller& caller, const std::string& node, const std::string& state,
@@ -204,6 +211,8 @@ class Controller : private backend::EventSink,
   void SettleForTest();
   // Runs a scheduling pass now (with the events queued before it applied) and waits for it.
   void PassForTest();
+  // The jobs the engine holds, pending and running (controller_arrays.cc).
+  std::pair<std::size_t, std::size_t> SchedulerJobsForTest() const;
 
  private:
   struct NodeInfo;
@@ -237,6 +246,8 @@ class Controller : private backend::EventSink,
 
   Status Recover();
   Result<JobId> SubmitAs(const Caller& owner, jobspec::JobSpec spec);
+  // Dependencies on array tasks ("after:40_2") become those tasks' job ids (controller_jobs.cc).
+  Status ResolveDependenciesLocked(jobspec::JobSpec& spec);
 
   // --- Events (controller_events.cc). ---
   void QueueEvent(std::function<void(Time)> apply);
@@ -433,6 +444,29 @@ class Controller : private backend::EventSink,
   std::unordered_map<JobId, std::shared_ptr<const jobspec::JobSpec>> array_specs_;
   // The JSON of `e`'s record: its spec spliced in, or a reference to its array's.
   std::string RecordOfLocked(const JobEntry& e);
+  // --- Arrays (controller_arrays.cc): tasks split off their array's one record. ---
+  // guarded by mu_: by array id, the arrays with tasks not split off (table "pending_arrays"),
+  // and those whose rest was cancelled before it started (kept for sacct).
+  std::map<JobId, PendingArray> pending_arrays_;
+  std::map<JobId, PendingArray> cancelled_arrays_;
+  // The array that holds the unsplit task `id`, or null.
+  PendingArray* PendingArrayOfLocked(JobId id);
+  const PendingArray* PendingArrayOfLocked(JobId id) const;
+  store::Record PendingArrayRecordLocked(const PendingArray& a) const;
+  // Splits task `id` off `a` into jobs_ (touched), its record added to `records`.
+  JobEntry& SplitOffLocked(PendingArray& a, JobId id, std::vector<store::Record>& records);
+  // Splits task `id` off `a` and queues its record with the array's, in one write. `a` is
+  // gone when that was its last task.
+  JobEntry& SplitTaskLocked(PendingArray& a, JobId id);
+  // Before each replay: each array offers the scheduler a window of split-off pending tasks.
+  void SplitArrayWindowsLocked();
+  store::PendingWrite QueueWriteLocked(std::vector<store::Record> records);
+  store::PendingWrite HoldArrayRestLocked(const Caller& caller, PendingArray& a, bool hold);
+  // squeue's and sacct's record of the unsplit tasks: one job, "array_task_str" "5-3999999".
+  nlohmann::json PendingArrayJsonLocked(const PendingArray& a) const;
+  // guarded by mu_: the engine's pending and running jobs after the last replay (for tests).
+  std::pair<std::size_t, std::size_t> replayed_jobs_;
+  Status RecoverPendingArraysLocked(const std::vector<store::Record>& records);
   bool cluster_changed_ = false;  // guarded by mu_: nodes added or resized since the last replay
   // sacctmgr's changes (controller_accounts.cc): what the engine does not keep, and whether QoS,
   // accounts or associations changed since the last replay (the scheduler is then rebuilt).

@@ -141,6 +141,12 @@ Status Controller::CheckSubmitLimitsLocked(const Caller& caller, const jobspec::
     if (by_assoc >= 0 && JobAccount(e, cluster_) == account) ++in_account;
     if (by_qos >= 0 && JobQos(e, cluster_) == qos) ++in_qos;
   }
+  for (const auto& [id, a] : pending_arrays_) {  // tasks not split off count one by one
+    const JobEntry& t = a.tmpl();
+    if (t.uid != caller.uid) continue;
+    if (by_assoc >= 0 && JobAccount(t, cluster_) == account) in_account += a.pending_count();
+    if (by_qos >= 0 && JobQos(t, cluster_) == qos) in_qos += a.pending_count();
+  }
   auto refuse = [&](const std::string& what, std::int64_t limit, std::uint64_t have) {
     return InvalidArgument(
         "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits): " +

@@ -277,8 +277,13 @@ TEST_F(CoreTest, AnArraysTasksShareOneStoredSpec) {
   EXPECT_LT(st.st_size, 16 << 20) << "the store holds the array's spec once";
   Stop();
   Start();
+  // The tasks not split off are one record (controller_arrays.cc), which counts them.
   nlohmann::json jobs = controller_->ListJobs({{"all", "1"}});
-  ASSERT_EQ(jobs["jobs"].size(), 5000u);
+  std::uint64_t tasks = 0;
+  for (const nlohmann::json& j : jobs["jobs"])
+    tasks += j.value("array_rest", false) ? j["array_tasks_pending"].get<std::uint64_t>() : 1;
+  ASSERT_EQ(tasks, 5000u);
+  EXPECT_LE(jobs["jobs"].size(), 2u);
   EXPECT_EQ(Field(*first + 4999, "name"), "sweep");
   // A task changed alone keeps its own spec across a restart; the others keep the array's.
   ASSERT_TRUE(controller_->Update(kAlice, *first + 7, {{"name", "odd-one"}}).ok());

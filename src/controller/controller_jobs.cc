@@ -27,35 +27,24 @@ Result<JobId> Controller::Submit(const Caller& caller, jobspec::JobSpec spec) {
 }
 
 Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) {
-  std::vector<std::uint32_t> tasks;
-  if (spec.array) tasks = spec.array->indices;
-  if (spec.array && tasks.empty()) return InvalidArgument("invalid job array specification");
-  const std::uint64_t count = tasks.empty() ? 1 : tasks.size();
+  if (spec.array && spec.array->indices.empty())
+    return InvalidArgument("invalid job array specification");
+  const std::uint64_t count = spec.array ? spec.array->indices.size() : 1;
   JobId first = 0;
   // Every number in range and every product fits, before anything changes (jobspec/validate.h).
   LOCKSTEP_RETURN_IF_ERROR(jobspec::Validate(spec, {.caller_is_operator = IsOperator(caller.uid)}));
   {
     HeldLock lock(*this);
     LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));
+    // Slurm's MaxArraySize: every index below it (Slurm's words: "Invalid job array
+    // specification").
+    if (spec.array && spec.array->indices.back() >= cluster_.max_array_size)
+      return InvalidArgument("Invalid job array specification: index " +
+                             std::to_string(spec.array->indices.back()) +
+                             " is not below MaxArraySize=" +
+                             std::to_string(cluster_.max_array_size));
     LOCKSTEP_RETURN_IF_ERROR(CheckSubmitLimitsLocked(caller, spec, count));
-    // Dependencies on array tasks ("after:40_2") name that task's own job id.
-    for (jobspec::DependencySpec& d : spec.dependencies) {
-      if (d.type == jobspec::DependencyType::kSingleton) continue;
-      auto it = jobs_.find(d.job);
-      if (!d.has_task && it == jobs_.end())
-        return InvalidArgument("job dependency problem: job " + std::to_string(d.job) +
-                               " does not exist");
-      if (d.has_task) {
-        auto task = std::find_if(jobs_.begin(), jobs_.end(), [&](const auto& kv) {
-          return kv.second.array_job_id == d.job && kv.second.array_task_id == d.array_task;
-        });
-        if (task == jobs_.end())
-          return InvalidArgument("job dependency problem: no task " + std::to_string(d.job) + "_" +
-                                 std::to_string(d.array_task));
-        d.job = task->first;
-        d.has_task = false;
-      }
-    }
+    LOCKSTEP_RETURN_IF_ERROR(ResolveDependenciesLocked(spec));
     if (spec.name.empty()) spec.name = "sbatch";  // sbatch's own default for a script from stdin
     // Ids are given out in memory; the job records that use them make them durable (Recover
     // starts above the highest), so a submission is one commit, not two.
@@ -63,62 +52,91 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
     next_job_id_ += count;
   }
   // Built without the lock: the script and environment, once per submission (array tasks share
-  // them), and each task's record.
+  // them), and the job's record (an array's: one record for all its tasks).
   nlohmann::json blob = {
       {"script", spec.script}, {"env", spec.environment}, {"args", spec.script_args}};
   std::vector<store::Record> records = {{"scripts", ScriptKey(first), blob.dump()}};
   spec.script.clear();
   spec.environment.clear();
   spec.warnings.clear();
-  const Time now = clock_.Now();
-  std::vector<JobEntry> entries;
-  entries.reserve(count);
-  for (std::uint64_t k = 0; k < count; ++k) {
-    JobEntry e;
-    e.id = first + k;
-    e.uid = caller.uid;
-    e.gid = caller.gid;
-    e.user = caller.user;
-    e.submit_time = now;
-    e.held_by_user = spec.hold;
-    if (!tasks.empty()) {
-      e.array_job_id = first;
-      e.array_task_id = tasks[k];
-    }
-    entries.push_back(std::move(e));
+  JobEntry e;
+  e.id = first;
+  e.uid = caller.uid;
+  e.gid = caller.gid;
+  e.user = caller.user;
+  e.submit_time = clock_.Now();
+  e.held_by_user = spec.hold;
+  std::optional<PendingArray> array;
+  if (spec.array) {
+    e.array_job_id = first;
+    array.emplace(e, spec.array->indices);
+    DropArrayIndices(*spec.array);
   }
   store::PendingWrite write;
   {
     HeldLock lock(*this);
     std::shared_ptr<const jobspec::JobSpec> shared = specs_.Intern(std::move(spec));
-    const std::shared_ptr<const std::string> spec_json = specs_.JsonOf(shared);
-    // An array's spec is stored once; its tasks' records name it (RecordOfLocked).
-    if (!tasks.empty()) {
-      records.push_back({"array_specs", JobKey(first), *spec_json});
+    e.spec = shared;
+    if (array) {
+      // An array's spec is stored once, and its tasks wait in one record; the first task is
+      // split off for the scheduler at once (SplitArrayWindowsLocked offers more as they start).
+      records.push_back({"array_specs", JobKey(first), *specs_.JsonOf(shared)});
       array_specs_[first] = shared;
-    }
-    for (JobEntry& e : entries) {
-      e.spec = shared;
-      records.push_back({"jobs", JobKey(e.id), RecordOfLocked(e)});
+      array->mutable_tmpl().spec = shared;
+      auto [it, fresh] = pending_arrays_.emplace(first, std::move(*array));
+      SplitOffLocked(it->second, first, records);
+      it->second.window().push_back(first);
+      records.push_back(PendingArrayRecordLocked(it->second));
+      if (it->second.empty()) pending_arrays_.erase(it);
+    } else {
+      records.push_back({"jobs", JobKey(first), RecordOfLocked(e)});
+      TouchLocked(jobs_.emplace(first, std::move(e)).first->second);
     }
     // Queued under the lock (memory only): the jobs exist for the scheduler once their record
     // is queued, and no later record of theirs can be committed before this one.
-    write = store_->PutAsync(std::move(records));
-    outbox_.push_back({write, std::nullopt});
-    ++outbox_queued_;
-    outbox_changed_.notify_all();
-    for (JobEntry& e : entries) {
-      JobId id = e.id;
-      TouchLocked(jobs_.emplace(id, std::move(e)).first->second);
-    }
+    write = QueueWriteLocked(std::move(records));
     // One event for an array (its first task's, with the count), not one per task.
-    JobEventLocked("submitted", jobs_.at(first), entries.size() > 1 ? entries.size() : 0);
-    stats_.RecordSubmitted(entries.size());
+    JobEventLocked("submitted", jobs_.at(first), count > 1 ? count : 0);
+    stats_.RecordSubmitted(count);
     RequestPassLocked();
   }
   // Acknowledged only once durable: the group commit's fsync.
   LOCKSTEP_RETURN_IF_ERROR(Durable(std::move(write)));
   return first;
+}
+
+Status Controller::ResolveDependenciesLocked(jobspec::JobSpec& spec) {
+  // Dependencies on array tasks ("after:40_2") name that task's own job id; a task still in
+  // its array's record is split off, so the scheduler can follow it.
+  for (jobspec::DependencySpec& d : spec.dependencies) {
+    if (d.type == jobspec::DependencyType::kSingleton) continue;
+    if (!d.has_task) {
+      if (jobs_.count(d.job)) continue;
+      if (PendingArray* a = PendingArrayOfLocked(d.job)) {
+        SplitTaskLocked(*a, d.job);
+        continue;
+      }
+      return InvalidArgument("job dependency problem: job " + std::to_string(d.job) +
+                             " does not exist");
+    }
+    auto array = pending_arrays_.find(d.job);
+    std::optional<JobId> id;
+    if (array != pending_arrays_.end()) id = array->second.IdOfTask(d.array_task);
+    if (id && array->second.Holds(*id)) {
+      SplitTaskLocked(array->second, *id);
+    } else {
+      auto task = std::find_if(jobs_.begin(), jobs_.end(), [&](const auto& kv) {
+        return kv.second.array_job_id == d.job && kv.second.array_task_id == d.array_task;
+      });
+      if (task == jobs_.end())
+        return InvalidArgument("job dependency problem: no task " + std::to_string(d.job) + "_" +
+                               std::to_string(d.array_task));
+      id = task->first;
+    }
+    d.job = *id;
+    d.has_task = false;
+  }
+  return Status::Ok();
 }
 
 Status Controller::Cancel(const Caller& caller, JobId id, int signal) {

@@ -1,5 +1,6 @@
 // Observability: the view a metrics scrape reads, the scheduler's counters and the events of
 // the stream (docs/observability.md).
+#include <algorithm>
 #include <set>
 #include <string_view>
 
@@ -53,6 +54,19 @@ MetricsView Controller::Metrics() const {
 void Controller::CopyMetricsViewLocked(MetricsView& v) const {
   v.now = clock_.Now();
   v.groups = tally_.groups();
+  // Arrays' tasks not split off are pending jobs too, one by one, as Slurm counts them.
+  for (const auto& [id, a] : pending_arrays_) {
+    const JobEntry& t = a.tmpl();
+    const std::string partition = PartitionOfLocked(t);
+    const std::string account = t.spec->account.empty() ? "root" : t.spec->account;  // as JobTally
+    auto g = std::find_if(v.groups.begin(), v.groups.end(), [&](const JobGroup& x) {
+      return x.partition == partition && x.user == t.user && x.account == account;
+    });
+    if (g == v.groups.end()) g = v.groups.insert(v.groups.end(), {partition, t.user, account, {}});
+    const auto n = static_cast<std::int64_t>(a.pending_count());
+    g->counts.by_state[static_cast<std::size_t>(JobState::kPending)] += n;
+    if (t.held_by_user || t.held_by_admin) g->counts.held += n;
+  }
   const std::vector<NodeUse>& use = tally_.nodes();
   v.nodes.resize(nodes_.size());
   for (std::size_t n = 0; n < nodes_.size(); ++n) {

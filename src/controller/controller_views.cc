@@ -171,14 +171,28 @@ nlohmann::json Controller::ListJobs(const nlohmann::json& filter) const {
     if (!Matches(filter, "partition", j["partition"].get<std::string>())) continue;
     jobs.push_back(std::move(j));
   }
+  // Each array's tasks not split off: one record, as Slurm's squeue shows 40_[5-3999999].
+  auto add_rest = [&](const PendingArray& a) {
+    const JobEntry& t = a.tmpl();
+    if (!Matches(filter, "job", std::to_string(a.array_id())) || !Matches(filter, "user", t.user) ||
+        !Matches(filter, "state", JobStateName(t.state)))
+      return;
+    nlohmann::json j = PendingArrayJsonLocked(a);
+    if (Matches(filter, "partition", j["partition"].get<std::string>())) jobs.push_back(j);
+  };
+  for (const auto& [id, a] : pending_arrays_) add_rest(a);
+  if (all_states || filter.contains("state"))
+    for (const auto& [id, a] : cancelled_arrays_) add_rest(a);
   return {{"jobs", std::move(jobs)}};
 }
 
 Result<nlohmann::json> Controller::ShowJob(JobId id) const {
   HeldLock lock(*this);
   auto it = jobs_.find(id);
-  if (it == jobs_.end()) return NotFound("invalid job id specified: " + std::to_string(id));
-  return JobJsonLocked(it->second);
+  if (it != jobs_.end()) return JobJsonLocked(it->second);
+  // A task still in its array's record: shown as it would be once split off.
+  if (const PendingArray* a = PendingArrayOfLocked(id)) return JobJsonLocked(a->EntryOf(id));
+  return NotFound("invalid job id specified: " + std::to_string(id));
 }
 
 nlohmann::json Controller::Accounting(const nlohmann::json& filter) const {
@@ -190,6 +204,17 @@ nlohmann::json Controller::Accounting(const nlohmann::json& filter) const {
     Time last = e.end_time > 0 ? e.end_time : kInfiniteTime;
     if (last < start || e.submit_time > end) continue;
     jobs.push_back(JobJsonLocked(e));
+  }
+  // Arrays' tasks never split off (pending, or cancelled before they started): one record each.
+  for (const auto* arrays : {&pending_arrays_, &cancelled_arrays_}) {
+    for (const auto& [array, a] : *arrays) {
+      const JobEntry& t = a.tmpl();
+      if (!Matches(filter, "user", t.user) || !Matches(filter, "job", std::to_string(array)))
+        continue;
+      Time last = t.end_time > 0 ? t.end_time : kInfiniteTime;
+      if (last < start || t.submit_time > end) continue;
+      jobs.push_back(PendingArrayJsonLocked(a));
+    }
   }
   return {{"jobs", std::move(jobs)}};
 }

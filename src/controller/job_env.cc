@@ -56,10 +56,14 @@ JobEnvInput MakeJobEnvInput(const JobEntry& job, const config::ClusterConfig& cl
   in.master_addr = in.nodes.empty() ? "127.0.0.1" : address_of(in.nodes.front());
   // One port per job, in a range torch's default (29500) starts.
   in.master_port = 29500 + static_cast<int>(job.id % 10000);
-  if (s.array) {
+  if (s.array && s.array->indices.empty()) {  // dropped by lockstepd (DropArrayIndices)
+    in.array_count = s.array->count;
+    in.array_min = s.array->min;
+    in.array_max = s.array->max;
+  } else if (s.array) {
     in.array_count = static_cast<std::uint32_t>(s.array->indices.size());
-    in.array_min = s.array->indices.empty() ? 0 : s.array->indices.front();
-    in.array_max = s.array->indices.empty() ? 0 : s.array->indices.back();
+    in.array_min = s.array->indices.front();
+    in.array_max = s.array->indices.back();
   }
   return in;
 }

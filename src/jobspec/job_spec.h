@@ -21,6 +21,9 @@ struct ArraySpec {
   std::vector<std::uint32_t> indices;  // expanded, ascending, unique
   std::uint32_t max_running = 0;       // "%N"; 0: no throttle
   std::string text;                    // as written: "0-15:4%2"
+  // What lockstepd keeps of `indices` once it drops them (a 4,000,000-task array's are 16 MB):
+  // the count, the first and the last; 0 while `indices` are there.
+  std::uint32_t count = 0, min = 0, max = 0;
   bool operator==(const ArraySpec&) const = default;
 };
 

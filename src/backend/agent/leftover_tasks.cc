@@ -94,8 +94,12 @@ std::vector<std::string> TaskRecords::EndLeftovers() const {
 }
 
 std::uint64_t TaskRecords::StartTimeOf(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Read without iostreams: a process that ends between open and read makes read() fail with
+  // ESRCH, which libstdc++'s filebuf throws through istreambuf_iterator (it ended the agent
+  // while a job array's short tasks ended by the hundred). An ended process has no start time.
+  Result<std::string> read = internal::ReadSmallFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!read.ok()) return 0;
+  const std::string& stat = *read;
   // "pid (comm) state ppid ...": comm may hold spaces and parentheses; fields follow the last ')'.
   const std::size_t close = stat.rfind(')');
   if (close == std::string::npos) return 0;

@@ -21,7 +21,7 @@
 namespace lockstep::cli {
 namespace {
 
-constexpr std::size_t kMaxExpandedTasks = 1'000'000;
+constexpr std::size_t kMaxExpandedTasks = 4'000'001;  // MaxArraySize's ceiling
 
 // Reads the decimal number at the front of `text` and advances `text` past it.
 std::optional<std::int64_t> TakeNumber(std::string_view& text) {

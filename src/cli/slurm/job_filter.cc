@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <map>
 
 #include "common/hostlist.h"
@@ -87,6 +88,30 @@ Result<std::vector<JobIdPattern>> ParseJobIdList(const std::string& text) {
   return out;
 }
 
+// "[5-9%2]" -> "5-9": the task ranges of an "array_task_str".
+static std::string_view BareTaskText(std::string_view text) {
+  if (!text.empty() && text.front() == '[') text.remove_prefix(1);
+  if (!text.empty() && text.back() == ']') text.remove_suffix(1);
+  return text.substr(0, text.find('%'));
+}
+
+bool TaskTextHolds(std::string_view text, std::int64_t task) {
+  text = BareTaskText(text);
+  while (!text.empty()) {
+    std::size_t comma = text.find(',');
+    std::string_view piece = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    std::int64_t lo = 0, hi = 0, step = 1;
+    const char* end = piece.data() + piece.size();
+    auto r = std::from_chars(piece.data(), end, lo);
+    hi = lo;
+    if (r.ptr != end && *r.ptr == '-') r = std::from_chars(r.ptr + 1, end, hi);
+    if (r.ptr != end && *r.ptr == ':') r = std::from_chars(r.ptr + 1, end, step);
+    if (step > 0 && task >= lo && task <= hi && (task - lo) % step == 0) return true;
+  }
+  return false;
+}
+
 bool JobMatches(const nlohmann::json& job, const JobIdPattern& pattern) {
   const std::uint64_t id = job.value("job_id", std::uint64_t{0});
   const std::uint64_t array = job.value("array_job_id", std::uint64_t{0});
@@ -94,6 +119,12 @@ bool JobMatches(const nlohmann::json& job, const JobIdPattern& pattern) {
   if (array != pattern.id) return false;
   if (job.contains("array_task_id"))
     return pattern.tasks->count(job["array_task_id"].get<std::int64_t>()) > 0;
+  // The tasks lockstepd keeps in one record: "array_task_str" says which.
+  if (job.value("array_rest", false)) {
+    const std::string text = job.value("array_task_str", "");
+    return std::any_of(pattern.tasks->begin(), pattern.tasks->end(),
+                       [&](std::int64_t t) { return TaskTextHolds(text, t); });
+  }
   return false;
 }
 
@@ -169,26 +200,110 @@ std::string TaskRanges(const std::vector<std::int64_t>& ids) {
   return out;
 }
 
-nlohmann::json CollapsePendingArrays(const nlohmann::json& jobs) {
+// Joins task texts ("0-2", "3-3999999") into one ("0-3999999"): pieces in order of their first
+// task, consecutive runs of one step joined.
+std::string JoinTaskTexts(const std::vector<std::string>& texts) {
+  struct Piece {
+    std::int64_t lo = 0, hi = 0, step = 1;
+  };
+  std::vector<Piece> pieces;
+  for (const std::string& text : texts) {
+    std::string_view rest = text;
+    while (!rest.empty()) {
+      std::size_t comma = rest.find(',');
+      std::string_view word = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      Piece p;
+      const char* end = word.data() + word.size();
+      auto r = std::from_chars(word.data(), end, p.lo);
+      p.hi = p.lo;
+      if (r.ptr != end && *r.ptr == '-') r = std::from_chars(r.ptr + 1, end, p.hi);
+      if (r.ptr != end && *r.ptr == ':') r = std::from_chars(r.ptr + 1, end, p.step);
+      pieces.push_back(p);
+    }
+  }
+  std::sort(pieces.begin(), pieces.end(),
+            [](const Piece& a, const Piece& b) { return a.lo < b.lo; });
+  std::vector<Piece> joined;
+  for (const Piece& p : pieces) {
+    if (!joined.empty() && joined.back().step == 1 && p.step == 1 &&
+        joined.back().hi + 1 >= p.lo) {
+      joined.back().hi = std::max(joined.back().hi, p.hi);
+      continue;
+    }
+    joined.push_back(p.lo == p.hi ? Piece{p.lo, p.hi, 1} : p);
+  }
+  std::string out;
+  for (const Piece& p : joined) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(p.lo);
+    if (p.hi != p.lo) out += '-' + std::to_string(p.hi);
+    if (p.step != 1) out += ':' + std::to_string(p.step);
+  }
+  return out;
+}
+
+nlohmann::json NarrowArrayRests(const nlohmann::json& jobs, const JobFilter& filter) {
   nlohmann::json out = nlohmann::json::array();
-  // array job id -> index in `out` of its pending remainder, and its task ids
-  std::map<std::uint64_t, std::pair<std::size_t, std::vector<std::int64_t>>> pending;
   for (const nlohmann::json& job : jobs) {
-    const std::uint64_t array = job.value("array_job_id", std::uint64_t{0});
-    if (array == 0 || job.value("state", "") != "PENDING" || !job.contains("array_task_id")) {
+    const bool whole =
+        !job.value("array_rest", false) || filter.ids.empty() ||
+        std::any_of(filter.ids.begin(), filter.ids.end(),
+                    [&](const JobIdPattern& p) { return !p.tasks && JobMatches(job, p); });
+    if (whole) {
       out.push_back(job);
       continue;
     }
-    auto [it, fresh] = pending.try_emplace(array, out.size(), std::vector<std::int64_t>{});
+    const std::uint64_t array = job.value("array_job_id", std::uint64_t{0});
+    const std::string text = job.value("array_task_str", "");
+    std::set<std::int64_t> tasks;
+    for (const JobIdPattern& p : filter.ids)
+      if (p.id == array && p.tasks)
+        for (std::int64_t t : *p.tasks)
+          if (TaskTextHolds(text, t)) tasks.insert(t);
+    for (std::int64_t t : tasks) {
+      nlohmann::json one = job;
+      for (const char* key : {"array_task_str", "array_rest", "array_tasks_pending"})
+        one.erase(key);
+      one["array_task_id"] = t;
+      out.push_back(std::move(one));
+    }
+  }
+  return out;
+}
+
+nlohmann::json CollapsePendingArrays(const nlohmann::json& jobs) {
+  nlohmann::json out = nlohmann::json::array();
+  // array job id -> index in `out` of its pending remainder, its task ids split off, and the
+  // text of its tasks lockstepd keeps in one record ("array_rest")
+  struct Pending {
+    std::size_t index = 0;
+    std::vector<std::int64_t> ids;
+    std::string rest;
+  };
+  std::map<std::uint64_t, Pending> pending;
+  for (const nlohmann::json& job : jobs) {
+    const std::uint64_t array = job.value("array_job_id", std::uint64_t{0});
+    const bool rest = job.value("array_rest", false);
+    if (array == 0 || job.value("state", "") != "PENDING" ||
+        (!rest && !job.contains("array_task_id"))) {
+      out.push_back(job);
+      continue;
+    }
+    auto [it, fresh] = pending.try_emplace(array, Pending{out.size(), {}, {}});
     if (fresh) out.push_back(job);
-    it->second.second.push_back(job["array_task_id"].get<std::int64_t>());
+    if (rest) {
+      it->second.rest = std::string(BareTaskText(job.value("array_task_str", "")));
+      out[it->second.index] = job;  // the array's own record stands for the whole
+    } else {
+      it->second.ids.push_back(job["array_task_id"].get<std::int64_t>());
+    }
   }
   for (auto& [array, entry] : pending) {
-    auto& [index, ids] = entry;
-    if (ids.size() == 1) continue;  // one pending task prints as 40_7, as in Slurm
-    std::sort(ids.begin(), ids.end());
-    nlohmann::json& rec = out[index];
-    std::string text = TaskRanges(ids);
+    if (entry.ids.size() == 1 && entry.rest.empty()) continue;  // one task prints as 40_7
+    std::sort(entry.ids.begin(), entry.ids.end());
+    nlohmann::json& rec = out[entry.index];
+    std::string text = JoinTaskTexts({TaskRanges(entry.ids), entry.rest});
     if (rec.value("array_max_running", 0) > 0)
       text += "%" + std::to_string(rec["array_max_running"].get<int>());
     rec["array_task_str"] = "[" + text + "]";

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,9 @@ struct JobIdPattern {
 // Parses a comma-separated list ("42,40_2,40_[1-3,7]"; commas inside brackets belong to the
 // brackets). An error names the word: "Invalid job id specified: x".
 Result<std::vector<JobIdPattern>> ParseJobIdList(const std::string& text);
+// Whether an array's task text ("1,5-9,20-30:5", or "[5-9%2]" as the API's "array_task_str")
+// holds `task`.
+bool TaskTextHolds(std::string_view text, std::int64_t task);
 
 // Whether `job` (a Job object) is named by `pattern`: its own id, or its array's id with the
 // task in the pattern's tasks (all of them when it has none).
@@ -56,6 +60,11 @@ bool Passes(const nlohmann::json& job, const JobFilter& filter);
 // `jobs` (an array of Job objects) with the pending tasks of each array merged into one object
 // carrying "array_task_str" ("[3-8%2]"), as squeue shows an array's pending remainder.
 nlohmann::json CollapsePendingArrays(const nlohmann::json& jobs);
+// Joins array task texts ("0-2", "3-3999999") into one ("0-3999999"), in task order.
+std::string JoinTaskTexts(const std::vector<std::string>& texts);
+// An array's tasks lockstepd keeps in one record ("array_rest"), when the filter names only
+// some of them ("-j 40_7"): those tasks, one record each; every other record as it is.
+nlohmann::json NarrowArrayRests(const nlohmann::json& jobs, const JobFilter& filter);
 
 // The API's state name for a job state word of squeue -t, sacct -s or scancel -t, long or
 // compact ("PD", "pending"); "" when it is none.

@@ -105,5 +105,47 @@ TEST(CollapsePendingArrays, OneLinePerArrayPendingRemainder) {
   EXPECT_EQ(TaskRanges({1, 2, 3, 5, 9, 10}), "1-3,5,9-10");
 }
 
+// The tasks lockstepd keeps in one record ("array_rest") and those split off pending print as
+// one line; "-j 40_7" of a task still in the record picks that task alone.
+nlohmann::json Rest(int array, const char* tasks) {
+  nlohmann::json j = Job(array);
+  j["array_job_id"] = array;
+  j["array_rest"] = true;
+  j["array_task_str"] = tasks;
+  return j;
+}
+
+TEST(CollapsePendingArrays, TheArraysRecordJoinsItsSplitOffTasks) {
+  nlohmann::json jobs = nlohmann::json::array();
+  jobs.push_back(Job(40, 40, 0, "RUNNING"));
+  jobs.push_back(Job(41, 40, 1));
+  jobs.push_back(Job(42, 40, 2));
+  jobs.push_back(Job(49, 40, 9));
+  jobs.push_back(Rest(40, "[3-8,10-3999999%4]"));
+  nlohmann::json out = CollapsePendingArrays(jobs);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1]["array_task_str"], "[1-3999999]");
+  EXPECT_EQ(out[1]["job_id"], 40);
+  EXPECT_EQ(JoinTaskTexts({"17-20", "1,2", "0-15:4"}), "0-15:4,1-2,17-20");
+  EXPECT_TRUE(TaskTextHolds("[0-15:4%2]", 12));
+  EXPECT_FALSE(TaskTextHolds("[0-15:4%2]", 13));
+  EXPECT_FALSE(TaskTextHolds("1,5-9", 10));
+}
+
+TEST(NarrowArrayRests, ATaskNamedAloneIsShownAlone) {
+  nlohmann::json jobs = nlohmann::json::array();
+  jobs.push_back(Rest(40, "[5-999]"));
+  JobFilter by_task;
+  by_task.ids = *ParseJobIdList("40_7,40_[8-9],40_2000");
+  nlohmann::json out = NarrowArrayRests(jobs, by_task);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0]["array_task_id"], 7);
+  EXPECT_EQ(out[2]["array_task_id"], 9);
+  EXPECT_FALSE(out[0].contains("array_task_str"));
+  JobFilter whole;
+  whole.ids = *ParseJobIdList("40");
+  EXPECT_EQ(NarrowArrayRests(jobs, whole), jobs);
+}
+
 }  // namespace
 }  // namespace lockstep::cli
