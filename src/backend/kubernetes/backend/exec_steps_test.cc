@@ -17,19 +17,15 @@
 namespace lockstep::kube {
 namespace {
 
-// Runs `argv` (through /bin/sh's quoting-free execvp) with `input` on stdin; its stdout.
-std::string RunWithInput(const std::vector<std::string>& argv, const std::string& input) {
-  char in_path[] = "/tmp/exec-steps-test-XXXXXX";
-  const int fd = ::mkstemp(in_path);
-  EXPECT_GE(fd, 0);
-  EXPECT_EQ(::write(fd, input.data(), input.size()), static_cast<ssize_t>(input.size()));
-  ::close(fd);
+// Starts `argv` (execvp, no shell) with its stdout on a pipe, and its stdin read from
+// `stdin_path` when one is given; the pid and the pipe's read end.
+std::pair<pid_t, int> Spawn(const std::vector<std::string>& argv,
+                            const char* stdin_path = nullptr) {
   int out[2];
   EXPECT_EQ(::pipe(out), 0);
   const pid_t pid = ::fork();
   if (pid == 0) {
-    FILE* f = std::freopen(in_path, "r", stdin);
-    if (f == nullptr) ::_exit(126);
+    if (stdin_path != nullptr && std::freopen(stdin_path, "r", stdin) == nullptr) ::_exit(126);
     ::dup2(out[1], 1);
     ::close(out[0]);
     std::vector<char*> a;
@@ -39,10 +35,21 @@ std::string RunWithInput(const std::vector<std::string>& argv, const std::string
     ::_exit(127);
   }
   ::close(out[1]);
+  return {pid, out[0]};
+}
+
+// Runs `argv` with `input` on stdin; its stdout.
+std::string RunWithInput(const std::vector<std::string>& argv, const std::string& input) {
+  char in_path[] = "/tmp/exec-steps-test-XXXXXX";
+  const int fd = ::mkstemp(in_path);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(::write(fd, input.data(), input.size()), static_cast<ssize_t>(input.size()));
+  ::close(fd);
+  auto [pid, out] = Spawn(argv, in_path);
   std::string result;
   char buf[4096];
-  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) result.append(buf, n);
-  ::close(out[0]);
+  for (ssize_t n; (n = ::read(out, buf, sizeof buf)) > 0;) result.append(buf, n);
+  ::close(out);
   int status = 0;
   ::waitpid(pid, &status, 0);
   ::unlink(in_path);
@@ -70,24 +77,6 @@ TEST(FramedStdin, TheShellUnframesEveryByteAndEndsTheCommandsInput) {
   EXPECT_EQ(RunWithInput(FramedStdinArgv({"cat"}), framed), a + b + c + d);
   // A command that counts its input's bytes sees its end (wc ends).
   EXPECT_NE(RunWithInput(FramedStdinArgv({"wc", "-c"}), framed).find("30"), std::string::npos);
-}
-
-// Starts `argv` with its stdout on a pipe; the pid and the pipe's read end.
-std::pair<pid_t, int> Spawn(const std::vector<std::string>& argv) {
-  int out[2];
-  EXPECT_EQ(::pipe(out), 0);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(out[1], 1);
-    ::close(out[0]);
-    std::vector<char*> a;
-    for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-    a.push_back(nullptr);
-    ::execvp(a[0], a.data());
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  return {pid, out[0]};
 }
 
 // Reads from `fd` until `text` has come (or the pipe closes); what was read.
