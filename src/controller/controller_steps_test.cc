@@ -15,7 +15,8 @@ using testing::ControllerTest;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-class StepOutputWaitTest : public ControllerTest {
+// Alice's job of 4 tasks running on two nodes of a backend that runs steps.
+class RunningJobTest : public ControllerTest {
  protected:
   void SetUp() override {
     ControllerTest::SetUp();
@@ -29,6 +30,11 @@ class StepOutputWaitTest : public ControllerTest {
     controller_->PassForTest();
     ASSERT_EQ(Field(job_, "state"), "RUNNING");
   }
+  JobId job_ = 0;
+};
+
+class StepOutputWaitTest : public RunningJobTest {
+ protected:
 
   // A streamed step of one task; its id.
   std::int32_t Step() {
@@ -53,8 +59,6 @@ class StepOutputWaitTest : public ControllerTest {
   static bool Answered(const std::future<Result<nlohmann::json>>& f) {
     return f.wait_for(seconds(0)) == std::future_status::ready;
   }
-
-  JobId job_ = 0;
 };
 
 TEST_F(StepOutputWaitTest, AWaitingReadIsAnsweredByTheStepsOutputThenByItsEnd) {
@@ -128,22 +132,7 @@ namespace {
 
 // srun --jobid -w NODE: the step runs on the job's nodes named, one task each by default; a node
 // outside the allocation is refused, naming it, and no step is made.
-class StepNodelistTest : public testing::ControllerTest {
- protected:
-  void SetUp() override {
-    ControllerTest::SetUp();
-    if (HasFatalFailure()) return;
-    backend_.steps = true;
-    controller_->AttachBackend(&backend_);
-    Report(testing::Nodes(2, 8));
-    Result<JobId> id = controller_->Submit(kAlice, Spec(4));
-    ASSERT_TRUE(id.ok()) << id.status().ToString();
-    job_ = *id;
-    controller_->PassForTest();
-    ASSERT_EQ(Field(job_, "state"), "RUNNING");
-  }
-  JobId job_ = 0;
-};
+class StepNodelistTest : public RunningJobTest {};
 
 TEST_F(StepNodelistTest, AStepRunsOnTheNamedNodeOfTheJob) {
   Result<nlohmann::json> all = controller_->CreateStep(kAlice, job_, {{"argv", {"hostname"}}});
