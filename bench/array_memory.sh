@@ -23,16 +23,7 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 one_size() {
   local n=$1
   bench_tempdir array_memory
-  cat > "$dir/cluster.yaml" <<'YAML'
-nodes:
-  - {names: "node[1-4]", cpus: 32, memory: 64G, gpus: 8, gpu_type: h100}
-partitions:
-  - {name: gpu, nodes: "node[1-4]", default: true}
-YAML
-  bench_start_cluster "node[1-4]" 2> /dev/null
-  export LOCKSTEP_SOCKET="$dir/state/lockstepd.sock"
-  mkdir -p "$dir/aliases"
-  for c in sbatch squeue; do ln -s "$bin/lockstep-slurm" "$dir/aliases/$c"; done
+  bench_start_four_gpu_nodes
   local sbatch="$dir/aliases/sbatch" squeue="$dir/aliases/squeue"
   (cd "$dir" && "$sbatch" --exclusive -N4 -t 60 --wrap 'sleep 600' > /dev/null)
   # Running once the agent has it: the array then stays pending.

@@ -17,17 +17,7 @@ rounds="${ROUNDS:-5}"
 source "$here/cluster_lib.sh"
 bench_tempdir cli_startup
 
-cat > "$dir/cluster.yaml" <<'YAML'
-nodes:
-  - {names: "node[1-4]", cpus: 32, memory: 64G, gpus: 8, gpu_type: h100}
-partitions:
-  - {name: gpu, nodes: "node[1-4]", default: true}
-YAML
-bench_start_cluster "node[1-4]" 2> /dev/null
-export LOCKSTEP_SOCKET="$dir/state/lockstepd.sock"
-mkdir -p "$dir/aliases"
-ln -s "$bin/lockstep-slurm" "$dir/aliases/squeue"
-ln -s "$bin/lockstep-slurm" "$dir/aliases/sbatch"
+bench_start_four_gpu_nodes
 
 # Milliseconds per call of a loop of $calls calls of "$@".
 per_call() {

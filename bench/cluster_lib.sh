@@ -1,5 +1,5 @@
 # Shared by the bench scripts that run a real lockstepd and agent (start_latency.sh,
-# cli_startup.sh): source it, then
+# cli_startup.sh, array_memory.sh): source it, then
 #
 #   bench_tempdir NAME                 # $dir, a temporary directory removed at exit, and the
 #                                      # processes started below stopped by PID at exit
@@ -7,6 +7,9 @@
 #   bench_start_cluster "node[1-4]"    # lockstepd (run through $WRAP if set) and one agent
 #                                      # serving those nodes (32 CPUs, 64G, 8 h100 GPUs each);
 #                                      # returns once lockstepd's socket exists ($lockstepd_pid)
+#   bench_start_four_gpu_nodes         # the same over node[1-4] in one partition (its own
+#                                      # cluster.yaml), LOCKSTEP_SOCKET exported, and sbatch and
+#                                      # squeue linked to lockstep-slurm in $dir/aliases
 #
 # Expects $bin, the directory of the built binaries.
 
@@ -34,4 +37,17 @@ bench_start_cluster() {
   for _ in $(seq 1 600); do [[ -S "$dir/state/lockstepd.sock" ]] && return 0; sleep 0.1; done
   echo "lockstepd did not start: see $dir/lockstepd.log" >&2
   return 1
+}
+
+bench_start_four_gpu_nodes() {
+  cat > "$dir/cluster.yaml" <<'YAML'
+nodes:
+  - {names: "node[1-4]", cpus: 32, memory: 64G, gpus: 8, gpu_type: h100}
+partitions:
+  - {name: gpu, nodes: "node[1-4]", default: true}
+YAML
+  bench_start_cluster "node[1-4]" 2> /dev/null || return 1
+  export LOCKSTEP_SOCKET="$dir/state/lockstepd.sock"
+  mkdir -p "$dir/aliases"
+  for c in sbatch squeue; do ln -s "$bin/lockstep-slurm" "$dir/aliases/$c"; done
 }
