@@ -165,8 +165,8 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
   int node_count = static_cast<int>(chosen->size());
   const int per_node = req->ntasks_per_node;
   std::int64_t ntasks = req->ntasks;
-  // Without -n, as Slurm's srun: -N or -w alone gives one task per node of the step, and
-  // neither the job's own task count (srun passes SLURM_NTASKS on as -n when the job set it).
+  // Without -n, as Slurm's srun: -N or -w alone gives one task per node of the step, not the
+  // job's own task count (srun passes SLURM_NTASKS on as -n when the job set it).
   if (ntasks <= 0 && per_node == 0 && (req->nodes > 0 || !req->nodelist.empty()))
     ntasks = node_count;
   if (ntasks <= 0) ntasks = per_node > 0 ? std::int64_t{per_node} * node_count : in.ntasks;
