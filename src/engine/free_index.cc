@@ -13,7 +13,7 @@ FreeNodeIndex::FreeNodeIndex(const Snapshot& s, const AvailabilityPlanner& plann
       node_partitions_(node_partitions),
       filed_(s.nodes.size()),
       rank_(s.nodes.size(), 0),
-      irregular_(s.nodes.size(), false) {
+      irregular_(s.nodes.size(), 0) {
   std::vector<std::int32_t> weights;
   for (const Node& n : s.nodes) weights.push_back(n.weight);
   std::sort(weights.begin(), weights.end());
@@ -64,8 +64,9 @@ void FreeNodeIndex::Update(std::uint32_t n) {
     return;
   }
   if (w.future_head >= 0) {
-    Unfile(n);
-    irregular_[n] = true;
+    // Left in its bucket (the visits skip it): filed as it was before the reservation, which
+    // is how AfterRollback finds it.
+    irregular_[n] = 1;
     for (std::uint32_t p : node_partitions_.of(n)) partitions_[p].irregular.push_back(n);
     return;
   }
@@ -83,7 +84,7 @@ void FreeNodeIndex::Update(std::uint32_t n) {
 
 void FreeNodeIndex::AfterRollback(const std::vector<std::uint32_t>& touched) {
   for (PartitionIndex& p : partitions_) {
-    for (std::uint32_t n : p.irregular) irregular_[n] = false;
+    for (std::uint32_t n : p.irregular) irregular_[n] = 0;
     p.irregular.clear();
   }
   for (std::uint32_t n : touched) Update(n);

@@ -3,7 +3,8 @@
 // order (placement.h: lower weight, fewer GPUs then fewer CPUs left over, lower index). So the
 // first node that fits, in bucket order from the job's GPU count up, is the best one. Nodes with
 // reservations do not fit a bucket (what they can give depends on the window) and are always
-// visited.
+// visited first; a node a pass reserves keeps its bucket entry, skipped by the visits, so that
+// the rollback of the pass has nothing to move back.
 //
 // Built for one pass by plan(), or kept between passes by the Scheduler; not thread-safe.
 #pragma once
@@ -42,7 +43,7 @@ class FreeNodeIndex {
         for (auto it =
                  std::lower_bound(by_level[level].begin(), by_level[level].end(), Entry{cpus, 0});
              it != by_level[level].end(); ++it)
-          if (visit(it->second)) return;
+          if (!irregular_[it->second] && visit(it->second)) return;
   }
 
   // Visits every node of the partition with at least `gpus` GPUs and `cpus` CPUs free now,
@@ -56,7 +57,7 @@ class FreeNodeIndex {
         for (auto it =
                  std::lower_bound(by_level[level].begin(), by_level[level].end(), Entry{cpus, 0});
              it != by_level[level].end(); ++it)
-          visit(it->second);
+          if (!irregular_[it->second]) visit(it->second);
   }
 
  private:
@@ -78,7 +79,7 @@ class FreeNodeIndex {
   const NodePartitions& node_partitions_;
   std::vector<Filed> filed_;
   std::vector<std::uint32_t> rank_;  // weight rank of each node
-  std::vector<bool> irregular_;
+  std::vector<std::uint8_t> irregular_;  // in some partition's `irregular` list
 };
 
 }  // namespace lockstep::engine

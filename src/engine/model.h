@@ -309,7 +309,10 @@ struct PolicyOptions {
 enum class PlanDetail : std::uint8_t {
   kFull,       // everything this file describes
   kDecisions,  // starts, preemptions, reservations, and pending entries only for jobs held back
-               // by something other than Priority or Resources; no priorities (a replay's needs)
+               // by something other than Priority or Resources; no priorities (lockstepd's
+               // passes on events)
+  kStarts,     // as kDecisions without the reservations (a replay's needs): a reservation that
+               // no later job's placement consults is then never searched for
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <utility>
 
+#include "common/status.h"
 #include "engine/priority.h"
 
 namespace lockstep::engine {
@@ -286,6 +288,7 @@ void Pass::StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool 
   const Job& job = s_.pending[j];
   const JobShape& sh = shapes_[j];
   Time end = sh.duration >= kUnlimited ? kInfiniteTime : s_.now + sh.duration;
+  infinite_hold_ |= end >= kInfiniteTime;
   Start st;
   st.job = job.id;
   st.backfilled = backfilled;
@@ -317,12 +320,14 @@ void Pass::Reserve(std::uint32_t j, Time start, const std::vector<Candidate>& ch
   p.reserved = true;
   p.reservation = ToAllocation(chosen);
   const auto running_count = static_cast<std::uint32_t>(s_.running.size());
+  std::vector<std::uint32_t> owners;
   for (const Candidate& c : chosen) {
     planner_.Reserve(c.node, c.take, start, end, OwnerOfPending(j));
     free_index().Update(c.node);
-    for (std::uint32_t owner : planner_.RunningEndingBy(c.node, start))
-      if (owner < running_count) p.blocked_by.push_back(s_.running[owner].id);
+    planner_.RunningEndingBy(c.node, start, owners);
   }
+  for (std::uint32_t owner : owners)
+    if (owner < running_count) p.blocked_by.push_back(s_.running[owner].id);
   std::sort(p.blocked_by.begin(), p.blocked_by.end());
   p.blocked_by.erase(std::unique(p.blocked_by.begin(), p.blocked_by.end()), p.blocked_by.end());
   pending_slot_[j] = static_cast<std::uint32_t>(plan_.pending.size());
@@ -392,9 +397,9 @@ FoundStart Pass::SearchEarliestStart(std::uint32_t j, Time from) const {
       }
     }
     if (static_cast<int>(earliest.size()) < sh.nodes) break;
-    std::nth_element(earliest.begin(), earliest.begin() + (sh.nodes - 1), earliest.end());
-    Time t = earliest[sh.nodes - 1].first;
-    // Only a node able to start by t can be feasible at t.
+    const Time t = best.front();  // the sh.nodes-th earliest
+    // Only a node able to start by t can be feasible at t. (In the partition's order, which
+    // placement's best-fit order often keeps.)
     std::vector<Candidate> feasible;
     Time window_end = end == kInfiniteTime ? kInfiniteTime : t + sh.duration;
     for (const auto& [e, n] : earliest) {
@@ -437,6 +442,12 @@ void Pass::HandleBlocked(std::uint32_t j) {
   any_blocked_ = true;
   if (o_.preempt != PreemptType::kOff && TryPreempt(j)) return;
   if (reservations_ < o_.reservation_depth) {
+    ReserveDeferred();  // a deeper reservation is searched with the earlier ones in place
+    if (detail_ == PlanDetail::kStarts && ReservationIsCertain(j)) {
+      ++reservations_;
+      deferred_ = j;
+      return;
+    }
     FoundStart found = EarliestStart(j);
     if (found.start < kInfiniteTime) {
       ++reservations_;
@@ -446,10 +457,33 @@ void Pass::HandleBlocked(std::uint32_t j) {
     if (found.stopped) reason = PendingReason::kReservationSearchLimit;
   }
   // A replay needs no entry for a job that merely waits its turn.
-  if (detail_ == PlanDetail::kDecisions &&
+  if (detail_ != PlanDetail::kFull &&
       (reason == PendingReason::kPriority || reason == PendingReason::kResources))
     return;
   Pend(j, reason);
+}
+
+bool Pass::ReservationIsCertain(std::uint32_t j) {
+  // Without preemption, a search bound, -w/-x or a switch count, a job whose partition has
+  // enough nodes up for it (StaticReason said so before HandleBlocked) fits once every hold
+  // has ended, and SearchEarliestStart finds the start whenever one exists.
+  if (o_.preempt != PreemptType::kOff || o_.max_reservation_rounds > 0 ||
+      shapes_[j].filter != nullptr || KeyOf(j).max_switches > 0 || infinite_hold_)
+    return false;
+  if (!running_ends_checked_) {
+    running_ends_checked_ = true;
+    infinite_hold_ = std::any_of(running_ends_.begin(), running_ends_.end(),
+                                 [](Time end) { return end >= kInfiniteTime; });
+  }
+  return !infinite_hold_;
+}
+
+void Pass::ReserveDeferred() {
+  if (deferred_ == kNone) return;
+  const std::uint32_t j = std::exchange(deferred_, kNone);
+  FoundStart found = EarliestStart(j);
+  LOCKSTEP_CHECK(found.start < kInfiniteTime);  // ReservationIsCertain
+  Reserve(j, found.start, found.nodes, PendingReason::kResources);
 }
 
 void Pass::EstimateStarts() {
@@ -548,6 +582,7 @@ void Pass::Visit(std::uint32_t j) {
     return;
   }
   if (MayFitNow(j) && !KnownNotToStartNow(j)) {
+    ReserveDeferred();  // what this job may take depends on it
     // Placement needs at least `nodes` candidates: count them first, from the memo.
     const int count = FeasibleCountNow(j);
     if (count < 0 || count >= shapes_[j].nodes) {

@@ -93,6 +93,12 @@ class Pass {
   FoundStart EarliestStart(std::uint32_t j) const;
   FoundStart SearchEarliestStart(std::uint32_t j, Time from) const;
   void HandleBlocked(std::uint32_t j);
+  // ---- A plan of starts (PlanDetail::kStarts) defers the reservation it is sure to find ----
+  // Sure when the search cannot fail: then the job counts as reserved at once, and the search
+  // runs only when the planner is next read (a later job tries to start, or a deeper
+  // reservation is searched). A pass that ends first never searches.
+  bool ReservationIsCertain(std::uint32_t j);
+  void ReserveDeferred();
   bool TryPreempt(std::uint32_t j);
   PendingReason CheckEligibility(std::uint32_t j) const;
   void Pend(std::uint32_t j, PendingReason reason);
@@ -164,6 +170,9 @@ class Pass {
   };
   std::vector<std::vector<FailedNeed>> family_failed_;
   std::size_t skipped_jobs_ = 0;
+  std::uint32_t deferred_ = kNone;  // the blocked job whose reservation is deferred
+  bool infinite_hold_ = false;      // a running job or a start holds its nodes forever
+  bool running_ends_checked_ = false;
 };
 
 // Tries to start pending job j by preempting running jobs, as PolicyOptions::preempt allows.

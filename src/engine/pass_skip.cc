@@ -65,7 +65,7 @@ void Pass::WalkQueue() {
     // A valid summary stays true as jobs leave, only looser: a plan of decisions, which walks
     // few blocks, tightens it; a full plan, which walks them all, writes only missing ones.
     const bool write =
-        queue_.keep_summaries && (detail_ == PlanDetail::kDecisions || !block.summary.valid);
+        queue_.keep_summaries && (detail_ != PlanDetail::kFull || !block.summary.valid);
     BlockSummary summary;
     summary.valid = true;
     for (const QueueEntry& e : block.entries) {
@@ -80,7 +80,7 @@ void Pass::WalkQueue() {
 
 bool Pass::CanSkip(const BlockSummary& summary) const {
   if (!queue_.keep_summaries || !summary.valid || summary.must_visit ||
-      detail_ != PlanDetail::kDecisions)
+      detail_ == PlanDetail::kFull)
     return false;
   // Past the bound of jobs examined every job waits its turn without a word.
   if (o_.max_jobs_tested > 0 && tested_ >= o_.max_jobs_tested) return true;

@@ -30,9 +30,15 @@ void BestFirst(std::vector<Candidate>& cs, std::size_t want, const std::vector<N
     keys.push_back({nodes[cs[i].node].weight, LeftoverGpus(cs[i]),
                     cs[i].available.cpus - cs[i].take.cpus, cs[i].node, i});
   want = std::min(want, keys.size());
+  const auto cut = keys.begin() + static_cast<std::ptrdiff_t>(want);
+  // Candidates often come in best-fit order already (the free-node index visits them so, and
+  // alike nodes come in node order): then the first `want` are the best.
+  if (std::is_sorted(keys.begin(), keys.end())) {
+    cs.resize(want);
+    return;
+  }
   // Keys are unique (the node breaks ties): select, then sort the selected, which is what
   // partial_sort gives at a fraction of its heap's cost when `want` is a large share.
-  const auto cut = keys.begin() + static_cast<std::ptrdiff_t>(want);
   if (cut != keys.end()) std::nth_element(keys.begin(), cut, keys.end());
   std::sort(keys.begin(), cut);
   std::vector<Candidate> best;

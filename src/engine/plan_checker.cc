@@ -193,7 +193,7 @@ std::string DescribePlan(const Plan& p, PlanDetail detail) {
         << x.grace << "\n";
   const bool full = detail == PlanDetail::kFull;
   for (const Pending& x : p.pending) {
-    if (!full && !x.reserved &&
+    if (!full && (!x.reserved || detail == PlanDetail::kStarts) &&
         (x.reason == PendingReason::kPriority || x.reason == PendingReason::kResources))
       continue;
     out << "pending " << x.job << " " << PendingReasonName(x.reason) << " at " << x.expected_start

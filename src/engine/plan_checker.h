@@ -20,7 +20,8 @@ Status CheckPlan(const Snapshot& s, const PolicyOptions& o, const Plan& plan);
 // A canonical text of a plan, a line per start, preemption, pending job and priority (these by
 // job id): to compare two plans of the same jobs, and print where they differ. With
 // PlanDetail::kDecisions, only what such a plan holds: no priorities, and pending entries only
-// for reserved jobs and jobs held back for other reasons than their turn or resources.
+// for reserved jobs and jobs held back for other reasons than their turn or resources; with
+// kStarts, not the reserved jobs either.
 std::string DescribePlan(const Plan& plan, PlanDetail detail = PlanDetail::kFull);
 
 }  // namespace lockstep::engine

@@ -293,12 +293,11 @@ void AvailabilityPlanner::SetRunningEnd(std::uint32_t n, std::uint32_t owner, Ti
   ++version_;
 }
 
-std::vector<std::uint32_t> AvailabilityPlanner::RunningEndingBy(std::uint32_t n, Time by) const {
-  std::vector<std::uint32_t> owners;
+void AvailabilityPlanner::RunningEndingBy(std::uint32_t n, Time by,
+                                          std::vector<std::uint32_t>& owners) const {
   ForEach(nodes_[n].running_head, [&](const Hold& h) {
     if (h.end > now_ && h.end <= by) owners.push_back(h.owner);
   });
-  return owners;
 }
 
 ResourceVec AvailabilityPlanner::AmountOf(std::uint32_t n, const NodeAllocation& a) const {

@@ -110,8 +110,9 @@ class AvailabilityPlanner {
   // used to undo a trial).
   void SetRunningEnd(std::uint32_t n, std::uint32_t owner, Time end);
 
-  // The running jobs whose holds on node n end in (now, by]: what a reservation waits for.
-  std::vector<std::uint32_t> RunningEndingBy(std::uint32_t n, Time by) const;
+  // Appends to `owners` the running jobs whose holds on node n end in (now, by]: what a
+  // reservation waits for.
+  void RunningEndingBy(std::uint32_t n, Time by, std::vector<std::uint32_t>& owners) const;
 
   // What a running allocation holds on node n, counted per GPU type slot.
   ResourceVec AmountOf(std::uint32_t n, const NodeAllocation& a) const;
