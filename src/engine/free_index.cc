@@ -42,18 +42,20 @@ FreeNodeIndex::FreeNodeIndex(const Snapshot& s, const AvailabilityPlanner& plann
   std::sort(entries.begin(), entries.end());
   for (const auto& [rank, level, entry] : entries)
     for (std::uint32_t p : node_partitions_.of(entry.second))
-      partitions_[p].buckets[rank][level].push_back(entry);
+      partitions_[p].buckets[rank][level].entries.push_back(entry);
 }
 
 void FreeNodeIndex::Unfile(std::uint32_t n) {
   Filed& f = filed_[n];
   if (f.level < 0) return;
-  for (std::uint32_t p : node_partitions_.of(n)) {
-    Bucket& b = partitions_[p].buckets[rank_[n]][f.level];
-    auto it = std::lower_bound(b.begin(), b.end(), Entry{f.cpus, n});
-    if (it != b.end() && *it == Entry{f.cpus, n}) b.erase(it);
-  }
-  f.level = -1;
+  for (std::uint32_t p : node_partitions_.of(n)) ++partitions_[p].buckets[rank_[n]][f.level].dead;
+  f.level = -1;  // the entry stays behind, dead
+}
+
+void FreeNodeIndex::CompactIfMostlyDead(Bucket& b, int level) {
+  if (b.dead <= b.entries.size() / 2 + 16) return;
+  std::erase_if(b.entries, [&](const Entry& e) { return !Live(e, level); });
+  b.dead = 0;
 }
 
 void FreeNodeIndex::Update(std::uint32_t n) {
@@ -75,10 +77,16 @@ void FreeNodeIndex::Update(std::uint32_t n) {
   Unfile(n);
   if (w.free_now.cpus <= 0) return;
   filed_[n] = {level, w.free_now.cpus};
+  const Entry e{w.free_now.cpus, n};
   for (std::uint32_t p : node_partitions_.of(n)) {
     Bucket& b = partitions_[p].buckets[rank_[n]][level];
-    Entry e{w.free_now.cpus, n};
-    b.insert(std::lower_bound(b.begin(), b.end(), e), e);
+    auto it = std::lower_bound(b.entries.begin(), b.entries.end(), e);
+    if (it != b.entries.end() && *it == e) {
+      --b.dead;  // its own dead entry, live again
+    } else {
+      b.entries.insert(it, e);
+      CompactIfMostlyDead(b, level);
+    }
   }
 }
 

@@ -6,6 +6,11 @@
 // visited first; a node a pass reserves keeps its bucket entry, skipped by the visits, so that
 // the rollback of the pass has nothing to move back.
 //
+// A node that leaves a bucket leaves its entry behind, dead (its filing no longer matches), so
+// that taking a node costs no shift of the bucket; filed again with the same free CPUs it
+// revives the entry in place (a node of one CPU only ever flips between two states). Buckets
+// are compacted when their dead entries outnumber the live ones.
+//
 // Built for one pass by plan(), or kept between passes by the Scheduler; not thread-safe.
 #pragma once
 
@@ -41,10 +46,14 @@ class FreeNodeIndex {
     for (const auto& by_level : p.buckets)
       for (int level = gpus; level < static_cast<int>(by_level.size()); ++level)
         for (auto it =
-                 std::lower_bound(by_level[level].begin(), by_level[level].end(), Entry{cpus, 0});
-             it != by_level[level].end(); ++it)
-          if (!irregular_[it->second] && visit(it->second)) return;
+                 std::lower_bound(by_level[level].entries.begin(), by_level[level].entries.end(),
+                                   Entry{cpus, 0});
+             it != by_level[level].entries.end(); ++it)
+          if (Visible(*it, level) && visit(it->second)) return;
   }
+
+  // Node n has reservations: it is visited first, out of best-fit order.
+  bool irregular(std::uint32_t n) const { return irregular_[n] != 0; }
 
   // Visits every node of the partition with at least `gpus` GPUs and `cpus` CPUs free now,
   // and those with reservations.
@@ -55,14 +64,18 @@ class FreeNodeIndex {
     for (const auto& by_level : p.buckets)
       for (int level = gpus; level < static_cast<int>(by_level.size()); ++level)
         for (auto it =
-                 std::lower_bound(by_level[level].begin(), by_level[level].end(), Entry{cpus, 0});
-             it != by_level[level].end(); ++it)
-          if (!irregular_[it->second]) visit(it->second);
+                 std::lower_bound(by_level[level].entries.begin(), by_level[level].entries.end(),
+                                   Entry{cpus, 0});
+             it != by_level[level].entries.end(); ++it)
+          if (Visible(*it, level)) visit(it->second);
   }
 
  private:
   using Entry = std::pair<std::int32_t, std::uint32_t>;  // (free CPUs, node)
-  using Bucket = std::vector<Entry>;                     // sorted
+  struct Bucket {
+    std::vector<Entry> entries;  // sorted; live or dead
+    std::uint32_t dead = 0;
+  };
   struct PartitionIndex {
     std::vector<std::vector<Bucket>> buckets;  // [weight rank][free GPUs]
     std::vector<std::uint32_t> irregular;      // nodes with reservations
@@ -72,6 +85,13 @@ class FreeNodeIndex {
     std::int32_t cpus = 0;
   };
   void Unfile(std::uint32_t n);
+  // The entry is the node's current filing at GPU level `level`.
+  bool Live(const Entry& e, int level) const {
+    return filed_[e.second].level == level && filed_[e.second].cpus == e.first;
+  }
+  // Live, and the node has no reservation (those are visited first, from `irregular`).
+  bool Visible(const Entry& e, int level) const { return Live(e, level) && !irregular_[e.second]; }
+  void CompactIfMostlyDead(Bucket& b, int level);
 
   const Snapshot& s_;
   const AvailabilityPlanner& planner_;

@@ -112,24 +112,36 @@ std::vector<Candidate> Pass::FeasibleAt(std::uint32_t j, Time t) const {
     if (auto take = planner_.MapNeed(n, sh.per_node, avail)) out.push_back({n, *take, avail});
   };
   if (now) {
-    // Only nodes that still have enough free now; for one node, only the best-fit bucket.
-    // (Not with -w: its node must be among the candidates, best fit or not.)
-    bool single = sh.nodes == 1 && sh.max_nodes == 1 && !sh.per_node.exclusive &&
-                  (sh.filter == nullptr || sh.filter->required.empty());
+    // Only nodes that still have enough free now, and of those without reservations only as
+    // many as placement may take: the index visits them in best-fit order.
+    const int wanted = BestFitCandidatesWanted(j);
+    int regular = 0;
     auto visit = [&](std::uint32_t n) {
       std::size_t before = out.size();
       consider(n);
-      return out.size() > before;
+      return out.size() > before && wanted > 0 && !free_index().irregular(n) &&
+             ++regular >= wanted;
     };
-    if (single)
-      free_index().VisitBestFirst(job.partition, sh.per_node.gpus, sh.per_node.cpus, visit);
-    else
-      free_index().VisitAtLeast(job.partition, sh.per_node.gpus, sh.per_node.cpus, visit);
+    free_index().VisitBestFirst(job.partition, sh.per_node.gpus, sh.per_node.cpus, visit);
     return out;
   }
   for (std::uint32_t n : s_.partitions[job.partition].nodes)
     if (n < planner_.node_count()) consider(n);
   return out;
+}
+
+int Pass::BestFitCandidatesWanted(std::uint32_t j) const {
+  const JobShape& sh = shapes_[j];
+  // Exclusive jobs take whole nodes, whose best-fit order (by what is left) is not the
+  // index's; -w needs its nodes among the candidates; a placement by switches needs them all;
+  // and a preemption trial frees what the index does not know of.
+  if (sh.per_node.exclusive || (sh.filter != nullptr && !sh.filter->required.empty()) ||
+      o_.preempt != PreemptType::kOff)
+    return 0;
+  const bool by_topology = !topology_.empty() && sh.nodes > 1 &&
+                           (o_.placement == PlacementPolicy::kTopologyFirst ||
+                            KeyOf(j).max_switches > 0);
+  return by_topology ? 0 : std::max(sh.nodes, sh.max_nodes);
 }
 
 int Pass::FeasibleCountNow(std::uint32_t j) {

@@ -52,6 +52,10 @@ class Pass {
   }
   // Candidates for pending job j over [t, t + duration), from its partition's usable nodes.
   std::vector<Candidate> FeasibleAt(std::uint32_t j, Time t) const;
+  // How many of the nodes without reservations placement may take for job j, which FeasibleAt
+  // reads in best-fit order: the first that many are the best (max_nodes); 0 when it needs
+  // them all.
+  int BestFitCandidatesWanted(std::uint32_t j) const;
   // How many candidates FeasibleAt(j, now) would give, from a memo per need class; -1 when
   // the class is asked for the first time at this planner version (then FeasibleAt itself is
   // as cheap, and most first tries of a class start the job).

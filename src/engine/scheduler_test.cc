@@ -49,6 +49,19 @@ TEST(Plan, StartsWhatFitsWithDevicesAndPacksNodes) {
   EXPECT_FALSE(st->backfilled);
 }
 
+// An exclusive job leaves nothing on any node it takes, so best fit falls to the lowest index,
+// whatever the nodes' sizes (the free-node index visits the smaller node first).
+TEST(Plan, ExclusiveJobTakesTheLowestIndexedNodeAmongUnequalOnes) {
+  SnapshotBuilder b;
+  b.Partition("cpu").Nodes(1, 16, 1 << 16, 0).Nodes(1, 8, 1 << 16, 0);
+  b.Pending(1, 1, 0, 600).req.exclusive = true;
+  Plan p = PlanChecked(b.Build());
+  const Start* st = FindStart(p, 1);
+  ASSERT_NE(st, nullptr);
+  ASSERT_EQ(st->allocation.nodes.size(), 1u);
+  EXPECT_EQ(st->allocation.nodes[0].node, 0u);
+}
+
 TEST(Plan, GangGetsAllItsNodesOrNoneAndReservesAtTheBlockersEnd) {
   SnapshotBuilder b;
   b.Now(1000).Partition("gpu").Nodes(2, 64, 1 << 20, 8);
