@@ -13,7 +13,8 @@ FreeNodeIndex::FreeNodeIndex(const Snapshot& s, const AvailabilityPlanner& plann
       node_partitions_(node_partitions),
       filed_(s.nodes.size()),
       rank_(s.nodes.size(), 0),
-      irregular_(s.nodes.size(), 0) {
+      irregular_(s.nodes.size(), 0),
+      position_hint_(s.nodes.size(), 0) {
   std::vector<std::int32_t> weights;
   for (const Node& n : s.nodes) weights.push_back(n.weight);
   std::sort(weights.begin(), weights.end());
@@ -80,9 +81,17 @@ void FreeNodeIndex::Update(std::uint32_t n) {
   const Entry e{w.free_now.cpus, n};
   for (std::uint32_t p : node_partitions_.of(n)) {
     Bucket& b = partitions_[p].buckets[rank_[n]][level];
-    auto it = std::lower_bound(b.entries.begin(), b.entries.end(), e);
-    if (it != b.entries.end() && *it == e) {
+    // Where the node's entry was last found: right unless entries were inserted or compacted
+    // away before it since (an equal entry in another partition's bucket is its entry too).
+    std::uint32_t& hint = position_hint_[n];
+    if (hint < b.entries.size() && b.entries[hint] == e) {
       --b.dead;  // its own dead entry, live again
+      continue;
+    }
+    auto it = std::lower_bound(b.entries.begin(), b.entries.end(), e);
+    hint = static_cast<std::uint32_t>(it - b.entries.begin());
+    if (it != b.entries.end() && *it == e) {
+      --b.dead;
     } else {
       b.entries.insert(it, e);
       CompactIfMostlyDead(b, level);

@@ -100,6 +100,7 @@ class FreeNodeIndex {
   std::vector<Filed> filed_;
   std::vector<std::uint32_t> rank_;  // weight rank of each node
   std::vector<std::uint8_t> irregular_;  // in some partition's `irregular` list
+  std::vector<std::uint32_t> position_hint_;  // per node: where its entry was last seen
 };
 
 }  // namespace lockstep::engine
