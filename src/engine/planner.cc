@@ -45,6 +45,7 @@ ResourceVec AmountOnNode(const NodeWork& w, const NodeAllocation& a) {
   ResourceVec r;
   r.cpus = a.cpus;
   r.mem_mb = a.mem_mb;
+  if (a.gpus == 0) return r;
   for (int i = 0; i < kMaxGpuTypesPerNode; ++i)
     r.gpus[i] = static_cast<std::int16_t>(std::popcount(a.gpus & w.slot_devices[i]));
   return r;
@@ -200,6 +201,8 @@ Time AvailabilityPlanner::EarliestFit(std::uint32_t n, const NodeNeed& need, Tim
                                       Seconds duration, Time latest) const {
   const NodeWork& w = nodes_[n];
   const auto [steps, count] = StepsOf(w);
+  if (need.gpus == 0 && !need.exclusive)
+    return EarliestCpuFit(steps, count, need, from, duration, latest);
   // With more than one GPU type slot an untyped request may fit each moment but not the
   // window's minimum, so a failed window advances one step rather than past the failing one.
   int slots = 0;
@@ -222,6 +225,26 @@ Time AvailabilityPlanner::EarliestFit(std::uint32_t n, const NodeNeed& need, Tim
     }
     if (fits) return start;
     i = jump ? j + 1 : i + 1;
+  }
+  return kInfiniteTime;
+}
+
+Time AvailabilityPlanner::EarliestCpuFit(const std::pair<Time, ResourceVec>* steps,
+                                         std::size_t count, const NodeNeed& need, Time from,
+                                         Seconds duration, Time latest) {
+  // EarliestFit's search with MapNeed's CPU-only test written out: the test of every step.
+  auto fits = [&](const ResourceVec& r) { return r.cpus >= need.cpus && r.mem_mb >= need.mem_mb; };
+  std::size_t i = 0;
+  while (i + 1 < count && steps[i + 1].first <= from) ++i;
+  while (i < count) {
+    const Time start = std::max(steps[i].first, from);
+    if (start > latest) return kInfiniteTime;
+    const Time end = duration >= kUnlimited ? kInfiniteTime : start + duration;
+    std::size_t j = i;
+    bool ok = fits(steps[i].second);
+    while (ok && j + 1 < count && steps[j + 1].first < end) ok = fits(steps[++j].second);
+    if (ok) return start;
+    i = j + 1;  // every window starting before the step that failed contains it
   }
   return kInfiniteTime;
 }

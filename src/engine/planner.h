@@ -145,6 +145,9 @@ class AvailabilityPlanner {
   // Saves node n (and nothing else) before a pass first changes it.
   void Touch(std::uint32_t n);
   ResourceVec AvailableAt(const NodeWork& w, Time t) const;
+  // EarliestFit for a need of CPUs and memory only, on the node's steps.
+  static Time EarliestCpuFit(const std::pair<Time, ResourceVec>* steps, std::size_t count,
+                             const NodeNeed& need, Time from, Seconds duration, Time latest);
   // The node's steps: a view into steps_pool_, valid until the next StepsOf call.
   std::pair<const std::pair<Time, ResourceVec>*, std::size_t> StepsOf(const NodeWork& w) const;
   void Link(std::int32_t* head, const Hold& h);
