@@ -72,8 +72,8 @@ void Scheduler::Remove(JobId id) {
 bool Scheduler::StartJob(JobId id, const Allocation& allocation) {
   auto it = slots_.find(id);
   if (it == slots_.end() || it->second.list != List::kPending) return false;
-  Job job = s_->pending[it->second.index];
-  RemovePendingAt(it->second.index);
+  Job job;
+  RemovePendingAt(it->second.index, &job);
   job.start_time = s_->now;
   job.allocation = allocation;
   AddRunning(std::move(job));
@@ -83,8 +83,8 @@ bool Scheduler::StartJob(JobId id, const Allocation& allocation) {
 bool Scheduler::Requeue(JobId id) {
   auto it = slots_.find(id);
   if (it == slots_.end() || it->second.list != List::kRunning) return false;
-  Job job = s_->running[it->second.index];
-  RemoveRunningAt(it->second.index);
+  Job job;
+  RemoveRunningAt(it->second.index, &job);
   job.start_time = 0;
   job.allocation = {};
   AddPending(std::move(job));
@@ -150,7 +150,7 @@ void Scheduler::MergeArrivals() {
   arrivals_.clear();
 }
 
-void Scheduler::RemovePendingAt(std::uint32_t j) {
+void Scheduler::RemovePendingAt(std::uint32_t j, Job* taken) {
   const auto last = static_cast<std::uint32_t>(s_->pending.size() - 1);
   if (!priorities_stale_) {
     MergeArrivals();
@@ -161,6 +161,7 @@ void Scheduler::RemovePendingAt(std::uint32_t j) {
   slots_.erase(s_->pending[j].id);
   st_->eligibility.RemovePending(s_->pending[j]);
   CountAwaited(s_->pending[j], -1);
+  if (taken != nullptr) *taken = std::move(s_->pending[j]);
   if (j != last) {
     s_->pending[j] = std::move(s_->pending[last]);
     st_->shapes[j] = st_->shapes[last];
@@ -204,12 +205,13 @@ void Scheduler::AddRunning(Job job) {
   st_->limits.AddRunning(s_->running[r]);
 }
 
-void Scheduler::RemoveRunningAt(std::uint32_t r) {
+void Scheduler::RemoveRunningAt(std::uint32_t r, Job* taken) {
   ChangeRunningHolds(r, -1);
   st_->eligibility.RemoveRunning(s_->running[r]);
   st_->limits.RemoveRunning(s_->running[r]);
   const auto last = static_cast<std::uint32_t>(s_->running.size() - 1);
   slots_.erase(s_->running[r].id);
+  if (taken != nullptr) *taken = std::move(s_->running[r]);
   if (r != last) {
     for (const NodeAllocation& a : s_->running[last].allocation.nodes)
       if (a.node < st_->planner.node_count()) st_->planner.RelabelRunning(a.node, last, r);

@@ -117,8 +117,9 @@ class Scheduler {
   void AddRunning(Job job);
   void AddFinished(FinishedJob f);
   void Unplace(JobId id);  // takes the job out of whichever list holds it
-  void RemovePendingAt(std::uint32_t j);
-  void RemoveRunningAt(std::uint32_t r);
+  // Take job j (r) out of its list; with `taken`, moved there rather than destroyed.
+  void RemovePendingAt(std::uint32_t j, Job* taken = nullptr);
+  void RemoveRunningAt(std::uint32_t r, Job* taken = nullptr);
   void RemoveFinishedAt(std::uint32_t f);
   // Running holds of job r on every node of its allocation: +1 takes, -1 gives back.
   void ChangeRunningHolds(std::uint32_t r, int sign);
