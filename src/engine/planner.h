@@ -145,6 +145,14 @@ class AvailabilityPlanner {
   // Saves node n (and nothing else) before a pass first changes it.
   void Touch(std::uint32_t n);
   ResourceVec AvailableAt(const NodeWork& w, Time t) const;
+  // No reservation and at most one running hold: the common node, answered without its steps.
+  bool AtMostOneRunningHold(const NodeWork& w) const {
+    return w.future_head < 0 && (w.running_head < 0 || next_[w.running_head] < 0);
+  }
+  // For such a node: what it has free at t >= now.
+  ResourceVec AvailableFrom(const NodeWork& w, Time t) const {
+    return w.running_head >= 0 && pool_[w.running_head].end <= t ? w.capacity : w.free_now;
+  }
   // EarliestFit for a need of CPUs and memory only, on the node's steps.
   static Time EarliestCpuFit(const std::pair<Time, ResourceVec>* steps, std::size_t count,
                              const NodeNeed& need, Time from, Seconds duration, Time latest);
