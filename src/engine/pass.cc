@@ -325,6 +325,11 @@ void Pass::Reserve(std::uint32_t j, Time start, const std::vector<Candidate>& ch
                    PendingReason reason) {
   const JobShape& sh = shapes_[j];
   Time end = sh.duration >= kUnlimited ? kInfiniteTime : start + sh.duration;
+  for (const Candidate& c : chosen) {
+    planner_.Reserve(c.node, c.take, start, end, OwnerOfPending(j));
+    free_index().Update(c.node);
+  }
+  if (detail_ == PlanDetail::kStarts) return;  // held for the rest of the pass, not reported
   Pending p;
   p.job = s_.pending[j].id;
   p.reason = reason;
@@ -333,11 +338,7 @@ void Pass::Reserve(std::uint32_t j, Time start, const std::vector<Candidate>& ch
   p.reservation = ToAllocation(chosen);
   const auto running_count = static_cast<std::uint32_t>(s_.running.size());
   std::vector<std::uint32_t> owners;
-  for (const Candidate& c : chosen) {
-    planner_.Reserve(c.node, c.take, start, end, OwnerOfPending(j));
-    free_index().Update(c.node);
-    planner_.RunningEndingBy(c.node, start, owners);
-  }
+  for (const Candidate& c : chosen) planner_.RunningEndingBy(c.node, start, owners);
   for (std::uint32_t owner : owners)
     if (owner < running_count) p.blocked_by.push_back(s_.running[owner].id);
   std::sort(p.blocked_by.begin(), p.blocked_by.end());
