@@ -148,7 +148,7 @@ ResourceVec AvailabilityPlanner::MinAvailable(std::uint32_t n, Time start, Time 
   const NodeWork& w = nodes_[n];
   if (w.future_head < 0 && start <= now_) return w.free_now;
   // Without reservations a node only gains as time passes: its least is at `start`.
-  if (AtMostOneRunningHold(w)) return AvailableFrom(w, start);
+  if (!w.steps_valid && AtMostOneRunningHold(w)) return AvailableFrom(w, start);
   // The cached step function: the step in force at `start`, then every step before `end`.
   const auto [steps, count] = StepsOf(w);
   std::size_t i = static_cast<std::size_t>(
@@ -202,16 +202,6 @@ std::pair<const std::pair<Time, ResourceVec>*, std::size_t> AvailabilityPlanner:
 Time AvailabilityPlanner::EarliestFit(std::uint32_t n, const NodeNeed& need, Time from,
                                       Seconds duration, Time latest) const {
   const NodeWork& w = nodes_[n];
-  if (AtMostOneRunningHold(w)) {
-    // It only gains as time passes: the first moment it fits, it fits for good.
-    Time t = from;
-    if (!MapNeed(n, need, AvailableFrom(w, t))) {
-      if (w.running_head < 0) return kInfiniteTime;
-      t = pool_[w.running_head].end;
-      if (!MapNeed(n, need, w.capacity)) return kInfiniteTime;
-    }
-    return t > latest ? kInfiniteTime : t;
-  }
   const auto [steps, count] = StepsOf(w);
   if (need.gpus == 0 && !need.exclusive)
     return EarliestCpuFit(steps, count, need, from, duration, latest);
