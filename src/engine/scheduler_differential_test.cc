@@ -536,5 +536,33 @@ TEST(Scheduler, KeepsAFinishedJobWhilePendingJobsDependOnIt) {
     EXPECT_NE(f.id, 1u) << "nothing pending names job 1 any more: it is forgotten";
 }
 
+// A plan of starts defers the head's reservation only when the search cannot fail: behind a
+// job that holds its node forever, the head has no reservation, so the queue behind it
+// backfills as without one (a deferral would have failed its search). With an end in sight,
+// the deferred reservation still keeps a long job from delaying the head.
+TEST(Scheduler, PlanOfStartsDefersOnlyTheReservationsItIsSureOf) {
+  for (Seconds blocker_limit : {kUnlimited, Seconds{3600}}) {
+    SnapshotBuilder b;
+    b.Partition("gpu").Nodes(2, 64, 1 << 20, 8);
+    b.Running(9, {0}, 8, blocker_limit, 0);
+    b.Pending(1, 2, 8, 600, 1);   // the head: both nodes
+    b.Pending(2, 1, 8, 7200, 2);  // would run past the blocker's end
+    b.Pending(3, 1, 4, 600, 3);   // ends before it
+    Scheduler sched(b.snapshot(), PolicyOptions{});
+    Plan decisions = sched.Plan(100, PlanDetail::kDecisions);
+    Plan starts = sched.Plan(100, PlanDetail::kStarts);
+    EXPECT_EQ(DescribePlan(starts, PlanDetail::kStarts),
+              DescribePlan(decisions, PlanDetail::kStarts))
+        << "blocker limit " << blocker_limit;
+    std::vector<JobId> started;
+    for (const Start& st : starts.starts) started.push_back(st.job);
+    if (blocker_limit == kUnlimited)
+      EXPECT_EQ(started, (std::vector<JobId>{2})) << "no reservation can hold job 2 back";
+    else
+      EXPECT_EQ(started, (std::vector<JobId>{3})) << "job 2 would delay the head";
+    for (const Pending& p : starts.pending) EXPECT_FALSE(p.reserved) << "job " << p.job;
+  }
+}
+
 }  // namespace
 }  // namespace lockstep::engine
