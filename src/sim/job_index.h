@@ -1,0 +1,41 @@
+// Positions of a trace's jobs by job id (internal to the simulator). The scheduler names jobs by
+// id; the replay keeps its per-job state in vectors by position in the trace, so it looks a
+// position up for every start and end: a dense table when the ids are compact (SWF numbers its
+// jobs 1..N), a sorted list otherwise.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/status.h"
+#include "common/types.h"
+#include "trace/trace.h"
+
+namespace lockstep::sim {
+
+class JobIndex {
+ public:
+  static constexpr std::uint32_t kNone = UINT32_MAX;
+
+  // An error naming the first id, in trace order, that the trace gives a second time.
+  static Result<JobIndex> Build(const std::vector<trace::TraceJob>& jobs);
+
+  // The job's position in the trace; kNone for an id the trace does not have.
+  std::uint32_t PositionOf(JobId id) const;
+
+  // Every position, in ascending job id order.
+  const std::vector<std::uint32_t>& ByIdOrder() const { return by_id_; }
+
+ private:
+  struct IdPosition {
+    JobId id;
+    std::uint32_t position;
+  };
+
+  JobId dense_base_ = 0;
+  std::vector<std::uint32_t> dense_;  // id - dense_base_ -> position, when the ids are compact
+  std::vector<IdPosition> sorted_;    // by id, when they are not
+  std::vector<std::uint32_t> by_id_;
+};
+
+}  // namespace lockstep::sim
