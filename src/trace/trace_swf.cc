@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <limits>
 
+#include "trace/chunk_reader.h"
 #include "trace/trace.h"
 #include "trace/trace_text.h"
 
@@ -14,7 +16,6 @@ namespace lockstep::trace {
 namespace {
 
 using internal::LineError;
-using internal::LineReader;
 
 constexpr std::size_t kFields = 18;
 
@@ -58,29 +59,83 @@ Fields SplitFields(std::string_view line) {
   }
 }
 
+// A plain decimal integer of at most 18 digits (so it cannot overflow), with an optional '-':
+// the common case, read without from_chars. Anything else goes to the checked parse, which
+// accepts exactly what this accepts with the same value, and more.
+bool ReadPlainInt(std::string_view text, std::int64_t& out) {
+  const char* p = text.data();
+  const char* end = p + text.size();
+  const bool negative = p != end && *p == '-';
+  if (negative) ++p;
+  if (p == end || end - p > 18) return false;
+  std::int64_t v = 0;
+  for (; p != end; ++p) {
+    const auto digit = static_cast<unsigned>(*p - '0');
+    if (digit > 9) return false;
+    v = v * 10 + digit;
+  }
+  out = negative ? -v : v;
+  return true;
+}
+
+// "u42": the user and group names of a job, made without a formatting library.
+std::string Named(char prefix, std::int64_t number) {
+  char text[24];
+  text[0] = prefix;
+  const auto [end, ec] = std::to_chars(text + 1, text + sizeof text, number);
+  return std::string(text, end);
+}
+
+// Parses a text given in pieces (as a file is decompressed): lines are numbered across pieces,
+// and a line cut between two pieces is put together before it is parsed.
 class SwfParser {
  public:
   explicit SwfParser(std::string_view source) : source_(source) {}
 
-  Result<Trace> Parse(std::string_view text) {
-    trace_.jobs.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')));
-    LineReader lines(text);
-    while (lines.Next()) {
-      std::string_view line = internal::Trim(lines.line());
-      if (line.empty()) continue;
-      line_ = lines.number();
-      if (line.front() == ';') {
-        LOCKSTEP_RETURN_IF_ERROR(Header(line.substr(1)));
-      } else {
-        LOCKSTEP_RETURN_IF_ERROR(Job(line));
+  // Parses every whole line of `text` and keeps its unfinished last line for the next piece.
+  Status Feed(std::string_view text) {
+    if (!partial_.empty()) {
+      const std::size_t nl = text.find('\n');
+      if (nl == std::string_view::npos) {
+        partial_.append(text);
+        return Status::Ok();
       }
+      partial_.append(text.substr(0, nl));
+      text.remove_prefix(nl + 1);
+      const std::string line = std::move(partial_);
+      partial_.clear();
+      LOCKSTEP_RETURN_IF_ERROR(Line(line));
     }
+    while (true) {
+      const std::size_t nl = text.find('\n');
+      if (nl == std::string_view::npos) break;
+      LOCKSTEP_RETURN_IF_ERROR(Line(text.substr(0, nl)));
+      text.remove_prefix(nl + 1);
+    }
+    partial_.assign(text);
+    return Status::Ok();
+  }
+
+  // Parses the last line, which needs no '\n', and gives the trace.
+  Result<Trace> Finish() {
+    if (!partial_.empty()) LOCKSTEP_RETURN_IF_ERROR(Line(partial_));
     MakeNodes();
     internal::SortBySubmit(trace_.jobs);
     return std::move(trace_);
   }
 
  private:
+  // One line without its '\n' (a '\r' before it is dropped); blank lines count but say nothing.
+  Status Line(std::string_view text) {
+    ++number_;
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    std::string_view line = internal::Trim(text);
+    if (line.empty()) return Status::Ok();
+    line_ = number_;
+    if (line.front() == ';') return Header(line.substr(1));
+    return Job(line);
+  }
+
   Status Error(std::string_view message) const { return LineError(source_, line_, message); }
 
   // "; MaxNodes: 240". Other header lines are kept by nobody.
@@ -132,6 +187,7 @@ class SwfParser {
     }
     std::array<std::int64_t, kFields + 1> v{};  // 1-based
     for (std::size_t i = 1; i <= kFields; ++i) {
+      if (ReadPlainInt(f.f[i - 1], v[i])) continue;
       Result<std::int64_t> n = Number(f, i);
       if (!n.ok()) return n.status();
       v[i] = *n;
@@ -152,8 +208,8 @@ class SwfParser {
     job.run_time = v[4];
     job.procs = static_cast<std::int32_t>(procs);
     job.time_limit = v[9] < 0 ? -1 : v[9];
-    job.user = fmt::format("u{}", v[12]);
-    job.account = fmt::format("g{}", v[13]);
+    job.user = Named('u', v[12]);
+    job.account = Named('g', v[13]);
     return Status::Ok();
   }
 
@@ -177,7 +233,9 @@ class SwfParser {
   }
 
   std::string_view source_;
-  std::int64_t line_ = 0;
+  std::string partial_;       // the start of a line whose end is in the next piece
+  std::int64_t number_ = 0;   // of the last line read
+  std::int64_t line_ = 0;     // of the last line that was not blank, which errors name
   std::int64_t max_nodes_ = -1;
   std::int64_t max_procs_ = -1;
   Trace trace_;
@@ -186,13 +244,22 @@ class SwfParser {
 }  // namespace
 
 Result<Trace> ParseSwf(std::string_view text, std::string_view source_name) {
-  return SwfParser(source_name).Parse(text);
+  SwfParser parser(source_name);
+  LOCKSTEP_RETURN_IF_ERROR(parser.Feed(text));
+  return parser.Finish();
 }
 
+// Parses as it decompresses: the whole text is never held at once.
 Result<Trace> ReadSwf(const std::string& path) {
-  Result<std::string> text = ReadFileMaybeGzip(path);
-  if (!text.ok()) return text.status();
-  return ParseSwf(*text, path);
+  Result<internal::ChunkReader> reader = internal::ChunkReader::Open(path);
+  if (!reader.ok()) return reader.status();
+  SwfParser parser(path);
+  while (true) {
+    Result<std::string_view> chunk = reader->Next();
+    if (!chunk.ok()) return chunk.status();
+    if (chunk->empty()) return parser.Finish();
+    LOCKSTEP_RETURN_IF_ERROR(parser.Feed(*chunk));
+  }
 }
 
 }  // namespace lockstep::trace

@@ -1,0 +1,39 @@
+// Reading a trace file piece by piece, gunzipping where the name says so, so that a reader can
+// parse while the file is being decompressed instead of holding the whole text first.
+// Internal to the trace readers.
+#pragma once
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace lockstep::trace::internal {
+
+class ChunkReader {
+ public:
+  // "<path>: cannot open: <reason>", NotFound when the file does not exist.
+  static Result<ChunkReader> Open(const std::string& path);
+
+  ChunkReader(ChunkReader&&) noexcept;
+  ChunkReader& operator=(ChunkReader&&) = delete;
+  ~ChunkReader();
+
+  // The next piece of the text, valid until the next call; empty at the end of the file.
+  // "<path>: cannot read: ..." or "<path>: cannot decompress: ..." (a truncated gzip stream too).
+  Result<std::string_view> Next();
+
+ private:
+  explicit ChunkReader(std::string path);
+
+  std::string path_;
+  gzFile gz_ = nullptr;        // a .gz file
+  std::FILE* plain_ = nullptr;  // any other
+  std::unique_ptr<char[]> buffer_;
+};
+
+}  // namespace lockstep::trace::internal
