@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace lockstep::trace::internal {
@@ -13,6 +16,29 @@ constexpr unsigned kChunkBytes = 1 << 17;
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Text compresses less than this much; a gzip trailer that says more is not believed.
+constexpr std::size_t kMaxBelievableRatio = 64;
+
+std::size_t FileSize(std::FILE* f) {
+  struct stat st{};
+  return fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? static_cast<std::size_t>(st.st_size)
+                                                            : 0;
+}
+
+// The uncompressed size gzip's trailer records (modulo 2^32, of the last member only): a hint.
+std::size_t GzipSizeHint(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return 0;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(f, std::fclose);
+  const std::size_t compressed = FileSize(f);
+  unsigned char trailer[4];
+  if (compressed < 18 || std::fseek(f, -4, SEEK_END) != 0 || std::fread(trailer, 1, 4, f) != 4)
+    return 0;
+  const std::size_t size = trailer[0] | trailer[1] << 8 | trailer[2] << 16 |
+                           static_cast<std::size_t>(trailer[3]) << 24;
+  return size <= compressed * kMaxBelievableRatio ? size : 0;
 }
 
 Status OpenError(const std::string& path, int err) {
@@ -43,9 +69,11 @@ Result<ChunkReader> ChunkReader::Open(const std::string& path) {
     reader.gz_ = gzopen(path.c_str(), "rb");
     if (reader.gz_ == nullptr) return OpenError(path, errno != 0 ? errno : ENOMEM);
     gzbuffer(reader.gz_, kChunkBytes);
+    reader.size_hint_ = GzipSizeHint(path);
   } else {
     reader.plain_ = std::fopen(path.c_str(), "rb");
     if (reader.plain_ == nullptr) return OpenError(path, errno);
+    reader.size_hint_ = FileSize(reader.plain_);
   }
   return reader;
 }

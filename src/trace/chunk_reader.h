@@ -23,6 +23,10 @@ class ChunkReader {
   ChunkReader& operator=(ChunkReader&&) = delete;
   ~ChunkReader();
 
+  // About how many bytes the whole text has, to size what is read into; 0 when unknown. The
+  // file's size, or for gzip the size its trailer records when that is believable.
+  std::size_t size_hint() const { return size_hint_; }
+
   // The next piece of the text, valid until the next call; empty at the end of the file.
   // "<path>: cannot read: ..." or "<path>: cannot decompress: ..." (a truncated gzip stream too).
   Result<std::string_view> Next();
@@ -34,6 +38,7 @@ class ChunkReader {
   gzFile gz_ = nullptr;        // a .gz file
   std::FILE* plain_ = nullptr;  // any other
   std::unique_ptr<char[]> buffer_;
+  std::size_t size_hint_ = 0;
 };
 
 }  // namespace lockstep::trace::internal

@@ -59,23 +59,34 @@ Fields SplitFields(std::string_view line) {
   }
 }
 
-// A plain decimal integer of at most 18 digits (so it cannot overflow), with an optional '-':
-// the common case, read without from_chars. Anything else goes to the checked parse, which
-// accepts exactly what this accepts with the same value, and more.
-bool ReadPlainInt(std::string_view text, std::int64_t& out) {
-  const char* p = text.data();
-  const char* end = p + text.size();
-  const bool negative = p != end && *p == '-';
-  if (negative) ++p;
-  if (p == end || end - p > 18) return false;
-  std::int64_t v = 0;
-  for (; p != end; ++p) {
-    const auto digit = static_cast<unsigned>(*p - '0');
-    if (digit > 9) return false;
-    v = v * 10 + digit;
+using FieldValues = std::array<std::int64_t, kFields + 1>;  // 1-based, as the format counts
+
+// The common line, read in one pass without from_chars: 18 fields, each a plain decimal integer
+// of at most 18 digits (so it cannot overflow) with an optional '-', or for a fractional field
+// digits '.' digits. False for anything else, which then takes the checked parse: that one
+// accepts all this accepts, with the same values, and gives the errors.
+bool ReadPlainFields(std::string_view line, FieldValues& v) {
+  const char* p = line.data();
+  const char* const end = p + line.size();
+  for (std::size_t i = 1; i <= kFields; ++i) {
+    while (p != end && IsSpace(*p)) ++p;
+    const bool negative = p != end && *p == '-';
+    if (negative) ++p;
+    const char* const digits = p;
+    std::uint64_t n = 0;  // wraps harmlessly past 18 digits, which are then refused
+    while (p != end && static_cast<unsigned>(*p - '0') <= 9) n = n * 10 + (*p++ - '0');
+    if (p == digits || p - digits > 18) return false;
+    if (p != end && *p == '.' && IsFractional(i)) {
+      const char* const decimals = ++p;
+      while (p != end && static_cast<unsigned>(*p - '0') <= 9) ++p;
+      if (p == decimals) return false;
+      n = 0;  // a fractional field: checked, never used
+    }
+    if (p != end && !IsSpace(*p)) return false;
+    v[i] = negative ? -static_cast<std::int64_t>(n) : static_cast<std::int64_t>(n);
   }
-  out = negative ? -v : v;
-  return true;
+  while (p != end && IsSpace(*p)) ++p;
+  return p == end;  // more fields: the checked parse counts them
 }
 
 // "u42": the user and group names of a job, made without a formatting library.
@@ -90,10 +101,13 @@ std::string Named(char prefix, std::int64_t number) {
 // and a line cut between two pieces is put together before it is parsed.
 class SwfParser {
  public:
-  explicit SwfParser(std::string_view source) : source_(source) {}
+  // `size_hint`: about how many bytes the whole text has (0: unknown), to make room for its jobs.
+  SwfParser(std::string_view source, std::size_t size_hint)
+      : source_(source), size_hint_(size_hint) {}
 
   // Parses every whole line of `text` and keeps its unfinished last line for the next piece.
   Status Feed(std::string_view text) {
+    if (size_hint_ > 0) ReserveJobs(text);
     if (!partial_.empty()) {
       const std::size_t nl = text.find('\n');
       if (nl == std::string_view::npos) {
@@ -125,6 +139,19 @@ class SwfParser {
   }
 
  private:
+  // Room for as many jobs as the whole text has lines, judging by the lines of its first piece
+  // (and a little more), so that the jobs are not copied as they grow. Growing still works.
+  void ReserveJobs(std::string_view first_piece) {
+    const double lines = static_cast<double>(
+        std::count(first_piece.begin(), first_piece.end(), '\n') + 1);
+    const double estimate =
+        1.05 * lines * static_cast<double>(size_hint_) / static_cast<double>(first_piece.size());
+    // A job line has at least 18 fields of a digit and a space.
+    const std::size_t most = size_hint_ / (2 * kFields) + 1;
+    trace_.jobs.reserve(std::min(most, static_cast<std::size_t>(estimate)));
+    size_hint_ = 0;
+  }
+
   // One line without its '\n' (a '\r' before it is dropped); blank lines count but say nothing.
   Status Line(std::string_view text) {
     ++number_;
@@ -165,6 +192,20 @@ class SwfParser {
     return Status::Ok();
   }
 
+  // The fields of a line that is not the common kind, or an error naming the field.
+  Status CheckedFields(std::string_view line, FieldValues& v) const {
+    const Fields f = SplitFields(line);
+    if (f.count != kFields) {
+      return Error(fmt::format("expected {} fields, found {}", kFields, f.count));
+    }
+    for (std::size_t i = 1; i <= kFields; ++i) {
+      Result<std::int64_t> n = Number(f, i);
+      if (!n.ok()) return n.status();
+      v[i] = *n;
+    }
+    return Status::Ok();
+  }
+
   // Field `i` (1-based) as an integer, or as a number when the format allows fractions.
   Result<std::int64_t> Number(const Fields& f, std::size_t i) const {
     std::string_view text = f.f[i - 1];
@@ -181,17 +222,8 @@ class SwfParser {
   }
 
   Status Job(std::string_view line) {
-    const Fields f = SplitFields(line);
-    if (f.count != kFields) {
-      return Error(fmt::format("expected {} fields, found {}", kFields, f.count));
-    }
-    std::array<std::int64_t, kFields + 1> v{};  // 1-based
-    for (std::size_t i = 1; i <= kFields; ++i) {
-      if (ReadPlainInt(f.f[i - 1], v[i])) continue;
-      Result<std::int64_t> n = Number(f, i);
-      if (!n.ok()) return n.status();
-      v[i] = *n;
-    }
+    FieldValues v{};
+    if (!ReadPlainFields(line, v)) LOCKSTEP_RETURN_IF_ERROR(CheckedFields(line, v));
     const std::int64_t procs = v[8] > 0 ? v[8] : v[5];
     if (procs <= 0 || v[4] < 0) {  // no processors or no run time: nothing to replay
       ++trace_.skipped;
@@ -233,6 +265,7 @@ class SwfParser {
   }
 
   std::string_view source_;
+  std::size_t size_hint_;     // until the first piece makes room for the jobs
   std::string partial_;       // the start of a line whose end is in the next piece
   std::int64_t number_ = 0;   // of the last line read
   std::int64_t line_ = 0;     // of the last line that was not blank, which errors name
@@ -244,7 +277,7 @@ class SwfParser {
 }  // namespace
 
 Result<Trace> ParseSwf(std::string_view text, std::string_view source_name) {
-  SwfParser parser(source_name);
+  SwfParser parser(source_name, text.size());
   LOCKSTEP_RETURN_IF_ERROR(parser.Feed(text));
   return parser.Finish();
 }
@@ -253,7 +286,7 @@ Result<Trace> ParseSwf(std::string_view text, std::string_view source_name) {
 Result<Trace> ReadSwf(const std::string& path) {
   Result<internal::ChunkReader> reader = internal::ChunkReader::Open(path);
   if (!reader.ok()) return reader.status();
-  SwfParser parser(path);
+  SwfParser parser(path, reader->size_hint());
   while (true) {
     Result<std::string_view> chunk = reader->Next();
     if (!chunk.ok()) return chunk.status();
