@@ -52,7 +52,11 @@ ChunkReader::ChunkReader(std::string path)
     : path_(std::move(path)), buffer_(std::make_unique<char[]>(kChunkBytes)) {}
 
 ChunkReader::ChunkReader(ChunkReader&& o) noexcept
-    : path_(std::move(o.path_)), gz_(o.gz_), plain_(o.plain_), buffer_(std::move(o.buffer_)) {
+    : path_(std::move(o.path_)),
+      gz_(o.gz_),
+      plain_(o.plain_),
+      buffer_(std::move(o.buffer_)),
+      size_hint_(o.size_hint_) {
   o.gz_ = nullptr;
   o.plain_ = nullptr;
 }
