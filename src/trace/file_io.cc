@@ -8,6 +8,7 @@ Result<std::string> ReadFileMaybeGzip(const std::string& path) {
   Result<internal::ChunkReader> reader = internal::ChunkReader::Open(path);
   if (!reader.ok()) return reader.status();
   std::string out;
+  out.reserve(reader->size_hint());
   while (true) {
     Result<std::string_view> chunk = reader->Next();
     if (!chunk.ok()) return chunk.status();
