@@ -1,7 +1,6 @@
 #include "sim/job_index.h"
 
 #include <algorithm>
-#include <numeric>
 #include <string>
 
 namespace lockstep::sim {
@@ -53,15 +52,14 @@ Result<JobIndex> JobIndex::Build(const std::vector<trace::TraceJob>& jobs) {
     }
     if (first_repeat != kNone) return Duplicate(static_cast<JobId>(jobs[first_repeat].id));
   }
-  index.by_id_.resize(n);
-  if (ascending) {
-    std::iota(index.by_id_.begin(), index.by_id_.end(), 0u);
-  } else if (!index.dense_.empty()) {
-    std::size_t k = 0;
+  if (ascending) return index;
+  index.rank_.resize(n);
+  std::uint32_t rank = 0;
+  if (!index.dense_.empty()) {
     for (std::uint32_t p : index.dense_)
-      if (p != kNone) index.by_id_[k++] = p;
+      if (p != kNone) index.rank_[p] = rank++;
   } else {
-    for (std::uint32_t k = 0; k < n; ++k) index.by_id_[k] = index.sorted_[k].position;
+    for (const IdPosition& e : index.sorted_) index.rank_[e.position] = rank++;
   }
   return index;
 }

@@ -23,8 +23,10 @@ class JobIndex {
   // The job's position in the trace; kNone for an id the trace does not have.
   std::uint32_t PositionOf(JobId id) const;
 
-  // Every position, in ascending job id order.
-  const std::vector<std::uint32_t>& ByIdOrder() const { return by_id_; }
+  // Where the job at `position` comes in ascending id order (0 for the smallest id).
+  std::uint32_t RankOf(std::uint32_t position) const {
+    return rank_.empty() ? position : rank_[position];
+  }
 
  private:
   struct IdPosition {
@@ -35,7 +37,7 @@ class JobIndex {
   JobId dense_base_ = 0;
   std::vector<std::uint32_t> dense_;  // id - dense_base_ -> position, when the ids are compact
   std::vector<IdPosition> sorted_;    // by id, when they are not
-  std::vector<std::uint32_t> by_id_;
+  std::vector<std::uint32_t> rank_;  // by position; empty when the ids ascend in trace order
 };
 
 }  // namespace lockstep::sim

@@ -76,8 +76,9 @@ class Replay {
     assoc_.reserve(jobs.size());
     for (const trace::TraceJob& t : jobs) assoc_.push_back(AssociationOf(t, cluster_));
     queued_seq_.assign(jobs.size(), 0);
-    record_of_.assign(jobs.size(), JobIndex::kNone);
-    records_.reserve(jobs.size());
+    // A record for every job, in id order; those of jobs that never ran are dropped at the end.
+    result_.jobs.resize(jobs.size());
+    ran_.assign(jobs.size(), false);
     result_.samples.reserve(2 * jobs.size() + 1);  // an event time per submission and end, at most
     // AssociationOf may have added associations: the scheduler starts from the final list.
     engine::Snapshot base = cluster_.base;
@@ -111,9 +112,7 @@ class Replay {
       if (o_.progress) progress.Update(static_cast<std::int64_t>(ended_));
     }
     result_.never_started += static_cast<std::int64_t>(sched_->snapshot().pending.size());
-    result_.jobs.reserve(records_.size());
-    for (std::uint32_t p : index_.ByIdOrder())
-      if (record_of_[p] != JobIndex::kNone) result_.jobs.push_back(std::move(records_[record_of_[p]]));
+    DropRecordsOfJobsThatNeverRan();
     return std::move(result_);
   }
 
@@ -142,7 +141,9 @@ class Replay {
     if (job.start_time != c.started) return false;  // an earlier run, requeued since
     const std::uint32_t position = index_.PositionOf(id);
     const trace::TraceJob& t = trace_.jobs[position];
-    JobRecord rec;
+    const std::uint32_t rank = index_.RankOf(position);
+    ran_[rank] = true;
+    JobRecord& rec = result_.jobs[rank];
     rec.id = id;
     rec.user = UserOf(t);
     rec.submit = job.submit_time;
@@ -161,8 +162,6 @@ class Replay {
     usage_[job.assoc] += static_cast<double>(rec.units) * static_cast<double>(rec.end - rec.start);
     if (o_.policy.weights.fairshare > 0) sched_->SetUsage(job.assoc, usage_[job.assoc]);
     if (o_.event_log) *o_.event_log << "t=" << now_ << " end job " << id << "\n";
-    record_of_[position] = static_cast<std::uint32_t>(records_.size());
-    records_.push_back(std::move(rec));
     sched_->SetFinished(id, engine::Outcome::kCompleted);
     ++ended_;
     return true;
@@ -240,6 +239,16 @@ class Replay {
                   << (gpus.empty() ? "" : " gpus " + gpus) << "\n";
   }
 
+  void DropRecordsOfJobsThatNeverRan() {
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < result_.jobs.size(); ++k) {
+      if (!ran_[k]) continue;
+      if (kept != k) result_.jobs[kept] = std::move(result_.jobs[k]);
+      ++kept;
+    }
+    result_.jobs.resize(kept);
+  }
+
   void DropNeverRunnable(const engine::Plan& plan) {
     for (const engine::Pending& p : plan.pending) {
       if (!NeverRuns(p.reason)) continue;
@@ -271,8 +280,7 @@ class Replay {
   std::vector<double> usage_;  // fair-share usage per association, decayed as time passes
   std::vector<std::uint32_t> assoc_;       // by position: the association it is charged to
   std::vector<std::uint64_t> queued_seq_;  // by position: when it last joined the queue
-  std::vector<std::uint32_t> record_of_;   // by position: its record in records_, if it ran
-  std::vector<JobRecord> records_;         // in the order the jobs ended
+  std::vector<bool> ran_;                  // by rank in id order: result_.jobs has its record
   std::vector<QueuedStart> starts_;        // ApplyStarts' scratch, kept to reuse its memory
   std::uint64_t next_seq_ = 0;
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
