@@ -3,10 +3,18 @@
 #include <fmt/format.h>
 
 #include <sys/stat.h>
+#include <zlib.h>
 
+#include <array>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
 
 namespace lockstep::trace::internal {
 namespace {
@@ -48,21 +56,122 @@ Status OpenError(const std::string& path, int err) {
 
 }  // namespace
 
-ChunkReader::ChunkReader(std::string path)
-    : path_(std::move(path)), buffer_(std::make_unique<char[]>(kChunkBytes)) {}
+// The inflating thread fills free buffers and queues them; the reader takes them in order and
+// gives each back when it asks for the next. Errors come after the pieces read before them.
+class ChunkReader::GzipPipe {
+ public:
+  GzipPipe(gzFile gz, std::string path) : gz_(gz), path_(std::move(path)) {
+    for (int slot = 0; slot < kSlots; ++slot) {
+      buffers_[slot] = std::make_unique<char[]>(kChunkBytes);
+      free_.push_back(slot);
+    }
+    thread_ = std::thread([this] { Inflate(); });
+  }
+
+  ~GzipPipe() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+    gzclose(gz_);
+  }
+
+  Result<std::string_view> Next() {
+    std::unique_lock lock(mu_);
+    if (held_ >= 0) {
+      free_.push_back(held_);
+      held_ = -1;
+      changed_.notify_all();
+    }
+    changed_.wait(lock, [&] { return !filled_.empty() || error_ || ended_; });
+    if (!filled_.empty()) {
+      const Piece piece = filled_.front();
+      filled_.pop_front();
+      held_ = piece.slot;
+      return std::string_view(buffers_[piece.slot].get(), piece.size);
+    }
+    if (error_) return *error_;
+    return std::string_view();
+  }
+
+ private:
+  static constexpr int kSlots = 4;
+
+  struct Piece {
+    int slot;
+    std::size_t size;
+  };
+
+  void Inflate() {
+    while (true) {
+      int slot = 0;
+      {
+        std::unique_lock lock(mu_);
+        changed_.wait(lock, [&] { return stop_ || !free_.empty(); });
+        if (stop_) return;
+        slot = free_.back();
+        free_.pop_back();
+      }
+      const int n = gzread(gz_, buffers_[slot].get(), kChunkBytes);
+      std::optional<Status> error = ErrorAfterRead(n);
+      {
+        std::lock_guard lock(mu_);
+        if (error) {
+          error_ = std::move(error);
+        } else if (n == 0) {
+          ended_ = true;
+        } else {
+          filled_.push_back({slot, static_cast<std::size_t>(n)});
+        }
+      }
+      changed_.notify_all();
+      if (error || n == 0) return;
+    }
+  }
+
+  // On the inflating thread, right after gzread (errno is the thread's own).
+  std::optional<Status> ErrorAfterRead(int n) const {
+    int code = 0;
+    const char* why = gzerror(gz_, &code);
+    if (n < 0) {
+      if (code == Z_ERRNO) why = std::strerror(errno);
+      return IoError(fmt::format("{}: cannot decompress: {}", path_, why));
+    }
+    // A truncated stream reads as a short file; zlib reports it only through gzerror.
+    if (n == 0 && code != Z_OK && code != Z_STREAM_END)
+      return IoError(fmt::format("{}: cannot decompress: {}", path_, why));
+    return std::nullopt;
+  }
+
+  gzFile gz_;  // the inflating thread's alone until it has stopped
+  const std::string path_;
+  std::array<std::unique_ptr<char[]>, kSlots> buffers_;
+  std::thread thread_;
+
+  std::mutex mu_;
+  std::condition_variable changed_;  // a buffer was filled or freed, or the thread must stop
+  std::vector<int> free_;
+  std::deque<Piece> filled_;  // in file order
+  int held_ = -1;              // the buffer the reader's last piece is in
+  std::optional<Status> error_;
+  bool ended_ = false;
+  bool stop_ = false;
+};
+
+ChunkReader::ChunkReader(std::string path) : path_(std::move(path)) {}
 
 ChunkReader::ChunkReader(ChunkReader&& o) noexcept
     : path_(std::move(o.path_)),
-      gz_(o.gz_),
+      gz_(std::move(o.gz_)),
       plain_(o.plain_),
       buffer_(std::move(o.buffer_)),
       size_hint_(o.size_hint_) {
-  o.gz_ = nullptr;
   o.plain_ = nullptr;
 }
 
 ChunkReader::~ChunkReader() {
-  if (gz_ != nullptr) gzclose(gz_);
   if (plain_ != nullptr) std::fclose(plain_);
 }
 
@@ -70,14 +179,16 @@ Result<ChunkReader> ChunkReader::Open(const std::string& path) {
   ChunkReader reader(path);
   if (EndsWith(path, ".gz")) {
     errno = 0;
-    reader.gz_ = gzopen(path.c_str(), "rb");
-    if (reader.gz_ == nullptr) return OpenError(path, errno != 0 ? errno : ENOMEM);
-    gzbuffer(reader.gz_, kChunkBytes);
+    gzFile gz = gzopen(path.c_str(), "rb");
+    if (gz == nullptr) return OpenError(path, errno != 0 ? errno : ENOMEM);
+    gzbuffer(gz, kChunkBytes);
     reader.size_hint_ = GzipSizeHint(path);
+    reader.gz_ = std::make_unique<GzipPipe>(gz, path);
   } else {
     reader.plain_ = std::fopen(path.c_str(), "rb");
     if (reader.plain_ == nullptr) return OpenError(path, errno);
     reader.size_hint_ = FileSize(reader.plain_);
+    reader.buffer_ = std::make_unique<char[]>(kChunkBytes);
   }
   return reader;
 }
@@ -89,17 +200,7 @@ Result<std::string_view> ChunkReader::Next() {
       return IoError(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
     return std::string_view(buffer_.get(), n);
   }
-  const int n = gzread(gz_, buffer_.get(), kChunkBytes);
-  int code = 0;
-  const char* why = gzerror(gz_, &code);
-  if (n < 0) {
-    if (code == Z_ERRNO) why = std::strerror(errno);
-    return IoError(fmt::format("{}: cannot decompress: {}", path_, why));
-  }
-  // A truncated stream reads as a short file; zlib reports it only through gzerror.
-  if (n == 0 && code != Z_OK && code != Z_STREAM_END)
-    return IoError(fmt::format("{}: cannot decompress: {}", path_, why));
-  return std::string_view(buffer_.get(), static_cast<std::size_t>(n));
+  return gz_->Next();
 }
 
 }  // namespace lockstep::trace::internal

@@ -103,5 +103,36 @@ TEST(ChunkReaderTest, SizeHintIsTheTextSizeWhereTheFileTellsIt) {
   EXPECT_EQ(whole, content) << "the hint only sizes; the text is read whole all the same";
 }
 
+TEST(ChunkReaderTest, GzipPiecesComeInOrderAndAReaderMayStopEarly) {
+  ScratchDir dir;
+  std::string text;
+  for (int i = 0; i < 400000; ++i) text += std::to_string(i) + "\n";  // about 20 pieces
+  const std::string path = dir.WriteGzip("n.gz", text);
+  {
+    Result<internal::ChunkReader> reader = internal::ChunkReader::Open(path);
+    ASSERT_TRUE(reader.ok());
+    std::string whole;
+    std::size_t pieces = 0;
+    while (true) {
+      Result<std::string_view> chunk = reader->Next();
+      ASSERT_TRUE(chunk.ok()) << chunk.status().ToString();
+      if (chunk->empty()) break;
+      whole.append(*chunk);
+      ++pieces;
+    }
+    EXPECT_EQ(whole, text);
+    EXPECT_GT(pieces, 4u) << "more pieces than the inflating thread has buffers";
+    EXPECT_TRUE(reader->Next()->empty()) << "the end stays the end";
+  }
+  // A parser that fails on its first piece drops the reader while the thread is still inflating.
+  for (int i = 0; i < 20; ++i) {
+    Result<internal::ChunkReader> reader = internal::ChunkReader::Open(path);
+    ASSERT_TRUE(reader.ok());
+    Result<std::string_view> first = reader->Next();
+    ASSERT_TRUE(first.ok());
+    EXPECT_EQ(*first, std::string_view(text).substr(0, first->size()));
+  }
+}
+
 }  // namespace
 }  // namespace lockstep::trace
