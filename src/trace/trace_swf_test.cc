@@ -214,6 +214,27 @@ TEST(SwfTest, ReadingInPiecesGivesWhatTheWholeTextGives) {
   EXPECT_EQ(e.status().message(), bad + ":30063: expected 18 fields, found 3");
 }
 
+TEST(SwfTest, UnusualButValidNumbersReadAlike) {
+  // Leading zeros, "-0", and fractional fields written as ".5", "5." or "1e3": the one-pass
+  // reader leaves some of these to the checked parse; either way they read the same.
+  const Trace t = ParseOk(
+      "007 -0 3 04 5 .5 5. 8 9 1e3 11 012 13 14 15 16 17 18\n"
+      "8 1 3 4 5 0.5 -1.25 8 9 -1 11 12 13 14 15 16 17 18\n");
+  ASSERT_EQ(t.jobs.size(), 2u);
+  EXPECT_EQ(t.jobs[0].id, 7);
+  EXPECT_EQ(t.jobs[0].submit, 0);
+  EXPECT_EQ(t.jobs[0].run_time, 4);
+  EXPECT_EQ(t.jobs[0].user, "u12");
+  EXPECT_EQ(t.jobs[1].procs, 8);
+  EXPECT_EQ(t.jobs[1].time_limit, 9);
+  EXPECT_EQ(ParseError("1 2 3 4 5 6 7 8 9. 10 11 12 13 14 15 16 17 18\n"),
+            "t.swf:1: field 9 (requested time): '9.' is not an integer");
+  EXPECT_EQ(ParseError("1 2 3 - 5 6 7 8 9 10 11 12 13 14 15 16 17 18\n"),
+            "t.swf:1: field 4 (run time): '-' is not a number");
+  EXPECT_EQ(ParseError("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19\n"),
+            "t.swf:1: expected 18 fields, found 19");
+}
+
 TEST(SwfTest, LongNumbersStillGetTheCheckedParse) {
   // 19 digits fit an int64; 20 do not; a '+' sign is not SWF.
   EXPECT_EQ(ParseOk("1 2 3 4 5 6 7 8 9 10 11 1234567890123456789 13 14 15 16 17 18\n").jobs[0].user,
