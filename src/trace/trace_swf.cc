@@ -142,6 +142,7 @@ class SwfParser {
   // Room for as many jobs as the whole text has lines, judging by the lines of its first piece
   // (and a little more), so that the jobs are not copied as they grow. Growing still works.
   void ReserveJobs(std::string_view first_piece) {
+    if (first_piece.empty()) return;
     const double lines = static_cast<double>(
         std::count(first_piece.begin(), first_piece.end(), '\n') + 1);
     const double estimate =
