@@ -146,9 +146,7 @@ class Replay {
     if (job.start_time != c.started) return false;  // an earlier run, requeued since
     const std::uint32_t position = index_.PositionOf(id);
     const trace::TraceJob& t = trace_.jobs[position];
-    const std::uint32_t rank = index_.RankOf(position);
-    ran_[rank] = true;
-    JobRecord& rec = result_.jobs[rank];
+    JobRecord rec;
     rec.id = id;
     rec.user = UserOf(t);
     rec.submit = job.submit_time;
@@ -167,6 +165,9 @@ class Replay {
     usage_[job.assoc] += static_cast<double>(rec.units) * static_cast<double>(rec.end - rec.start);
     if (o_.policy.weights.fairshare > 0) sched_->SetUsage(job.assoc, usage_[job.assoc]);
     if (o_.event_log) *o_.event_log << "t=" << now_ << " end job " << id << "\n";
+    const std::uint32_t rank = index_.RankOf(position);
+    result_.jobs[rank] = std::move(rec);
+    ran_[rank] = true;
     sched_->SetFinished(id, engine::Outcome::kCompleted);
     ++ended_;
     return true;
