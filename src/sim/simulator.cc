@@ -146,17 +146,23 @@ class Replay {
     if (job.start_time != c.started) return false;  // an earlier run, requeued since
     const std::uint32_t position = index_.PositionOf(id);
     const trace::TraceJob& t = trace_.jobs[position];
-    JobRecord rec;
+    // Written in its place in id order, every field (a slot is written once: a job ends once).
+    const std::uint32_t rank = index_.RankOf(position);
+    JobRecord& rec = result_.jobs[rank];
+    ran_[rank] = true;
     rec.id = id;
     rec.user = UserOf(t);
     rec.submit = job.submit_time;
     rec.start = job.start_time;
     rec.end = now_;
     rec.nodes = static_cast<std::int32_t>(job.allocation.nodes.size());
+    std::int32_t gpus = 0, cpus = 0;
     for (const auto& a : job.allocation.nodes) {
-      rec.gpus += __builtin_popcountll(a.gpus);
-      rec.cpus += a.cpus;
+      gpus += __builtin_popcountll(a.gpus);
+      cpus += a.cpus;
     }
+    rec.gpus = gpus;
+    rec.cpus = cpus;
     rec.units = UnitsOf(job, job.allocation, gpu_cluster_);
     rec.recorded_wait = t.recorded_wait;
     rec.killed_at_limit = RunTimeOf(t) > job.req.time_limit;
@@ -165,9 +171,6 @@ class Replay {
     usage_[job.assoc] += static_cast<double>(rec.units) * static_cast<double>(rec.end - rec.start);
     if (o_.policy.weights.fairshare > 0) sched_->SetUsage(job.assoc, usage_[job.assoc]);
     if (o_.event_log) *o_.event_log << "t=" << now_ << " end job " << id << "\n";
-    const std::uint32_t rank = index_.RankOf(position);
-    result_.jobs[rank] = std::move(rec);
-    ran_[rank] = true;
     sched_->SetFinished(id, engine::Outcome::kCompleted);
     ++ended_;
     return true;
