@@ -8,6 +8,7 @@
 // A log that is absent is skipped with a message.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
