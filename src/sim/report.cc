@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -27,14 +28,25 @@ double BoundedSlowdown(double wait, double run) {
   return std::max(1.0, (wait + run) / std::max(run, kSlowdownBoundSeconds));
 }
 
-// Nearest-rank percentile of ascending `sorted`: the smallest value with at least `percent`% of
-// the values at or below it. 0 for no values.
-double NearestRank(const std::vector<double>& sorted, double percent) {
-  if (sorted.empty()) return 0;
-  // percent * n first: exact in double for any realistic n, where percent / 100 is not.
-  auto rank = static_cast<std::size_t>(std::ceil(percent * sorted.size() / 100.0));
-  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
-  return sorted[rank - 1];
+// Nearest-rank percentiles: for each of `percents` (ascending), the smallest value with at least
+// that percentage of the values at or below it; 0 for no values. Reorders `values` rather than
+// sorting them: each rank is selected among the values above the one before.
+template <std::size_t N>
+std::array<double, N> NearestRanks(std::vector<double>& values,
+                                   const std::array<double, N>& percents) {
+  std::array<double, N> out{};
+  if (values.empty()) return out;
+  std::size_t from = 0;
+  for (std::size_t i = 0; i < N; ++i) {
+    // percent * n first: exact in double for any realistic n, where percent / 100 is not.
+    auto rank = static_cast<std::size_t>(std::ceil(percents[i] * values.size() / 100.0));
+    rank = std::clamp<std::size_t>(rank, 1, values.size());
+    const auto nth = values.begin() + static_cast<std::ptrdiff_t>(rank - 1);
+    std::nth_element(values.begin() + static_cast<std::ptrdiff_t>(from), nth, values.end());
+    out[i] = *nth;
+    from = rank - 1;
+  }
+  return out;
 }
 
 double Mean(double sum, std::size_t count) {
@@ -201,25 +213,26 @@ Summary Summarize(const SimResult& result) {
   summary.utilization = Ratio(work, capacity * static_cast<double>(max_end - min_start));
   summary.offered_load = Ratio(work, capacity * static_cast<double>(max_submit - min_submit));
 
-  std::sort(waits.begin(), waits.end());
+  // Waits are whole seconds: their sum is exact in any order.
   double wait_sum = 0;
   for (double w : waits) wait_sum += w;
   summary.mean_wait_s = Mean(wait_sum, waits.size());
-  summary.p50_wait_s = NearestRank(waits, 50);
-  summary.p95_wait_s = NearestRank(waits, 95);
-  summary.p99_wait_s = NearestRank(waits, 99);
-  summary.max_wait_s = waits.back();
+  const auto ranks = NearestRanks(waits, std::array{50.0, 95.0, 99.0, 100.0});
+  summary.p50_wait_s = ranks[0];
+  summary.p95_wait_s = ranks[1];
+  summary.p99_wait_s = ranks[2];
+  summary.max_wait_s = ranks[3];
   summary.mean_bsld = Mean(bsld_sum, result.jobs.size());
   summary.mean_jct_s = Mean(jct_sum, result.jobs.size());
 
   if (!recorded_waits.empty()) {
     summary.has_recorded = true;
-    std::sort(recorded_waits.begin(), recorded_waits.end());
     double recorded_sum = 0;
     for (double w : recorded_waits) recorded_sum += w;
     summary.recorded_mean_wait_s = Mean(recorded_sum, recorded_waits.size());
-    summary.recorded_p50_wait_s = NearestRank(recorded_waits, 50);
-    summary.recorded_p95_wait_s = NearestRank(recorded_waits, 95);
+    const auto recorded = NearestRanks(recorded_waits, std::array{50.0, 95.0});
+    summary.recorded_p50_wait_s = recorded[0];
+    summary.recorded_p95_wait_s = recorded[1];
     summary.recorded_mean_bsld = Mean(recorded_bsld_sum, recorded_waits.size());
   }
   return summary;

@@ -4,9 +4,8 @@
 #include <chrono>
 #include <optional>
 #include <queue>
-#include <unordered_map>
-#include <unordered_set>
 
+#include "sim/job_index.h"
 #include "sim/workload.h"
 #include "common/hostlist.h"
 #include "engine/fairshare.h"
@@ -58,8 +57,9 @@ struct Completion {
 // and the records.
 class Replay {
  public:
-  Replay(const trace::Trace& trace, config::ClusterConfig cluster, const SimOptions& o)
-      : trace_(trace), cluster_(std::move(cluster)), o_(o) {
+  Replay(const trace::Trace& trace, JobIndex index, config::ClusterConfig cluster,
+         const SimOptions& o)
+      : trace_(trace), index_(std::move(index)), cluster_(std::move(cluster)), o_(o) {
     for (const engine::Node& n : cluster_.base.nodes) gpu_cluster_ |= !n.gpus.empty();
     for (const engine::Node& n : cluster_.base.nodes)
       result_.capacity_units += gpu_cluster_ ? static_cast<std::int64_t>(n.gpus.size()) : n.cpus;
@@ -72,22 +72,33 @@ class Replay {
   }
 
   SimResult Run() {
-    jobs_.reserve(trace_.jobs.size());
-    for (const trace::TraceJob& t : trace_.jobs) jobs_.push_back(ToSimJob(t, cluster_));
-    // AssociationFor may have added associations: the scheduler starts from the final list.
+    const std::vector<trace::TraceJob>& jobs = trace_.jobs;
+    assoc_.reserve(jobs.size());
+    for (std::size_t p = 0; p < jobs.size(); ++p) {
+      // A user often submits several jobs in a row: those skip the lookup by name.
+      const bool same_as_previous = p > 0 && jobs[p].user == jobs[p - 1].user &&
+                                    jobs[p].account == jobs[p - 1].account;
+      assoc_.push_back(same_as_previous ? assoc_.back() : AssociationOf(jobs[p], cluster_));
+    }
+    queued_seq_.assign(jobs.size(), 0);
+    // A record for every job, in id order; those of jobs that never ran are dropped at the end.
+    result_.jobs.resize(jobs.size());
+    ran_.assign(jobs.size(), false);
+    result_.samples.reserve(2 * jobs.size() + 1);  // an event time per submission and end, at most
+    // AssociationOf may have added associations: the scheduler starts from the final list.
     engine::Snapshot base = cluster_.base;
     base.pending.clear();
     base.running.clear();
     base.finished.clear();
-    base.now = jobs_.empty() ? 0 : jobs_.front().job.submit_time;
+    base.now = jobs.empty() ? 0 : jobs.front().submit;
     usage_.clear();
     for (const auto& a : base.associations) usage_.push_back(a.usage);
     sched_.emplace(std::move(base), o_.policy);
-    ProgressBar progress(o_.progress ? static_cast<std::int64_t>(jobs_.size()) : 0);
+    ProgressBar progress(o_.progress ? static_cast<std::int64_t>(jobs.size()) : 0);
     std::size_t next_submit = 0;
     while (true) {
       Time t = kInfiniteTime;
-      if (next_submit < jobs_.size()) t = jobs_[next_submit].job.submit_time;
+      if (next_submit < jobs.size()) t = jobs[next_submit].submit;
       if (!completions_.empty()) t = std::min(t, completions_.top().at);
       if (t == kInfiniteTime) break;
       Advance(t);
@@ -97,8 +108,7 @@ class Replay {
         completions_.pop();
         freed |= End(c);
       }
-      while (next_submit < jobs_.size() && jobs_[next_submit].job.submit_time == t)
-        Submit(next_submit++);
+      while (next_submit < jobs.size() && jobs[next_submit].submit == t) Submit(next_submit++);
       // With every CPU taken and nothing freed, no job can start and none may be preempted:
       // the plan would change nothing, so the replay saves the call.
       if (freed || free_cpus_ > 0 || o_.policy.preempt != engine::PreemptType::kOff)
@@ -107,8 +117,7 @@ class Replay {
       if (o_.progress) progress.Update(static_cast<std::int64_t>(ended_));
     }
     result_.never_started += static_cast<std::int64_t>(sched_->snapshot().pending.size());
-    std::sort(result_.jobs.begin(), result_.jobs.end(),
-              [](const JobRecord& a, const JobRecord& b) { return a.id < b.id; });
+    DropRecordsOfJobsThatNeverRan();
     return std::move(result_);
   }
 
@@ -123,10 +132,9 @@ class Replay {
     now_ = t;
   }
 
-  void Submit(std::size_t i) {
-    index_[jobs_[i].job.id] = i;
-    queued_seq_[jobs_[i].job.id] = next_seq_++;
-    sched_->SetPending(jobs_[i].job);
+  void Submit(std::size_t p) {
+    queued_seq_[p] = next_seq_++;
+    sched_->SetPending(ToEngineJob(trace_.jobs[p], cluster_, assoc_[p]));
   }
 
   // Ends a job; false when the completion is stale (the job was preempted since).
@@ -136,27 +144,33 @@ class Replay {
     if (running == nullptr || running->allocation.nodes.empty()) return false;  // preempted
     const Job& job = *running;
     if (job.start_time != c.started) return false;  // an earlier run, requeued since
-    const SimJob& sj = jobs_[index_[id]];
-    JobRecord rec;
+    const std::uint32_t position = index_.PositionOf(id);
+    const trace::TraceJob& t = trace_.jobs[position];
+    // Written in its place in id order, every field (a slot is written once: a job ends once).
+    const std::uint32_t rank = index_.RankOf(position);
+    JobRecord& rec = result_.jobs[rank];
+    ran_[rank] = true;
     rec.id = id;
-    rec.user = sj.user;
+    rec.user = UserOf(t);
     rec.submit = job.submit_time;
     rec.start = job.start_time;
     rec.end = now_;
     rec.nodes = static_cast<std::int32_t>(job.allocation.nodes.size());
+    std::int32_t gpus = 0, cpus = 0;
     for (const auto& a : job.allocation.nodes) {
-      rec.gpus += __builtin_popcountll(a.gpus);
-      rec.cpus += a.cpus;
+      gpus += __builtin_popcountll(a.gpus);
+      cpus += a.cpus;
     }
+    rec.gpus = gpus;
+    rec.cpus = cpus;
     rec.units = UnitsOf(job, job.allocation, gpu_cluster_);
-    rec.recorded_wait = sj.recorded_wait;
-    rec.killed_at_limit = sj.run_time > job.req.time_limit;
+    rec.recorded_wait = t.recorded_wait;
+    rec.killed_at_limit = RunTimeOf(t) > job.req.time_limit;
     busy_units_ -= rec.units;
     free_cpus_ += rec.cpus;
     usage_[job.assoc] += static_cast<double>(rec.units) * static_cast<double>(rec.end - rec.start);
     if (o_.policy.weights.fairshare > 0) sched_->SetUsage(job.assoc, usage_[job.assoc]);
     if (o_.event_log) *o_.event_log << "t=" << now_ << " end job " << id << "\n";
-    result_.jobs.push_back(std::move(rec));
     sched_->SetFinished(id, engine::Outcome::kCompleted);
     ++ended_;
     return true;
@@ -194,7 +208,7 @@ class Replay {
         continue;
       }
       sched_->Requeue(p.victim);
-      queued_seq_[p.victim] = next_seq_++;
+      queued_seq_[index_.PositionOf(p.victim)] = next_seq_++;
     }
     return !plan.preemptions.empty();
   }
@@ -203,16 +217,18 @@ class Replay {
     if (plan.starts.empty()) return;
     // In the order the jobs joined the queue, so that logs list simultaneous starts alike
     // whatever order the plan gives them in.
-    std::vector<const engine::Start*> starts;
-    for (const engine::Start& s : plan.starts) starts.push_back(&s);
-    std::sort(starts.begin(), starts.end(), [&](const engine::Start* a, const engine::Start* b) {
-      return queued_seq_[a->job] < queued_seq_[b->job];
-    });
-    for (const engine::Start* s : starts) {
+    starts_.clear();
+    for (const engine::Start& s : plan.starts) {
+      const std::uint32_t position = index_.PositionOf(s.job);
+      starts_.push_back({queued_seq_[position], position, &s});
+    }
+    std::sort(starts_.begin(), starts_.end(),
+              [](const QueuedStart& a, const QueuedStart& b) { return a.seq < b.seq; });
+    for (const QueuedStart& q : starts_) {
+      const engine::Start* s = q.start;
       if (!sched_->StartJob(s->job, s->allocation)) continue;
       const Job& j = *sched_->Find(s->job);
-      const SimJob& sj = jobs_[index_[j.id]];
-      Seconds runs = std::min(sj.run_time, j.req.time_limit);
+      Seconds runs = std::min(RunTimeOf(trace_.jobs[q.position]), j.req.time_limit);
       completions_.push({now_ + runs, j.id, now_});
       busy_units_ += UnitsOf(j, j.allocation, gpu_cluster_);
       for (const auto& a : j.allocation.nodes) free_cpus_ -= a.cpus;
@@ -232,6 +248,16 @@ class Replay {
                   << (gpus.empty() ? "" : " gpus " + gpus) << "\n";
   }
 
+  void DropRecordsOfJobsThatNeverRan() {
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < result_.jobs.size(); ++k) {
+      if (!ran_[k]) continue;
+      if (kept != k) result_.jobs[kept] = std::move(result_.jobs[k]);
+      ++kept;
+    }
+    result_.jobs.resize(kept);
+  }
+
   void DropNeverRunnable(const engine::Plan& plan) {
     for (const engine::Pending& p : plan.pending) {
       if (!NeverRuns(p.reason)) continue;
@@ -247,15 +273,24 @@ class Replay {
                                static_cast<std::int64_t>(s.running.size())});
   }
 
+  // A start of a plan with when its job last joined the queue, the order they are applied in.
+  struct QueuedStart {
+    std::uint64_t seq;
+    std::uint32_t position;
+    const engine::Start* start;
+  };
+
   const trace::Trace& trace_;
+  const JobIndex index_;  // job id -> position in trace_.jobs, which the vectors below share
   config::ClusterConfig cluster_;
   const SimOptions& o_;
   std::optional<engine::Scheduler> sched_;
   Time now_ = 0;
   std::vector<double> usage_;  // fair-share usage per association, decayed as time passes
-  std::vector<SimJob> jobs_;
-  std::unordered_map<JobId, std::size_t> index_;        // job id -> jobs_
-  std::unordered_map<JobId, std::uint64_t> queued_seq_;  // when it last joined the queue
+  std::vector<std::uint32_t> assoc_;       // by position: the association it is charged to
+  std::vector<std::uint64_t> queued_seq_;  // by position: when it last joined the queue
+  std::vector<bool> ran_;                  // by rank in id order: result_.jobs has its record
+  std::vector<QueuedStart> starts_;        // ApplyStarts' scratch, kept to reuse its memory
   std::uint64_t next_seq_ = 0;
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
   SimResult result_;
@@ -270,11 +305,9 @@ class Replay {
 Result<SimResult> Simulate(const trace::Trace& trace, config::ClusterConfig cluster,
                            const SimOptions& options) {
   if (cluster.base.nodes.empty()) return InvalidArgument("the cluster has no nodes");
-  std::unordered_set<std::int64_t> ids;
-  for (const trace::TraceJob& t : trace.jobs)
-    if (!ids.insert(t.id).second)
-      return InvalidArgument("the trace has job id " + std::to_string(t.id) + " twice");
-  return Replay(trace, std::move(cluster), options).Run();
+  Result<JobIndex> index = JobIndex::Build(trace.jobs);
+  if (!index.ok()) return index.status();
+  return Replay(trace, std::move(*index), std::move(cluster), options).Run();
 }
 
 Result<config::ClusterConfig> ClusterFromTrace(const trace::Trace& trace) {

@@ -121,6 +121,23 @@ TEST(Simulate, RejectsDuplicateJobIds) {
   EXPECT_NE(r.status().message().find("job id 1 twice"), std::string::npos);
 }
 
+TEST(Simulate, RecordsComeInIdOrderWhateverTheIds) {
+  // Sparse ids out of order: the replay finds each job's state by its id all the same.
+  trace::Trace t;
+  t.jobs = {GpuJob(9'000'000'000, 0, 1, 8, 3600, 3600), GpuJob(7, 10, 2, 8, 600, 600),
+            GpuJob(400, 20, 1, 8, 300, 300)};
+  Result<SimResult> r = Simulate(t, config::HomogeneousCluster(2, 8, 0, 8, ""), Policy(1));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->jobs.size(), 3u);
+  EXPECT_EQ(r->jobs[0].id, 7u);
+  EXPECT_EQ(r->jobs[1].id, 400u);
+  EXPECT_EQ(r->jobs[2].id, 9'000'000'000u);
+  EXPECT_EQ(Record(*r, 400).start, 20) << "backfilled beside the first job";
+  EXPECT_EQ(Record(*r, 7).start, 3600) << "waits for both nodes";
+  EXPECT_EQ(Record(*r, 7).end, 4200);
+  EXPECT_EQ(Record(*r, 9'000'000'000).user, "u0");
+}
+
 TEST(ClusterFromTrace, NeedsTheTraceToNameItsCluster) {
   trace::Trace t;
   EXPECT_FALSE(ClusterFromTrace(t).ok());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <string>
 
 namespace lockstep::sim {
 namespace {
@@ -17,9 +18,14 @@ std::int32_t CpusPerNode(const config::ClusterConfig& c, std::uint32_t partition
 
 }  // namespace
 
-SimJob ToSimJob(const trace::TraceJob& t, config::ClusterConfig& cluster) {
-  SimJob s;
-  engine::Job& j = s.job;
+std::uint32_t AssociationOf(const trace::TraceJob& t, config::ClusterConfig& cluster) {
+  static const std::string kDefaultUser = "user";
+  return cluster.AssociationFor(t.user.empty() ? kDefaultUser : t.user, t.account);
+}
+
+engine::Job ToEngineJob(const trace::TraceJob& t, const config::ClusterConfig& cluster,
+                        std::uint32_t assoc) {
+  engine::Job j;
   j.id = static_cast<JobId>(t.id);
   j.name = "job" + std::to_string(t.id);
   j.submit_time = t.submit;
@@ -29,9 +35,8 @@ SimJob ToSimJob(const trace::TraceJob& t, config::ClusterConfig& cluster) {
     if (p != engine::kNone) j.partition = p;
   }
   j.qos = cluster.default_qos;
-  std::string user = t.user.empty() ? "user" : t.user;
-  j.assoc = cluster.AssociationFor(user, t.account);
-  j.user = cluster.base.associations[j.assoc].user;
+  j.assoc = assoc;
+  j.user = cluster.base.associations[assoc].user;
   engine::JobRequest& r = j.req;
   if (t.gpus_per_node > 0 || t.nodes > 0) {
     r.min_nodes = std::max(1, t.nodes);
@@ -50,11 +55,8 @@ SimJob ToSimJob(const trace::TraceJob& t, config::ClusterConfig& cluster) {
     r.cpus_per_task = 1;
   }
   r.max_nodes = r.min_nodes;
-  s.run_time = std::max<Seconds>(0, t.run_time);
-  r.time_limit = t.time_limit > 0 ? t.time_limit : std::max<Seconds>(1, s.run_time);
-  s.recorded_wait = t.recorded_wait;
-  s.user = user;
-  return s;
+  r.time_limit = t.time_limit > 0 ? t.time_limit : std::max<Seconds>(1, RunTimeOf(t));
+  return j;
 }
 
 std::int64_t UnitsOf(const engine::Job& job, const engine::Allocation& a, bool gpu_cluster) {

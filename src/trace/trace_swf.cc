@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <limits>
 
+#include "trace/chunk_reader.h"
 #include "trace/trace.h"
 #include "trace/trace_text.h"
 
@@ -14,7 +16,6 @@ namespace lockstep::trace {
 namespace {
 
 using internal::LineError;
-using internal::LineReader;
 
 constexpr std::size_t kFields = 18;
 
@@ -58,29 +59,111 @@ Fields SplitFields(std::string_view line) {
   }
 }
 
+using FieldValues = std::array<std::int64_t, kFields + 1>;  // 1-based, as the format counts
+
+// The common line, read in one pass without from_chars: 18 fields, each a plain decimal integer
+// of at most 18 digits (so it cannot overflow) with an optional '-', or for a fractional field
+// digits '.' digits. False for anything else, which then takes the checked parse: that one
+// accepts all this accepts, with the same values, and gives the errors.
+bool ReadPlainFields(std::string_view line, FieldValues& v) {
+  const char* p = line.data();
+  const char* const end = p + line.size();
+  for (std::size_t i = 1; i <= kFields; ++i) {
+    while (p != end && IsSpace(*p)) ++p;
+    const bool negative = p != end && *p == '-';
+    if (negative) ++p;
+    const char* const digits = p;
+    std::uint64_t n = 0;  // wraps harmlessly past 18 digits, which are then refused
+    while (p != end && static_cast<unsigned>(*p - '0') <= 9) n = n * 10 + (*p++ - '0');
+    if (p == digits || p - digits > 18) return false;
+    if (p != end && *p == '.' && IsFractional(i)) {
+      const char* const decimals = ++p;
+      while (p != end && static_cast<unsigned>(*p - '0') <= 9) ++p;
+      if (p == decimals) return false;
+      n = 0;  // a fractional field: checked, never used
+    }
+    if (p != end && !IsSpace(*p)) return false;
+    v[i] = negative ? -static_cast<std::int64_t>(n) : static_cast<std::int64_t>(n);
+  }
+  while (p != end && IsSpace(*p)) ++p;
+  return p == end;  // more fields: the checked parse counts them
+}
+
+// "u42": the user and group names of a job, made without a formatting library.
+std::string Named(char prefix, std::int64_t number) {
+  char text[24];
+  text[0] = prefix;
+  const auto [end, ec] = std::to_chars(text + 1, text + sizeof text, number);
+  return std::string(text, end);
+}
+
+// Parses a text given in pieces (as a file is decompressed): lines are numbered across pieces,
+// and a line cut between two pieces is put together before it is parsed.
 class SwfParser {
  public:
-  explicit SwfParser(std::string_view source) : source_(source) {}
+  // `size_hint`: about how many bytes the whole text has (0: unknown), to make room for its jobs.
+  SwfParser(std::string_view source, std::size_t size_hint)
+      : source_(source), size_hint_(size_hint) {}
 
-  Result<Trace> Parse(std::string_view text) {
-    trace_.jobs.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')));
-    LineReader lines(text);
-    while (lines.Next()) {
-      std::string_view line = internal::Trim(lines.line());
-      if (line.empty()) continue;
-      line_ = lines.number();
-      if (line.front() == ';') {
-        LOCKSTEP_RETURN_IF_ERROR(Header(line.substr(1)));
-      } else {
-        LOCKSTEP_RETURN_IF_ERROR(Job(line));
+  // Parses every whole line of `text` and keeps its unfinished last line for the next piece.
+  Status Feed(std::string_view text) {
+    if (size_hint_ > 0) ReserveJobs(text);
+    if (!partial_.empty()) {
+      const std::size_t nl = text.find('\n');
+      if (nl == std::string_view::npos) {
+        partial_.append(text);
+        return Status::Ok();
       }
+      partial_.append(text.substr(0, nl));
+      text.remove_prefix(nl + 1);
+      const std::string line = std::move(partial_);
+      partial_.clear();
+      LOCKSTEP_RETURN_IF_ERROR(Line(line));
     }
+    while (true) {
+      const std::size_t nl = text.find('\n');
+      if (nl == std::string_view::npos) break;
+      LOCKSTEP_RETURN_IF_ERROR(Line(text.substr(0, nl)));
+      text.remove_prefix(nl + 1);
+    }
+    partial_.assign(text);
+    return Status::Ok();
+  }
+
+  // Parses the last line, which needs no '\n', and gives the trace.
+  Result<Trace> Finish() {
+    if (!partial_.empty()) LOCKSTEP_RETURN_IF_ERROR(Line(partial_));
     MakeNodes();
     internal::SortBySubmit(trace_.jobs);
     return std::move(trace_);
   }
 
  private:
+  // Room for as many jobs as the whole text has lines, judging by the lines of its first piece
+  // (and a little more), so that the jobs are not copied as they grow. Growing still works.
+  void ReserveJobs(std::string_view first_piece) {
+    if (first_piece.empty()) return;
+    const double lines = static_cast<double>(
+        std::count(first_piece.begin(), first_piece.end(), '\n') + 1);
+    const double estimate =
+        1.05 * lines * static_cast<double>(size_hint_) / static_cast<double>(first_piece.size());
+    // A job line has at least 18 fields of a digit and a space.
+    const std::size_t most = size_hint_ / (2 * kFields) + 1;
+    trace_.jobs.reserve(std::min(most, static_cast<std::size_t>(estimate)));
+    size_hint_ = 0;
+  }
+
+  // One line without its '\n' (a '\r' before it is dropped); blank lines count but say nothing.
+  Status Line(std::string_view text) {
+    ++number_;
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    std::string_view line = internal::Trim(text);
+    if (line.empty()) return Status::Ok();
+    line_ = number_;
+    if (line.front() == ';') return Header(line.substr(1));
+    return Job(line);
+  }
+
   Status Error(std::string_view message) const { return LineError(source_, line_, message); }
 
   // "; MaxNodes: 240". Other header lines are kept by nobody.
@@ -110,6 +193,20 @@ class SwfParser {
     return Status::Ok();
   }
 
+  // The fields of a line that is not the common kind, or an error naming the field.
+  Status CheckedFields(std::string_view line, FieldValues& v) const {
+    const Fields f = SplitFields(line);
+    if (f.count != kFields) {
+      return Error(fmt::format("expected {} fields, found {}", kFields, f.count));
+    }
+    for (std::size_t i = 1; i <= kFields; ++i) {
+      Result<std::int64_t> n = Number(f, i);
+      if (!n.ok()) return n.status();
+      v[i] = *n;
+    }
+    return Status::Ok();
+  }
+
   // Field `i` (1-based) as an integer, or as a number when the format allows fractions.
   Result<std::int64_t> Number(const Fields& f, std::size_t i) const {
     std::string_view text = f.f[i - 1];
@@ -126,16 +223,8 @@ class SwfParser {
   }
 
   Status Job(std::string_view line) {
-    const Fields f = SplitFields(line);
-    if (f.count != kFields) {
-      return Error(fmt::format("expected {} fields, found {}", kFields, f.count));
-    }
-    std::array<std::int64_t, kFields + 1> v{};  // 1-based
-    for (std::size_t i = 1; i <= kFields; ++i) {
-      Result<std::int64_t> n = Number(f, i);
-      if (!n.ok()) return n.status();
-      v[i] = *n;
-    }
+    FieldValues v{};
+    if (!ReadPlainFields(line, v)) LOCKSTEP_RETURN_IF_ERROR(CheckedFields(line, v));
     const std::int64_t procs = v[8] > 0 ? v[8] : v[5];
     if (procs <= 0 || v[4] < 0) {  // no processors or no run time: nothing to replay
       ++trace_.skipped;
@@ -152,8 +241,8 @@ class SwfParser {
     job.run_time = v[4];
     job.procs = static_cast<std::int32_t>(procs);
     job.time_limit = v[9] < 0 ? -1 : v[9];
-    job.user = fmt::format("u{}", v[12]);
-    job.account = fmt::format("g{}", v[13]);
+    job.user = Named('u', v[12]);
+    job.account = Named('g', v[13]);
     return Status::Ok();
   }
 
@@ -177,7 +266,10 @@ class SwfParser {
   }
 
   std::string_view source_;
-  std::int64_t line_ = 0;
+  std::size_t size_hint_;     // until the first piece makes room for the jobs
+  std::string partial_;       // the start of a line whose end is in the next piece
+  std::int64_t number_ = 0;   // of the last line read
+  std::int64_t line_ = 0;     // of the last line that was not blank, which errors name
   std::int64_t max_nodes_ = -1;
   std::int64_t max_procs_ = -1;
   Trace trace_;
@@ -186,13 +278,22 @@ class SwfParser {
 }  // namespace
 
 Result<Trace> ParseSwf(std::string_view text, std::string_view source_name) {
-  return SwfParser(source_name).Parse(text);
+  SwfParser parser(source_name, text.size());
+  LOCKSTEP_RETURN_IF_ERROR(parser.Feed(text));
+  return parser.Finish();
 }
 
+// Parses as it decompresses: the whole text is never held at once.
 Result<Trace> ReadSwf(const std::string& path) {
-  Result<std::string> text = ReadFileMaybeGzip(path);
-  if (!text.ok()) return text.status();
-  return ParseSwf(*text, path);
+  Result<internal::ChunkReader> reader = internal::ChunkReader::Open(path);
+  if (!reader.ok()) return reader.status();
+  SwfParser parser(path, reader->size_hint());
+  while (true) {
+    Result<std::string_view> chunk = reader->Next();
+    if (!chunk.ok()) return chunk.status();
+    if (chunk->empty()) return parser.Finish();
+    LOCKSTEP_RETURN_IF_ERROR(parser.Feed(*chunk));
+  }
 }
 
 }  // namespace lockstep::trace

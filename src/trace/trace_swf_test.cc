@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <tuple>
 
 #include "trace/trace.h"
 #include "trace/trace_test_util.h"
@@ -173,6 +174,75 @@ TEST(SwfTest, ReadsGzipAndNamesPathInErrors) {
   Result<Trace> missing = ReadSwf(dir.File("none.swf"));
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find(dir.File("none.swf")), std::string::npos);
+}
+
+// ReadSwf parses while it decompresses, piece by piece: a file of many pieces, with lines cut
+// between them, CRLF endings and no '\n' at the end, reads as ParseSwf reads the whole text.
+TEST(SwfTest, ReadingInPiecesGivesWhatTheWholeTextGives) {
+  std::string text = "; MaxNodes: 4\r\n";
+  for (int i = 1; i <= 30000; ++i) {  // about 2 MB: more than a dozen pieces
+    std::string line = SwfLine(i, i * 7, i % 13, 1 + i % 500, 1 + i % 4, -1, 600, i % 17, i % 5);
+    if (i % 3 == 0) line.insert(line.size() - 1, "\r");
+    if (i % 1000 == 0) line += "\n  \t\n";  // blank lines
+    text += line;
+  }
+  text += SwfLine(30001, 1, 0, 9, 2, 2, 60);
+  text.pop_back();  // the last line ends the file without '\n'
+  ScratchDir dir;
+  for (const std::string& path :
+       {dir.WriteGzip("pieces.swf.gz", text), dir.WritePlain("pieces.swf", text)}) {
+    Result<Trace> read = ReadSwf(path);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    const Trace whole = ParseOk(text);
+    ASSERT_EQ(read->jobs.size(), 30001u);
+    ASSERT_EQ(read->jobs.size(), whole.jobs.size());
+    for (std::size_t j = 0; j < whole.jobs.size(); ++j) {
+      const TraceJob &a = read->jobs[j], &b = whole.jobs[j];
+      ASSERT_EQ(std::tie(a.id, a.submit, a.run_time, a.time_limit, a.procs, a.user, a.account,
+                         a.recorded_wait),
+                std::tie(b.id, b.submit, b.run_time, b.time_limit, b.procs, b.user, b.account,
+                         b.recorded_wait))
+          << path << ": job " << j;
+    }
+    EXPECT_EQ(read->nodes.size(), 4u);
+  }
+  // Errors name the line counted across pieces, blank lines included.
+  text += "\n1 2 3\n";
+  const std::string bad = dir.WriteGzip("bad_pieces.swf.gz", text);
+  Result<Trace> e = ReadSwf(bad);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(), bad + ":30063: expected 18 fields, found 3");
+}
+
+TEST(SwfTest, UnusualButValidNumbersReadAlike) {
+  // Leading zeros, "-0", and fractional fields written as ".5", "5." or "1e3": the one-pass
+  // reader leaves some of these to the checked parse; either way they read the same.
+  const Trace t = ParseOk(
+      "007 -0 3 04 5 .5 5. 8 9 1e3 11 012 13 14 15 16 17 18\n"
+      "8 1 3 4 5 0.5 -1.25 8 9 -1 11 12 13 14 15 16 17 18\n");
+  ASSERT_EQ(t.jobs.size(), 2u);
+  EXPECT_EQ(t.jobs[0].id, 7);
+  EXPECT_EQ(t.jobs[0].submit, 0);
+  EXPECT_EQ(t.jobs[0].run_time, 4);
+  EXPECT_EQ(t.jobs[0].user, "u12");
+  EXPECT_EQ(t.jobs[1].procs, 8);
+  EXPECT_EQ(t.jobs[1].time_limit, 9);
+  EXPECT_EQ(ParseError("1 2 3 4 5 6 7 8 9. 10 11 12 13 14 15 16 17 18\n"),
+            "t.swf:1: field 9 (requested time): '9.' is not an integer");
+  EXPECT_EQ(ParseError("1 2 3 - 5 6 7 8 9 10 11 12 13 14 15 16 17 18\n"),
+            "t.swf:1: field 4 (run time): '-' is not a number");
+  EXPECT_EQ(ParseError("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19\n"),
+            "t.swf:1: expected 18 fields, found 19");
+}
+
+TEST(SwfTest, LongNumbersStillGetTheCheckedParse) {
+  // 19 digits fit an int64; 20 do not; a '+' sign is not SWF.
+  EXPECT_EQ(ParseOk("1 2 3 4 5 6 7 8 9 10 11 1234567890123456789 13 14 15 16 17 18\n").jobs[0].user,
+            "u1234567890123456789");
+  EXPECT_EQ(ParseError("1 2 3 4 5 6 7 8 9 10 11 12345678901234567890 13 14 15 16 17 18\n"),
+            "t.swf:1: field 12 (user id): '12345678901234567890' is not an integer");
+  EXPECT_EQ(ParseError("1 +2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18\n"),
+            "t.swf:1: field 2 (submit time): '+2' is not a number");
 }
 
 // Jobs and the count of data lines of a real trace, counted independently of the reader.
