@@ -277,25 +277,22 @@ Status ExecSteps::Signal(JobId job, std::int32_t id, int signo) {
   // The end of the step (SIGTERM, SIGKILL, or 0 when the step is over): its commands are killed
   // in the pods, and the execs closed so that srun's step ends even if a kill cannot run.
   const bool end = signo == 0 || signo == SIGTERM || signo == SIGKILL;
-  if (end) {
-    for (const std::shared_ptr<Task>& t : step->tasks) {
-      std::lock_guard<std::mutex> task_lock(t->mu);
-      t->closed = true;
-      if (t->stream && !t->ended) t->stream->Close();
-    }
+  // Which tasks get the signal is decided before any exec is closed: closing one ends its task
+  // here at once (its reader sees the stream go), while its command still runs in the pod.
+  std::vector<std::shared_ptr<Task>> running;
+  for (const std::shared_ptr<Task>& t : step->tasks) {
+    std::lock_guard<std::mutex> task_lock(t->mu);
+    if (!t->ended) running.push_back(t);  // an ended task's PID may be another process's now
+    if (!end) continue;
+    t->closed = true;
+    if (t->stream && !t->ended) t->stream->Close();
   }
   // The kills run on threads of their own: each is an exec round trip (tens of ms) and the
   // caller may hold the controller's lock.
   const int sent = signo == 0 ? SIGKILL : signo;
   if (!stopping_)
-    for (const std::shared_ptr<Task>& t : step->tasks) {
-      bool ended = false;
-      {
-        std::lock_guard<std::mutex> task_lock(t->mu);
-        ended = t->ended;  // its PID may be another process's by now
-      }
-      if (!ended) StartLocked([this, step, t, sent] { KillTask(*step, *t, sent); });
-    }
+    for (const std::shared_ptr<Task>& t : running)
+      StartLocked([this, step, t, sent] { KillTask(*step, *t, sent); });
   return Status::Ok();
 }
 
