@@ -51,6 +51,32 @@ ResourceVec AmountOnNode(const NodeWork& w, const NodeAllocation& a) {
   return r;
 }
 
+// The earliest start >= from, among `steps`, of a window of `duration` whose least availability
+// `fits`, or kInfiniteTime (also past `latest`). `jump`: a failed window moves past the step
+// where it failed (every window starting before it contains it), else one step on.
+template <typename Fits>
+Time EarliestWindow(const std::pair<Time, ResourceVec>* steps, std::size_t count, Time from,
+                    Seconds duration, Time latest, bool jump, Fits&& fits) {
+  std::size_t i = 0;
+  while (i + 1 < count && steps[i + 1].first <= from) ++i;  // the step in force at `from`
+  while (i < count) {
+    const Time start = std::max(steps[i].first, from);
+    if (start > latest) return kInfiniteTime;
+    const Time end = duration >= kUnlimited ? kInfiniteTime : start + duration;
+    ResourceVec least = steps[i].second;
+    std::size_t j = i;
+    bool ok = fits(least);
+    while (ok && j + 1 < count && steps[j + 1].first < end) {
+      ++j;
+      least = Min(least, steps[j].second);
+      ok = fits(least);
+    }
+    if (ok) return start;
+    i = jump ? j + 1 : i + 1;
+  }
+  return kInfiniteTime;
+}
+
 }  // namespace
 
 AvailabilityPlanner::AvailabilityPlanner(const Snapshot& s, const std::vector<Time>& running_ends)
@@ -203,52 +229,20 @@ Time AvailabilityPlanner::EarliestFit(std::uint32_t n, const NodeNeed& need, Tim
                                       Seconds duration, Time latest) const {
   const NodeWork& w = nodes_[n];
   const auto [steps, count] = StepsOf(w);
-  if (need.gpus == 0 && !need.exclusive)
-    return EarliestCpuFit(steps, count, need, from, duration, latest);
+  if (need.gpus == 0 && !need.exclusive) {  // MapNeed's CPU-only test, written out
+    return EarliestWindow(steps, count, from, duration, latest, /*jump=*/true,
+                          [&](const ResourceVec& least) {
+                            return least.cpus >= need.cpus && least.mem_mb >= need.mem_mb;
+                          });
+  }
   // With more than one GPU type slot an untyped request may fit each moment but not the
   // window's minimum, so a failed window advances one step rather than past the failing one.
   int slots = 0;
   for (auto m : w.slot_devices) slots += m != 0;
   const bool jump = slots <= 1 || need.gpu_type != kNone;
-  // The step in force at `from`.
-  std::size_t i = 0;
-  while (i + 1 < count && steps[i + 1].first <= from) ++i;
-  while (i < count) {
-    Time start = std::max(steps[i].first, from);
-    if (start > latest) return kInfiniteTime;
-    Time end = duration >= kUnlimited ? kInfiniteTime : start + duration;
-    ResourceVec least = steps[i].second;
-    std::size_t j = i;
-    bool fits = MapNeed(n, need, least).has_value();
-    while (fits && j + 1 < count && steps[j + 1].first < end) {
-      ++j;
-      least = Min(least, steps[j].second);
-      fits = MapNeed(n, need, least).has_value();
-    }
-    if (fits) return start;
-    i = jump ? j + 1 : i + 1;
-  }
-  return kInfiniteTime;
-}
-
-Time AvailabilityPlanner::EarliestCpuFit(const std::pair<Time, ResourceVec>* steps,
-                                         std::size_t count, const NodeNeed& need, Time from,
-                                         Seconds duration, Time latest) {
-  // EarliestFit's search with MapNeed's CPU-only test written out: the test of every step.
-  auto fits = [&](const ResourceVec& r) { return r.cpus >= need.cpus && r.mem_mb >= need.mem_mb; };
-  std::size_t i = 0;
-  while (i + 1 < count && steps[i + 1].first <= from) ++i;
-  while (i < count) {
-    const Time start = std::max(steps[i].first, from);
-    if (start > latest) return kInfiniteTime;
-    const Time end = duration >= kUnlimited ? kInfiniteTime : start + duration;
-    std::size_t j = i;
-    bool ok = fits(steps[i].second);
-    while (ok && j + 1 < count && steps[j + 1].first < end) ok = fits(steps[++j].second);
-    if (ok) return start;
-    i = j + 1;  // every window starting before the step that failed contains it
-  }
-  return kInfiniteTime;
+  return EarliestWindow(steps, count, from, duration, latest, jump, [&](const ResourceVec& least) {
+    return MapNeed(n, need, least).has_value();
+  });
 }
 
 Time AvailabilityPlanner::FitsUntil(std::uint32_t n, const NodeNeed& need) const {

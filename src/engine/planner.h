@@ -156,9 +156,6 @@ class AvailabilityPlanner {
   ResourceVec AvailableFrom(const NodeWork& w, Time t) const {
     return w.running_head >= 0 && pool_[w.running_head].end <= t ? w.capacity : w.free_now;
   }
-  // EarliestFit for a need of CPUs and memory only, on the node's steps.
-  static Time EarliestCpuFit(const std::pair<Time, ResourceVec>* steps, std::size_t count,
-                             const NodeNeed& need, Time from, Seconds duration, Time latest);
   // The node's steps: a view into steps_pool_, valid until the next StepsOf call.
   std::pair<const std::pair<Time, ResourceVec>*, std::size_t> StepsOf(const NodeWork& w) const;
   void Link(std::int32_t* head, const Hold& h);
