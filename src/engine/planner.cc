@@ -366,9 +366,7 @@ void AvailabilityPlanner::Touch(std::uint32_t n) {
   ++changes_in_pass_;
   if (saved_[n]) return;
   saved_[n] = true;
-  const NodeWork& w = nodes_[n];
-  saved_nodes_.push_back({n, w.free_now, w.free_devices, w.running_head, w.future_head,
-                          w.steps_begin, w.steps_end, w.usable, w.steps_valid});
+  saved_nodes_.push_back({n, nodes_[n]});
 }
 
 void AvailabilityPlanner::BeginPass() {
@@ -388,18 +386,10 @@ std::vector<std::uint32_t> AvailabilityPlanner::Rollback() {
     pool_[it->first].end = it->second;
   std::vector<std::uint32_t> touched;
   touched.reserve(saved_nodes_.size());
-  for (const SavedNode& saved : saved_nodes_) {
-    NodeWork& w = nodes_[saved.node];
-    w.free_now = saved.free_now;
-    w.free_devices = saved.free_devices;
-    w.running_head = saved.running_head;
-    w.future_head = saved.future_head;
-    w.steps_begin = saved.steps_begin;
-    w.steps_end = saved.steps_end;
-    w.usable = saved.usable;
-    w.steps_valid = saved.steps_valid;
-    saved_[saved.node] = false;
-    touched.push_back(saved.node);
+  for (auto& [n, w] : saved_nodes_) {
+    nodes_[n] = w;
+    saved_[n] = false;
+    touched.push_back(n);
   }
   pool_.resize(pass_pool_size_);
   next_.resize(pass_pool_size_);

@@ -183,16 +183,7 @@ class AvailabilityPlanner {
   // The undo journal of the pass in progress.
   bool in_pass_ = false;
   std::size_t pass_pool_size_ = 0;
-  // What a pass may change of a node (never its capacity or GPU slots), saved before it does.
-  struct SavedNode {
-    std::uint32_t node;
-    ResourceVec free_now;
-    std::uint64_t free_devices;
-    std::int32_t running_head, future_head;
-    std::uint32_t steps_begin, steps_end;
-    bool usable, steps_valid;
-  };
-  std::vector<SavedNode> saved_nodes_;
+  std::vector<std::pair<std::uint32_t, NodeWork>> saved_nodes_;
   std::vector<std::pair<std::int32_t, Time>> saved_ends_;  // (pool slot, end before the pass)
   std::vector<bool> saved_;                                // per node: in saved_nodes_
 };
