@@ -27,6 +27,7 @@
 #include <string_view>
 
 #include "backend/agent/agent_backend.h"
+#include "common/log.h"
 #include "controller/api_routes.h"
 #include "controller/controller.h"
 #include "fuzz_check.h"
@@ -130,6 +131,10 @@ std::string PercentDecoded(std::string_view s) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  // The log's registry first: statics die in reverse order, so it outlives the daemon alive when
+  // libFuzzer exits, whose threads may still log (CI's fuzz run found that use after free).
+  static const bool log_first = lockstep::log::Enabled(lockstep::log::Level::kError);
+  (void)log_first;
   static std::unique_ptr<FuzzedDaemon> daemon;
   static int requests = 0;
   if (!daemon || ++requests % kRequestsPerController == 0) {
