@@ -147,8 +147,8 @@ int RunSacct(int argc, char** argv) {
   Result<nlohmann::json> got = api.Get("/api/v1/accounting" + q);
   if (!got.ok()) return Fail("sacct", got.status());
   nlohmann::json jobs = nlohmann::json::array();
-  for (const nlohmann::json& j : (*got)["jobs"])
-    if (Passes(j, r.filter)) jobs.push_back(j);
+  for (nlohmann::json& j : (*got)["jobs"])
+    if (Passes(j, r.filter)) jobs.push_back(std::move(j));
   if (r.json || r.yaml)
     return PrintSlurmJson("sacct", SacctJson(jobs, CliSlurmJsonContext()), r.yaml);
   r.format.now = std::time(nullptr);

@@ -119,10 +119,11 @@ int Report(client::ApiClient& api, SqueueRequest& r, const std::string& state_qu
            const std::set<std::string>& states) {
   Result<nlohmann::json> got = api.Get("/api/v1/jobs" + state_query);
   if (!got.ok()) return Fail("squeue", got.status());
+  // 100,000 jobs are a large tree: every step below moves the jobs it keeps, never copies.
   nlohmann::json jobs = nlohmann::json::array();
-  for (const nlohmann::json& j : (*got)["jobs"])
-    if (Passes(j, r.filter)) jobs.push_back(j);
-  jobs = NarrowArrayRests(jobs, r.filter);
+  for (nlohmann::json& j : (*got)["jobs"])
+    if (Passes(j, r.filter)) jobs.push_back(std::move(j));
+  jobs = NarrowArrayRests(std::move(jobs), r.filter);
   // Like Slurm's slurm_load_job: one job asked for by id that is not there is an error.
   if (r.filter.ids.size() == 1 && jobs.empty()) {
     std::fprintf(stderr, "slurm_load_jobs error: Invalid job id specified\n");
@@ -130,15 +131,15 @@ int Report(client::ApiClient& api, SqueueRequest& r, const std::string& state_qu
   }
   if (!states.empty()) {
     nlohmann::json kept = nlohmann::json::array();
-    for (const nlohmann::json& j : jobs)
-      if (states.count(j.value("state", ""))) kept.push_back(j);
+    for (nlohmann::json& j : jobs)
+      if (states.count(j.value("state", ""))) kept.push_back(std::move(j));
     jobs = std::move(kept);
   }
   if (r.json || r.yaml)
     return PrintSlurmJson("squeue", SqueueJson(jobs, CliSlurmJsonContext()), r.yaml);
   r.format.now = std::time(nullptr);
   AddGroupNames(jobs);
-  if (!r.format.array_expanded) jobs = CollapsePendingArrays(jobs);
+  if (!r.format.array_expanded) jobs = CollapsePendingArrays(std::move(jobs));
   Result<std::string> text = FormatSqueue(jobs, r.format);
   if (!text.ok()) return Fail("squeue", text.status());
   std::fputs(text->c_str(), stdout);

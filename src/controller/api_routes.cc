@@ -69,6 +69,15 @@ Response Ok(const nlohmann::json& body = {{"ok", true}}) {
   return Reply(http::status::ok, body);
 }
 
+// A JSON body already serialized (a large listing, written job by job).
+Response OkText(std::string body) {
+  Response res{http::status::ok, 11};
+  res.set(http::field::content_type, "application/json");
+  res.body() = std::move(body);
+  res.prepare_payload();
+  return res;
+}
+
 std::vector<std::string_view> Split(std::string_view path) {
   std::vector<std::string_view> parts;
   std::size_t start = 0;
@@ -246,7 +255,7 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
             const std::vector<std::string_view>& p, const nlohmann::json& query,
             const http::request<http::string_body>& req, Replier& reply) {
   if (p.size() == 3) {
-    if (verb == http::verb::get) return Ok(c.ListJobs(query));
+    if (verb == http::verb::get) return OkText(c.ListJobsText(query));
     if (verb == http::verb::post) {
       Result<jobspec::JobSpec> spec = jobspec::JobSpecFromJson(req.body());
       if (!spec.ok()) return Error(spec.status());
@@ -476,7 +485,7 @@ Routed Route(Controller& c, AgentEndpoints* agents, const Caller& caller,
         if (!t.ok()) return Error(t.status());
         filter[key] = *t;
       }
-      return Ok(c.Accounting(filter));
+      return OkText(c.AccountingText(filter));
     }
   } catch (const nlohmann::json::type_error& e) {
     // Never the exception's text: it names nlohmann's internals, not the request.

@@ -100,7 +100,14 @@ class Controller : private backend::EventSink,
   // --- Users' API. Results are the JSON objects of docs/api.md. ---
   // Durable when it returns; an array answers its first id.
   Result<JobId> Submit(const Caller& caller, jobspec::JobSpec spec);
+  // Lists and accounting read the jobs kJobsPerHold at a time under the lock (never all of
+  // them at once), so that squeue over a large queue does not stall the controller.
+  static constexpr std::size_t kJobsPerHold = 256;
+  // Receives the jobs of a listing one at a time, in id order.
+  using JobSink = std::function<void(nlohmann::json)>;
   nlohmann::json ListJobs(const nlohmann::json& filter) const;
+  // ListJobs' answer as the API sends it, each job serialized as it is made.
+  std::string ListJobsText(const nlohmann::json& filter) const;
   Result<nlohmann::json> ShowJob(JobId id) const;
   // signal 0 cancels; another signal is delivered to the job's processes.
   Status Cancel(const Caller& caller, JobId id, int signal);
@@ -120,6 +127,7 @@ class Controller : private backend::EventSink,
                       const std::string& reason);
   nlohmann::json ListPartitions() const;
   nlohmann::json Accounting(const nlohmann::json& filter) const;
+  std::string AccountingText(const nlohmann::json& filter) const;
   nlohmann::json Priorities() const;
   // sacctmgr (controller_accounts.cc): the accounts, users, associations and QoS; and a change
   // by an operator ({"commit": false} only reports what it would do), durable when it returns
@@ -213,6 +221,11 @@ class Controller : private backend::EventSink,
   void PassForTest();
   // The jobs the engine holds, pending and running (controller_arrays.cc).
   std::pair<std::size_t, std::size_t> SchedulerJobsForTest() const;
+  // Called between two batches of a listing (VisitJobsInBatches), with the lock free. Set it
+  // before any listing runs.
+  void SetBetweenListBatchesForTest(std::function<void()> f) {
+    between_list_batches_for_test_ = std::move(f);
+  }
 
  private:
   struct NodeInfo;
@@ -390,6 +403,13 @@ class Controller : private backend::EventSink,
   Status CheckOwner(const Caller& caller, const JobEntry& job) const;
   Result<JobEntry*> FindLocked(JobId id);
   nlohmann::json JobJsonLocked(const JobEntry& e) const;
+  // Calls visit(id, job) for every job in id order with the lock held, but releases it and
+  // takes it again after every kJobsPerHold jobs: a listing of 100,000 jobs (squeue, sacct)
+  // holds the controller for one batch at a time, not the whole second it takes. A job added
+  // or removed meanwhile is listed as it is when its batch comes; none is listed twice.
+  void VisitJobsInBatches(const std::function<void(JobId, const JobEntry&)>& visit) const;
+  void ListJobsTo(const nlohmann::json& filter, const JobSink& emit) const;
+  void AccountingTo(const nlohmann::json& filter, const JobSink& emit) const;
   JobEnvInput EnvInputLocked(const JobEntry& job) const;
   std::uint32_t NodeIndexLocked(const std::string& name) const;
   std::string OutputPathLocked(const JobEntry& job, std::int32_t run) const;
@@ -426,6 +446,7 @@ class Controller : private backend::EventSink,
   std::uint64_t pass_requests_ = 0;    // guarded by mu_: passes ever requested
   std::uint64_t passes_covering_ = 0;  // guarded by mu_: requests the last finished pass served
   std::condition_variable pass_done_;
+  std::function<void()> between_list_batches_for_test_;  // set before use, by tests only
   std::map<JobId, JobEntry> jobs_;   // guarded by mu_
   JobId next_job_id_ = 1;            // guarded by mu_; job ids are given out in memory and
                                      // made durable by the job records that use them

@@ -252,6 +252,38 @@ TEST_F(CoreTest, WhatAnAnswerSaidIsWhatARestartFinds) {
   EXPECT_EQ(nodes["nodes"][0].value("reason", ""), "bad fan");
 }
 
+// squeue over 100,000 jobs must not stall the controller for the second the listing takes: the
+// listing lets others take the lock between batches of jobs, and still shows every job once, in
+// id order, a job submitted meanwhile included.
+TEST_F(CoreTest, AListingOfManyJobsLetsOthersInBetweenBatchesAndShowsEachJobOnce) {
+  const std::size_t count = 3 * Controller::kJobsPerHold + 5;
+  jobspec::JobSpec held = Spec();
+  held.hold = true;
+  std::vector<JobId> submitted;
+  for (std::size_t i = 0; i < count; ++i) {
+    Result<JobId> id = controller_->Submit(kAlice, held);
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    submitted.push_back(*id);
+  }
+  // Between batches the lock is free: a submission goes through (with the lock still held it
+  // would wait for the listing, which waits for it).
+  int pauses = 0;
+  controller_->SetBetweenListBatchesForTest([&] {
+    ++pauses;
+    Result<JobId> id = controller_->Submit(kAlice, held);
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    submitted.push_back(*id);
+  });
+  nlohmann::json listed = controller_->ListJobs(nlohmann::json::object())["jobs"];
+  controller_->SetBetweenListBatchesForTest(nullptr);
+  EXPECT_GE(pauses, 3) << "one pause between batches of " << Controller::kJobsPerHold;
+  ASSERT_EQ(listed.size(), submitted.size()) << "the jobs submitted during the listing too";
+  for (std::size_t i = 0; i < submitted.size(); ++i)
+    EXPECT_EQ(listed[i]["job_id"].get<JobId>(), submitted[i]);
+  nlohmann::json accounted = controller_->Accounting(nlohmann::json::object())["jobs"];
+  EXPECT_EQ(accounted.size(), submitted.size());
+}
+
 }  // namespace
 }  // namespace lockstep::controller
 

@@ -39,6 +39,20 @@ bool Matches(const nlohmann::json& filter, const char* key, const std::string& v
   return false;
 }
 
+// {"jobs": [...]} as nlohmann's dump() writes it, from the jobs `produce` emits, each written
+// out as it comes: a list of 100,000 jobs never becomes one tree of 100,000 objects.
+std::string JobsDocument(const std::function<void(const Controller::JobSink&)>& produce) {
+  std::string out = "{\"jobs\":[";
+  bool first = true;
+  produce([&](nlohmann::json job) {
+    if (!first) out += ',';
+    first = false;
+    out += job.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  });
+  out += "]}";
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
@@ -154,23 +168,38 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
   return out;
 }
 
-nlohmann::json Controller::ListJobs(const nlohmann::json& filter) const {
-  HeldLock lock(*this);
+void Controller::VisitJobsInBatches(
+    const std::function<void(JobId, const JobEntry&)>& visit) const {
+  JobId next = 0;
+  for (bool more = true; more;) {
+    {
+      HeldLock lock(*this);
+      auto it = jobs_.lower_bound(next);
+      for (std::size_t n = 0; it != jobs_.end() && n < kJobsPerHold; ++it, ++n)
+        visit(it->first, it->second);
+      more = it != jobs_.end();
+      if (more) next = it->first;
+    }
+    if (more && between_list_batches_for_test_) between_list_batches_for_test_();
+  }
+}
+
+void Controller::ListJobsTo(const nlohmann::json& filter, const JobSink& emit) const {
   // Query values arrive as strings: "all=1" lists finished jobs too.
   bool all_states = filter.contains("all") && filter["all"] != "0" && filter["all"] != false;
-  nlohmann::json jobs = nlohmann::json::array();
-  for (const auto& [id, e] : jobs_) {
+  VisitJobsInBatches([&](JobId id, const JobEntry& e) {
     // squeue shows what is queued or running (and what just ended: COMPLETING).
-    if (!all_states && IsFinished(e.state) && !filter.contains("state")) continue;
+    if (!all_states && IsFinished(e.state) && !filter.contains("state")) return;
     bool job_named = Matches(filter, "job", std::to_string(id)) ||
                      (e.is_array_task() && Matches(filter, "job", std::to_string(e.array_job_id)));
     if (!job_named || !Matches(filter, "user", e.user) ||
         !Matches(filter, "state", JobStateName(e.state)))
-      continue;
+      return;
     nlohmann::json j = JobJsonLocked(e);
-    if (!Matches(filter, "partition", j["partition"].get<std::string>())) continue;
-    jobs.push_back(std::move(j));
-  }
+    if (!Matches(filter, "partition", j["partition"].get<std::string>())) return;
+    emit(std::move(j));
+  });
+  HeldLock lock(*this);
   // Each array's tasks not split off: one record, as Slurm's squeue shows 40_[5-3999999].
   auto add_rest = [&](const PendingArray& a) {
     const JobEntry& t = a.tmpl();
@@ -178,12 +207,21 @@ nlohmann::json Controller::ListJobs(const nlohmann::json& filter) const {
         !Matches(filter, "state", JobStateName(t.state)))
       return;
     nlohmann::json j = PendingArrayJsonLocked(a);
-    if (Matches(filter, "partition", j["partition"].get<std::string>())) jobs.push_back(j);
+    if (Matches(filter, "partition", j["partition"].get<std::string>())) emit(std::move(j));
   };
   for (const auto& [id, a] : pending_arrays_) add_rest(a);
   if (all_states || filter.contains("state"))
     for (const auto& [id, a] : cancelled_arrays_) add_rest(a);
+}
+
+nlohmann::json Controller::ListJobs(const nlohmann::json& filter) const {
+  nlohmann::json jobs = nlohmann::json::array();
+  ListJobsTo(filter, [&](nlohmann::json j) { jobs.push_back(std::move(j)); });
   return {{"jobs", std::move(jobs)}};
+}
+
+std::string Controller::ListJobsText(const nlohmann::json& filter) const {
+  return JobsDocument([&](const JobSink& emit) { ListJobsTo(filter, emit); });
 }
 
 Result<nlohmann::json> Controller::ShowJob(JobId id) const {
@@ -195,16 +233,15 @@ Result<nlohmann::json> Controller::ShowJob(JobId id) const {
   return NotFound("invalid job id specified: " + std::to_string(id));
 }
 
-nlohmann::json Controller::Accounting(const nlohmann::json& filter) const {
-  HeldLock lock(*this);
+void Controller::AccountingTo(const nlohmann::json& filter, const JobSink& emit) const {
   Time start = filter.value("start", Time{0}), end = filter.value("end", kInfiniteTime);
-  nlohmann::json jobs = nlohmann::json::array();
-  for (const auto& [id, e] : jobs_) {
-    if (!Matches(filter, "user", e.user) || !Matches(filter, "job", std::to_string(id))) continue;
+  VisitJobsInBatches([&](JobId id, const JobEntry& e) {
+    if (!Matches(filter, "user", e.user) || !Matches(filter, "job", std::to_string(id))) return;
     Time last = e.end_time > 0 ? e.end_time : kInfiniteTime;
-    if (last < start || e.submit_time > end) continue;
-    jobs.push_back(JobJsonLocked(e));
-  }
+    if (last < start || e.submit_time > end) return;
+    emit(JobJsonLocked(e));
+  });
+  HeldLock lock(*this);
   // Arrays' tasks never split off (pending, or cancelled before they started): one record each.
   for (const auto* arrays : {&pending_arrays_, &cancelled_arrays_}) {
     for (const auto& [array, a] : *arrays) {
@@ -213,10 +250,19 @@ nlohmann::json Controller::Accounting(const nlohmann::json& filter) const {
         continue;
       Time last = t.end_time > 0 ? t.end_time : kInfiniteTime;
       if (last < start || t.submit_time > end) continue;
-      jobs.push_back(PendingArrayJsonLocked(a));
+      emit(PendingArrayJsonLocked(a));
     }
   }
+}
+
+nlohmann::json Controller::Accounting(const nlohmann::json& filter) const {
+  nlohmann::json jobs = nlohmann::json::array();
+  AccountingTo(filter, [&](nlohmann::json j) { jobs.push_back(std::move(j)); });
   return {{"jobs", std::move(jobs)}};
+}
+
+std::string Controller::AccountingText(const nlohmann::json& filter) const {
+  return JobsDocument([&](const JobSink& emit) { AccountingTo(filter, emit); });
 }
 
 Result<nlohmann::json> Controller::Why(JobId id) const {

@@ -243,15 +243,15 @@ std::string JoinTaskTexts(const std::vector<std::string>& texts) {
   return out;
 }
 
-nlohmann::json NarrowArrayRests(const nlohmann::json& jobs, const JobFilter& filter) {
+nlohmann::json NarrowArrayRests(nlohmann::json jobs, const JobFilter& filter) {
   nlohmann::json out = nlohmann::json::array();
-  for (const nlohmann::json& job : jobs) {
+  for (nlohmann::json& job : jobs) {
     const bool whole =
         !job.value("array_rest", false) || filter.ids.empty() ||
         std::any_of(filter.ids.begin(), filter.ids.end(),
                     [&](const JobIdPattern& p) { return !p.tasks && JobMatches(job, p); });
     if (whole) {
-      out.push_back(job);
+      out.push_back(std::move(job));
       continue;
     }
     const std::uint64_t array = job.value("array_job_id", std::uint64_t{0});
@@ -272,7 +272,7 @@ nlohmann::json NarrowArrayRests(const nlohmann::json& jobs, const JobFilter& fil
   return out;
 }
 
-nlohmann::json CollapsePendingArrays(const nlohmann::json& jobs) {
+nlohmann::json CollapsePendingArrays(nlohmann::json jobs) {
   nlohmann::json out = nlohmann::json::array();
   // array job id -> index in `out` of its pending remainder, its task ids split off, and the
   // text of its tasks lockstepd keeps in one record ("array_rest")
@@ -282,22 +282,23 @@ nlohmann::json CollapsePendingArrays(const nlohmann::json& jobs) {
     std::string rest;
   };
   std::map<std::uint64_t, Pending> pending;
-  for (const nlohmann::json& job : jobs) {
+  for (nlohmann::json& job : jobs) {
     const std::uint64_t array = job.value("array_job_id", std::uint64_t{0});
     const bool rest = job.value("array_rest", false);
     if (array == 0 || job.value("state", "") != "PENDING" ||
         (!rest && !job.contains("array_task_id"))) {
-      out.push_back(job);
+      out.push_back(std::move(job));
       continue;
     }
     auto [it, fresh] = pending.try_emplace(array, Pending{out.size(), {}, {}});
-    if (fresh) out.push_back(job);
-    if (rest) {
+    if (rest)
       it->second.rest = std::string(BareTaskText(job.value("array_task_str", "")));
-      out[it->second.index] = job;  // the array's own record stands for the whole
-    } else {
+    else
       it->second.ids.push_back(job["array_task_id"].get<std::int64_t>());
-    }
+    if (fresh)
+      out.push_back(std::move(job));
+    else if (rest)
+      out[it->second.index] = std::move(job);  // the array's own record stands for the whole
   }
   for (auto& [array, entry] : pending) {
     if (entry.ids.size() == 1 && entry.rest.empty()) continue;  // one task prints as 40_7

@@ -59,12 +59,12 @@ bool Passes(const nlohmann::json& job, const JobFilter& filter);
 
 // `jobs` (an array of Job objects) with the pending tasks of each array merged into one object
 // carrying "array_task_str" ("[3-8%2]"), as squeue shows an array's pending remainder.
-nlohmann::json CollapsePendingArrays(const nlohmann::json& jobs);
+nlohmann::json CollapsePendingArrays(nlohmann::json jobs);
 // Joins array task texts ("0-2", "3-3999999") into one ("0-3999999"), in task order.
 std::string JoinTaskTexts(const std::vector<std::string>& texts);
 // An array's tasks lockstepd keeps in one record ("array_rest"), when the filter names only
 // some of them ("-j 40_7"): those tasks, one record each; every other record as it is.
-nlohmann::json NarrowArrayRests(const nlohmann::json& jobs, const JobFilter& filter);
+nlohmann::json NarrowArrayRests(nlohmann::json jobs, const JobFilter& filter);
 
 // The API's state name for a job state word of squeue -t, sacct -s or scancel -t, long or
 // compact ("PD", "pending"); "" when it is none.
