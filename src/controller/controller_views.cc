@@ -297,27 +297,42 @@ Result<nlohmann::json> Controller::Why(JobId id) const {
 }
 
 nlohmann::json Controller::Priorities() const {
-  HeldLock lock(*this);
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& [id, b] : last_priorities_) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end() || it->second.state != JobState::kPending) continue;
-    const JobEntry& e = it->second;
-    out.push_back({{"job_id", id},
-                   {"user", e.user},
-                   {"account", e.spec->account.empty() ? "root" : e.spec->account},
-                   {"partition", e.spec->partition.empty()
-                                     ? cluster_.base.partitions[cluster_.default_partition].name
-                                     : e.spec->partition},
-                   {"priority", b.total},
-                   {"age", b.age},
-                   {"fairshare", b.fairshare},
-                   {"job_size", b.job_size},
-                   {"partition_factor", b.partition},
-                   {"qos", b.qos},
-                   {"tres", b.tres},
-                   {"nice", b.nice}});
+  // What the answer needs is copied under the lock (a few bytes a job); the JSON, about 3 us a
+  // job, is built after it: sprio over 100,000 pending jobs does not hold up the controller.
+  struct Row {
+    JobId id;
+    std::string user, account, partition;
+    engine::PriorityBreakdown b;
+  };
+  std::vector<Row> rows;
+  {
+    HeldLock lock(*this);
+    rows.reserve(last_priorities_.size());
+    for (const auto& [id, b] : last_priorities_) {
+      auto it = jobs_.find(id);
+      if (it == jobs_.end() || it->second.state != JobState::kPending) continue;
+      const JobEntry& e = it->second;
+      rows.push_back({id, e.user, e.spec->account.empty() ? "root" : e.spec->account,
+                      e.spec->partition.empty()
+                          ? cluster_.base.partitions[cluster_.default_partition].name
+                          : e.spec->partition,
+                      b});
+    }
   }
+  nlohmann::json out = nlohmann::json::array();
+  for (const Row& r : rows)
+    out.push_back({{"job_id", r.id},
+                   {"user", r.user},
+                   {"account", r.account},
+                   {"partition", r.partition},
+                   {"priority", r.b.total},
+                   {"age", r.b.age},
+                   {"fairshare", r.b.fairshare},
+                   {"job_size", r.b.job_size},
+                   {"partition_factor", r.b.partition},
+                   {"qos", r.b.qos},
+                   {"tres", r.b.tres},
+                   {"nice", r.b.nice}});
   return {{"priorities", std::move(out)}};
 }
 
