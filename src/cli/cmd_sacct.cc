@@ -149,8 +149,12 @@ int RunSacct(int argc, char** argv) {
   nlohmann::json jobs = nlohmann::json::array();
   for (nlohmann::json& j : (*got)["jobs"])
     if (Passes(j, r.filter)) jobs.push_back(std::move(j));
-  if (r.json || r.yaml)
-    return PrintSlurmJson("sacct", SacctJson(jobs, CliSlurmJsonContext()), r.yaml);
+  if (r.yaml) return PrintSlurmJson("sacct", SacctJson(jobs, CliSlurmJsonContext()), true);
+  if (r.json) {
+    return StreamSlurmJson("sacct", [&](const TextSink& write) {
+      return WriteSacctJson(jobs, CliSlurmJsonContext(), write);
+    });
+  }
   r.format.now = std::time(nullptr);
   Result<std::string> text = FormatSacct(jobs, r.format);
   if (!text.ok()) return Fail("sacct", text.status());

@@ -135,8 +135,12 @@ int Report(client::ApiClient& api, SqueueRequest& r, const std::string& state_qu
       if (states.count(j.value("state", ""))) kept.push_back(std::move(j));
     jobs = std::move(kept);
   }
-  if (r.json || r.yaml)
-    return PrintSlurmJson("squeue", SqueueJson(jobs, CliSlurmJsonContext()), r.yaml);
+  if (r.yaml) return PrintSlurmJson("squeue", SqueueJson(jobs, CliSlurmJsonContext()), true);
+  if (r.json) {
+    return StreamSlurmJson("squeue", [&](const TextSink& write) {
+      return WriteSqueueJson(jobs, CliSlurmJsonContext(), write);
+    });
+  }
   r.format.now = std::time(nullptr);
   AddGroupNames(jobs);
   if (!r.format.array_expanded) jobs = CollapsePendingArrays(std::move(jobs));

@@ -23,4 +23,13 @@ int PrintSlurmJson(const char* command, const Result<nlohmann::ordered_json>& do
   return 0;
 }
 
+int StreamSlurmJson(const char* command,
+                    const std::function<Status(const TextSink&)>& write_document) {
+  Status s = write_document(
+      [](std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); });
+  if (!s.ok()) return Fail(command, s);
+  std::fflush(stdout);
+  return 0;
+}
+
 }  // namespace lockstep::cli

@@ -17,4 +17,9 @@ SlurmJsonContext CliSlurmJsonContext();
 int PrintSlurmJson(const char* command, const Result<nlohmann::ordered_json>& doc,
                    bool yaml = false);
 
+// Prints a document that `write_document` writes piece by piece (WriteSqueueJson,
+// WriteSacctJson) on stdout as it comes; an error as PrintSlurmJson's.
+int StreamSlurmJson(const char* command,
+                    const std::function<Status(const TextSink&)>& write_document);
+
 }  // namespace lockstep::cli

@@ -11,6 +11,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "common/types.h"
@@ -29,12 +30,23 @@ struct SlurmJsonContext {
 // {"jobs": [...]} envelope). A job that is not an object is an InvalidArgument.
 Result<nlohmann::ordered_json> SqueueJson(const nlohmann::json& jobs, const SlurmJsonContext& ctx);
 
+// Receives a document's text piece by piece.
+using TextSink = std::function<void(std::string_view)>;
+
+// SqueueJson(jobs, ctx)->dump(2) + '\n', byte for byte, written one job at a time: 100,000 jobs
+// never become one document of 111 keys each. The jobs are checked before anything is written.
+Status WriteSqueueJson(const nlohmann::json& jobs, const SlurmJsonContext& ctx,
+                       const TextSink& write);
+
 // {"meta", "errors", "nodes"}: sinfo's --json of `nodes` (the API's Node objects).
 Result<nlohmann::ordered_json> SinfoJson(const nlohmann::json& nodes, const SlurmJsonContext& ctx);
 
 // {"meta", "errors", "jobs"}: sacct's --json of `jobs` (GET /api/v1/accounting), each job with
 // its steps (batch and srun steps) in dbv0.0.38's nesting.
 Result<nlohmann::ordered_json> SacctJson(const nlohmann::json& jobs, const SlurmJsonContext& ctx);
+// SacctJson(jobs, ctx)->dump(2) + '\n', written one job at a time (as WriteSqueueJson).
+Status WriteSacctJson(const nlohmann::json& jobs, const SlurmJsonContext& ctx,
+                      const TextSink& write);
 
 // Helpers shared by the three (slurm_json_common.cc), exposed for their tests.
 namespace slurm_json {
@@ -42,6 +54,17 @@ namespace slurm_json {
 // meta: the plugin ("openapi/v0.0.38" or "openapi/dbv0.0.38") and the Slurm version whose schema
 // this is (22.05).
 nlohmann::ordered_json Meta(const std::string& plugin_type, const std::string& plugin_name);
+
+// The jobs of an API answer ({"jobs": [...]} or the bare list), each checked to be an object;
+// an InvalidArgument names `command` otherwise.
+Result<const nlohmann::json*> JobList(const nlohmann::json& jobs, const char* command);
+
+// Writes {"meta": meta, "errors": [], "jobs": [...]} as dump(2) prints it, and a newline: the
+// document's head, then each job's object from `job` (indented as inside the document), then
+// the tail.
+void WriteJobsDocument(const nlohmann::ordered_json& meta, const nlohmann::json& list,
+                       const std::function<nlohmann::ordered_json(const nlohmann::json&)>& job,
+                       const TextSink& write);
 
 // Sets obj[a][b]... for the path "a/b/...", making the dictionaries on the way in order, as
 // Slurm's parser tables do with their "/" keys.

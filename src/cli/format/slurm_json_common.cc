@@ -3,6 +3,44 @@
 
 namespace lockstep::cli::slurm_json {
 
+Result<const nlohmann::json*> JobList(const nlohmann::json& jobs, const char* command) {
+  const nlohmann::json& list = jobs.is_object() && jobs.contains("jobs") ? jobs["jobs"] : jobs;
+  if (!list.is_array())
+    return InvalidArgument(std::string(command) + " --json: the jobs are not a list");
+  for (const nlohmann::json& job : list)
+    if (!job.is_object())
+      return InvalidArgument(std::string(command) + " --json: a job is not an object");
+  return &list;
+}
+
+void WriteJobsDocument(const nlohmann::ordered_json& meta, const nlohmann::json& list,
+                       const std::function<nlohmann::ordered_json(const nlohmann::json&)>& job,
+                       const TextSink& write) {
+  nlohmann::ordered_json head;
+  head["meta"] = meta;
+  head["errors"] = nlohmann::ordered_json::array();
+  head["jobs"] = nlohmann::ordered_json::array();
+  std::string text = head.dump(2);  // ends in `"jobs": []\n}`
+  if (list.empty()) {
+    write(text + '\n');
+    return;
+  }
+  text.resize(text.size() - std::string_view("]\n}").size());  // up to and with '['
+  write(text);
+  bool first = true;
+  for (const nlohmann::json& j : list) {
+    // The job at depth 2 of the document: each of its lines four spaces further in.
+    std::string item = first ? "\n    " : ",\n    ";
+    first = false;
+    for (char c : job(j).dump(2)) {
+      item += c;
+      if (c == '\n') item += "    ";
+    }
+    write(item);
+  }
+  write("\n  ]\n}\n");
+}
+
 nlohmann::ordered_json Meta(const std::string& plugin_type, const std::string& plugin_name) {
   // The schema followed is Slurm 22.05's: a parser that picks its reader by version reads it so.
   nlohmann::ordered_json meta;

@@ -201,6 +201,10 @@ void AddSacctTail(ordered_json& o, const nlohmann::json& job, const SacctFacts& 
   o["working_directory"] = Str(job, "work_dir");
 }
 
+ordered_json SacctMeta() {
+  return slurm_json::Meta("openapi/dbv0.0.38", "Slurm OpenAPI DB v0.0.38");
+}
+
 ordered_json SacctJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   const SacctFacts f = SacctFactsOf(job);
   ordered_json o;
@@ -212,17 +216,23 @@ ordered_json SacctJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
 }  // namespace
 
 Result<nlohmann::ordered_json> SacctJson(const nlohmann::json& jobs, const SlurmJsonContext& ctx) {
-  const nlohmann::json& list = jobs.is_object() && jobs.contains("jobs") ? jobs["jobs"] : jobs;
-  if (!list.is_array()) return InvalidArgument("sacct --json: the jobs are not a list");
+  Result<const nlohmann::json*> list = slurm_json::JobList(jobs, "sacct");
+  if (!list.ok()) return list.status();
   ordered_json out;
-  out["meta"] = slurm_json::Meta("openapi/dbv0.0.38", "Slurm OpenAPI DB v0.0.38");
+  out["meta"] = SacctMeta();
   out["errors"] = ordered_json::array();
   out["jobs"] = ordered_json::array();
-  for (const nlohmann::json& job : list) {
-    if (!job.is_object()) return InvalidArgument("sacct --json: a job is not an object");
-    out["jobs"].push_back(SacctJob(job, ctx));
-  }
+  for (const nlohmann::json& job : **list) out["jobs"].push_back(SacctJob(job, ctx));
   return out;
+}
+
+Status WriteSacctJson(const nlohmann::json& jobs, const SlurmJsonContext& ctx,
+                      const TextSink& write) {
+  Result<const nlohmann::json*> list = slurm_json::JobList(jobs, "sacct");
+  if (!list.ok()) return list.status();
+  slurm_json::WriteJobsDocument(
+      SacctMeta(), **list, [&](const nlohmann::json& job) { return SacctJob(job, ctx); }, write);
+  return Status::Ok();
 }
 
 }  // namespace lockstep::cli

@@ -223,6 +223,8 @@ void AddStateFilesAndTres(ordered_json& o, const nlohmann::json& job, const JobF
   o["current_working_directory"] = Str(job, "work_dir");
 }
 
+ordered_json SqueueMeta() { return slurm_json::Meta("openapi/v0.0.38", "Slurm OpenAPI v0.0.38"); }
+
 ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
   const JobFacts f = FactsOf(job, ctx);
   ordered_json o;
@@ -235,17 +237,24 @@ ordered_json SqueueJob(const nlohmann::json& job, const SlurmJsonContext& ctx) {
 }  // namespace
 
 Result<nlohmann::ordered_json> SqueueJson(const nlohmann::json& jobs, const SlurmJsonContext& ctx) {
-  const nlohmann::json& list = jobs.is_object() && jobs.contains("jobs") ? jobs["jobs"] : jobs;
-  if (!list.is_array()) return InvalidArgument("squeue --json: the jobs are not a list");
+  Result<const nlohmann::json*> list = slurm_json::JobList(jobs, "squeue");
+  if (!list.ok()) return list.status();
   ordered_json out;
-  out["meta"] = slurm_json::Meta("openapi/v0.0.38", "Slurm OpenAPI v0.0.38");
+  out["meta"] = SqueueMeta();
   out["errors"] = ordered_json::array();
   out["jobs"] = ordered_json::array();
-  for (const nlohmann::json& job : list) {
-    if (!job.is_object()) return InvalidArgument("squeue --json: a job is not an object");
-    out["jobs"].push_back(SqueueJob(job, ctx));
-  }
+  for (const nlohmann::json& job : **list) out["jobs"].push_back(SqueueJob(job, ctx));
   return out;
+}
+
+Status WriteSqueueJson(const nlohmann::json& jobs, const SlurmJsonContext& ctx,
+                       const TextSink& write) {
+  Result<const nlohmann::json*> list = slurm_json::JobList(jobs, "squeue");
+  if (!list.ok()) return list.status();
+  slurm_json::WriteJobsDocument(
+      SqueueMeta(), **list, [&](const nlohmann::json& job) { return SqueueJob(job, ctx); },
+      write);
+  return Status::Ok();
 }
 
 }  // namespace lockstep::cli

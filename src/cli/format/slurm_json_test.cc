@@ -252,6 +252,27 @@ TEST(SqueueJson, PendingArrayAsSlurms) {
   EXPECT_EQ(r["minimum_cpus_per_node"], 2);                    // 16 CPUs for 8 tasks: 2 a task
 }
 
+// squeue --json and sacct --json print their document a job at a time: the same bytes as the
+// whole document's dump(2), for no job, one, and several of different states.
+TEST(SqueueJson, WrittenJobByJobIsTheWholeDocumentsText) {
+  json array = Job("RUNNING");
+  array["array_job_id"] = 40;
+  array["array_task_str"] = "[3-8%2]";
+  for (const json& jobs : {json::array(), json::array({Job("PENDING")}),
+                           json{{"jobs", json::array({Job("RUNNING"), Job("FAILED"), array})}}}) {
+    std::string squeue, sacct;
+    ASSERT_TRUE(WriteSqueueJson(jobs, Ctx(), [&](std::string_view t) { squeue += t; }).ok());
+    EXPECT_EQ(squeue, SqueueJson(jobs, Ctx())->dump(2) + "\n") << jobs.dump();
+    ASSERT_TRUE(WriteSacctJson(jobs, Ctx(), [&](std::string_view t) { sacct += t; }).ok());
+    EXPECT_EQ(sacct, SacctJson(jobs, Ctx())->dump(2) + "\n") << jobs.dump();
+  }
+  std::string written;
+  EXPECT_FALSE(WriteSqueueJson(json::array({Job("PENDING"), 1}), Ctx(),
+                               [&](std::string_view t) { written += t; })
+                   .ok());
+  EXPECT_EQ(written, "") << "nothing is written before the jobs are checked";
+}
+
 TEST(SqueueJson, BadInputIsAnError) {
   EXPECT_FALSE(SqueueJson(json::object({{"jobs", 3}}), Ctx()).ok());
   EXPECT_FALSE(SqueueJson(json::array({1}), Ctx()).ok());
