@@ -175,6 +175,19 @@ int JobAction(client::ApiClient& api, const std::string& action, const std::stri
   return rc;
 }
 
+// Slurm's requeuehold: each job requeued and held until released, in one request, so that no
+// scheduling pass can start it between the two.
+int RequeueHold(client::ApiClient& api, const std::string& ids) {
+  int rc = 0;
+  std::stringstream in(ids);
+  std::string id;
+  while (std::getline(in, id, ',')) {
+    Result<nlohmann::json> r = api.Post("/api/v1/jobs/" + id + "/requeue", {{"hold", true}});
+    if (!r.ok()) rc = JobError(id, "requeuehold of job " + id + ": ", r.status());
+  }
+  return rc;
+}
+
 int Update(client::ApiClient& api, const std::vector<std::string>& a) {
   std::string bad;
   std::map<std::string, std::string> kv = KeyValues({a.begin() + 1, a.end()}, &bad);
@@ -202,15 +215,12 @@ int Update(client::ApiClient& api, const std::vector<std::string>& a) {
         if (!amount.empty() && amount.find_first_not_of("0123456789") == std::string::npos)
           t = std::stoll(amount) * 60;
         if (!t.ok()) return Fail("scontrol", "update: TimeLimit: " + t.status().message());
-        if (sign != 0) {
-          Result<nlohmann::json> job = api.Get("/api/v1/jobs/" + id);
-          if (!job.ok()) return JobError(id, "", job.status());
-          if (!(*job)["time_limit"].is_number())
-            return Fail("scontrol", "update: TimeLimit: the job's limit is UNLIMITED");
-          t = (*job)["time_limit"].get<Seconds>() + sign * *t;
-          if (*t <= 0) return Fail("scontrol", "update: TimeLimit: " + v + " leaves no time");
-        }
-        changes["time_limit"] = *t;
+        // +N/-N moves each job's own limit in lockstepd, so on an array each task's (Slurm's
+        // scontrol refuses it for arrays), in the one request.
+        if (sign != 0)
+          changes["time_limit_add"] = sign * *t;
+        else
+          changes["time_limit"] = *t;
       } else if (k == "priority") {
         changes["priority"] = std::stoul(v);
       } else if (k == "nice") {
@@ -293,11 +303,7 @@ int RunScontrol(int argc, char** argv) {
   if (verb == "show") return Show(api, a, oneliner);
   if (verb == "ping") return Ping(api);
   if (verb == "write") return WriteBatchScript(api, a);
-  if (verb == "requeuehold" && a.size() == 2) {
-    // Slurm's requeuehold: requeued, then held until released.
-    int rc = JobAction(api, "requeue", a[1]);
-    return rc != 0 ? rc : JobAction(api, "hold", a[1]);
-  }
+  if (verb == "requeuehold" && a.size() == 2) return RequeueHold(api, a[1]);
   if ((verb == "hold" || verb == "release" || verb == "requeue") && a.size() == 2)
     return JobAction(api, verb, a[1]);
   if (verb == "update") return Update(api, a);
