@@ -138,5 +138,37 @@ TEST(ArrayUpdate, RequeueholdKeepsTheJobHeldWithANodeFreeAllAlong) {
   EXPECT_EQ(c.Run({"scancel", s}).exit_code, 0);
 }
 
+TEST(ArrayUpdate, RequeueholdSpecialExitShowsSEUntilReleased) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  const unsigned long long id =
+      Submit(c, {"-N", "1", "--wrap", "echo started >> se.txt; sleep 300"});
+  ASSERT_GT(id, 0u);
+  const std::string s = std::to_string(id);
+  ASSERT_TRUE(WaitFor([&] { return Lines(c.ReadFile("se.txt")).size() == 1; }, seconds(20)));
+  CommandResult r = c.Run({"scontrol", "requeuehold", "State=Bogus", s});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "scontrol: error: Invalid state specification State=Bogus\n");
+  EXPECT_EQ(Squeue(c, s, "%T"), std::vector<std::string>{"RUNNING"}) << "nothing changed";
+
+  r = c.Run({"scontrol", "requeuehold", "State=SpecialExit", s});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // As Slurm's FAQ shows it: ST "SE", reason JobHeldUser; scontrol show job SPECIAL_EXIT.
+  EXPECT_EQ(Squeue(c, s, "%t %r"), std::vector<std::string>{"SE JobHeldUser"});
+  EXPECT_EQ(Squeue(c, s, "%t", "SE"), std::vector<std::string>{"SE"});
+  EXPECT_TRUE(Squeue(c, s, "%t", "PD").empty()) << "SE is a state of its own for -t";
+  r = c.Run({"scontrol", "show", "job", s});
+  EXPECT_NE(r.out.find("JobState=SPECIAL_EXIT Reason=JobHeldUser"), std::string::npos) << r.out;
+  // Durable, and released it is an ordinary job again and runs.
+  c.KillDaemon();
+  c.StartDaemon();
+  ASSERT_TRUE(c.WaitNodes("idle", 2, 20));
+  EXPECT_EQ(Squeue(c, s, "%t %r"), std::vector<std::string>{"SE JobHeldUser"});
+  ASSERT_EQ(c.Run({"scontrol", "release", s}).exit_code, 0);
+  EXPECT_TRUE(WaitFor([&] { return Lines(c.ReadFile("se.txt")).size() == 2; }, seconds(20)));
+  EXPECT_EQ(Squeue(c, s, "%T"), std::vector<std::string>{"RUNNING"});
+  EXPECT_EQ(c.Run({"scancel", s}).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace lockstep::testing

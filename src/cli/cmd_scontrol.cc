@@ -24,6 +24,7 @@ constexpr const char* kUsage =
     "usage: scontrol show job [ID] | show node [NAME] | show partition [NAME] | show hostnames "
     "LIST | show config\n"
     "       scontrol hold|release|requeue|requeuehold JOBID[,JOBID...]\n"
+    "       scontrol requeuehold State=SpecialExit JOBID[,JOBID...]\n"
     "       scontrol suspend|resume JOBID[,JOBID...]\n"
     "       scontrol ping\n"
     "       scontrol write batch_script JOBID [FILE|-]\n"
@@ -175,14 +176,25 @@ int JobAction(client::ApiClient& api, const std::string& action, const std::stri
   return rc;
 }
 
+// requeuehold's "State=SpecialExit" (or "State=SE"), as Slurm's scontrol reads it: any case,
+// the value by its prefix.
+bool IsSpecialExit(std::string word) {
+  for (char& ch : word) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (word.rfind("state=", 0) != 0) return false;
+  const std::string value = word.substr(6);
+  return value.rfind("specialexit", 0) == 0 || value.rfind("se", 0) == 0;
+}
+
 // Slurm's requeuehold: each job requeued and held until released, in one request, so that no
-// scheduling pass can start it between the two.
-int RequeueHold(client::ApiClient& api, const std::string& ids) {
+// scheduling pass can start it between the two; `special_exit`: State=SpecialExit.
+int RequeueHold(client::ApiClient& api, const std::string& ids, bool special_exit) {
   int rc = 0;
   std::stringstream in(ids);
   std::string id;
+  nlohmann::json body = {{"hold", true}};
+  if (special_exit) body["special_exit"] = true;
   while (std::getline(in, id, ',')) {
-    Result<nlohmann::json> r = api.Post("/api/v1/jobs/" + id + "/requeue", {{"hold", true}});
+    Result<nlohmann::json> r = api.Post("/api/v1/jobs/" + id + "/requeue", body);
     if (!r.ok()) rc = JobError(id, "requeuehold of job " + id + ": ", r.status());
   }
   return rc;
@@ -303,7 +315,15 @@ int RunScontrol(int argc, char** argv) {
   if (verb == "show") return Show(api, a, oneliner);
   if (verb == "ping") return Ping(api);
   if (verb == "write") return WriteBatchScript(api, a);
-  if (verb == "requeuehold" && a.size() == 2) return RequeueHold(api, a[1]);
+  if (verb == "requeuehold" && (a.size() == 2 || a.size() == 3)) {
+    // scontrol requeuehold [State=SpecialExit|SE] JOBID[,JOBID...]
+    bool special_exit = false;
+    if (a.size() == 3 && !(special_exit = IsSpecialExit(a[1]))) {
+      std::fprintf(stderr, "scontrol: error: Invalid state specification %s\n", a[1].c_str());
+      return 1;
+    }
+    return RequeueHold(api, a.back(), special_exit);
+  }
   if ((verb == "hold" || verb == "release" || verb == "requeue") && a.size() == 2)
     return JobAction(api, verb, a[1]);
   if (verb == "update") return Update(api, a);

@@ -239,10 +239,14 @@ Response Answer(const Result<nlohmann::json>& j) {
   return j.ok() ? Ok(*j) : Error(j.status());
 }
 
-// POST .../requeue: `{"hold": true}` requeues and holds in one change (scontrol requeuehold).
+// POST .../requeue: `{"hold": true}` requeues and holds in one change (scontrol requeuehold),
+// `"special_exit": true` with it for State=SpecialExit.
 Status RequeueRoute(Controller& c, const Caller& caller, JobId id, const nlohmann::json& body) {
-  LOCKSTEP_RETURN_IF_ERROR(ExpectFields(body, {{"hold", FieldKind::kBool}}));
-  return body.value("hold", false) ? c.RequeueHold(caller, id) : c.Requeue(caller, id);
+  LOCKSTEP_RETURN_IF_ERROR(
+      ExpectFields(body, {{"hold", FieldKind::kBool}, {"special_exit", FieldKind::kBool}}));
+  const bool hold = body.value("hold", false), special_exit = body.value("special_exit", false);
+  if (special_exit && !hold) return InvalidArgument("requeue: special_exit needs \"hold\": true");
+  return hold ? c.RequeueHold(caller, id, special_exit) : c.Requeue(caller, id);
 }
 
 // A route's response, or nothing when a long poll took `reply` to answer later.

@@ -108,8 +108,9 @@ class Controller : private backend::EventSink,
   Status Release(const Caller& caller, JobId id);
   Status Requeue(const Caller& caller, JobId id);
   // scontrol requeuehold (controller_jobs.cc): requeued and held (JobHeldUser, as Slurm's) in
-  // one change under the lock and one durable write, so no pass can start it in between.
-  Status RequeueHold(const Caller& caller, JobId id);
+  // one change under the lock and one durable write, so no pass can start it in between;
+  // `special_exit` (State=SpecialExit): shown as SPECIAL_EXIT until released.
+  Status RequeueHold(const Caller& caller, JobId id, bool special_exit = false);
   // scontrol update (controller_update.cc): `id` as the user named it, so an array's id changes
   // every task of the array not finished, its tasks not split off included; UpdateTask changes
   // the one task ("40_7"). Checked for every task first, then one durable write.
@@ -391,7 +392,7 @@ class Controller : private backend::EventSink,
   Result<jobspec::JobSpec> ChangedSpecLocked(const JobEntry& e, const JobChanges& c, bool op,
                                              const std::string& label);
   // Requeue and RequeueHold (controller_jobs.cc).
-  Status RequeueJob(const Caller& caller, JobId id, bool hold);
+  Status RequeueJob(const Caller& caller, JobId id, bool hold, bool special_exit);
   // RequeueLocked's change in memory, without its write or pass (for requeuehold's one write).
   void RequeueRunLocked(JobEntry& job, const std::string& reason, Time now);
   // The run on a lost node: requeued, or ended NODE_FAIL when it may not be.

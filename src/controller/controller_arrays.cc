@@ -171,6 +171,7 @@ store::PendingWrite Controller::HoldArrayRestLocked(const Caller& caller, Pendin
       e.reason = admin ? "JobHeldAdmin" : "JobHeldUser";
     } else {
       e.held_by_user = e.held_by_admin = false;
+      e.special_exit = false;
     }
   };
   apply(t);

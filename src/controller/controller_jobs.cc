@@ -220,6 +220,7 @@ Status Controller::Release(const Caller& caller, JobId id) {
       return PermissionDenied("job " + e.DisplayId() +
                               " was held by an operator; only an operator may release it");
     e.held_by_user = e.held_by_admin = false;
+    e.special_exit = false;  // released, it is an ordinary pending job again (Slurm's too)
     TouchLocked(e);
     write = PersistLocked({&e});
     RequestPassLocked();
@@ -228,14 +229,14 @@ Status Controller::Release(const Caller& caller, JobId id) {
 }
 
 Status Controller::Requeue(const Caller& caller, JobId id) {
-  return RequeueJob(caller, id, false);
+  return RequeueJob(caller, id, false, false);
 }
 
-Status Controller::RequeueHold(const Caller& caller, JobId id) {
-  return RequeueJob(caller, id, true);
+Status Controller::RequeueHold(const Caller& caller, JobId id, bool special_exit) {
+  return RequeueJob(caller, id, true, special_exit);
 }
 
-Status Controller::RequeueJob(const Caller& caller, JobId id, bool hold) {
+Status Controller::RequeueJob(const Caller& caller, JobId id, bool hold, bool special_exit) {
   store::PendingWrite write;
   {
     HeldLock lock(*this);
@@ -254,6 +255,7 @@ Status Controller::RequeueJob(const Caller& caller, JobId id, bool hold) {
       // release it.
       e.held_by_user = true;
       e.reason = "JobHeldUser";
+      e.special_exit = special_exit;
     }
     write = PersistLocked({&e});
     RequestPassLocked();

@@ -67,7 +67,7 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
       {"account", e.spec->account.empty() ? "root" : e.spec->account},
       {"partition", part.name},
       {"qos", j.qos < cluster_.base.qos.size() ? cluster_.base.qos[j.qos].name : "normal"},
-      {"state", JobStateName(e.state)},
+      {"state", e.ShownState()},
       {"reason", e.state == JobState::kPending ? e.reason : "None"},
       {"nodes", CompressHostlist(nodes)},
       {"node_count", e.placement.empty() ? shape.nodes : static_cast<int>(nodes.size())},
@@ -165,7 +165,7 @@ nlohmann::json Controller::ListJobs(const nlohmann::json& filter) const {
     bool job_named = Matches(filter, "job", std::to_string(id)) ||
                      (e.is_array_task() && Matches(filter, "job", std::to_string(e.array_job_id)));
     if (!job_named || !Matches(filter, "user", e.user) ||
-        !Matches(filter, "state", JobStateName(e.state)))
+        !Matches(filter, "state", e.ShownState()))
       continue;
     nlohmann::json j = JobJsonLocked(e);
     if (!Matches(filter, "partition", j["partition"].get<std::string>())) continue;
