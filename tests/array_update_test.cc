@@ -39,6 +39,11 @@ bool AllAre(const std::vector<std::string>& lines, const std::string& want) {
          std::all_of(lines.begin(), lines.end(), [&](const std::string& l) { return l == want; });
 }
 
+// squeue's "%T %r" and "%t %r" of a job held by requeuehold, as Slurm 22.05 prints them: the
+// reason is its state_desc.
+const std::vector<std::string> kRequeueHeld = {"PENDING job requeued in held state"};
+const std::vector<std::string> kSpecialExit = {"SE job requeued in held state"};
+
 int Running(Cluster& c, const std::string& array) {
   return static_cast<int>(Squeue(c, array, "%i", "R").size());
 }
@@ -46,9 +51,8 @@ int Running(Cluster& c, const std::string& array) {
 TEST(ArrayUpdate, TheArraysIdChangesEveryTaskAndATaskIdOnlyThatTask) {
   Cluster c;  // two nodes: two tasks run, the rest wait (most in the array's one record)
   ASSERT_TRUE(c.Start());
-  const unsigned long long id =
-      Submit(c, {"--array=0-7", "-N", "1", "--exclusive", "-t", "10", "-J", "sweep", "--wrap",
-                 "sleep 300"});
+  const unsigned long long id = Submit(c, {"--array=0-7", "-N", "1", "--exclusive", "-t", "10",
+                                           "-J", "sweep", "--wrap", "sleep 300"});
   ASSERT_GT(id, 0u);
   const std::string a = std::to_string(id);
   ASSERT_TRUE(WaitFor([&] { return Running(c, a) == 2; }, seconds(20)));
@@ -90,7 +94,10 @@ TEST(ArrayUpdate, TheArraysIdChangesEveryTaskAndATaskIdOnlyThatTask) {
   r = c.Run({"scancel", a + "_0", a + "_1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(WaitFor(
-      [&] { return Squeue(c, a, "%K", "R") == std::vector<std::string>{"2", "3"}; }, seconds(20)))
+      [&] {
+        return Squeue(c, a, "%K", "R") == std::vector<std::string>{"2", "3"};
+      },
+      seconds(20)))
       << ::testing::PrintToString(Squeue(c, a, "%K %T"));
   EXPECT_TRUE(AllAre(Squeue(c, a, "%j %l", "R"), "renamed 9:00"));
   r = c.Run({"scontrol", "show", "job", a + "_3"});
@@ -111,21 +118,21 @@ TEST(ArrayUpdate, RequeueholdKeepsTheJobHeldWithANodeFreeAllAlong) {
 
   CommandResult r = c.Run({"scontrol", "requeuehold", s});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // Pending and held as soon as the command returns, as Slurm shows it.
-  EXPECT_EQ(Squeue(c, s, "%T %r"), std::vector<std::string>{"PENDING JobHeldUser"});
+  // Pending and held as soon as the command returns, as Slurm 22.05 shows it (its state_desc).
+  EXPECT_EQ(Squeue(c, s, "%T %r"), kRequeueHeld);
   // The scheduler goes on with both nodes free: another job is placed and runs to its end...
   const unsigned long long other = Submit(c, {"-N", "2", "--wrap", "true"});
   ASSERT_GT(other, 0u);
   EXPECT_EQ(c.WaitJob(other)["state"], "COMPLETED");
   // ...and the held job never started again.
-  EXPECT_EQ(Squeue(c, s, "%T %r"), std::vector<std::string>{"PENDING JobHeldUser"});
+  EXPECT_EQ(Squeue(c, s, "%T %r"), kRequeueHeld);
   EXPECT_EQ(Lines(c.ReadFile("starts.txt")).size(), 1u);
   EXPECT_EQ(c.Job(id)["restart_count"], 1);
   // The requeue and the hold were one durable change.
   c.KillDaemon();
   c.StartDaemon();
   ASSERT_TRUE(c.WaitNodes("idle", 2, 20));
-  EXPECT_EQ(Squeue(c, s, "%T %r"), std::vector<std::string>{"PENDING JobHeldUser"});
+  EXPECT_EQ(Squeue(c, s, "%T %r"), kRequeueHeld);
   // Released, it runs again.
   r = c.Run({"scontrol", "release", s});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -148,22 +155,25 @@ TEST(ArrayUpdate, RequeueholdSpecialExitShowsSEUntilReleased) {
   ASSERT_TRUE(WaitFor([&] { return Lines(c.ReadFile("se.txt")).size() == 1; }, seconds(20)));
   CommandResult r = c.Run({"scontrol", "requeuehold", "State=Bogus", s});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "scontrol: error: Invalid state specification State=Bogus\n");
+  EXPECT_EQ(r.err, "Invalid job id specified for job State=Bogus\n");
   EXPECT_EQ(Squeue(c, s, "%T"), std::vector<std::string>{"RUNNING"}) << "nothing changed";
 
   r = c.Run({"scontrol", "requeuehold", "State=SpecialExit", s});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // As Slurm's FAQ shows it: ST "SE", reason JobHeldUser; scontrol show job SPECIAL_EXIT.
-  EXPECT_EQ(Squeue(c, s, "%t %r"), std::vector<std::string>{"SE JobHeldUser"});
+  // As Slurm 22.05 shows it: ST "SE" with the requeuehold's reason; scontrol show job
+  // SPECIAL_EXIT.
+  EXPECT_EQ(Squeue(c, s, "%t %r"), kSpecialExit);
   EXPECT_EQ(Squeue(c, s, "%t", "SE"), std::vector<std::string>{"SE"});
   EXPECT_TRUE(Squeue(c, s, "%t", "PD").empty()) << "SE is a state of its own for -t";
   r = c.Run({"scontrol", "show", "job", s});
-  EXPECT_NE(r.out.find("JobState=SPECIAL_EXIT Reason=JobHeldUser"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("JobState=SPECIAL_EXIT Reason=job_requeued_in_held_state"),
+            std::string::npos)
+      << r.out;
   // Durable, and released it is an ordinary job again and runs.
   c.KillDaemon();
   c.StartDaemon();
   ASSERT_TRUE(c.WaitNodes("idle", 2, 20));
-  EXPECT_EQ(Squeue(c, s, "%t %r"), std::vector<std::string>{"SE JobHeldUser"});
+  EXPECT_EQ(Squeue(c, s, "%t %r"), kSpecialExit);
   ASSERT_EQ(c.Run({"scontrol", "release", s}).exit_code, 0);
   EXPECT_TRUE(WaitFor([&] { return Lines(c.ReadFile("se.txt")).size() == 2; }, seconds(20)));
   EXPECT_EQ(Squeue(c, s, "%T"), std::vector<std::string>{"RUNNING"});

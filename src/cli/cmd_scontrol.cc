@@ -319,7 +319,8 @@ int RunScontrol(int argc, char** argv) {
     // scontrol requeuehold [State=SpecialExit|SE] JOBID[,JOBID...]
     bool special_exit = false;
     if (a.size() == 3 && !(special_exit = IsSpecialExit(a[1]))) {
-      std::fprintf(stderr, "scontrol: error: Invalid state specification %s\n", a[1].c_str());
+      // Slurm 22.05's words: it takes a word that is not State=SE for a job id.
+      std::fprintf(stderr, "Invalid job id specified for job %s\n", a[1].c_str());
       return 1;
     }
     return RequeueHold(api, a.back(), special_exit);

@@ -386,6 +386,13 @@ class Controller : private backend::EventSink,
   struct JobChanges;
   static Result<JobChanges> DecodeChanges(const nlohmann::json& body, bool op);
   Status UpdateJobs(const Caller& caller, JobId id, const nlohmann::json& body, bool whole_array);
+  // What an update of `id` changes: the job (or task), or every task of the array `id` not
+  // finished and its tasks not split off (`rest`, null when none).
+  struct UpdateTargets {
+    std::vector<JobEntry*> jobs;
+    PendingArray* rest = nullptr;
+  };
+  Result<UpdateTargets> UpdateTargetsLocked(JobId id, bool whole_array);
   bool IsArrayIdLocked(JobId id) const;
   // `e`'s spec with the changes made, or why `caller` (an operator or not) may not make them;
   // `label` names the job in errors.

@@ -173,6 +173,7 @@ store::PendingWrite Controller::HoldArrayRestLocked(const Caller& caller, Pendin
       e.held_by_user = e.held_by_admin = false;
       e.special_exit = false;
     }
+    e.requeue_held = false;
   };
   apply(t);
   std::vector<store::Record> records = {PendingArrayRecordLocked(a)};

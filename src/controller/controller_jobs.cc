@@ -201,6 +201,7 @@ Status Controller::Hold(const Caller& caller, JobId id) {
       e.held_by_user = true;
       e.reason = "JobHeldUser";
     }
+    e.requeue_held = false;  // held again: the hold's own reason (Slurm clears its state_desc)
     TouchLocked(e);
     write = PersistLocked({&e});
     RequestPassLocked();  // a held job gives up its reservation: others may start now
@@ -220,7 +221,7 @@ Status Controller::Release(const Caller& caller, JobId id) {
       return PermissionDenied("job " + e.DisplayId() +
                               " was held by an operator; only an operator may release it");
     e.held_by_user = e.held_by_admin = false;
-    e.special_exit = false;  // released, it is an ordinary pending job again (Slurm's too)
+    e.special_exit = e.requeue_held = false;  // an ordinary pending job again (Slurm's too)
     TouchLocked(e);
     write = PersistLocked({&e});
     RequestPassLocked();
@@ -256,6 +257,7 @@ Status Controller::RequeueJob(const Caller& caller, JobId id, bool hold, bool sp
       e.held_by_user = true;
       e.reason = "JobHeldUser";
       e.special_exit = special_exit;
+      e.requeue_held = true;
     }
     write = PersistLocked({&e});
     RequestPassLocked();

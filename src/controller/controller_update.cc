@@ -87,24 +87,10 @@ Status Controller::UpdateJobs(const Caller& caller, JobId id, const nlohmann::js
   store::PendingWrite write;
   {
     HeldLock lock(*this);
-    // The entries to change: one job (or task), or every task of the array not finished.
-    std::vector<JobEntry*> targets;
-    PendingArray* rest = nullptr;
-    if (whole_array && IsArrayIdLocked(id)) {
-      for (auto it = jobs_.lower_bound(id); it != jobs_.end() && it->second.array_job_id == id;
-           ++it)
-        if (Updatable(it->second)) targets.push_back(&it->second);
-      auto a = pending_arrays_.find(id);
-      if (a != pending_arrays_.end()) rest = &a->second;
-      if (targets.empty() && !rest)
-        return FailedPrecondition("job " + std::to_string(id) + " has already finished");
-    } else {
-      Result<JobEntry*> found = FindLocked(id);
-      if (!found.ok()) return found.status();
-      if (!Updatable(**found))
-        return FailedPrecondition("job " + (*found)->DisplayId() + " has already finished");
-      targets.push_back(*found);
-    }
+    Result<UpdateTargets> found = UpdateTargetsLocked(id, whole_array);
+    if (!found.ok()) return found.status();
+    std::vector<JobEntry*>& targets = found->jobs;
+    PendingArray* rest = found->rest;
     // Every entry is checked before any changes. Tasks share their spec, so the new spec is
     // made once per spec they had (the time limit checked against that spec's limit).
     std::map<const jobspec::JobSpec*, std::shared_ptr<const jobspec::JobSpec>> new_specs;
@@ -117,11 +103,9 @@ Status Controller::UpdateJobs(const Caller& caller, JobId id, const nlohmann::js
       return Status::Ok();
     };
     for (const JobEntry* e : targets) LOCKSTEP_RETURN_IF_ERROR(check(*e, e->DisplayId()));
-    if (rest) {
+    if (rest) {  // the tasks not split off: checked as the next of them would be
       const JobEntry next = rest->EntryOf(rest->FirstPendingId());
-      JobEntry probe = rest->tmpl();
-      probe.id = next.id;  // named by the array's next task, as squeue shows the rest
-      LOCKSTEP_RETURN_IF_ERROR(check(probe, next.DisplayId()));
+      LOCKSTEP_RETURN_IF_ERROR(check(next, next.DisplayId()));
     }
     // Then every change, in one write.
     auto apply = [&](JobEntry& e) {
@@ -142,6 +126,26 @@ Status Controller::UpdateJobs(const Caller& caller, JobId id, const nlohmann::js
     RequestPassLocked();
   }
   return Durable(std::move(write));
+}
+
+Result<Controller::UpdateTargets> Controller::UpdateTargetsLocked(JobId id, bool whole_array) {
+  UpdateTargets t;
+  if (whole_array && IsArrayIdLocked(id)) {
+    for (auto it = jobs_.lower_bound(id); it != jobs_.end() && it->second.array_job_id == id;
+         ++it)
+      if (Updatable(it->second)) t.jobs.push_back(&it->second);
+    auto a = pending_arrays_.find(id);
+    if (a != pending_arrays_.end()) t.rest = &a->second;
+    if (t.jobs.empty() && !t.rest)
+      return FailedPrecondition("job " + std::to_string(id) + " has already finished");
+    return t;
+  }
+  Result<JobEntry*> found = FindLocked(id);
+  if (!found.ok()) return found.status();
+  if (!Updatable(**found))
+    return FailedPrecondition("job " + (*found)->DisplayId() + " has already finished");
+  t.jobs.push_back(*found);
+  return t;
 }
 
 bool Controller::IsArrayIdLocked(JobId id) const {

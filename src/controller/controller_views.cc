@@ -68,7 +68,9 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
       {"partition", part.name},
       {"qos", j.qos < cluster_.base.qos.size() ? cluster_.base.qos[j.qos].name : "normal"},
       {"state", e.ShownState()},
-      {"reason", e.state == JobState::kPending ? e.reason : "None"},
+      {"reason", e.state != JobState::kPending ? "None"
+                 : e.requeue_held              ? "job requeued in held state"  // Slurm's words
+                                               : e.reason},
       {"nodes", CompressHostlist(nodes)},
       {"node_count", e.placement.empty() ? shape.nodes : static_cast<int>(nodes.size())},
       {"cpus", cpus},

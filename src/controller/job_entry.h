@@ -60,6 +60,9 @@ struct JobEntry {
   // scontrol requeuehold State=SpecialExit: the held job shows as SPECIAL_EXIT (squeue SE)
   // until it is released, as Slurm's JOB_SPECIAL_EXIT.
   bool special_exit = false;
+  // Held by requeuehold: its reason reads "job requeued in held state", as Slurm 22.05's
+  // state_desc, until it is held again or released.
+  bool requeue_held = false;
   JobId array_job_id = 0;  // arrays: every task is an entry of its own
   std::uint32_t array_task_id = 0;
   bool cancel_requested = false;  // the end will be recorded as CANCELLED
