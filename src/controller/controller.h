@@ -107,9 +107,10 @@ class Controller : private backend::EventSink,
   Status Hold(const Caller& caller, JobId id);
   Status Release(const Caller& caller, JobId id);
   Status Requeue(const Caller& caller, JobId id);
-  // scontrol requeuehold (controller_jobs.cc): requeued and held (JobHeldUser, as Slurm's) in
-  // one change under the lock and one durable write, so no pass can start it in between;
-  // `special_exit` (State=SpecialExit): shown as SPECIAL_EXIT until released.
+  // scontrol requeuehold (controller_jobs.cc): requeued and held (the user's hold, reason "job
+  // requeued in held state" as Slurm 22.05's) in one change under the lock and one durable
+  // write, so no pass can start it in between; `special_exit` (State=SpecialExit): shown as
+  // SPECIAL_EXIT until released.
   Status RequeueHold(const Caller& caller, JobId id, bool special_exit = false);
   // scontrol update (controller_update.cc): `id` as the user named it, so an array's id changes
   // every task of the array not finished, its tasks not split off included; UpdateTask changes

@@ -252,8 +252,8 @@ Status Controller::RequeueJob(const Caller& caller, JobId id, bool hold, bool sp
     RequeueRunLocked(e, "JobRequeued", clock_.Now());
     if (hold) {
       // Held before the lock is let go and in the same record: no pass sees it unheld. Slurm
-      // holds a requeuehold as the user's hold (JobHeldUser), whoever asked, so its owner may
-      // release it.
+      // holds a requeuehold as the user's hold (WAIT_HELD_USER), whoever asked, so its owner
+      // may release it; its reason shows as Slurm's state_desc (JobJsonLocked).
       e.held_by_user = true;
       e.reason = "JobHeldUser";
       e.special_exit = special_exit;
