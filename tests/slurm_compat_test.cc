@@ -264,7 +264,8 @@ TEST_F(SlurmCompat, ScontrolPingOnelinerRequeueholdAndRelativeTimeLimit) {
   const std::string rs = std::to_string(run);
   Check(c, {{"scontrol", "requeuehold", rs}, 0, "", ""});
   EXPECT_TRUE(WaitFor([&] { return c.Job(run)["state"] == "PENDING"; }, std::chrono::seconds(20)));
-  Check(c, {{"squeue", "-h", "-j", rs, "-o", "%T %r"}, 0, "PENDING JobHeldUser\n", ""});
+  Check(c, {{"squeue", "-h", "-j", rs, "-o", "%T %r"}, 0, "PENDING job requeued in held state\n",
+            ""});
   Check(c, {{"scontrol", "--bogus", "ping"}, 1, "", "scontrol: unrecognized option '--bogus'"});
   Check(c, {{"scancel", rs}, 0, "", ""});
 }

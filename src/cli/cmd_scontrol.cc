@@ -24,6 +24,7 @@ constexpr const char* kUsage =
     "usage: scontrol show job [ID] | show node [NAME] | show partition [NAME] | show hostnames "
     "LIST | show config\n"
     "       scontrol hold|release|requeue|requeuehold JOBID[,JOBID...]\n"
+    "       scontrol requeuehold State=SpecialExit JOBID[,JOBID...]\n"
     "       scontrol suspend|resume JOBID[,JOBID...]\n"
     "       scontrol ping\n"
     "       scontrol write batch_script JOBID [FILE|-]\n"
@@ -175,6 +176,30 @@ int JobAction(client::ApiClient& api, const std::string& action, const std::stri
   return rc;
 }
 
+// requeuehold's "State=SpecialExit" (or "State=SE"), as Slurm's scontrol reads it: any case,
+// the value by its prefix.
+bool IsSpecialExit(std::string word) {
+  for (char& ch : word) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (word.rfind("state=", 0) != 0) return false;
+  const std::string value = word.substr(6);
+  return value.rfind("specialexit", 0) == 0 || value.rfind("se", 0) == 0;
+}
+
+// Slurm's requeuehold: each job requeued and held until released, in one request, so that no
+// scheduling pass can start it between the two; `special_exit`: State=SpecialExit.
+int RequeueHold(client::ApiClient& api, const std::string& ids, bool special_exit) {
+  int rc = 0;
+  std::stringstream in(ids);
+  std::string id;
+  nlohmann::json body = {{"hold", true}};
+  if (special_exit) body["special_exit"] = true;
+  while (std::getline(in, id, ',')) {
+    Result<nlohmann::json> r = api.Post("/api/v1/jobs/" + id + "/requeue", body);
+    if (!r.ok()) rc = JobError(id, "requeuehold of job " + id + ": ", r.status());
+  }
+  return rc;
+}
+
 int Update(client::ApiClient& api, const std::vector<std::string>& a) {
   std::string bad;
   std::map<std::string, std::string> kv = KeyValues({a.begin() + 1, a.end()}, &bad);
@@ -202,15 +227,12 @@ int Update(client::ApiClient& api, const std::vector<std::string>& a) {
         if (!amount.empty() && amount.find_first_not_of("0123456789") == std::string::npos)
           t = std::stoll(amount) * 60;
         if (!t.ok()) return Fail("scontrol", "update: TimeLimit: " + t.status().message());
-        if (sign != 0) {
-          Result<nlohmann::json> job = api.Get("/api/v1/jobs/" + id);
-          if (!job.ok()) return JobError(id, "", job.status());
-          if (!(*job)["time_limit"].is_number())
-            return Fail("scontrol", "update: TimeLimit: the job's limit is UNLIMITED");
-          t = (*job)["time_limit"].get<Seconds>() + sign * *t;
-          if (*t <= 0) return Fail("scontrol", "update: TimeLimit: " + v + " leaves no time");
-        }
-        changes["time_limit"] = *t;
+        // +N/-N moves each job's own limit in lockstepd, so on an array each task's (Slurm's
+        // scontrol refuses it for arrays), in the one request.
+        if (sign != 0)
+          changes["time_limit_add"] = sign * *t;
+        else
+          changes["time_limit"] = *t;
       } else if (k == "priority") {
         changes["priority"] = std::stoul(v);
       } else if (k == "nice") {
@@ -293,10 +315,15 @@ int RunScontrol(int argc, char** argv) {
   if (verb == "show") return Show(api, a, oneliner);
   if (verb == "ping") return Ping(api);
   if (verb == "write") return WriteBatchScript(api, a);
-  if (verb == "requeuehold" && a.size() == 2) {
-    // Slurm's requeuehold: requeued, then held until released.
-    int rc = JobAction(api, "requeue", a[1]);
-    return rc != 0 ? rc : JobAction(api, "hold", a[1]);
+  if (verb == "requeuehold" && (a.size() == 2 || a.size() == 3)) {
+    // scontrol requeuehold [State=SpecialExit|SE] JOBID[,JOBID...]
+    bool special_exit = false;
+    if (a.size() == 3 && !(special_exit = IsSpecialExit(a[1]))) {
+      // Slurm 22.05's words: it takes a word that is not State=SE for a job id.
+      std::fprintf(stderr, "Invalid job id specified for job %s\n", a[1].c_str());
+      return 1;
+    }
+    return RequeueHold(api, a.back(), special_exit);
   }
   if ((verb == "hold" || verb == "release" || verb == "requeue") && a.size() == 2)
     return JobAction(api, verb, a[1]);

@@ -248,6 +248,16 @@ Response Answer(const Result<nlohmann::json>& j) {
   return j.ok() ? Ok(*j) : Error(j.status());
 }
 
+// POST .../requeue: `{"hold": true}` requeues and holds in one change (scontrol requeuehold),
+// `"special_exit": true` with it for State=SpecialExit.
+Status RequeueRoute(Controller& c, const Caller& caller, JobId id, const nlohmann::json& body) {
+  LOCKSTEP_RETURN_IF_ERROR(
+      ExpectFields(body, {{"hold", FieldKind::kBool}, {"special_exit", FieldKind::kBool}}));
+  const bool hold = body.value("hold", false), special_exit = body.value("special_exit", false);
+  if (special_exit && !hold) return InvalidArgument("requeue: special_exit needs \"hold\": true");
+  return hold ? c.RequeueHold(caller, id, special_exit) : c.Requeue(caller, id);
+}
+
 // A route's response, or nothing when a long poll took `reply` to answer later.
 using Routed = std::optional<Response>;
 
@@ -283,8 +293,9 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
       Result<nlohmann::json> j = c.ShowJob(id);
       return j.ok() ? Ok(*j) : Error(j.status());
     }
-    if (verb == http::verb::patch) {
-      Status s = c.Update(caller, id, *body);
+    if (verb == http::verb::patch) {  // an array's id: every task; "40_7": that one
+      const bool one_task = p[3].find('_') != std::string_view::npos;
+      Status s = one_task ? c.UpdateTask(caller, id, *body) : c.Update(caller, id, *body);
       return s.ok() ? Ok() : Error(s);
     }
   }
@@ -304,8 +315,8 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
       s = c.Hold(caller, id);
     else if (p[4] == "release")
       s = c.Release(caller, id);
-    else if (p[4] == "requeue")
-      s = c.Requeue(caller, id);
+    else if (p[4] == "requeue")  // {"hold": true}: requeuehold, one atomic change (docs/api.md)
+      s = RequeueRoute(c, caller, id, *body);
     else if (p[4] == "suspend")
       s = c.Suspend(caller, id);
     else if (p[4] == "resume")

@@ -114,7 +114,16 @@ class Controller : private backend::EventSink,
   Status Hold(const Caller& caller, JobId id);
   Status Release(const Caller& caller, JobId id);
   Status Requeue(const Caller& caller, JobId id);
+  // scontrol requeuehold (controller_jobs.cc): requeued and held (the user's hold, reason "job
+  // requeued in held state" as Slurm 22.05's) in one change under the lock and one durable
+  // write, so no pass can start it in between; `special_exit` (State=SpecialExit): shown as
+  // SPECIAL_EXIT until released.
+  Status RequeueHold(const Caller& caller, JobId id, bool special_exit = false);
+  // scontrol update (controller_update.cc): `id` as the user named it, so an array's id changes
+  // every task of the array not finished, its tasks not split off included; UpdateTask changes
+  // the one task ("40_7"). Checked for every task first, then one durable write.
   Status Update(const Caller& caller, JobId id, const nlohmann::json& changes);
+  Status UpdateTask(const Caller& caller, JobId id, const nlohmann::json& changes);
   // "cancel", "hold" or "release" of an array's tasks not split off yet (the record squeue
   // shows as 40_[5-3999999], "array_rest" in docs/api.md); hold and release also act on the
   // tasks split off for the scheduler that are still pending (controller_arrays.cc).
@@ -387,6 +396,26 @@ class Controller : private backend::EventSink,
   void EndJobLocked(JobEntry& job, backend::ExitStatus status, Time now,
                     std::optional<JobState> cause = std::nullopt);
   store::PendingWrite RequeueLocked(JobEntry& job, const std::string& reason, Time now);
+  // scontrol update (controller_update.cc): the changes asked, checked; the array's id or one job.
+  struct JobChanges;
+  static Result<JobChanges> DecodeChanges(const nlohmann::json& body, bool op);
+  Status UpdateJobs(const Caller& caller, JobId id, const nlohmann::json& body, bool whole_array);
+  // What an update of `id` changes: the job (or task), or every task of the array `id` not
+  // finished and its tasks not split off (`rest`, null when none).
+  struct UpdateTargets {
+    std::vector<JobEntry*> jobs;
+    PendingArray* rest = nullptr;
+  };
+  Result<UpdateTargets> UpdateTargetsLocked(JobId id, bool whole_array);
+  bool IsArrayIdLocked(JobId id) const;
+  // `e`'s spec with the changes made, or why `caller` (an operator or not) may not make them;
+  // `label` names the job in errors.
+  Result<jobspec::JobSpec> ChangedSpecLocked(const JobEntry& e, const JobChanges& c, bool op,
+                                             const std::string& label);
+  // Requeue and RequeueHold (controller_jobs.cc).
+  Status RequeueJob(const Caller& caller, JobId id, bool hold, bool special_exit);
+  // RequeueLocked's change in memory, without its write or pass (for requeuehold's one write).
+  void RequeueRunLocked(JobEntry& job, const std::string& reason, Time now);
   // The run on a lost node: requeued, or ended NODE_FAIL when it may not be.
   void RunLostLocked(JobEntry& job, const std::string& reason, Time now);
   void TerminateLocked(JobEntry& job);
@@ -473,7 +502,7 @@ class Controller : private backend::EventSink,
   // The array that holds the unsplit task `id`, or null.
   PendingArray* PendingArrayOfLocked(JobId id);
   const PendingArray* PendingArrayOfLocked(JobId id) const;
-  store::Record PendingArrayRecordLocked(const PendingArray& a) const;
+  store::Record PendingArrayRecordLocked(const PendingArray& a);
   // Splits task `id` off `a` into jobs_ (touched), its record added to `records`.
   JobEntry& SplitOffLocked(PendingArray& a, JobId id, std::vector<store::Record>& records);
   // Splits task `id` off `a` and queues its record with the array's, in one write. `a` is

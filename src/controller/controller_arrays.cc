@@ -28,8 +28,12 @@ const PendingArray* Controller::PendingArrayOfLocked(JobId id) const {
   return const_cast<Controller*>(this)->PendingArrayOfLocked(id);
 }
 
-store::Record Controller::PendingArrayRecordLocked(const PendingArray& a) const {
-  return {"pending_arrays", JobKey(a.array_id()), a.ToJson()};
+store::Record Controller::PendingArrayRecordLocked(const PendingArray& a) {
+  // The template names the array's stored spec until an update changes it (controller_update.cc).
+  auto stored = array_specs_.find(a.array_id());
+  if (stored != array_specs_.end() && stored->second == a.tmpl().spec)
+    return {"pending_arrays", JobKey(a.array_id()), a.ToJson()};
+  return {"pending_arrays", JobKey(a.array_id()), a.ToJson(*specs_.JsonOf(a.tmpl().spec))};
 }
 
 JobEntry& Controller::SplitOffLocked(PendingArray& a, JobId id,
@@ -167,7 +171,9 @@ store::PendingWrite Controller::HoldArrayRestLocked(const Caller& caller, Pendin
       e.reason = admin ? "JobHeldAdmin" : "JobHeldUser";
     } else {
       e.held_by_user = e.held_by_admin = false;
+      e.special_exit = false;
     }
+    e.requeue_held = false;
   };
   apply(t);
   std::vector<store::Record> records = {PendingArrayRecordLocked(a)};
@@ -189,7 +195,9 @@ Status Controller::RecoverPendingArraysLocked(const std::vector<store::Record>& 
     auto spec = array_specs_.find(a->array_id());
     if (spec == array_specs_.end())
       return Internal("store: pending array " + r.key + ": its array's spec is missing");
-    a->mutable_tmpl().spec = spec->second;
+    // Its own spec when an update changed it, else the array's as submitted.
+    const auto& own = a->tmpl().spec;
+    a->mutable_tmpl().spec = own ? specs_.Intern(*own) : spec->second;
     next_job_id_ = std::max(next_job_id_, a->last_id() + 1);
     const JobId id = a->array_id();
     if (IsFinished(a->tmpl().state))

@@ -1,4 +1,4 @@
-// The users' side: submit, cancel, hold, release, requeue, update.
+// The users' side: submit, cancel, hold, release, requeue (update: controller_update.cc).
 #include <algorithm>
 #include <cstdio>
 
@@ -201,6 +201,7 @@ Status Controller::Hold(const Caller& caller, JobId id) {
       e.held_by_user = true;
       e.reason = "JobHeldUser";
     }
+    e.requeue_held = false;  // held again: the hold's own reason (Slurm clears its state_desc)
     TouchLocked(e);
     write = PersistLocked({&e});
     RequestPassLocked();  // a held job gives up its reservation: others may start now
@@ -220,6 +221,7 @@ Status Controller::Release(const Caller& caller, JobId id) {
       return PermissionDenied("job " + e.DisplayId() +
                               " was held by an operator; only an operator may release it");
     e.held_by_user = e.held_by_admin = false;
+    e.special_exit = e.requeue_held = false;  // an ordinary pending job again (Slurm's too)
     TouchLocked(e);
     write = PersistLocked({&e});
     RequestPassLocked();
@@ -228,6 +230,14 @@ Status Controller::Release(const Caller& caller, JobId id) {
 }
 
 Status Controller::Requeue(const Caller& caller, JobId id) {
+  return RequeueJob(caller, id, false, false);
+}
+
+Status Controller::RequeueHold(const Caller& caller, JobId id, bool special_exit) {
+  return RequeueJob(caller, id, true, special_exit);
+}
+
+Status Controller::RequeueJob(const Caller& caller, JobId id, bool hold, bool special_exit) {
   store::PendingWrite write;
   {
     HeldLock lock(*this);
@@ -239,56 +249,16 @@ Status Controller::Requeue(const Caller& caller, JobId id) {
       return FailedPrecondition("job " + e.DisplayId() + " is not running");
     if (!e.spec->requeue.value_or(true))
       return FailedPrecondition("job " + e.DisplayId() + " may not be requeued");
-    write = RequeueLocked(e, "JobRequeued", clock_.Now());
-  }
-  return Durable(std::move(write));
-}
-
-Status Controller::Update(const Caller& caller, JobId id, const nlohmann::json& changes) {
-  if (!changes.is_object()) return InvalidArgument("update: the body must be an object");
-  store::PendingWrite write;
-  {
-    HeldLock lock(*this);
-    Result<JobEntry*> found = FindLocked(id);
-    if (!found.ok()) return found.status();
-    JobEntry& e = **found;
-    LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
-    JobEntry updated = e;
-    jobspec::JobSpec spec = *e.spec;
-    // Every change is checked before any is made.
-    for (const auto& [key, value] : changes.items()) {
-      if (key == "time_limit") {
-        if (!value.is_number_integer() || value.get<std::int64_t>() <= 0 ||
-            value.get<std::int64_t>() >= kUnlimited)
-          return InvalidArgument("update: time_limit must be a positive number of seconds");
-        // Users may lower their limit; only operators may raise it (as in Slurm).
-        Seconds limit = value.get<Seconds>();
-        if (!IsOperator(caller.uid) && (e.spec->time_limit == 0 || limit > e.spec->time_limit))
-          return PermissionDenied("update: only an operator may raise a time limit");
-        spec.time_limit = limit;
-      } else if (key == "priority") {
-        if (!IsOperator(caller.uid))
-          return PermissionDenied("update: only an operator may set a priority");
-        if (!value.is_number_unsigned() || value.get<std::uint64_t>() > 0xFFFFFFFEu)
-          return InvalidArgument("update: priority must be an integer from 0 to 4294967294");
-        updated.admin_priority = value.get<std::uint32_t>();
-      } else if (key == "nice") {
-        constexpr std::int64_t kMaxNice = 2147483645;  // Slurm's NICE_OFFSET - 3
-        if (!value.is_number_integer() || value.get<std::int64_t>() < -kMaxNice ||
-            value.get<std::int64_t>() > kMaxNice)
-          return InvalidArgument("update: nice must be an integer from -2147483645 to 2147483645");
-        if (value.get<std::int64_t>() < 0 && !IsOperator(caller.uid))
-          return PermissionDenied("update: only an operator may set a negative nice");
-        spec.nice = value.get<int>();
-      } else if (key == "name" && value.is_string()) {
-        spec.name = value.get<std::string>();
-      } else {
-        return InvalidArgument("update: '" + key + "' cannot be changed");
-      }
+    RequeueRunLocked(e, "JobRequeued", clock_.Now());
+    if (hold) {
+      // Held before the lock is let go and in the same record: no pass sees it unheld. Slurm
+      // holds a requeuehold as the user's hold (WAIT_HELD_USER), whoever asked, so its owner
+      // may release it; its reason shows as Slurm's state_desc (JobJsonLocked).
+      e.held_by_user = true;
+      e.reason = "JobHeldUser";
+      e.special_exit = special_exit;
+      e.requeue_held = true;
     }
-    updated.spec = specs_.Intern(std::move(spec));
-    e = std::move(updated);
-    TouchLocked(e);
     write = PersistLocked({&e});
     RequestPassLocked();
   }

@@ -127,6 +127,13 @@ void Controller::EndJobLocked(JobEntry& job, backend::ExitStatus status, Time no
 
 store::PendingWrite Controller::RequeueLocked(JobEntry& job, const std::string& reason,
                                               Time now) {
+  RequeueRunLocked(job, reason, now);
+  store::PendingWrite write = PersistLocked({&job});
+  RequestPassLocked();
+  return write;
+}
+
+void Controller::RequeueRunLocked(JobEntry& job, const std::string& reason, Time now) {
   // Whatever is left of this run goes at once; the next run is another run id.
   SendLocked({Command::Terminate{{job.id, job.restart_count}, 0}});
   ChargeRunLocked(job, now);
@@ -145,9 +152,6 @@ store::PendingWrite Controller::RequeueLocked(JobEntry& job, const std::string& 
   job.reason = "None";
   // Slurm holds a requeued job back briefly (requeue_delay); here it may start at the next pass.
   log::Info("job {} requeued ({}) at {}", job.DisplayId(), reason, static_cast<long long>(now));
-  store::PendingWrite write = PersistLocked({&job});
-  RequestPassLocked();
-  return write;
 }
 
 void Controller::RunLostLocked(JobEntry& job, const std::string& reason, Time now) {

@@ -82,8 +82,10 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
       {"account", e.spec->account.empty() ? "root" : e.spec->account},
       {"partition", part.name},
       {"qos", j.qos < cluster_.base.qos.size() ? cluster_.base.qos[j.qos].name : "normal"},
-      {"state", JobStateName(e.state)},
-      {"reason", e.state == JobState::kPending ? e.reason : "None"},
+      {"state", e.ShownState()},
+      {"reason", e.state != JobState::kPending ? "None"
+                 : e.requeue_held              ? "job requeued in held state"  // Slurm's words
+                                               : e.reason},
       {"nodes", CompressHostlist(nodes)},
       {"node_count", e.placement.empty() ? shape.nodes : static_cast<int>(nodes.size())},
       {"cpus", cpus},
@@ -197,7 +199,7 @@ void Controller::ListJobsTo(const nlohmann::json& filter, const JobSink& emit) c
     bool job_named = Matches(filter, "job", std::to_string(id)) ||
                      (e.is_array_task() && Matches(filter, "job", std::to_string(e.array_job_id)));
     if (!job_named || !Matches(filter, "user", e.user) ||
-        !Matches(filter, "state", JobStateName(e.state)))
+        !Matches(filter, "state", e.ShownState()))
       return;
     nlohmann::json j = JobJsonLocked(e);
     if (!Matches(filter, "partition", j["partition"].get<std::string>())) return;

@@ -58,6 +58,10 @@ std::string JobEntry::DisplayId() const {
   return std::to_string(array_job_id) + "_" + std::to_string(array_task_id);
 }
 
+const char* JobEntry::ShownState() const {
+  return state == JobState::kPending && special_exit ? "SPECIAL_EXIT" : JobStateName(state);
+}
+
 std::string JobKey(JobId id) {
   char key[24];
   std::snprintf(key, sizeof key, "%020llu", static_cast<unsigned long long>(id));
@@ -85,6 +89,8 @@ std::string EntryToJson(const JobEntry& e, std::string_view spec_json) {
   j["admin_priority"] = e.admin_priority;
   j["held_by_user"] = e.held_by_user;
   j["held_by_admin"] = e.held_by_admin;
+  if (e.special_exit) j["special_exit"] = true;
+  if (e.requeue_held) j["requeue_held"] = true;
   j["array_job_id"] = e.array_job_id;
   j["array_task_id"] = e.array_task_id;
   j["cancel_requested"] = e.cancel_requested;
@@ -138,6 +144,8 @@ Result<JobEntry> EntryFromJson(std::string_view text) {
     e.admin_priority = j.at("admin_priority").get<std::uint32_t>();
     e.held_by_user = j.at("held_by_user").get<bool>();
     e.held_by_admin = j.at("held_by_admin").get<bool>();
+    e.special_exit = j.value("special_exit", false);  // absent unless requeued so
+    e.requeue_held = j.value("requeue_held", false);
     e.array_job_id = j.at("array_job_id").get<JobId>();
     e.array_task_id = j.at("array_task_id").get<std::uint32_t>();
     e.cancel_requested = j.at("cancel_requested").get<bool>();

@@ -57,6 +57,12 @@ struct JobEntry {
   std::uint32_t priority = 0;
   std::uint32_t admin_priority = 0;
   bool held_by_user = false, held_by_admin = false;
+  // scontrol requeuehold State=SpecialExit: the held job shows as SPECIAL_EXIT (squeue SE)
+  // until it is released, as Slurm's JOB_SPECIAL_EXIT.
+  bool special_exit = false;
+  // Held by requeuehold: its reason reads "job requeued in held state", as Slurm 22.05's
+  // state_desc, until it is held again or released.
+  bool requeue_held = false;
   JobId array_job_id = 0;  // arrays: every task is an entry of its own
   std::uint32_t array_task_id = 0;
   bool cancel_requested = false;  // the end will be recorded as CANCELLED
@@ -82,6 +88,8 @@ struct JobEntry {
   Seconds SuspendedUntil(Time now) const {
     return suspended_seconds + (suspend_time > 0 && now > suspend_time ? now - suspend_time : 0);
   }
+  // The state users see: "SPECIAL_EXIT" for a pending job requeued so, else JobStateName.
+  const char* ShownState() const;
   // "42" or "40_2", as squeue and sacct show job ids.
   std::string DisplayId() const;
 };

@@ -114,11 +114,11 @@ std::string PendingArray::TaskText() const {
   return out;
 }
 
-std::string PendingArray::ToJson() const {
+std::string PendingArray::ToJson(std::string_view spec_json) const {
   nlohmann::json segments = nlohmann::json::array(), pending = nlohmann::json::array();
   for (const Segment& s : segments_) segments.push_back({s.first_index, s.step, s.count});
   for (const auto& [lo, hi] : pending_) pending.push_back({lo, hi});
-  nlohmann::json j = {{"entry", nlohmann::json::parse(EntryToJson(tmpl_, ""))},
+  nlohmann::json j = {{"entry", nlohmann::json::parse(EntryToJson(tmpl_, spec_json))},
                       {"segments", std::move(segments)},
                       {"pending", std::move(pending)}};
   return j.dump();

@@ -54,9 +54,11 @@ class PendingArray {
   std::vector<JobId>& window() { return window_; }
   const std::vector<JobId>& window() const { return window_; }
 
-  // The store's record: the template (its spec stored apart, in "array_specs"), the index
-  // segments and the pending positions. FromJson leaves the template's spec null.
-  std::string ToJson() const;
+  // The store's record: the template, the index segments and the pending positions. The
+  // template's spec is stored apart (in "array_specs") while it is the array's as submitted
+  // (`spec_json` empty), and spliced in once an update changed it; FromJson leaves the spec
+  // null in the first case.
+  std::string ToJson(std::string_view spec_json = "") const;
   static Result<PendingArray> FromJson(std::string_view json);
 
  private:

@@ -37,7 +37,7 @@ std::string JobState(const nlohmann::json& job) {
 }
 
 bool IsPendingState(std::string_view state) {
-  return state == "PENDING";
+  return state == "PENDING" || state == "SPECIAL_EXIT";  // SE: pending, held (requeuehold)
 }
 
 bool IsActiveState(std::string_view state) {

@@ -114,7 +114,7 @@ std::string EndTime(const nlohmann::json& job, Time now) {
 SqueueCell ReasonList(const nlohmann::json& job) {
   std::string state = JobState(job);
   bool show_reason = state != "COMPLETING" &&
-                     (state == "PENDING" || state == "TIMEOUT" || state == "OUT_OF_MEMORY" ||
+                     (IsPendingState(state) || state == "TIMEOUT" || state == "OUT_OF_MEMORY" ||
                       state == "DEADLINE" || state == "FAILED" || state == "STAGE_OUT");
   if (show_reason) {
     std::string reason = JStr(job, "reason");
