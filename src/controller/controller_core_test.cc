@@ -3,6 +3,7 @@
 // are bounded by their allocation, and time comes from the injected clock.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <future>
 
@@ -282,6 +283,32 @@ TEST_F(CoreTest, AListingOfManyJobsLetsOthersInBetweenBatchesAndShowsEachJobOnce
     EXPECT_EQ(listed[i]["job_id"].get<JobId>(), submitted[i]);
   nlohmann::json accounted = controller_->Accounting(nlohmann::json::object())["jobs"];
   EXPECT_EQ(accounted.size(), submitted.size());
+}
+
+// After a restart of lockstepd, an scancel can come before the node's agent is back: the
+// agent backend does not know the run yet and the terminate order reaches nobody. When the agent
+// reports the run alive, the order is given again, and the job ends CANCELLED.
+TEST_F(CoreTest, ACancelledRunReportedAliveAgainIsTerminatedAgain) {
+  Result<JobId> id = controller_->Submit(kAlice, Spec());
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  controller_->PassForTest();
+  ASSERT_EQ(Field(*id, "state"), "RUNNING");
+  ASSERT_TRUE(controller_->Cancel(kAlice, *id, 0).ok());
+  controller_->SettleForTest();
+  ASSERT_EQ(Field(*id, "state"), "COMPLETING");
+  auto terminations = [&] {
+    std::lock_guard<std::mutex> lock(backend_.mu_);
+    return std::count(backend_.terminations.begin(), backend_.terminations.end(),
+                      backend::RunId{*id, 0});
+  };
+  const auto before = terminations();
+  controller_->events().RunsAlive({backend_.NodeOf(*id)}, {{*id, 0}});
+  controller_->SettleForTest();
+  EXPECT_EQ(terminations(), before + 1) << "the run's terminate order, given again";
+  EXPECT_EQ(Field(*id, "state"), "COMPLETING");
+  controller_->events().RunExited({*id, 0}, {0, 15, false});
+  controller_->SettleForTest();
+  EXPECT_EQ(Field(*id, "state"), "CANCELLED");
 }
 
 }  // namespace

@@ -98,7 +98,13 @@ void Controller::RunsAliveLocked(const std::vector<std::string>& nodes,
     const bool current =
         it != jobs_.end() && it->second.restart_count == run.run &&
         HoldsAllocation(it->second.state);
-    if (!current) SendLocked({Command::Terminate{run, 0}});
+    if (!current) {
+      SendLocked({Command::Terminate{run, 0}});
+    } else if (it->second.state == JobState::kCompleting) {
+      // Asked to end, and still alive: the order may have gone to a backend that did not know
+      // the run yet (lockstepd restarted, the node's agent not back), so it is given again.
+      SendLocked({Command::Terminate{run, options_.kill_wait}});
+    }
   }
   RequestPassLocked();
 }
