@@ -21,22 +21,24 @@ namespace {
 namespace http = boost::beast::http;
 using Response = http::response<http::string_body>;
 
-Response Reply(http::status status, const nlohmann::json& body) {
+// A JSON body already serialized.
+Response TextResponse(http::status status, std::string body) {
   Response res{status, 11};
   res.set(http::field::content_type, "application/json");
-  res.body() = body.dump();
+  res.body() = std::move(body);
   res.prepare_payload();
   return res;
+}
+
+Response Reply(http::status status, const nlohmann::json& body) {
+  return TextResponse(status, body.dump());
 }
 
 }  // namespace
 
 ApiResponse JsonResponse(http::status status, const nlohmann::json& body) {
-  ApiResponse res{status, 11};
-  res.set(http::field::content_type, "application/json");
-  res.body() = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  res.prepare_payload();
-  return res;
+  return TextResponse(status,
+                      body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 namespace {
@@ -69,14 +71,8 @@ Response Ok(const nlohmann::json& body = {{"ok", true}}) {
   return Reply(http::status::ok, body);
 }
 
-// A JSON body already serialized (a large listing, written job by job).
-Response OkText(std::string body) {
-  Response res{http::status::ok, 11};
-  res.set(http::field::content_type, "application/json");
-  res.body() = std::move(body);
-  res.prepare_payload();
-  return res;
-}
+// A large listing, serialized job by job.
+Response OkText(std::string body) { return TextResponse(http::status::ok, std::move(body)); }
 
 std::vector<std::string_view> Split(std::string_view path) {
   std::vector<std::string_view> parts;
