@@ -44,6 +44,20 @@ bool AllAre(const std::vector<std::string>& lines, const std::string& want) {
 const std::vector<std::string> kRequeueHeld = {"PENDING job requeued in held state"};
 const std::vector<std::string> kSpecialExit = {"SE job requeued in held state"};
 
+// How many times the jobs that write to `file` have started: each start adds a line.
+std::size_t Starts(Cluster& c, const std::string& file) {
+  return Lines(c.ReadFile(file)).size();
+}
+
+// A one-node job that adds a line to `file` at each start, once it has started: its id.
+unsigned long long StartCountingJob(Cluster& c, const std::string& file) {
+  const unsigned long long id =
+      Submit(c, {"-N", "1", "--wrap", "echo started >> " + file + "; sleep 300"});
+  EXPECT_GT(id, 0u);
+  EXPECT_TRUE(WaitFor([&] { return Starts(c, file) == 1; }, seconds(20)));
+  return id;
+}
+
 int Running(Cluster& c, const std::string& array) {
   return static_cast<int>(Squeue(c, array, "%i", "R").size());
 }
@@ -109,12 +123,9 @@ TEST(ArrayUpdate, TheArraysIdChangesEveryTaskAndATaskIdOnlyThatTask) {
 TEST(ArrayUpdate, RequeueholdKeepsTheJobHeldWithANodeFreeAllAlong) {
   Cluster c;
   ASSERT_TRUE(c.Start());
-  // Each start of the job adds a line to starts.txt.
-  const unsigned long long id =
-      Submit(c, {"-N", "1", "--wrap", "echo started >> starts.txt; sleep 300"});
-  ASSERT_GT(id, 0u);
+  const unsigned long long id = StartCountingJob(c, "starts.txt");
+  ASSERT_FALSE(HasFailure());
   const std::string s = std::to_string(id);
-  ASSERT_TRUE(WaitFor([&] { return Lines(c.ReadFile("starts.txt")).size() == 1; }, seconds(20)));
 
   CommandResult r = c.Run({"scontrol", "requeuehold", s});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -126,7 +137,7 @@ TEST(ArrayUpdate, RequeueholdKeepsTheJobHeldWithANodeFreeAllAlong) {
   EXPECT_EQ(c.WaitJob(other)["state"], "COMPLETED");
   // ...and the held job never started again.
   EXPECT_EQ(Squeue(c, s, "%T %r"), kRequeueHeld);
-  EXPECT_EQ(Lines(c.ReadFile("starts.txt")).size(), 1u);
+  EXPECT_EQ(Starts(c, "starts.txt"), 1u);
   EXPECT_EQ(c.Job(id)["restart_count"], 1);
   // The requeue and the hold were one durable change.
   c.KillDaemon();
@@ -136,7 +147,7 @@ TEST(ArrayUpdate, RequeueholdKeepsTheJobHeldWithANodeFreeAllAlong) {
   // Released, it runs again.
   r = c.Run({"scontrol", "release", s});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(WaitFor([&] { return Lines(c.ReadFile("starts.txt")).size() == 2; }, seconds(20)));
+  EXPECT_TRUE(WaitFor([&] { return Starts(c, "starts.txt") == 2; }, seconds(20)));
   // A job that is not running cannot be requeued: an error, and it stays as it is.
   const unsigned long long held = Submit(c, {"--hold", "--wrap", "true"});
   r = c.Run({"scontrol", "requeuehold", std::to_string(held)});
@@ -148,11 +159,8 @@ TEST(ArrayUpdate, RequeueholdKeepsTheJobHeldWithANodeFreeAllAlong) {
 TEST(ArrayUpdate, RequeueholdSpecialExitShowsSEUntilReleased) {
   Cluster c;
   ASSERT_TRUE(c.Start());
-  const unsigned long long id =
-      Submit(c, {"-N", "1", "--wrap", "echo started >> se.txt; sleep 300"});
-  ASSERT_GT(id, 0u);
-  const std::string s = std::to_string(id);
-  ASSERT_TRUE(WaitFor([&] { return Lines(c.ReadFile("se.txt")).size() == 1; }, seconds(20)));
+  const std::string s = std::to_string(StartCountingJob(c, "se.txt"));
+  ASSERT_FALSE(HasFailure());
   CommandResult r = c.Run({"scontrol", "requeuehold", "State=Bogus", s});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "Invalid job id specified for job State=Bogus\n");
@@ -175,7 +183,7 @@ TEST(ArrayUpdate, RequeueholdSpecialExitShowsSEUntilReleased) {
   ASSERT_TRUE(c.WaitNodes("idle", 2, 20));
   EXPECT_EQ(Squeue(c, s, "%t %r"), kSpecialExit);
   ASSERT_EQ(c.Run({"scontrol", "release", s}).exit_code, 0);
-  EXPECT_TRUE(WaitFor([&] { return Lines(c.ReadFile("se.txt")).size() == 2; }, seconds(20)));
+  EXPECT_TRUE(WaitFor([&] { return Starts(c, "se.txt") == 2; }, seconds(20)));
   EXPECT_EQ(Squeue(c, s, "%T"), std::vector<std::string>{"RUNNING"});
   EXPECT_EQ(c.Run({"scancel", s}).exit_code, 0);
 }
