@@ -78,6 +78,7 @@ class Cluster {
   ClusterOptions& options() { return options_; }
   const std::string& dir() const { return dir_; }
   const std::string& work() const { return work_; }
+  pid_t agent_pid() const { return agent_; }  // the cluster's agent; -1 when not running
   std::string ReadFile(const std::string& path) const;
 
  private:

@@ -27,6 +27,8 @@ constexpr std::size_t kOutputPerRequest = 512 * 1024;
 // How long output pipes may stay open after a unit's processes are gone (something it started
 // outside its process group holds them) before the agent stops reading them.
 constexpr auto kOutputLinger = std::chrono::seconds(2);
+// How long keeping a core (as the job's user, in its working directory) may take.
+constexpr auto kCoreKeeperTimeout = std::chrono::seconds(20);
 
 }  // namespace
 
@@ -56,6 +58,11 @@ Result<std::unique_ptr<Agent>> Agent::Create(const AgentOptions& options) {
   Result<std::unique_ptr<Launcher>> l = Launcher::Create(lo);
   if (!l.ok()) return l.status();
   a->launcher_ = std::move(*l);
+  if (a->options_.core_keeper.empty()) {
+    char self[4096] = {};
+    const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len > 0) a->options_.core_keeper.assign(self, static_cast<std::size_t>(len));
+  }
   Agent* raw = a.get();
   OutputPump::Options po;
   po.sink = [raw](std::vector<OutputChunk> chunks) { raw->TakeOutput(std::move(chunks)); };
@@ -214,16 +221,20 @@ void Agent::Launch(const nlohmann::json& c) {
   unit->uid = c.value("uid", 0u);
   unit->gid = c.value("gid", 0u);
   unit->cwd = c.value("cwd", "/");
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    units_.push_back(unit);
-  }
-  if (c.contains("prolog")) {
-    std::lock_guard<std::mutex> lock(mu_);
+  // The launch goes on in a thread of its own: until its tasks have executed they act on the
+  // user's files (working directory, output files), where a FIFO or a hung file system may hold
+  // them; the command loop (the agent's heartbeat) and other jobs' launches never wait on that.
+  std::lock_guard<std::mutex> lock(mu_);
+  units_.push_back(unit);
+  if (c.contains("prolog"))
     StartHookThreadLocked([this, unit, c] { LaunchAfterProlog(unit, c); });
-    return;
-  }
-  SpawnTasks(unit, c);
+  else
+    StartHookThreadLocked([this, unit, c] { SpawnTasks(unit, c); });
+}
+
+bool Agent::LaunchGivenUp(const Unit& unit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return unit.terminated || stopping_;
 }
 
 void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& c) {
@@ -249,6 +260,7 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
   std::vector<UniqueFd> feed_pipes, feed_pty;  // srun's input goes into these (InputFeeder)
   for (const auto& t : c["tasks"]) {
     if (c.contains("script") && !unit->spooled) break;  // no script to run: the launch failed
+    if (LaunchGivenUp(*unit)) break;  // ended (scancel, time limit) before it started: run nothing
     TaskSpec spec;
     for (const auto& a : t["argv"]) {
       std::string arg = a.get<std::string>();
@@ -303,7 +315,7 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
                        std::to_string(launch_seq) + "/" + unit->node + "_" + unit->step +
                        (unit->step_id >= 0 ? "_" + std::to_string(unit->step_id) : "") + "_" +
                        std::to_string(unit->pids.size());
-    Result<pid_t> pid = launcher_->Spawn(spec);
+    Result<pid_t> pid = launcher_->Spawn(spec, [this, &unit] { return LaunchGivenUp(*unit); });
     pipes[0][1].Reset();  // the task holds the write ends now
     pipes[1][1].Reset();
     input->task_end.Reset();
@@ -324,14 +336,22 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
       unit->ranks.push_back(t.value("rank", 0));
       unit->alive.insert(*pid);
       by_pid_[*pid] = unit;
-      // Terminated while its prolog ran, after LaunchAfterProlog looked: it ends at once.
+      // Terminated while it was starting, after the last look: it ends at once.
       if (unit->terminated) (void)launcher_->Signal(*pid, SIGKILL);
+      for (int signo : unit->pending_signals) (void)launcher_->Signal(*pid, signo);
       if (suspended_runs_.count({unit->job, unit->run})) (void)launcher_->Suspend(*pid, true);
       if (stream) {
         output_task = ++next_output_task_;
         output_tasks_[output_task] = {unit, t.value("rank", 0)};
         unit->output_tasks.push_back(output_task);
         ++unit->open_outputs;
+      }
+      // Reaped before it was registered here (a task that ends at once).
+      if (auto early = early_exits_.find(*pid); early != early_exits_.end()) {
+        const TaskExit exit = early->second;
+        early_exits_.erase(early);
+        task_records_->Remove(*pid);
+        TaskEndedLocked(*pid, exit);
       }
     }
     if (input->feed_end.get() >= 0)
@@ -349,13 +369,18 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
   std::lock_guard<std::mutex> lock(mu_);
   unit->feeder = std::move(feeder);
   unit->launching = false;
-  // Nothing could start (no such program, a cwd that does not exist): the step failed.
-  if (unit->pids.empty()) unit->exit_code = failures > 0 ? 1 : 0;
+  // Nothing could start (no such program, a cwd that does not exist): the step failed; or it
+  // was ended before it started.
+  if (unit->pids.empty() && unit->terminated)
+    unit->signal = SIGKILL;
+  else if (unit->pids.empty())
+    unit->exit_code = failures > 0 ? 1 : 0;
   MaybeReportLocked(unit);
 }
 
 void Agent::MaybeReportLocked(const std::shared_ptr<Unit>& u) {
-  if (u->reported || u->launching || !u->alive.empty() || u->open_outputs > 0) return;
+  if (u->reported || u->launching || u->keeping_core || !u->alive.empty() || u->open_outputs > 0)
+    return;
   u->reported = true;
   Report({{"type", "exited"},
           {"job_id", u->job},
@@ -404,11 +429,48 @@ void Agent::OutputClosed(std::uint64_t task) {
   MaybeReportLocked(u);
 }
 
+void Agent::TaskEndedLocked(pid_t pid, const TaskExit& exit) {
+  auto it = by_pid_.find(pid);
+  if (it == by_pid_.end()) {  // its launch thread has not registered it yet: it will look here
+    early_exits_[pid] = exit;
+    return;
+  }
+  std::shared_ptr<Unit> u = it->second;
+  by_pid_.erase(it);
+  u->alive.erase(pid);
+  u->exit_code = std::max(u->exit_code, exit.exit_code);
+  if (exit.signal != 0 && u->signal == 0) u->signal = exit.signal;
+  u->oom |= exit.oom_killed;
+  if (exit.core_dumped && u->core_dump.empty() && !u->keeping_core)
+    KeepCoreLocked(u, pid, exit.signal);
+  if (!u->alive.empty()) return;
+  u->gone_at = std::chrono::steady_clock::now();
+  MaybeReportLocked(u);
+}
+
+void Agent::KeepCoreLocked(const std::shared_ptr<Unit>& u, pid_t pid, int signal) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const CoreDumpContext context{u->job, u->node, pid, signal, u->cwd, u->uid, u->gid, host};
+  u->keeping_core = true;  // the unit's end waits for the evidence
+  // In a thread of its own, as the job's user: the working directory may be slow or hung.
+  StartHookThreadLocked([this, u, context] {
+    std::string evidence =
+        KeepCoreDump(core_pattern_, context, options_.core_keeper, kCoreKeeperTimeout);
+    std::lock_guard<std::mutex> lock(mu_);
+    u->core_dump = std::move(evidence);
+    u->keeping_core = false;
+    MaybeReportLocked(u);
+  });
+}
+
 void Agent::SignalJob(std::uint64_t job, int signo, int step_id) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& u : units_)
-    if (u->job == job && (step_id < 0 || (u->step == "step" && u->step_id == step_id)))
+    if (u->job == job && (step_id < 0 || (u->step == "step" && u->step_id == step_id))) {
       for (pid_t p : u->alive) (void)launcher_->Signal(p, signo);
+      if (u->launching) u->pending_signals.push_back(signo);  // for tasks not started yet
+    }
 }
 
 void Agent::TerminateJob(std::uint64_t job, int grace_s, int run, int step_id) {
@@ -418,7 +480,7 @@ void Agent::TerminateJob(std::uint64_t job, int grace_s, int run, int step_id) {
     if (u->job == job && (run < 0 || u->run == run) &&
         (step_id < 0 || (u->step == "step" && u->step_id == step_id))) {
       pids.insert(pids.end(), u->alive.begin(), u->alive.end());
-      if (u->launching) u->terminated = true;  // in its prolog: it will start nothing
+      if (u->launching) u->terminated = true;  // starting (prolog, files): it starts nothing more
     }
   if (step_id < 0)  // Terminate thaws what it ends: the run is no longer suspended here
     std::erase_if(suspended_runs_, [&](const auto& r) {
@@ -440,23 +502,7 @@ void Agent::ReapLoop() {
     for (auto& [pid, exit] : launcher_->Reap()) {
       task_records_->Remove(pid);
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = by_pid_.find(pid);
-      if (it == by_pid_.end()) continue;
-      std::shared_ptr<Unit> u = it->second;
-      by_pid_.erase(it);
-      u->alive.erase(pid);
-      u->exit_code = std::max(u->exit_code, exit.exit_code);
-      if (exit.signal != 0 && u->signal == 0) u->signal = exit.signal;
-      u->oom |= exit.oom_killed;
-      if (exit.core_dumped && u->core_dump.empty()) {
-        char host[256] = {};
-        ::gethostname(host, sizeof host - 1);
-        u->core_dump = KeepCoreDump(
-            core_pattern_, {u->job, u->node, pid, exit.signal, u->cwd, u->uid, u->gid, host});
-      }
-      if (!u->alive.empty()) continue;
-      u->gone_at = std::chrono::steady_clock::now();
-      MaybeReportLocked(u);
+      TaskEndedLocked(pid, exit);
     }
     // Pipes that something of a finished unit still holds open: read what is there and stop.
     std::vector<std::uint64_t> abandon;

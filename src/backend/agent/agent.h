@@ -66,6 +66,9 @@ struct AgentOptions {
   // How often running tasks' usage is sampled and sent to lockstepd for sstat (Slurm's
   // JobAcctGatherFrequency); 0: never.
   std::chrono::seconds usage_interval{30};
+  // The program whose `keep-core` mode keeps a crashed task's core, run as the job's user
+  // (core_dump.h); empty: this process's own executable (lockstep-agent).
+  std::string core_keeper;
 };
 
 class Agent {
@@ -91,7 +94,10 @@ class Agent {
   void HandleCommand(const nlohmann::json& command);
   void Launch(const nlohmann::json& command);
   // Starts the unit's tasks (its spool script, pipes and cgroups) and reports it if none ran.
+  // Runs in a launch thread of its own (Launch).
   void SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& command);
+  // Whether a unit still starting should give up: it was terminated, or the agent stops.
+  bool LaunchGivenUp(const Unit& unit);
 
   // --- Prolog and epilog (agent_job_hooks.cc, docs/health.md). ---
   struct HookKey {
@@ -111,6 +117,10 @@ class Agent {
   void ReportHookFailureLocked(const HookKey& key, const std::string& hook,
                                const JobHookRun& run, const std::string& detail);
   void JoinHookThreads(bool only_finished);
+  // A task the launcher reaped: its unit's exit, core and end. Requires mu_.
+  void TaskEndedLocked(pid_t pid, const TaskExit& exit);
+  // Keeps the core of the unit's task `pid` in a thread of its own; the unit's end waits for it.
+  void KeepCoreLocked(const std::shared_ptr<Unit>& u, pid_t pid, int signal);  // requires mu_
   // step_id < 0: every unit of the job; else only that step's.
   void SignalJob(std::uint64_t job, int signo, int step_id = -1);
   // scontrol suspend/resume (agent_suspend.cc): every task of the run on this agent.
@@ -148,6 +158,8 @@ class Agent {
   std::mutex mu_;
   std::map<pid_t, std::shared_ptr<Unit>> by_pid_;  // guarded by mu_
   std::vector<std::shared_ptr<Unit>> units_;       // guarded by mu_
+  // Tasks reaped before their launch thread registered them in by_pid_; guarded by mu_.
+  std::map<pid_t, TaskExit> early_exits_;
   // Runs suspended here (job, run): a task they start later (after a prolog) starts stopped.
   std::set<std::pair<std::uint64_t, int>> suspended_runs_;  // guarded by mu_
   std::vector<nlohmann::json> outbox_;             // guarded by mu_: events not yet delivered

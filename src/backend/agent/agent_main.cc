@@ -5,6 +5,7 @@
 //   lockstep-agent --socket https://HOST:PORT --state-dir DIR --nodes NAME --health-only
 //                                                                     # health checks only
 //   ... [--log-level info] [--log-file PATH] [--give-up-after SECONDS]
+//   lockstep-agent keep-core ...     # run by the agent itself, as a job's user (core_dump.h)
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,9 +13,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 #include <thread>
 
 #include "backend/agent/agent.h"
+#include "backend/agent/core_dump.h"
 #include "backend/agent/nvml.h"
 #include "client/api_client.h"
 #include "common/duration.h"
@@ -22,6 +25,9 @@
 #include "common/log.h"
 
 int main(int argc, char** argv) {
+  // The core keeper (core_dump.h): the agent runs itself so, as a job's user.
+  if (argc >= 2 && std::string_view(argv[1]) == "keep-core")
+    return lockstep::agent::KeepCoreMain(std::vector<std::string>(argv + 2, argv + argc));
   lockstep::agent::AgentOptions o;
   std::string state_dir, nodes, mem = "0", gpu_type = "virtual";
   int cpus = 0, gpus = -1;

@@ -28,11 +28,13 @@ struct Agent::Unit {
   int exit_code = 0, signal = 0;
   bool oom = false;
   std::string core_dump;  // evidence of its main process's core (core_dump.h)
+  bool keeping_core = false;  // the core is being kept (a thread of its own): the end waits
   std::string error;      // why a task could not start (the first such reason)
   std::string cwd;
   uid_t uid = 0;
   gid_t gid = 0;
-  bool terminated = false;  // a terminate came while its prolog ran: it starts nothing
+  bool terminated = false;  // a terminate came while it was starting: it starts nothing more
+  std::vector<int> pending_signals;  // signals sent while it was starting, for later tasks
   bool spooled = false;   // its script is in the spool, removed when the unit ends
   bool launching = true;  // Launch has not started every task yet
   bool reported = false;  // its end went to the outbox

@@ -1,12 +1,18 @@
 #include "backend/agent/core_dump.h"
 
+#include <fcntl.h>
 #include <glob.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+
+#include "backend/agent/cgroup.h"
+#include "backend/agent/run_as_user.h"
 
 namespace lockstep::agent {
 namespace {
@@ -86,25 +92,96 @@ std::string CoreGlob(const CorePattern& pattern, const CoreDumpContext& c) {
   return out;
 }
 
-std::string KeepCoreDump(const CorePattern& pattern, const CoreDumpContext& c) {
-  if (!pattern.pattern.empty() && pattern.pattern[0] == '|') {
-    const std::string handler = pattern.pattern.substr(1, pattern.pattern.find(' ') - 1);
-    return "core dumped, piped to " + handler +
-           " by kernel.core_pattern (not kept by lockstep; ask that handler, e.g. coredumpctl)";
-  }
+std::string PipedCoreEvidence(const CorePattern& pattern) {
+  if (pattern.pattern.empty() || pattern.pattern[0] != '|') return "";
+  const std::string handler = pattern.pattern.substr(1, pattern.pattern.find(' ') - 1);
+  return "core dumped, piped to " + handler +
+         " by kernel.core_pattern (not kept by lockstep; ask that handler, e.g. coredumpctl)";
+}
+
+std::string KeepCoreDumpAsCaller(const CorePattern& pattern, const CoreDumpContext& c) {
+  if (std::string piped = PipedCoreEvidence(pattern); !piped.empty()) return piped;
   const std::string where = CoreGlob(pattern, c);
   struct stat st {};
   const std::string found = NewestMatch(where, st);
   if (found.empty())
     return "core dumped, but no file matches kernel.core_pattern '" + pattern.pattern +
            "' (" + where + ")";
-  // The job's own directory in its working directory, for the job's user alone.
-  const std::string dir = c.cwd + "/cores-" + std::to_string(c.job);
-  const std::string kept = dir + "/core." + c.node + "." + std::to_string(c.pid);
-  if (::mkdir(dir.c_str(), 0700) == 0 && ::geteuid() == 0) (void)!::chown(dir.c_str(), c.uid, c.gid);
-  std::string path = found;
-  if (::rename(found.c_str(), kept.c_str()) == 0) path = kept;  // else (another filesystem) left
-  return "core dumped: " + path + " (" + std::to_string(st.st_size) + " bytes)";
+  const std::string as_found = "core dumped: " + found + " (" + std::to_string(st.st_size) +
+                               " bytes)";
+  // Only the user's own core moves; someone else's file of the same name stays where it is.
+  if (st.st_uid != ::getuid()) return as_found;
+  const std::string dir_name = "cores-" + std::to_string(c.job);
+  const std::string core_name = "core." + c.node + "." + std::to_string(c.pid);
+  UniqueFd cwd(::open(c.cwd.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (cwd.get() < 0) return as_found;
+  (void)::mkdirat(cwd.get(), dir_name.c_str(), 0700);
+  // Whatever is there now (made above, or planted) is used only if it is a directory of ours,
+  // never through a symbolic link.
+  UniqueFd dir(::openat(cwd.get(), dir_name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat dst {};
+  if (dir.get() < 0 || ::fstat(dir.get(), &dst) != 0 || dst.st_uid != ::getuid()) return as_found;
+  const std::size_t slash = found.rfind('/');
+  const std::string from_dir = slash == 0 ? "/" : found.substr(0, slash);
+  UniqueFd from(::open(from_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (from.get() < 0) return as_found;
+  // The file moved is the one looked at: renameat moves a name, so check the name still is it.
+  struct stat now {};
+  const std::string base = found.substr(slash + 1);
+  if (::fstatat(from.get(), base.c_str(), &now, AT_SYMLINK_NOFOLLOW) != 0 ||
+      now.st_ino != st.st_ino || now.st_dev != st.st_dev)
+    return as_found;
+  if (::renameat(from.get(), base.c_str(), dir.get(), core_name.c_str()) != 0)
+    return as_found;  // another file system, say: left where the kernel wrote it
+  return "core dumped: " + c.cwd + "/" + dir_name + "/" + core_name + " (" +
+         std::to_string(st.st_size) + " bytes)";
+}
+
+std::string KeepCoreDump(const CorePattern& pattern, const CoreDumpContext& c,
+                         const std::string& keeper, std::chrono::milliseconds timeout) {
+  if (std::string piped = PipedCoreEvidence(pattern); !piped.empty()) return piped;
+  UserCommand command;
+  command.argv = {keeper,
+                  "keep-core",
+                  pattern.pattern,
+                  pattern.uses_pid ? "1" : "0",
+                  std::to_string(c.job),
+                  c.node,
+                  std::to_string(c.pid),
+                  std::to_string(c.signal),
+                  c.hostname,
+                  c.cwd};
+  command.uid = c.uid;
+  command.gid = c.gid;
+  command.cwd = c.cwd;
+  command.timeout = timeout;
+  Result<std::string> out = RunAsUser(command);
+  if (!out.ok()) return "core dumped, not kept: " + out.status().message();
+  std::string evidence = *out;
+  while (!evidence.empty() && evidence.back() == '\n') evidence.pop_back();
+  return evidence;
+}
+
+int KeepCoreMain(const std::vector<std::string>& args) {
+  if (args.size() != 8) {
+    std::fprintf(stderr,
+                 "usage: lockstep-agent keep-core PATTERN USES_PID JOB NODE PID SIGNAL HOSTNAME "
+                 "CWD\n");
+    return 2;
+  }
+  CorePattern pattern{args[0], args[1] == "1"};
+  CoreDumpContext c;
+  char* end = nullptr;
+  c.job = std::strtoull(args[2].c_str(), &end, 10);
+  c.node = args[3];
+  c.pid = static_cast<pid_t>(std::strtol(args[4].c_str(), &end, 10));
+  c.signal = static_cast<int>(std::strtol(args[5].c_str(), &end, 10));
+  c.uid = ::getuid();
+  c.gid = ::getgid();
+  c.hostname = args[6];
+  c.cwd = args[7];
+  std::printf("%s\n", KeepCoreDumpAsCaller(pattern, c).c_str());
+  return 0;
 }
 
 }  // namespace lockstep::agent

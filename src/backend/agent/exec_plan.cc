@@ -2,12 +2,16 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 #include <cerrno>
 #include <string_view>
 #include <system_error>
@@ -44,6 +48,29 @@ StatusCode CodeForErrno(int err) {
 int AboveStdio(int fd) {
   if (fd < 0 || fd >= 3) return fd;
   return fcntl(fd, F_DUPFD_CLOEXEC, 3);
+}
+
+// Closes every descriptor from 3 up but those in `keep` (negative entries ignored).
+// Async-signal-safe: close_range(2), or close(2) up to `max_fd` where the kernel lacks it.
+void CloseAllBut(std::initializer_list<int> keep_list, int max_fd) {
+  int keep[8];
+  int n = 0;
+  for (int fd : keep_list)
+    if (fd >= 3 && n < 8) keep[n++] = fd;
+  for (int i = 1; i < n; ++i)  // insertion sort: a handful of entries
+    for (int j = i; j > 0 && keep[j - 1] > keep[j]; --j) std::swap(keep[j - 1], keep[j]);
+  unsigned from = 3;
+  for (int i = 0; i <= n; ++i) {
+    const unsigned to = i < n ? static_cast<unsigned>(keep[i]) : ~0U;
+    if (to > from) {
+      const unsigned last = to == ~0U ? ~0U : to - 1;
+      if (close_range(from, last, 0) != 0) {
+        const int end = last == ~0U ? max_fd : static_cast<int>(last) + 1;
+        for (int fd = static_cast<int>(from); fd < end; ++fd) close(fd);
+      }
+    }
+    if (i < n) from = static_cast<unsigned>(keep[i]) + 1;
+  }
 }
 
 }  // namespace
@@ -139,10 +166,10 @@ void ExecPlan::RunChild(int error_fd, int cgroup_procs_fd) const {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  // Descriptors the agent opened without O_CLOEXEC (in other threads, too) must not reach the task.
-  if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-    for (int fd = 3; fd < max_fd_; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
-  }
+  // Descriptors of the agent's other threads (another launch's error pipe, say) are closed at
+  // once, not only at exec: a child that then waits on the user's files (a FIFO, a hung NFS
+  // path) must not hold another task's pipe open and so stall that task's launch.
+  CloseAllBut({error_fd, cgroup_procs_fd, stdin_fd_, stdout_fd_, stderr_fd_}, max_fd_);
   if (setsid() < 0) fail(ChildStage::kSetsid, errno);
   // Lowering a limit never fails; a task may not raise it again past the hard limit.
   if (set_core_limit_) setrlimit(RLIMIT_CORE, &core_limit_);
@@ -152,11 +179,22 @@ void ExecPlan::RunChild(int error_fd, int cgroup_procs_fd) const {
     if (setgid(gid_) != 0) fail(ChildStage::kSetgid, errno);
     if (setuid(uid_) != 0) fail(ChildStage::kSetuid, errno);
   }
-  if (!cwd_.empty() && chdir(cwd_.c_str()) != 0) fail(ChildStage::kChdir, errno);
+  // Each step that may wait on the user's files is announced first, so that a launch given up
+  // while the child waits can say on what.
+  auto entering = [error_fd](ChildStage stage) {
+    const ChildError e{static_cast<int>(stage), 0};
+    [[maybe_unused]] ssize_t n = write(error_fd, &e, sizeof e);
+  };
+  if (!cwd_.empty()) {
+    entering(ChildStage::kChdir);
+    if (chdir(cwd_.c_str()) != 0) fail(ChildStage::kChdir, errno);
+  }
+  if (stdin_fd_ < 0) entering(ChildStage::kStdin);
   const int in =
       AboveStdio(stdin_fd_ >= 0 ? stdin_fd_ : open(stdin_path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (in < 0) fail(ChildStage::kStdin, errno);
   const int out_flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append_ ? O_APPEND : O_TRUNC);
+  if (stdout_fd_ < 0) entering(ChildStage::kStdout);
   const int out =
       AboveStdio(stdout_fd_ >= 0 ? stdout_fd_ : open(stdout_path_.c_str(), out_flags, 0644));
   if (out < 0) fail(ChildStage::kStdout, errno);
@@ -165,9 +203,11 @@ void ExecPlan::RunChild(int error_fd, int cgroup_procs_fd) const {
     err = AboveStdio(stderr_fd_);
     if (err < 0) fail(ChildStage::kStderr, errno);
   } else if (!share_stderr_) {
+    entering(ChildStage::kStderr);
     err = AboveStdio(open(stderr_path_.c_str(), out_flags, 0644));
     if (err < 0) fail(ChildStage::kStderr, errno);
   }
+  entering(ChildStage::kExec);
   if (dup2(in, 0) < 0) fail(ChildStage::kStdin, errno);
   if (dup2(out, 1) < 0) fail(ChildStage::kStdout, errno);
   if (dup2(err, 2) < 0) fail(ChildStage::kStderr, errno);
@@ -189,6 +229,70 @@ void ExecPlan::RunChild(int error_fd, int cgroup_procs_fd) const {
   if (denied && (last == ENOENT || last == ENOTDIR)) last = EACCES;
   fail(ChildStage::kExec, last);
   _exit(127);  // not reached
+}
+
+namespace {
+
+// What a child that has not executed yet is doing at `stage`, for a message.
+std::string Doing(ChildStage stage, const std::string& cwd, const std::string& in,
+                  const std::string& out, const std::string& err) {
+  switch (stage) {
+    case ChildStage::kChdir: return "changing to working directory '" + cwd + "'";
+    case ChildStage::kStdin: return "opening input file '" + in + "'";
+    case ChildStage::kStdout: return "opening output file '" + out + "'";
+    case ChildStage::kStderr: return "opening error file '" + err + "'";
+    case ChildStage::kExec: return "starting the program";
+    default: return "preparing the task";
+  }
+}
+
+}  // namespace
+
+Status ExecPlan::AwaitExec(pid_t pid, int error_read_fd, const std::function<bool()>& give_up,
+                           std::chrono::steady_clock::time_point deadline) const {
+  ChildStage stage = ChildStage::kSetsid;
+  ChildError report;
+  std::size_t have = 0;  // bytes of `report` read so far
+  while (true) {
+    pollfd p{error_read_fd, POLLIN, 0};
+    const int ready = poll(&p, 1, 5);
+    if (ready < 0 && errno != EINTR) return Internal("poll: " + ErrnoText(errno));
+    if (ready > 0) {
+      ssize_t n;
+      do {
+        n = read(error_read_fd, reinterpret_cast<char*>(&report) + have, sizeof report - have);
+      } while (n < 0 && errno == EINTR);
+      if (n == 0 && have == 0) return Status::Ok();  // executed: the pipe closed at exec
+      if (n <= 0) break;                             // a torn report
+      have += static_cast<std::size_t>(n);
+      if (have < sizeof report) continue;
+      have = 0;
+      if (report.error == 0) {  // progress: the child entered a stage
+        stage = static_cast<ChildStage>(report.stage);
+        continue;
+      }
+      int status;
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return Describe(report);
+    }
+    const bool late = std::chrono::steady_clock::now() >= deadline;
+    if (!late && !(give_up && give_up())) continue;
+    kill(-pid, SIGKILL);  // the child leads its session (setsid comes first)
+    kill(pid, SIGKILL);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    const std::string doing = Doing(stage, cwd_, stdin_path_, stdout_path_, stderr_path_);
+    return Status(StatusCode::kUnavailable,
+                  std::string(late ? "the task did not start in time" : "the task was ended before it started") +
+                      ": it was still " + doing + " as uid " + std::to_string(uid_) +
+                      (stage == ChildStage::kExec ? "" : " (a FIFO without a reader, or a file system that does not answer?)"));
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return Internal("lost the error report of the task's child process");
 }
 
 Status ExecPlan::Describe(const ChildError& e) const {

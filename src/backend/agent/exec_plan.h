@@ -6,6 +6,8 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +54,14 @@ class ExecPlan {
 
   // The Status for a ChildError the child reported.
   Status Describe(const ChildError& e) const;
+
+  // In the parent, after fork: reads the child's reports from the error pipe's read end until
+  // it executes the program (Ok: the pipe closed), fails (its Status; the child is reaped), or
+  // `give_up` returns true or `deadline` passes (Unavailable, naming what the child was still
+  // doing, say opening its output file; the child's session is killed and the child reaped).
+  // `give_up` is asked every few milliseconds while the child has not executed.
+  Status AwaitExec(pid_t pid, int error_read_fd, const std::function<bool()>& give_up,
+                   std::chrono::steady_clock::time_point deadline) const;
 
  private:
   ExecPlan() = default;

@@ -1,4 +1,4 @@
-// The Prolog/Epilog runner (job_hook.h) and where a core is looked for (core_dump.h).
+// The Prolog/Epilog runner (job_hook.h).
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "backend/agent/core_dump.h"
 #include "backend/agent/job_hook.h"
 
 namespace lockstep::agent {
@@ -64,37 +63,6 @@ TEST_F(JobHookTest, ATimeoutKillsItsWholeGroup) {
   std::string pid, comm, state;
   stat >> pid >> comm >> state;
   EXPECT_TRUE(state.empty() || state == "Z" || state == "X") << state;
-}
-
-TEST(CoreGlob, FollowsTheKernelsPattern) {
-  CoreDumpContext c{42, "node1", 4711, 11, "/home/ada/run", 1000, 1000, "host-a"};
-  EXPECT_EQ(CoreGlob({"core", false}, c), "/home/ada/run/core");
-  EXPECT_EQ(CoreGlob({"core", true}, c), "/home/ada/run/core.4711");
-  EXPECT_EQ(CoreGlob({"core.%p", true}, c), "/home/ada/run/core.4711");
-  EXPECT_EQ(CoreGlob({"/var/crash/core.%e.%p.%u.%s.%h.%t", false}, c),
-            "/var/crash/core.*.4711.1000.11.host-a.*");
-  EXPECT_EQ(CoreGlob({"/cores/%%p-%g", false}, c), "/cores/%p-1000");
-  EXPECT_EQ(CoreGlob({"|/usr/lib/systemd/systemd-coredump %P %u %g %s %t", false}, c), "");
-  c.cwd = "/w[1]";
-  EXPECT_EQ(CoreGlob({"core", false}, c), "/w\\[1]/core");
-}
-
-TEST(KeepCoreDump, SaysWhereAPipeSentIt) {
-  CoreDumpContext c{42, "node1", 4711, 11, "/tmp", 0, 0, "h"};
-  EXPECT_EQ(KeepCoreDump({"|/usr/share/apport/apport -p%p", false}, c),
-            "core dumped, piped to /usr/share/apport/apport by kernel.core_pattern (not kept by "
-            "lockstep; ask that handler, e.g. coredumpctl)");
-}
-
-TEST_F(JobHookTest, KeepCoreDumpMovesTheCoreIntoTheJobsDirectory) {
-  std::ofstream(dir_ + "/core.4711") << std::string(1000, 'x');
-  CoreDumpContext c{42, "node1", 4711, 11, dir_, ::getuid(), ::getgid(), "h"};
-  const std::string evidence = KeepCoreDump({"core.%p", false}, c);
-  const std::string kept = dir_ + "/cores-42/core.node1.4711";
-  EXPECT_EQ(evidence, "core dumped: " + kept + " (1000 bytes)");
-  EXPECT_TRUE(std::filesystem::exists(kept));
-  EXPECT_FALSE(std::filesystem::exists(dir_ + "/core.4711"));
-  EXPECT_EQ(KeepCoreDump({"core.%p", false}, c).rfind("core dumped, but no file matches", 0), 0u);
 }
 
 }  // namespace

@@ -127,7 +127,7 @@ void Launcher::Log(const std::string& line) const {
   }
 }
 
-Result<pid_t> Launcher::Spawn(const TaskSpec& spec) {
+Result<pid_t> Launcher::Spawn(const TaskSpec& spec, const std::function<bool()>& give_up) {
   if (!root_ && (spec.uid != geteuid() || spec.gid != getegid())) {
     return PermissionDenied("the launcher runs as uid " + std::to_string(geteuid()) + " gid " +
                             std::to_string(getegid()) + " and cannot run a task as uid " +
@@ -141,11 +141,8 @@ Result<pid_t> Launcher::Spawn(const TaskSpec& spec) {
     return InvalidArgument("a memory or CPU limit needs a cgroup_name");
   }
   if (!spec.cgroup_name.empty()) LOCKSTEP_RETURN_IF_ERROR(ValidateCgroupName(spec.cgroup_name));
+  // The working directory is the user's: only the child, as the user, looks at it (chdir).
   if (spec.cwd.empty()) return InvalidArgument("the task has no working directory");
-  struct stat st {};
-  if (stat(spec.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return NotFound("working directory '" + spec.cwd + "' does not exist or is not a directory");
-  }
   auto plan = internal::ExecPlan::Build(spec, root_);
   if (!plan.ok()) return plan.status();
 
@@ -188,19 +185,13 @@ Result<pid_t> Launcher::Spawn(const TaskSpec& spec) {
     release_cgroup();
     return Status(StatusCode::kUnavailable, "cannot fork: " + ErrnoText(fork_errno));
   }
-  // EOF: the exec succeeded and closed the pipe. Data: the child failed and is exiting.
-  internal::ChildError error;
-  ssize_t n;
-  do {
-    n = read(error_read.get(), &error, sizeof error);
-  } while (n < 0 && errno == EINTR);
-  if (n != 0) {
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+  // Until the exec, the child acts on the user's files (working directory, output files): a
+  // FIFO or a hung file system holds it there, and only `give_up` ends the wait.
+  if (Status s = (*plan)->AwaitExec(pid, error_read.get(), give_up,
+                                    std::chrono::steady_clock::time_point::max());
+      !s.ok()) {
     release_cgroup();
-    if (n == static_cast<ssize_t>(sizeof error)) return (*plan)->Describe(error);
-    return Internal("lost the error report of the task's child process");
+    return s;
   }
   std::lock_guard<std::mutex> lock(mu_);
   Task& t = tasks_[pid];

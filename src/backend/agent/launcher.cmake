@@ -6,4 +6,5 @@ lockstep_cc_library(NAME lockstep_launcher
 lockstep_cc_test(NAME launcher_test
   SRCS launcher_test.cc launcher_signal_test.cc cgroup_test.cc launcher_test_util.cc
        output_pump_test.cc task_usage_test.cc launcher_suspend_test.cc
+       launcher_blocking_test.cc
   DEPS lockstep_launcher)

@@ -116,7 +116,11 @@ class Launcher {
   // a cgroup_name and cgroups are enabled, in that cgroup. Returns its pid once the program has
   // been executed. Anything that keeps it from running (a missing program or working directory,
   // no permission, a bad output path) is an error here; no process is left behind then.
-  Result<pid_t> Spawn(const TaskSpec& spec);
+  // The child changes directory and opens the output files as the user before it executes, and
+  // Spawn waits for that: a FIFO without a reader or a file system that does not answer holds
+  // the calling thread (only), until `give_up` (asked every few milliseconds) returns true; the
+  // child is then killed and the error (Unavailable) says what it was still waiting on.
+  Result<pid_t> Spawn(const TaskSpec& spec, const std::function<bool()>& give_up = {});
 
   // Sends signo to the task's process group and, with a cgroup, to every process in it.
   // NotFound when pid is not a task of this launcher (or has been reaped).

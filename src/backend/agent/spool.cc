@@ -1,5 +1,6 @@
 #include "backend/agent/spool.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
+#include <vector>
 
 namespace lockstep::agent {
 namespace {
@@ -67,12 +70,12 @@ Result<std::string> Spool::WriteScript(const SpoolRun& run, std::string_view tex
                                        gid_t gid) const {
   const std::string dir = RunDir(run);
   RemoveRun(run);  // left by an agent that died while this very run was launching
-  if (::mkdir(dir.c_str(), 0700) != 0) return Errno("create", dir);
+  // The agent's own directory (0711: the user reaches the script by name but can put nothing
+  // beside it), so removing it later never meets a link or a directory the user planted.
+  if (::mkdir(dir.c_str(), 0711) != 0) return Errno("create", dir);
+  if (::chmod(dir.c_str(), 0711) != 0) return Errno("chmod", dir);
   const std::string path = dir + "/script";
   Status st = CreateScript(path, text, uid, gid);
-  if (st.ok() && ::geteuid() == 0 && ::chown(dir.c_str(), uid, gid) != 0) {
-    st = Errno("chown", dir);
-  }
   if (!st.ok()) {
     RemoveRun(run);
     return st;
@@ -81,8 +84,26 @@ Result<std::string> Spool::WriteScript(const SpoolRun& run, std::string_view tex
 }
 
 void Spool::RemoveRun(const SpoolRun& run) const {
-  std::error_code ignored;
-  std::filesystem::remove_all(RunDir(run), ignored);
+  // Through a descriptor of the run's directory, never following a link, and not recursively:
+  // the directory holds only files the agent made.
+  const std::string dir = RunDir(run);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    ::unlink(dir.c_str());  // a file or link in its place (never followed); else nothing there
+    return;
+  }
+  if (DIR* d = ::fdopendir(fd)) {
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string_view name = e->d_name;
+      if (name != "." && name != "..") names.emplace_back(name);
+    }
+    for (const std::string& name : names) ::unlinkat(::dirfd(d), name.c_str(), 0);
+    ::closedir(d);  // closes fd
+  } else {
+    ::close(fd);
+  }
+  ::rmdir(dir.c_str());
 }
 
 }  // namespace lockstep::agent

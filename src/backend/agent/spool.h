@@ -3,8 +3,9 @@
 //   <spool>/job<id>.run<run>.<node>/script
 // A run's directory belongs to that run alone, so the cleanup of a requeued job's previous run
 // never removes the script of its next one, whatever the order in which they happen (issue 17:
-// "cannot run .../job526/script: No such file or directory"). The directory is 0700 and the
-// script 0700, both owned by the job's user when the agent is root. Thread-safe: each call
+// "cannot run .../job526/script: No such file or directory"). The directory is the agent's, 0711
+// (the user reaches the script by name, lists nothing and creates nothing there), and the
+// script 0700, owned by the job's user when the agent is root (docs/security.md). Thread-safe: each call
 // touches only the directory of its own run.
 #pragma once
 

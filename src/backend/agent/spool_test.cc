@@ -72,7 +72,7 @@ TEST(Spool, ScriptsArePrivateAndNodeNamesStayInsideTheSpool) {
   ASSERT_TRUE(script.ok()) << script.status().ToString();
   EXPECT_EQ(*script, dir.File("spool/job9.run2..._.._etc/script"));  // one name, no '/'
   EXPECT_EQ(ModeOf(*script), 0700u);
-  EXPECT_EQ(ModeOf(spool->RunDir(run)), 0700u);
+  EXPECT_EQ(ModeOf(spool->RunDir(run)), 0711u);
   EXPECT_EQ(ModeOf(dir.File("spool")), 0711u);
   // A directory left by an agent that died while launching this very run is replaced.
   testing::WriteFile(spool->RunDir(run) + "/stale", "x");
