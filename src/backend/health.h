@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/types.h"
@@ -30,6 +31,19 @@ struct GpuIdentity {
 //                           first line of its output, or why it gave no answer)
 //   "k8s_condition"         a Node condition that reports trouble (detail: "<type>: <reason>:
 //                           <message>")
+//   "storage"               a shared file system of the node missing, not mounted or not
+//                           answering (detail: "storage datasets/imagenet: not mounted")
+// Every check name above, in one place: the agents' reports and the YAML's `health.thresholds`
+// are checked against it.
+inline constexpr std::string_view kHealthChecks[] = {
+    "xid",     "ecc_dbe",       "remap_failed", "remap_pending", "retired_pages_pending",
+    "recovery_action", "gpu_count", "program", "k8s_condition", "storage"};
+inline bool IsHealthCheck(std::string_view check) {
+  for (std::string_view c : kHealthChecks)
+    if (c == check) return true;
+  return false;
+}
+
 struct HealthFinding {
   std::string check;
   std::int32_t gpu = -1;  // device index on the node; -1: the node as a whole

@@ -16,6 +16,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/up_health.h"
+#include "cli/up_storage.h"
 #include "cli/commands.h"
 
 namespace lockstep::cli {
@@ -142,9 +143,9 @@ std::string KubernetesClusterYaml(const std::string& kubeconfig) {
 
 // lockstepd answers once it has listed the cluster's nodes (or exits saying why it could not).
 int UpKubernetes(const std::string& state_dir, const std::string& kubeconfig,
-                 client::ApiClient& api) {
+                 const std::string& storage_yaml, client::ApiClient& api) {
   std::string config = state_dir + "/cluster.yaml";
-  std::ofstream(config) << KubernetesClusterYaml(kubeconfig);
+  std::ofstream(config) << KubernetesClusterYaml(kubeconfig) << storage_yaml;
   std::string dir = SelfDir();
   pid_t d = Spawn({dir + "/lockstepd", "--config", config, "--state-dir", state_dir},
                   state_dir + "/lockstepd.log");
@@ -223,7 +224,13 @@ int RunUp(int argc, char** argv) {
   app.add_option("--epilog", epilog, "run this program on each node after a job ends there");
   app.add_flag("--nvml", nvml,
                "serve this host as one node whose GPUs come from NVML, with GPU health checks");
+  std::vector<std::string> storage;
+  app.add_option("--storage", storage,
+                 "DIR[:ro]: a host directory every node and job pod sees at the same path "
+                 "(repeatable; docs/storage.md)");
   CLI11_PARSE(app, argc, argv);
+  Result<std::string> storage_yaml = UpStorageYaml(storage);
+  if (!storage_yaml.ok()) return Fail("lockstep up", storage_yaml.status());
   Result<std::string> health_yaml = UpHealthYaml(health_program, health_interval);
   if (!health_yaml.ok()) return Fail("lockstep up", health_yaml.status());
   Result<std::string> hooks_yaml = UpJobHooksYaml(prolog, epilog);
@@ -246,7 +253,7 @@ int RunUp(int argc, char** argv) {
   }
   StopPrevious(state_dir, "agent.pid", "lockstep-agent");
   StopPrevious(state_dir, "lockstepd.pid", "lockstepd");  // alive but not answering
-  if (backend == "kubernetes") return UpKubernetes(state_dir, kubeconfig, api);
+  if (backend == "kubernetes") return UpKubernetes(state_dir, kubeconfig, *storage_yaml, api);
   std::string config = state_dir + "/cluster.yaml";
   std::string dir = SelfDir();
   std::string gpu_type = "virtual";
@@ -255,7 +262,8 @@ int RunUp(int argc, char** argv) {
     if (!host.ok()) return Fail("lockstep up", host.status());
     nodes = 1, gpus = host->count, gpu_type = host->type;
   }
-  std::ofstream(config) << ClusterYaml(nodes, gpus, cpus, mem, gpu_type) << *health_yaml << *hooks_yaml;
+  std::ofstream(config) << ClusterYaml(nodes, gpus, cpus, mem, gpu_type) << *health_yaml
+                        << *hooks_yaml << *storage_yaml;
   pid_t d = Spawn({dir + "/lockstepd", "--config", config, "--state-dir", state_dir},
                   state_dir + "/lockstepd.log");
   std::string names = nodes == 1 ? "node1" : "node[1-" + std::to_string(nodes) + "]";

@@ -19,6 +19,7 @@ int RunSacctmgr(int argc, char** argv);  // cmd_sacctmgr.cc
 int RunScontrol(int argc, char** argv);
 int RunWhy(int argc, char** argv);
 int RunHealth(int argc, char** argv);  // cmd_health.cc
+int RunStorage(int argc, char** argv);  // cmd_storage.cc
 int RunLogs(int argc, char** argv);  // cmd_logs.cc
 // Observability (cmd_observe.cc).
 int RunSdiag(int argc, char** argv);

@@ -59,6 +59,7 @@ Result<ClusterConfig> ClusterConfigParser::Parse(std::string_view yaml_text) {
     ReadScheduler(top.Value("scheduler"));
     ReadKubernetes(top.Value("kubernetes"));
     ReadHealth(top.Value("health"));
+    ReadStorage(top.Value("storage"));
     ReadJobHook(top.Value("prolog"), "prolog", config_.job_hooks.prolog);
     ReadJobHook(top.Value("epilog"), "epilog", config_.job_hooks.epilog);
     top.Finish();

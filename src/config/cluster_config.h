@@ -22,6 +22,7 @@
 #include "common/types.h"
 #include "config/health_config.h"
 #include "config/job_hooks_config.h"
+#include "config/storage_config.h"
 #include "engine/model.h"
 
 namespace lockstep::config {
@@ -106,6 +107,10 @@ struct ClusterConfig {
   HealthConfig health;
   // `prolog:` and `epilog:` (job_hooks_config.h).
   JobHooksConfig job_hooks;
+  // `storage:`, the shared file systems (storage_config.h), in the file's order.
+  std::vector<FileSystem> storage;
+  // The file systems node `node` gets (its partitions' and its own), as indexes into `storage`.
+  std::vector<std::size_t> StorageOfNode(std::uint32_t node) const;
 
   // Adds a node found at run time (Kubernetes) to the cluster and to every partition declared
   // with `nodes: ALL`; its index. Names of GPU types, features, switches and blocks are

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <string>
 
+#include "backend/health.h"
 #include "config/cluster_config_parser.h"
 
 namespace lockstep::config {
@@ -94,10 +95,7 @@ void ClusterConfigParser::ReadHealth(const YAML::Node& map) {
     } else {
       for (const auto& kv : thresholds) {
         const std::string check = kv.first.as<std::string>();
-        static const char* const kChecks[] = {"xid", "ecc_dbe", "remap_failed", "remap_pending",
-                                              "retired_pages_pending", "recovery_action",
-                                              "gpu_count", "program", "k8s_condition"};
-        if (std::find(std::begin(kChecks), std::end(kChecks), check) == std::end(kChecks)) {
+        if (!backend::IsHealthCheck(check)) {
           m.Fail("thresholds", "unknown check '" + check + "'");
           break;
         }

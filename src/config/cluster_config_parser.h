@@ -58,6 +58,7 @@ class ClusterConfigParser {
   void ReadScheduler(const YAML::Node& map);
   void ReadKubernetes(const YAML::Node& map);  // cluster_config_kubernetes.cc
   void ReadHealth(const YAML::Node& map);      // cluster_config_health.cc
+  void ReadStorage(const YAML::Node& list);    // cluster_config_storage.cc
   // `prolog:` or `epilog:` (cluster_config_job_hooks.cc).
   void ReadJobHook(const YAML::Node& node, const std::string& key, JobHook& hook);
 

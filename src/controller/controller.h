@@ -154,6 +154,10 @@ class Controller : private backend::EventSink,
   // The QoS and the fair-share tree as sshare shows it (controller_shares.cc).
   nlohmann::json ListQos() const;
   nlohmann::json Shares() const;
+  // The shared file systems (the cluster YAML's `storage:`; docs/storage.md) as `lockstep
+  // storage` lists them; lockstepd replaces the list when the file changes (controller_storage.cc).
+  nlohmann::json StorageView() const;
+  void SetStorage(std::vector<config::FileSystem> storage);
   // Steps (srun inside an allocation).
   Result<nlohmann::json> CreateStep(const Caller& caller, JobId id, const nlohmann::json& request);
   Result<nlohmann::json> ShowStep(JobId id, std::int32_t step) const;
@@ -461,6 +465,8 @@ class Controller : private backend::EventSink,
 
   mutable std::mutex mu_;
   mutable LockHoldStats lock_stats_;  // how long mu_ is held, each time
+  // "datasets/imagenet=/mnt/datasets/imagenet(nfs,ro),..." or "(null)" (scontrol show config).
+  std::string StorageSummaryLocked() const;  // requires mu_
   // mu_ taken for a scope, its hold time recorded.
   struct HeldLock {
     explicit HeldLock(const Controller& c) : guard(c.mu_), span(c.lock_stats_) {}

@@ -74,6 +74,7 @@ nlohmann::json Controller::ConfigView() const {
       {"PreemptType", preempt},
       {"TopologyPlugin", topology},
       {"LockstepBackend", cluster_.backend},
+      {"LockstepStorage", StorageSummaryLocked()},
   };
 }
 

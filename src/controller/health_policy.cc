@@ -67,7 +67,10 @@ ClassifiedFinding Classify(const backend::HealthFinding& f, const config::Health
   if (f.check == "retired_pages_pending")
     return {S::kCritical, false, "retired pages pending a reset"};
   if (f.check == "recovery_action") return RecoveryAction(f.value);
-  if (f.check == "gpu_count" || f.check == "k8s_condition") return {S::kCritical, false, f.detail};
+  // A shared file system missing or hung (detail: "storage datasets/imagenet: not mounted"):
+  // a condition, so the node resumes once the mount is back.
+  if (f.check == "gpu_count" || f.check == "k8s_condition" || f.check == "storage")
+    return {S::kCritical, false, f.detail};
   if (f.check == "program") {
     const std::string line = f.detail.empty() ? "health program" : f.detail;
     switch (f.value) {

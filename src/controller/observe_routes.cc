@@ -99,6 +99,10 @@ bool HandleObserveRequest(Controller& c, const ObserveSources& sources, const Ca
     reply(JsonResponse(http::status::ok, c.Shares()));
     return true;
   }
+  if (path == "/api/v1/storage" && req.method() == http::verb::get) {
+    reply(JsonResponse(http::status::ok, c.StorageView()));
+    return true;
+  }
   if (path == "/api/v1/qos" && req.method() == http::verb::get) {
     reply(JsonResponse(http::status::ok, c.ListQos()));
     return true;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "backend/agent/agent_backend.h"
+#include "config/cluster_config.h"
 #include "config/health_config.h"
 #include "controller/api_routes.h"
 
@@ -32,7 +33,13 @@ class AgentEndpointsOf : public controller::AgentEndpoints {
 // The "health" command every agent gets when it registers: the agents' share of the cluster's
 // `health:` section (backend/agent/health_monitor.h decodes it).
 // `configured_gpus`: each node's configured GPU count, which NVML's count is checked against.
+// `storage`: AgentStorageSettings of the cluster.
 nlohmann::json AgentHealthSettings(const config::HealthConfig& health,
-                                   const std::map<std::string, int>& configured_gpus);
+                                   const std::map<std::string, int>& configured_gpus,
+                                   const nlohmann::json& storage = nlohmann::json::array());
+
+// The cluster's shared file systems as the agents mount and check them: for each, how to mount
+// it, where, and which of the cluster's nodes get it (backend/agent/storage_mounts.h).
+nlohmann::json AgentStorageSettings(const config::ClusterConfig& cluster);
 
 }  // namespace lockstep::lockstepd

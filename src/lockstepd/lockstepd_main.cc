@@ -29,6 +29,7 @@
 #include "controller/web_routes.h"
 #include "lockstepd/agent_endpoints.h"
 #include "lockstepd/health_only_sink.h"
+#include "lockstepd/config_watch.h"
 #include "lockstepd/observe_wiring.h"
 #include "server/server.h"
 #ifdef LOCKSTEP_HAVE_KUBE_LEADER
@@ -171,6 +172,8 @@ int main(int argc, char** argv) {
   lockstep::config::HealthConfig health;
   lockstep::config::JobHooksConfig job_hooks;
   std::map<std::string, int> configured_gpus;  // per node, for the agents' GPU count check
+  std::vector<lockstep::config::FileSystem> storage;  // the file YAML's, as last applied
+  nlohmann::json agent_storage = nlohmann::json::array();
   {
     auto cluster = lockstep::config::LoadClusterConfig(o.cluster_config, o.backend);
     if (!cluster.ok()) {
@@ -181,6 +184,8 @@ int main(int argc, char** argv) {
     kset = cluster->kubernetes;
     health = cluster->health;
     job_hooks = cluster->job_hooks;
+    storage = cluster->storage;
+    agent_storage = lockstep::lockstepd::AgentStorageSettings(*cluster);
     for (const lockstep::engine::Node& n : cluster->base.nodes) {
       configured_nodes.push_back(n.name);
       configured_gpus[n.name] = static_cast<int>(n.gpus.size());
@@ -269,7 +274,8 @@ int main(int argc, char** argv) {
     lockstep::agent::AgentBackendOptions ao;
     ao.nodes = configured_nodes;
     ao.node_timeout = node_timeout;
-    ao.health_settings = lockstep::lockstepd::AgentHealthSettings(health, configured_gpus);
+    ao.health_settings =
+        lockstep::lockstepd::AgentHealthSettings(health, configured_gpus, agent_storage);
     ao.prolog = {job_hooks.prolog.program, job_hooks.prolog.timeout};
     ao.epilog = {job_hooks.epilog.program, job_hooks.epilog.timeout};
     ao.core_max_mb = health.core_max_mb;
@@ -285,7 +291,8 @@ int main(int argc, char** argv) {
     lockstep::agent::AgentBackendOptions ao;
     ao.any_node = true;
     ao.node_timeout = node_timeout;
-    ao.health_settings = lockstep::lockstepd::AgentHealthSettings(health, configured_gpus);
+    ao.health_settings =
+        lockstep::lockstepd::AgentHealthSettings(health, configured_gpus, agent_storage);
     agents = std::make_unique<lockstep::agent::AgentBackend>(*health_only_sink, ao);
     agent_endpoints = std::make_unique<lockstep::lockstepd::AgentEndpointsOf>(*agents);
   }
@@ -293,6 +300,7 @@ int main(int argc, char** argv) {
     lockstep::kube::KubernetesBackendOptions bo;
     bo.settings = kset;
     bo.kill_wait = o.kill_wait;
+    bo.storage = storage;
     kube.backend = std::make_unique<lockstep::kube::KubernetesBackend>(
         kube.client.get(), (*controller)->events(), &(*controller)->admission(), bo);
     (*controller)->AttachBackend(kube.backend.get());
@@ -345,9 +353,23 @@ int main(int argc, char** argv) {
   lockstep::log::Info("listening on {}", api.socket_path);
   if (!api.listen.empty())
     lockstep::log::Info("listening on https://{} (port {})", api.listen, (*server)->tcp_port());
+  // A changed storage list in the file (or its ConfigMap) goes to the agents and users at once.
+  auto watch = std::make_unique<lockstep::lockstepd::ConfigWatch>(
+      o.cluster_config, o.backend, std::chrono::seconds(2),
+      [&](const lockstep::config::ClusterConfig& changed) {
+        if (!lockstep::lockstepd::StorageDiffers(storage, changed.storage)) return;
+        storage = changed.storage;
+        (*controller)->SetStorage(storage);
+        if (kube.backend) kube.backend->SetStorage(storage);
+        if (agents)
+          agents->SetHealthSettings(lockstep::lockstepd::AgentHealthSettings(
+              health, configured_gpus, lockstep::lockstepd::AgentStorageSettings(changed)));
+        lockstep::log::Info("{}: storage now {} file system(s)", o.cluster_config, storage.size());
+      });
   int sig = 0;
   sigwait(&signals, &sig);
   lockstep::log::Info("signal {}, stopping (jobs keep running)", sig);
+  watch.reset();
   metrics.reset();
   server->reset();
   service->reset();

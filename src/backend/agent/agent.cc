@@ -27,6 +27,8 @@ constexpr std::size_t kOutputPerRequest = 512 * 1024;
 // How long output pipes may stay open after a unit's processes are gone (something it started
 // outside its process group holds them) before the agent stops reading them.
 constexpr auto kOutputLinger = std::chrono::seconds(2);
+// How long a launch waits for the first check of the node's shared file systems.
+constexpr auto kStorageCheckWait = std::chrono::seconds(60);
 // How long keeping a core (as the job's user, in its working directory) may take.
 constexpr auto kCoreKeeperTimeout = std::chrono::seconds(20);
 
@@ -237,7 +239,31 @@ bool Agent::LaunchGivenUp(const Unit& unit) {
   return unit.terminated || stopping_;
 }
 
+bool Agent::StorageMissing(const std::shared_ptr<Unit>& unit) {
+  if (unit->step != "batch" || !health_) return false;
+  const std::string problem = health_->StorageProblem(unit->node, kStorageCheckWait);
+  if (problem.empty()) return false;
+  log::Warning("job {}: not started on {}: {}", unit->job, unit->node, problem);
+  std::lock_guard<std::mutex> lock(mu_);
+  unit->launching = false;
+  unit->reported = true;
+  Report({{"type", "exited"},
+          {"job_id", unit->job},
+          {"run", unit->run},
+          {"step", unit->step},
+          {"node", unit->node},
+          {"exit_code", 1},
+          {"launch_failed", true},
+          {"error", problem + " on " + unit->node}});
+  std::erase(units_, unit);
+  MaybeRunEpilogLocked({unit->job, unit->run, unit->node});
+  return true;
+}
+
 void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& c) {
+  // A batch step never starts on a node that lacks a shared file system it gets: lockstepd
+  // queues the job again (the node drains from the same finding).
+  if (StorageMissing(unit)) return;
   const uid_t uid = unit->uid;
   const gid_t gid = unit->gid;
   std::string script_path;

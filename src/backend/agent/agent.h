@@ -96,6 +96,9 @@ class Agent {
   // Starts the unit's tasks (its spool script, pipes and cgroups) and reports it if none ran.
   // Runs in a launch thread of its own (Launch).
   void SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& command);
+  // A batch unit whose node lacks a shared file system is not started: reported as a launch
+  // that failed (lockstepd queues the job again) and forgotten. True when so.
+  bool StorageMissing(const std::shared_ptr<Unit>& unit);
   // Whether a unit still starting should give up: it was terminated, or the agent stops.
   bool LaunchGivenUp(const Unit& unit);
 

@@ -24,7 +24,8 @@ AgentBackend::AgentBackend(backend::EventSink& sink, AgentBackendOptions options
     : sink_(sink),
       options_(std::move(options)),
       clock_(*options_.clock),
-      configured_(options_.nodes.begin(), options_.nodes.end()) {
+      configured_(options_.nodes.begin(), options_.nodes.end()),
+      health_settings_(options_.health_settings) {
   watchdog_ = std::thread([this] { WatchdogLoop(); });
 }
 
@@ -39,6 +40,18 @@ AgentBackend::~AgentBackend() {
   watchdog_wake_.notify_all();
   watchdog_.join();
   Deliver(std::move(answers));
+}
+
+void AgentBackend::SetHealthSettings(nlohmann::json settings) {
+  (void)WithAnswers([&] {
+    health_settings_ = std::move(settings);
+    for (auto& [name, agent] : agents_) {
+      if (agent->lost) continue;  // it gets them when it registers again
+      agent->commands.push_back(health_settings_);
+      if (agent->waiter) woken_.push_back(agent.get());
+    }
+    return Status::Ok();
+  });
 }
 
 bool AgentBackend::SendLocked(const std::string& node, nlohmann::json command) {
@@ -246,7 +259,7 @@ Status AgentBackend::Register(const nlohmann::json& body) {
       reports.push_back(std::move(r));
     }
     // The health checks' settings (the cluster's `health:` section) come with registration.
-    if (!options_.health_settings.is_null()) agent->commands.push_back(options_.health_settings);
+    if (!health_settings_.is_null()) agent->commands.push_back(health_settings_);
     for (const RunningUnit& u : reg->running) {
       run_nodes_[u.run].insert(u.node.empty() ? reg->nodes.front() : u.node);
       if (u.step_id >= 0) step_nodes_[{u.run.job, u.step_id}].insert(u.node);
@@ -317,7 +330,10 @@ Status AgentBackend::Events(const nlohmann::json& body) {
         answers = TakeAnswersLocked();
       }
       Deliver(std::move(answers));
-      sink_.RunExited(ev.run, ev.exit);
+      if (ev.launch_failed)
+        sink_.LaunchFailed(ev.run, ev.exit.error);
+      else
+        sink_.RunExited(ev.run, ev.exit);
     } else {
       sink_.StepNodeExited(ev.run.job, ev.step_id, ev.node, ev.exit);
     }

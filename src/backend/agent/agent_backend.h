@@ -83,6 +83,11 @@ class AgentBackend : public backend::Backend {
   // Health reports of the agent's nodes (docs/api.md, "Agents"), to the sink's NodeHealth.
   Status Health(const nlohmann::json& body);
 
+  // Replaces the health settings (the "health" command; AgentBackendOptions::health_settings),
+  // say when the cluster's storage list changed: sent at once to every registered agent, and to
+  // every agent that registers later.
+  void SetHealthSettings(nlohmann::json settings);
+
   // Each registered agent and how long ago it was last heard of (its last poll, registration
   // or report), for lockstepd's metrics.
   std::vector<std::pair<std::string, double>> HeartbeatAges() const;
@@ -139,6 +144,7 @@ class AgentBackend : public backend::Backend {
   const std::set<std::string> configured_;
 
   mutable std::mutex mu_;
+  nlohmann::json health_settings_;  // guarded by mu_: options_.health_settings, or newer
   bool stopping_ = false;                                    // guarded by mu_
   std::map<std::string, std::unique_ptr<AgentState>> agents_;  // guarded by mu_
   std::map<std::string, std::string> node_agent_;            // guarded by mu_: node -> agent

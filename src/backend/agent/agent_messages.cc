@@ -61,10 +61,7 @@ Result<backend::HealthFinding> DecodeFinding(const Json& f, const std::string& w
   if (!f.is_object()) return InvalidArgument(where + " must be an object");
   backend::HealthFinding out;
   LOCKSTEP_ASSIGN_OR_RETURN(check, GetString(f, "check", where));
-  static const char* const kChecks[] = {"xid",  "ecc_dbe", "remap_failed", "remap_pending",
-                                        "retired_pages_pending", "recovery_action",
-                                        "gpu_count", "program"};
-  if (std::find(std::begin(kChecks), std::end(kChecks), check) == std::end(kChecks))
+  if (!backend::IsHealthCheck(check))
     return InvalidArgument(where + ": unknown check '" + check + "'");
   out.check = std::move(check);
   LOCKSTEP_ASSIGN_OR_RETURN(gpu, GetInt(f, "gpu", where, -1, 63, -1));
@@ -257,6 +254,9 @@ Result<std::vector<AgentEvent>> DecodeEvents(const Json& body) {
     e.exit.core_dump = core.substr(0, 1024);
     LOCKSTEP_ASSIGN_OR_RETURN(error, GetString(ev, "error", where, ""));
     e.exit.error = error.substr(0, 1000);  // a launcher's message; bounded in the job record
+    if (ev.contains("launch_failed") && !ev["launch_failed"].is_boolean())
+      return InvalidArgument(where + ": 'launch_failed' must be true or false");
+    e.launch_failed = e.batch && ev.value("launch_failed", false);
     out.push_back(std::move(e));
   }
   return out;

@@ -33,6 +33,9 @@ struct AgentEvent {
   std::int32_t step_id = -1;
   std::string node;
   backend::ExitStatus exit;
+  // A batch step that was not started (its node lacks a shared file system): `exit.error` says
+  // why, and the run goes back to the queue (EventSink::LaunchFailed) instead of ending.
+  bool launch_failed = false;
   // A failed prolog or epilog ("hook_failed"): which, its program and what went wrong.
   std::string hook, hook_program, hook_detail;
   // A task's usage sample ("usage", for sstat); the other fields are then unused.

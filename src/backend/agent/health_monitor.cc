@@ -54,6 +54,29 @@ Result<HealthSettings> DecodeHealthSettings(const nlohmann::json& c) {
     }
     if (c.contains("configured_gpus"))
       s.configured_gpus = c.at("configured_gpus").get<std::map<std::string, int>>();
+    if (c.contains("storage")) {
+      s.storage_key = c.at("storage").dump();
+      for (const auto& f : c.at("storage")) {
+        StorageMount m;
+        m.name = f.at("name").get<std::string>();
+        m.kind = f.at("kind").get<std::string>();
+        m.source = f.value("source", "");
+        m.options = f.value("options", "");
+        m.path = f.at("path").get<std::string>();
+        m.read_only = f.value("read_only", false);
+        const std::int64_t timeout = f.value("timeout_s", std::int64_t{10});
+        if (timeout < 1 || timeout > 3600)
+          return InvalidArgument("health: storage " + m.name + ": timeout_s must be 1-3600");
+        m.timeout = std::chrono::seconds(timeout);
+        m.nodes = f.value("nodes", std::vector<std::string>{});
+        m.all_nodes = f.value("all_nodes", false);
+        if (m.kind != "nfs" && m.kind != "bind" && m.kind != "host_path")
+          return InvalidArgument("health: storage " + m.name + ": unknown kind " + m.kind);
+        if (m.path.empty() || m.path[0] != '/')
+          return InvalidArgument("health: storage " + m.name + ": path must be absolute");
+        s.storage.push_back(std::move(m));
+      }
+    }
   } catch (const nlohmann::json::exception&) {
     return InvalidArgument("health: the settings have a field of the wrong type");
   }
@@ -85,6 +108,18 @@ void HealthMonitor::Configure(const HealthSettings& settings) {
   changed_.notify_all();
 }
 
+std::string HealthMonitor::StorageProblem(const std::string& node,
+                                          std::chrono::milliseconds wait) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!settings_ || settings_->storage.empty()) return "";
+  changed_.wait_for(lock, wait, [this] {
+    return stopping_ || !settings_ || settings_->storage_key == storage_checked_;
+  });
+  if (!settings_ || settings_->storage_key != storage_checked_) return "";  // not checked yet
+  auto it = storage_problems_.find(node);
+  return it == storage_problems_.end() ? "" : it->second;
+}
+
 void HealthMonitor::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -111,6 +146,52 @@ backend::NodeHealthReport HealthMonitor::Round(const HealthNode& node, const Hea
   return r;
 }
 
+std::map<std::string, std::vector<backend::HealthFinding>> HealthMonitor::StorageRound(
+    const HealthSettings& s) {
+  auto any_busy = [this](const std::vector<std::string>& nodes) {
+    return std::any_of(nodes.begin(), nodes.end(), [this](const std::string& n) { return busy_(n); });
+  };
+  // Removed from the declaration: unmounted once none of its nodes runs a job.
+  for (auto it = mounted_.begin(); it != mounted_.end();) {
+    const bool declared = std::any_of(s.storage.begin(), s.storage.end(), [&](const StorageMount& m) {
+      return m.path == it->first && m.kind == it->second.kind && m.source == it->second.source;
+    });
+    if (declared || any_busy(it->second.nodes)) {
+      ++it;
+      continue;
+    }
+    if (Status st = UnmountStorage(it->first, it->second.timeout); !st.ok())
+      log::Warning("storage {}: {}", it->second.name, st.message());
+    else
+      log::Info("storage {}: unmounted from {} (no longer declared)", it->second.name, it->first);
+    it = mounted_.erase(it);
+  }
+  std::map<std::string, std::vector<backend::HealthFinding>> findings;
+  for (StorageMount m : s.storage) {
+    // Only what this agent's nodes get is mounted and checked here.
+    std::vector<std::string> ours;
+    for (const HealthNode& node : nodes_)
+      if (m.all_nodes || std::find(m.nodes.begin(), m.nodes.end(), node.name) != m.nodes.end())
+        ours.push_back(node.name);
+    if (ours.empty()) continue;
+    m.nodes = ours;
+    std::string problem = CheckStorage(m);
+    if (problem == "not mounted" && m.kind != "host_path") {
+      if (Status st = MountStorage(m); !st.ok()) {
+        problem += " (" + st.message() + ")";
+      } else {
+        log::Info("storage {}: mounted {} at {}", m.name, m.source, m.path);
+        mounted_[m.path] = m;
+        problem = CheckStorage(m);
+      }
+    }
+    if (problem.empty()) continue;
+    for (const std::string& node : m.nodes)
+      findings[node].push_back({"storage", -1, 0, "storage " + m.name + ": " + problem});
+  }
+  return findings;
+}
+
 void HealthMonitor::RoundLoop() {
   std::size_t next_node = 0;  // CYCLE: whose turn it is
   std::unique_lock<std::mutex> lock(mu_);
@@ -119,6 +200,16 @@ void HealthMonitor::RoundLoop() {
     if (stopping_) return;
     const HealthSettings s = *settings_;
     lock.unlock();
+    std::map<std::string, std::vector<backend::HealthFinding>> storage = StorageRound(s);
+    {
+      std::lock_guard<std::mutex> relock(mu_);
+      storage_problems_.clear();
+      for (const auto& [node, found] : storage)
+        for (const backend::HealthFinding& f : found)
+          storage_problems_[node] += (storage_problems_[node].empty() ? "" : "; ") + f.detail;
+      storage_checked_ = s.storage_key;
+    }
+    changed_.notify_all();
     std::vector<backend::NodeHealthReport> reports;
     const std::size_t count = s.cycle ? 1 : nodes_.size();
     for (std::size_t k = 0; k < count && !nodes_.empty(); ++k) {
@@ -126,6 +217,7 @@ void HealthMonitor::RoundLoop() {
       const bool busy = busy_(node.name);
       const bool run_program = busy ? s.run_busy : s.run_idle;
       reports.push_back(Round(node, s, run_program));
+      for (backend::HealthFinding& f : storage[node.name]) reports.back().findings.push_back(f);
       // A node whose state is not checked this round says nothing of its program: the
       // conditions of its last round stand.
       if (!run_program && !s.program.empty()) reports.back().full_round = false;
@@ -136,7 +228,8 @@ void HealthMonitor::RoundLoop() {
     const long turns = s.cycle ? static_cast<long>(std::max<std::size_t>(1, nodes_.size())) : 1;
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(s.interval) / turns;
     changed_.wait_for(lock, wait, [this, &s] {
-      return stopping_ || settings_->interval != s.interval || settings_->program != s.program;
+      return stopping_ || settings_->interval != s.interval || settings_->program != s.program ||
+             settings_->storage_key != s.storage_key;
     });
     if (stopping_) return;
   }

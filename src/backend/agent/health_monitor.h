@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "backend/agent/nvml_health.h"
+#include "backend/agent/storage_mounts.h"
 #include "backend/health.h"
 #include "client/api_client.h"
 
@@ -41,6 +42,10 @@ struct HealthSettings {
   // Each node's configured GPU count (the cluster's), which NVML's count is checked against;
   // a node not named: the count the agent started with.
   std::map<std::string, int> configured_gpus;
+  // The shared file systems of this agent's nodes (storage_mounts.h): mounted, checked every
+  // round (a "storage" finding per node that gets one that fails), unmounted when removed.
+  std::vector<StorageMount> storage;
+  std::string storage_key;  // the storage list as sent: a change starts a round at once
 };
 
 // Decodes the "health" command's settings; an error names the field.
@@ -60,6 +65,10 @@ class HealthMonitor {
   ~HealthMonitor();  // stops
   // Starts checking with these settings, or changes them.
   void Configure(const HealthSettings& settings);
+  // What is wrong with the shared file systems `node` gets ("" when nothing, or when no storage
+  // is declared), as the last round found; waits up to `wait` for the first round of the
+  // current storage list. A batch step does not start on a node with a problem.
+  std::string StorageProblem(const std::string& node, std::chrono::milliseconds wait);
   void Stop();
 
  private:
@@ -67,6 +76,12 @@ class HealthMonitor {
   void XidLoop();
   backend::NodeHealthReport Round(const HealthNode& node, const HealthSettings& settings,
                                   bool run_program);
+  // Mounts what is declared and missing, unmounts what was removed once none of its nodes runs
+  // a job, and checks each file system once for the whole host: the findings, by node.
+  std::map<std::string, std::vector<backend::HealthFinding>> StorageRound(
+      const HealthSettings& settings);
+  // Mount points this monitor mounted, with the nodes that got them (only the round thread).
+  std::map<std::string, StorageMount> mounted_;
   // Queues `reports` and sends everything queued; kept for the next call when lockstepd does
   // not take them.
   void Send(std::vector<backend::NodeHealthReport> reports);
@@ -81,6 +96,9 @@ class HealthMonitor {
   std::condition_variable changed_;
   bool stopping_ = false;                  // guarded by mu_
   std::optional<HealthSettings> settings_;  // guarded by mu_: none until lockstepd sends them
+  // The storage list last checked (its key) and what it found by node; guarded by mu_.
+  std::string storage_checked_;
+  std::map<std::string, std::string> storage_problems_;
   std::mutex send_mu_;                     // one sender at a time, in order
   std::deque<nlohmann::json> unsent_;      // guarded by send_mu_
   std::thread rounds_;

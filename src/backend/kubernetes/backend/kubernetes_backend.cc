@@ -43,6 +43,7 @@ KubernetesBackend::KubernetesBackend(KubeClient* client, backend::EventSink& eve
                                      backend::Admission* admission,
                                      KubernetesBackendOptions options)
     : client_(client), events_(events), admission_(admission), options_(std::move(options)) {
+  storage_ = options_.storage;
   mapping_.switch_labels = options_.settings.switch_labels;
   mapping_.block_label = options_.settings.block_label;
   mapping_.ignored_taints = options_.settings.ignored_taints;

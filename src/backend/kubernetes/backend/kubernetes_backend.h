@@ -69,6 +69,10 @@ struct KubernetesBackendOptions {
   // Nodes are listed and watched in protobuf (objects/node_proto.h), without the status.images
   // and other parts nothing here reads; false: in JSON.
   bool protobuf_nodes = true;
+  // The cluster's shared file systems (docs/storage.md): their host directories go into every
+  // job pod, and a job whose directory lies on one starts there and writes its output files
+  // there. SetStorage replaces the list (the cluster YAML changed).
+  std::vector<config::FileSystem> storage;
   // Every decision about time (forced deletions, finished_pod_ttl, pods' end times) reads this
   // clock; waits on condition variables keep real-time timeouts. Must outlive the backend.
   // Tests give a ManualClock, advance it, then call WakeForTest().
@@ -103,6 +107,9 @@ class KubernetesBackend : public backend::Backend {
   Status LaunchStep(backend::StepLaunch step) override;
   Status SignalStep(JobId job, std::int32_t step, int signo, Seconds grace) override;
   Result<std::string> Logs(const backend::LogsRequest& request) override;
+
+  // The shared file systems of later launches (KubernetesBackendOptions::storage).
+  void SetStorage(std::vector<config::FileSystem> storage);
 
  private:
   using RunKey = std::pair<JobId, std::int32_t>;
@@ -209,6 +216,7 @@ class KubernetesBackend : public backend::Backend {
   std::unique_ptr<ExecSteps> exec_steps_;  // thread-safe itself
 
   mutable std::mutex mu_;
+  std::vector<config::FileSystem> storage_;  // guarded by mu_: options_.storage, or newer
   std::condition_variable cv_;       // work_, nodes_dirty_, stopping_, reported_once_
   bool stopping_ = false;            // guarded by mu_
   bool nodes_dirty_ = false;         // guarded by mu_

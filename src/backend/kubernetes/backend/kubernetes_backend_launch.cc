@@ -11,6 +11,39 @@ namespace lockstep::kube {
 using backend_internal::Label;
 using backend_internal::Log;
 
+namespace {
+
+// The host directories of the storage that pods see: each category's parent directory (its
+// file systems are mounted under it on the hosts), read-only when all of them are; each host
+// path as itself.
+std::vector<HostMount> StorageMounts(const std::vector<config::FileSystem>& storage) {
+  std::vector<HostMount> out;
+  for (const config::FileSystem& fs : storage) {
+    const bool host = fs.kind == config::FileSystem::Kind::kHostPath;
+    const std::string path = host ? fs.source : fs.category;
+    auto it = std::find_if(out.begin(), out.end(), [&](const HostMount& m) { return m.path == path; });
+    if (it == out.end())
+      out.push_back({path, fs.read_only});
+    else
+      it->read_only = it->read_only && fs.read_only;
+  }
+  return out;
+}
+
+// Whether `path` lies on one of the mounts (the directory itself or below it).
+bool OnStorage(const std::string& path, const std::vector<HostMount>& mounts) {
+  return std::any_of(mounts.begin(), mounts.end(), [&](const HostMount& m) {
+    return path == m.path || path.rfind(m.path + "/", 0) == 0;
+  });
+}
+
+}  // namespace
+
+void KubernetesBackend::SetStorage(std::vector<config::FileSystem> storage) {
+  std::lock_guard<std::mutex> lock(mu_);
+  storage_ = std::move(storage);
+}
+
 void KubernetesBackend::DoLaunch(const backend::LaunchOrder& order) {
   const RunKey key{order.job, order.run};
   bool service_made = false;
@@ -60,6 +93,15 @@ void KubernetesBackend::DoLaunch(const backend::LaunchOrder& order) {
   spec.master_port = options_.settings.master_port;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // On shared storage, the job starts in its directory and writes its output files there, as
+    // on bare hosts; elsewhere it keeps the image's directory and its pods' logs.
+    spec.host_mounts = StorageMounts(storage_);
+    if (OnStorage(order.work_dir, spec.host_mounts)) spec.work_dir = order.work_dir;
+    if (OnStorage(order.stdout_path, spec.host_mounts)) {
+      spec.stdout_path = order.stdout_path;
+      if (OnStorage(order.stderr_path, spec.host_mounts)) spec.stderr_path = order.stderr_path;
+      spec.append_output = order.append_output;
+    }
     for (std::size_t i = 0; i < order.nodes.size(); ++i) {
       const backend::PlacedNode& p = order.nodes[i];
       PodNodeAllocation a;

@@ -14,9 +14,19 @@ constexpr const char* kScriptDir = "/var/run/lockstep";
 constexpr const char* kScriptVolume = "lockstep-script";
 // The fixed launcher of batch scripts: no user text in it. $0 is "lockstep-script"; "$@" are the
 // script's arguments.
+// With LOCKSTEP_STDOUT (and LOCKSTEP_STDERR) set, the output goes to those files, opened as the
+// job's user: `>` truncates as the agents do, `>>` appends for a requeued run (LOCKSTEP_APPEND).
 constexpr const char* kLauncher =
     "f=/var/run/lockstep/script && printf '%s' \"$LOCKSTEP_SCRIPT\" > \"$f\" && "
-    "chmod 0700 \"$f\" && unset LOCKSTEP_SCRIPT && exec \"$f\" \"$@\"";
+    "chmod 0700 \"$f\" && unset LOCKSTEP_SCRIPT && "
+    "if [ -n \"$LOCKSTEP_STDOUT\" ]; then "
+    "if [ -n \"$LOCKSTEP_APPEND\" ]; then exec >>\"$LOCKSTEP_STDOUT\"; "
+    "else exec >\"$LOCKSTEP_STDOUT\"; fi || exit 127; "
+    "if [ -z \"$LOCKSTEP_STDERR\" ]; then exec 2>&1; "
+    "elif [ -n \"$LOCKSTEP_APPEND\" ]; then exec 2>>\"$LOCKSTEP_STDERR\"; "
+    "else exec 2>\"$LOCKSTEP_STDERR\"; fi || exit 127; fi && "
+    "unset LOCKSTEP_STDOUT LOCKSTEP_STDERR LOCKSTEP_APPEND && exec \"$f\" \"$@\"";
+constexpr const char* kStorageVolume = "lockstep-storage-";
 
 bool Alnum(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0;
@@ -89,6 +99,12 @@ Json EnvList(const JobPodsSpec& spec, const PodSlot& slot, const std::string& no
   env["SLURMD_NODENAME"] = node;
   env["MASTER_ADDR"] = master_addr;
   if (!spec.script.empty()) env["LOCKSTEP_SCRIPT"] = spec.script;
+  if (!spec.script.empty() && slot.rank == 0 && !spec.stdout_path.empty()) {
+    env["LOCKSTEP_STDOUT"] = spec.stdout_path;
+    if (!spec.stderr_path.empty() && spec.stderr_path != spec.stdout_path)
+      env["LOCKSTEP_STDERR"] = spec.stderr_path;
+    if (spec.append_output) env["LOCKSTEP_APPEND"] = "1";
+  }
   Json list = Json::array();
   for (const auto& [name, value] : env)
     list.push_back({{"name", name}, {"value", EscapeDollars(value)}});
@@ -129,6 +145,9 @@ Status Validate(const JobPodsSpec& spec) {
     if (!IsEnvName(k))
       return InvalidArgument("job " + job + ": environment variable name \"" + k +
                              "\" is not valid");
+  for (const HostMount& m : spec.host_mounts)
+    if (m.path.size() < 2 || m.path[0] != '/' || m.path == kScriptDir)
+      return InvalidArgument("job " + job + ": storage path \"" + m.path + "\" is not usable");
   if (!spec.tolerations.is_array())
     return InvalidArgument("job " + job + ": tolerations must be a JSON array");
   for (const PodNodeAllocation& a : spec.allocation) {
@@ -157,9 +176,10 @@ Json PodObject(const JobPodsSpec& spec, const PodSlot& slot, const PodNodeAlloca
                     {"image", spec.image},
                     {"env", EnvList(spec, slot, a.node, master)},
                     {"resources", resources}};
+  Json mounts = Json::array();
   if (!spec.script.empty()) {
     container["command"] = Escaped({"/bin/sh", "-c", kLauncher, "lockstep-script"});
-    container["volumeMounts"] = Json::array({{{"name", kScriptVolume}, {"mountPath", kScriptDir}}});
+    mounts.push_back({{"name", kScriptVolume}, {"mountPath", kScriptDir}});
   } else {
     container["command"] = Escaped(spec.command);
   }
@@ -170,6 +190,17 @@ Json PodObject(const JobPodsSpec& spec, const PodSlot& slot, const PodNodeAlloca
       for (const Json& arg : Escaped(spec.args)) container["command"].push_back(arg);
   }
   if (!spec.work_dir.empty()) container["workingDir"] = spec.work_dir;
+  Json volumes = Json::array();
+  if (!spec.script.empty()) volumes.push_back({{"name", kScriptVolume}, {"emptyDir", Json::object()}});
+  for (std::size_t i = 0; i < spec.host_mounts.size(); ++i) {
+    const HostMount& m = spec.host_mounts[i];
+    const std::string volume = kStorageVolume + std::to_string(i);
+    volumes.push_back({{"name", volume}, {"hostPath", {{"path", m.path}, {"type", "Directory"}}}});
+    Json mount = {{"name", volume}, {"mountPath", m.path}, {"mountPropagation", "HostToContainer"}};
+    if (m.read_only) mount["readOnly"] = true;
+    mounts.push_back(std::move(mount));
+  }
+  if (!mounts.empty()) container["volumeMounts"] = std::move(mounts);
 
   Json pod_spec = {
       {"nodeName", a.node},
@@ -186,8 +217,7 @@ Json PodObject(const JobPodsSpec& spec, const PodSlot& slot, const PodNodeAlloca
   if (spec.time_limit > 0 && spec.time_limit < kUnlimited)
     pod_spec["activeDeadlineSeconds"] = spec.time_limit + kDeadlineSlack;
   if (!spec.tolerations.empty()) pod_spec["tolerations"] = spec.tolerations;
-  if (!spec.script.empty())
-    pod_spec["volumes"] = Json::array({{{"name", kScriptVolume}, {"emptyDir", Json::object()}}});
+  if (!volumes.empty()) pod_spec["volumes"] = std::move(volumes);
   return {
       {"apiVersion", "v1"},
       {"kind", "Pod"},

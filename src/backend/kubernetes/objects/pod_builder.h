@@ -41,6 +41,15 @@ struct PodNodeAllocation {
 // later, so that the kubelet's kill (a plain SIGKILL, FAILED) never races lockstepd's.
 inline constexpr Seconds kDeadlineSlack = 60;
 
+// A host directory every pod of the job sees at the same path (docs/storage.md): a category's
+// parent directory, where the nodes mount its file systems, or a host path. A hostPath volume
+// with mountPropagation HostToContainer, so file systems mounted under it on the host later
+// appear in running pods, and removed ones disappear.
+struct HostMount {
+  std::string path;  // absolute, on the host and in the pod
+  bool read_only = false;
+};
+
 struct JobPodsSpec {
   JobId job_id = 0;
   std::string job_name;
@@ -56,6 +65,12 @@ struct JobPodsSpec {
   std::vector<std::string> command;
   std::vector<std::string> args;
   std::string work_dir;                    // "": the image's
+  std::vector<HostMount> host_mounts;      // shared storage, in every pod
+  // The batch script's output and error files (rank 0's pod; the others' go to their logs),
+  // opened by the pod's launcher as the job's user, truncated unless `append_output`; empty:
+  // the pod's log. An empty error path (or the same as stdout) shares the output file.
+  std::string stdout_path, stderr_path;
+  bool append_output = false;
   std::map<std::string, std::string> env;  // Slurm's and PyTorch's, from the controller
   std::vector<PodNodeAllocation> allocation;
   PodMode mode = PodMode::kPerNode;
