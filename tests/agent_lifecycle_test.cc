@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "tests/cluster_harness.h"
@@ -72,14 +73,33 @@ class UpTwiceTest : public ::testing::Test {
     for (pid_t pid : started_)
       if (Running(pid)) ::kill(pid, SIGKILL);
   }
-  CommandResult Up() {
+  CommandResult Up(const std::string& cpus = "2") {
     CommandResult r = cluster_.Run({"up", "--state-dir", state_, "--nodes", "1", "--gpus-per-node",
-                                    "0", "--cpus-per-node", "2"});
+                                    "0", "--cpus-per-node", cpus});
     started_.push_back(Pid("agent.pid"));
     started_.push_back(Pid("lockstepd.pid"));
     return r;
   }
   pid_t Pid(const std::string& file) { return ReadPidFile(state_ + "/" + file); }
+  // `lockstep ARGS` against the cluster that Up started.
+  CommandResult Run(const std::vector<std::string>& args) {
+    return cluster_.Run(args, "", -1, "", {{"LOCKSTEP_STATE_DIR", state_}});
+  }
+  // A one-CPU job that runs until cancelled (or 300 s); its id once RUNNING, else 0.
+  unsigned long long StartJob() {
+    CommandResult r = Run({"sbatch", "--parsable", "-c", "1", "--wrap", "sleep 300"});
+    if (r.exit_code != 0) return 0;
+    const unsigned long long id = std::stoull(r.out);
+    const bool running = WaitFor([&] { return Job(id).value("state", "") == "RUNNING"; },
+                                 std::chrono::seconds(20));
+    return running ? id : 0;
+  }
+  nlohmann::json Job(unsigned long long id) {
+    CommandResult r = Run({"squeue", "--json", "-j", std::to_string(id)});
+    nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    return j.is_object() && j.contains("jobs") && !j["jobs"].empty() ? j["jobs"][0]
+                                                                     : nlohmann::json::object();
+  }
 
   Cluster cluster_;
   std::string state_;
@@ -93,7 +113,7 @@ TEST_F(UpTwiceTest, RegressionUpAfterLockstepdWasKilledStopsTheEarlierAgent) {
   ASSERT_TRUE(Running(first_agent) && Running(first_daemon));
   ::kill(first_daemon, SIGKILL);
   ASSERT_TRUE(WaitFor([&] { return !Running(first_daemon); }, std::chrono::seconds(10)));
-  r = Up();
+  r = Up("3");  // other nodes than the agent serves: it goes
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("stopping lockstep-agent (pid " + std::to_string(first_agent)),
             std::string::npos)
@@ -105,6 +125,62 @@ TEST_F(UpTwiceTest, RegressionUpAfterLockstepdWasKilledStopsTheEarlierAgent) {
   r = cluster_.Run({"down", "--state-dir", state_});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(WaitFor([&] { return !Running(second_agent); }, std::chrono::seconds(15)));
+}
+
+// Issue 27: `lockstep up` after lockstepd crashed stopped the agent (its running job with it),
+// and then, the job restarted, waited for idle nodes and exited 1 ("the nodes did not become
+// idle") over a cluster that was up. The agent that serves the same nodes is kept, its job
+// adopted and still running, and up says so and exits 0.
+TEST_F(UpTwiceTest, RegressionUpAfterACrashKeepsTheAgentAndItsRunningJob) {
+  CommandResult r = Up();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const unsigned long long job = StartJob();
+  ASSERT_GT(job, 0u);
+  const pid_t agent = Pid("agent.pid"), daemon = Pid("lockstepd.pid");
+  ::kill(daemon, SIGKILL);
+  ASSERT_TRUE(WaitFor([&] { return !Running(daemon); }, std::chrono::seconds(10)));
+  r = Up();
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("keeping lockstep-agent (pid " + std::to_string(agent) + ")"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("running jobs kept: " + std::to_string(job) + "\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("lockstep is up: 1 node x 0 GPUs (virtual; 1 mixed)"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(Pid("agent.pid"), agent);
+  nlohmann::json j = Job(job);
+  EXPECT_EQ(j.value("job_state", ""), "RUNNING") << j.dump();
+  EXPECT_EQ(j.value("restart_cnt", -1), 0) << j.dump();
+  Run({"scancel", std::to_string(job)});
+}
+
+// Issue 27: `lockstep down` then `up` requeued the running jobs without a word, and up exited 1
+// once they ran again. Down stops the nodes, which ends their tasks (nobody would reap or signal
+// them), so requeueing them is what Slurm does for the jobs of a failed node; down says it will
+// happen, up says it did, and exits 0.
+TEST_F(UpTwiceTest, RegressionDownAndUpSayTheRunningJobsAreRequeued) {
+  CommandResult r = Up();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const unsigned long long job = StartJob();
+  ASSERT_GT(job, 0u);
+  const std::string id = std::to_string(job);
+  r = cluster_.Run({"down", "--state-dir", state_});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("lockstep down: job " + id + " running: the nodes stop and their tasks end "
+                       "now; the next 'lockstep up' requeues them"),
+            std::string::npos)
+      << r.out;
+  r = Up();
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("lockstep up: job " + id +
+                       " ran when lockstep stopped; their tasks ended with it: requeued " + id +
+                       ";"),
+            std::string::npos)
+      << r.out;
+  nlohmann::json j = Job(job);
+  EXPECT_EQ(j.value("restart_cnt", -1), 1) << j.dump();
+  Run({"scancel", id});
 }
 
 TEST(AgentLifecycle, AnAgentWhoseLockstepdStaysUnreachableGivesUp) {

@@ -135,6 +135,11 @@ TEST_F(ApiLimitsTest, MalformedParametersAndFieldsAreNamedNeverAnException) {
        "field state: expected a string"},
       {http::verb::post, "/api/v1/jobs/1/cancel", "[1, 2]",
        "the request body must be a JSON object"},
+      // Issue 27: a number beyond a double's range was a 500 with the JSON library's text.
+      {http::verb::post, "/api/v1/jobs", R"({"ntasks": 1e999, "script": "#!/bin/sh\n"})",
+       "job spec: 'ntasks' is a number out of range"},
+      {http::verb::post, "/api/v1/jobs", R"({"dependencies": [{"job": 1}, {"job": -1e400}]})",
+       "job spec: 'dependencies[1].job' is a number out of range"},
   };
   for (const Case& c : cases) {
     Answer a = Call(Socket(), c.verb, c.target, c.body);
@@ -143,6 +148,24 @@ TEST_F(ApiLimitsTest, MalformedParametersAndFieldsAreNamedNeverAnException) {
     EXPECT_EQ(a.body.find("exception"), std::string::npos) << a.body;
     EXPECT_EQ(a.body.find("stoi"), std::string::npos) << a.body;
   }
+}
+
+// Issue 27: GET /api/v1/nodes/NAME answered every node, whatever NAME was.
+TEST_F(ApiLimitsTest, RegressionANodeByNameIsThatNodeOrNotFound) {
+  Answer all = Call(Socket(), http::verb::get, "/api/v1/nodes");
+  ASSERT_EQ(all.status, 200u) << all.body;
+  const nlohmann::json nodes = nlohmann::json::parse(all.body)["nodes"];
+  ASSERT_GE(nodes.size(), 2u);
+  const std::string name = nodes[1]["name"];
+  Answer one = Call(Socket(), http::verb::get, "/api/v1/nodes/" + name);
+  ASSERT_EQ(one.status, 200u) << one.body;
+  const nlohmann::json got = nlohmann::json::parse(one.body)["nodes"];
+  ASSERT_EQ(got.size(), 1u) << one.body;
+  EXPECT_EQ(got[0]["name"], name);
+  Answer none = Call(Socket(), http::verb::get, "/api/v1/nodes/nosuch");
+  EXPECT_EQ(none.status, 404u) << none.body;
+  EXPECT_EQ(none.error, "no such node: nosuch") << none.body;
+  EXPECT_EQ(Call(Socket(), http::verb::get, "/api/v1/nodes/" + name + "/x").status, 404u);
 }
 
 }  // namespace

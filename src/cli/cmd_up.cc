@@ -12,12 +12,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "cli/cli_util.h"
 #include "cli/up_health.h"
 #include "cli/up_storage.h"
 #include "cli/commands.h"
+#include "common/types.h"
 
 namespace lockstep::cli {
 namespace {
@@ -176,19 +180,101 @@ int UpKubernetes(const std::string& state_dir, const std::string& kubeconfig,
   return 0;
 }
 
-// Waits until every node is idle; false after `timeout`.
-bool WaitIdle(client::ApiClient& api, int nodes, std::chrono::seconds timeout) {
+// The nodes' states in a few words: "4 idle", "2 idle, 1 mixed, 1 down*".
+std::string NodeStates(const nlohmann::json& nodes) {
+  std::map<std::string, int> count;
+  for (const auto& n : nodes["nodes"]) ++count[n.value("state", "unknown")];
+  std::string out;
+  for (const auto& [state, n] : count)
+    out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + state;
+  return out;
+}
+
+// Waits until each of `nodes` nodes responds (its agent registered: a state without Slurm's
+// "*"), whatever runs there: after a crash or a `lockstep down`, jobs may be running or
+// restarted. Their states ("4 idle"), or nullopt after `timeout`.
+std::optional<std::string> WaitResponding(client::ApiClient& api, int nodes,
+                                          std::chrono::seconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     Result<nlohmann::json> r = api.Get("/api/v1/nodes");
     if (r.ok()) {
-      int idle = 0;
-      for (const auto& n : (*r)["nodes"]) idle += n["state"] == "idle";
-      if (idle == nodes) return true;
+      int responding = 0;
+      for (const auto& n : (*r)["nodes"]) {
+        const std::string state = n.value("state", "");
+        responding += !state.empty() && state.back() != '*';
+      }
+      if (responding == nodes) return NodeStates(*r);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return false;
+  return std::nullopt;
+}
+
+// The jobs lockstepd has RUNNING, with their restart counts (nullopt: it does not answer).
+std::optional<std::map<JobId, int>> RunningJobs(client::ApiClient& api) {
+  Result<nlohmann::json> r = api.Get("/api/v1/jobs?state=RUNNING");
+  if (!r.ok()) return std::nullopt;
+  std::map<JobId, int> jobs;
+  for (const auto& j : (*r)["jobs"])
+    if (j.value("state", "") == "RUNNING")
+      jobs[j.value("job_id", JobId{0})] = j.value("restart_count", 0);
+  return jobs;
+}
+
+std::vector<JobId> KeysOf(const std::map<JobId, int>& jobs) {
+  std::vector<JobId> ids;
+  for (const auto& [id, restarts] : jobs) ids.push_back(id);
+  return ids;
+}
+
+std::string Ids(const std::vector<JobId>& ids) {
+  std::string out;
+  for (JobId id : ids) out += (out.empty() ? "" : " ") + std::to_string(id);
+  return out;
+}
+
+// What became of the jobs that were running when lockstep stopped (crashed, or `lockstep
+// down`) once a new agent registered without them: lockstepd requeues them (NODE_FAIL where they
+// may not be requeued), as Slurm does with the jobs of a node that failed. Waits for each to leave
+// its run, then says so.
+void ReportEndedRuns(client::ApiClient& api, const std::map<JobId, int>& before) {
+  std::map<std::string, std::vector<JobId>> outcome;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (const auto& [id, restarts] : before) {
+    std::string state = "RUNNING";
+    for (;;) {
+      Result<nlohmann::json> j = api.Get("/api/v1/jobs/" + std::to_string(id));
+      if (j.ok()) {
+        state = j->value("state", "");
+        if (j->value("restart_count", 0) > restarts) state = "requeued";
+      }
+      if (state != "RUNNING" || std::chrono::steady_clock::now() > deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (state == "PENDING") state = "requeued";
+    outcome[state].push_back(id);
+  }
+  const std::vector<JobId> all = KeysOf(before);
+  std::printf("lockstep up: job%s %s ran when lockstep stopped; their tasks ended with it:",
+              all.size() == 1 ? "" : "s", Ids(all).c_str());
+  for (const auto& [state, ids] : outcome) {
+    if (state == "requeued")
+      std::printf(" requeued %s;", Ids(ids).c_str());
+    else if (state == "RUNNING")
+      std::printf(" not yet told %s (see lockstepd.log);", Ids(ids).c_str());
+    else
+      std::printf(" %s %s;", state.c_str(), Ids(ids).c_str());
+  }
+  std::printf(" a job that may not be requeued ends NODE_FAIL\n");
+}
+
+// The command line of pid, argument by argument.
+std::vector<std::string> CommandLine(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  for (std::string arg; std::getline(in, arg, '\0');) args.push_back(arg);
+  return args;
 }
 
 }  // namespace
@@ -246,14 +332,18 @@ int RunUp(int argc, char** argv) {
   if (ec) return Fail("lockstep up", "cannot create " + state_dir + ": " + ec.message());
   std::string socket = state_dir + "/lockstepd.sock";
   client::ApiClient api(socket);
-  if (Alive(ReadPid(state_dir + "/lockstepd.pid")) && api.Get("/api/v1/nodes").ok()) {
-    std::printf("lockstep is already up (state in %s); 'lockstep down' stops it\n",
-                state_dir.c_str());
-    return 0;
+  if (Alive(ReadPid(state_dir + "/lockstepd.pid"))) {
+    if (Result<nlohmann::json> now = api.Get("/api/v1/nodes"); now.ok()) {
+      std::printf("lockstep is already up (state in %s; nodes: %s); 'lockstep down' stops it\n",
+                  state_dir.c_str(), NodeStates(*now).c_str());
+      return 0;
+    }
   }
-  StopPrevious(state_dir, "agent.pid", "lockstep-agent");
-  StopPrevious(state_dir, "lockstepd.pid", "lockstepd");  // alive but not answering
-  if (backend == "kubernetes") return UpKubernetes(state_dir, kubeconfig, *storage_yaml, api);
+  if (backend == "kubernetes") {
+    StopPrevious(state_dir, "agent.pid", "lockstep-agent");
+    StopPrevious(state_dir, "lockstepd.pid", "lockstepd");  // alive but not answering
+    return UpKubernetes(state_dir, kubeconfig, *storage_yaml, api);
+  }
   std::string config = state_dir + "/cluster.yaml";
   std::string dir = SelfDir();
   std::string gpu_type = "virtual";
@@ -262,23 +352,50 @@ int RunUp(int argc, char** argv) {
     if (!host.ok()) return Fail("lockstep up", host.status());
     nodes = 1, gpus = host->count, gpu_type = host->type;
   }
-  std::ofstream(config) << ClusterYaml(nodes, gpus, cpus, mem, gpu_type) << *health_yaml
-                        << *hooks_yaml << *storage_yaml;
-  pid_t d = Spawn({dir + "/lockstepd", "--config", config, "--state-dir", state_dir},
-                  state_dir + "/lockstepd.log");
   std::string names = nodes == 1 ? "node1" : "node[1-" + std::to_string(nodes) + "]";
   std::vector<std::string> agent = {dir + "/lockstep-agent", "--socket", socket, "--state-dir",
                                     state_dir, "--nodes", names, "--cpus", std::to_string(cpus),
                                     "--mem", mem};
   if (!nvml) agent.insert(agent.end(), {"--gpus", std::to_string(gpus)});  // else NVML's
-  pid_t a = Spawn(agent, state_dir + "/agent.log");
-  std::ofstream(state_dir + "/agent.pid") << a << "\n";
-  if (!WaitIdle(api, nodes, std::chrono::seconds(30))) {
-    std::string why = Alive(d) ? "the nodes did not become idle" : "lockstepd exited";
+  // An agent that outlived its lockstepd (a crash) and serves these same nodes is kept: it
+  // registers again with the new lockstepd, which adopts the jobs it still runs. Any other is
+  // stopped, its tasks with it, so that no agent runs on unseen beside a new one.
+  const pid_t previous = ReadPid(state_dir + "/agent.pid");
+  const bool keep_agent = IsOurProcess(previous, "lockstep-agent", state_dir) &&
+                          Running(previous) && CommandLine(previous) == agent;
+  if (!keep_agent) StopPrevious(state_dir, "agent.pid", "lockstep-agent");
+  StopPrevious(state_dir, "lockstepd.pid", "lockstepd");  // alive but not answering
+  std::ofstream(config) << ClusterYaml(nodes, gpus, cpus, mem, gpu_type) << *health_yaml
+                        << *hooks_yaml << *storage_yaml;
+  pid_t d = Spawn({dir + "/lockstepd", "--config", config, "--state-dir", state_dir},
+                  state_dir + "/lockstepd.log");
+  // The jobs that ran when lockstep stopped, as lockstepd read them back, before any agent
+  // registers.
+  std::optional<std::map<JobId, int>> running_before;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!(running_before = RunningJobs(api)) && Alive(d) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (keep_agent) {
+    std::printf("lockstep up: keeping lockstep-agent (pid %d), which outlived lockstepd and "
+                "still runs its jobs\n",
+                static_cast<int>(previous));
+  } else {
+    pid_t a = Spawn(agent, state_dir + "/agent.log");
+    std::ofstream(state_dir + "/agent.pid") << a << "\n";
+  }
+  std::optional<std::string> states =
+      running_before ? WaitResponding(api, nodes, std::chrono::seconds(30)) : std::nullopt;
+  if (!states) {
+    std::string why = Alive(d) ? "the nodes did not register" : "lockstepd exited";
     return Fail("lockstep up", why + "; see " + state_dir + "/lockstepd.log and agent.log");
   }
-  std::printf("lockstep is up: %d node%s x %d GPUs (%s), state in %s\n\n", nodes,
-              nodes == 1 ? "" : "s", gpus, nvml ? "NVML" : "virtual", state_dir.c_str());
+  if (!running_before->empty() && !keep_agent) ReportEndedRuns(api, *running_before);
+  if (!running_before->empty() && keep_agent)
+    std::printf("lockstep up: running jobs kept: %s\n", Ids(KeysOf(*running_before)).c_str());
+  std::printf("lockstep is up: %d node%s x %d GPUs (%s; %s), state in %s\n\n", nodes,
+              nodes == 1 ? "" : "s", gpus, nvml ? "NVML" : "virtual", states->c_str(),
+              state_dir.c_str());
   std::printf("Next:\n");
   if (state_dir != client::DefaultStateDir())
     std::printf("  export LOCKSTEP_STATE_DIR=%s\n", state_dir.c_str());
@@ -296,6 +413,19 @@ int RunDown(int argc, char** argv) {
   app.add_option("--state-dir", state_dir, "as given to lockstep up");
   CLI11_PARSE(app, argc, argv);
   state_dir = fs::absolute(state_dir).lexically_normal().string();
+  {  // What stopping does to the jobs that run: said before it is done.
+    client::ApiClient api(state_dir + "/lockstepd.sock");
+    std::optional<std::map<JobId, int>> running;
+    if (IsOurProcess(ReadPid(state_dir + "/lockstepd.pid"), "lockstepd", state_dir))
+      running = RunningJobs(api);
+    if (running && !running->empty()) {
+      const std::vector<JobId> ids = KeysOf(*running);
+      std::printf("lockstep down: job%s %s running: the nodes stop and their tasks end now; the "
+                  "next 'lockstep up' requeues them (a job that may not be requeued ends "
+                  "NODE_FAIL)\n",
+                  ids.size() == 1 ? "" : "s", Ids(ids).c_str());
+    }
+  }
   int stopped = 0;
   const std::pair<const char*, const char*> kStarted[] = {{"agent.pid", "lockstep-agent"},
                                                           {"lockstepd.pid", "lockstepd"}};

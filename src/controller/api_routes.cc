@@ -254,6 +254,15 @@ Status RequeueRoute(Controller& c, const Caller& caller, JobId id, const nlohman
   return hold ? c.RequeueHold(caller, id, special_exit) : c.Requeue(caller, id);
 }
 
+// GET /api/v1/nodes/{name}: {"nodes": [that node]}, or 404.
+Response OneNode(Controller& c, std::string_view name) {
+  nlohmann::json all = c.ListNodes();
+  for (nlohmann::json& n : all["nodes"])
+    if (n.is_object() && n.value("name", "") == name)
+      return Ok({{"nodes", nlohmann::json::array({std::move(n)})}});
+  return Error(NotFound("no such node: " + std::string(name)));
+}
+
 // A route's response, or nothing when a long poll took `reply` to answer later.
 using Routed = std::optional<Response>;
 
@@ -469,7 +478,8 @@ Routed Route(Controller& c, AgentEndpoints* agents, const Caller& caller,
       return slurm;
     if (p[2] == "jobs") return Jobs(c, caller, verb, p, query, req, reply);
     if (p[2] == "agent") return Agent(c, agents, caller, p, query, req, reply);
-    if (p[2] == "nodes" && verb == http::verb::get) return Ok(c.ListNodes());
+    if (p[2] == "nodes" && verb == http::verb::get && p.size() == 3) return Ok(c.ListNodes());
+    if (p[2] == "nodes" && verb == http::verb::get && p.size() == 4) return OneNode(c, p[3]);
     if (p[2] == "nodes" && verb == http::verb::post && p.size() == 5 && p[4] == "state") {
       Result<nlohmann::json> body = Body(req);
       if (!body.ok()) return Error(body.status());

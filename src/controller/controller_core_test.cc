@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "controller/controller_test_util.h"
+#include "jobspec/validate.h"
 
 namespace lockstep::controller {
 namespace {
@@ -234,6 +235,31 @@ TEST_F(CoreTest, ATimeLimitEndsTheRunWhenTheClockPassesIt) {
   controller_->events().RunExited({*a, 0}, {0, 15, false});
   controller_->SettleForTest();
   EXPECT_EQ(Field(*a, "state"), "TIMEOUT");
+}
+
+// Issue 27: an operator's TimeLimit=+N could pass the maximum limit a submission may have, and
+// squeue then printed INVALID. Refused, with the limit it would have been and the maximum.
+TEST_F(CoreTest, RegressionATimeLimitPastTheMaximumIsRefusedHoweverAsked) {
+  jobspec::JobSpec s = Spec();
+  s.hold = true;
+  s.time_limit = 600;
+  Result<JobId> a = controller_->Submit(kAlice, s);
+  ASSERT_TRUE(a.ok());
+  auto limit = [&] { return controller_->ShowJob(*a)->value("time_limit", Seconds{-1}); };
+  const Seconds room = jobspec::kMaxTimeLimit - 600;
+  for (const nlohmann::json& change :
+       {nlohmann::json{{"time_limit_add", room + 60}},
+        nlohmann::json{{"time_limit", jobspec::kMaxTimeLimit + 60}}}) {
+    Status st = controller_->Update(kRoot, *a, change);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << change.dump();
+    EXPECT_EQ(st.message(), "update: TimeLimit: job " + std::to_string(*a) +
+                                "'s limit would be 4294967295 minutes, above the maximum "
+                                "4294967294 minutes")
+        << change.dump();
+    EXPECT_EQ(limit(), 600) << change.dump();
+  }
+  ASSERT_TRUE(controller_->Update(kRoot, *a, {{"time_limit_add", room}}).ok());
+  EXPECT_EQ(limit(), jobspec::kMaxTimeLimit);
 }
 
 TEST_F(CoreTest, WhatAnAnswerSaidIsWhatARestartFinds) {

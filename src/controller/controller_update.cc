@@ -3,6 +3,8 @@
 // job=101" is the whole array, "job=101_1" one task): the running tasks, the pending ones split
 // off, and the tasks still in the array's one record (pending_array.h), which are split off with
 // the new values. Every task is checked before any changes, and all of them are one write.
+#include <fmt/format.h>
+
 #include <map>
 #include <optional>
 
@@ -10,6 +12,7 @@
 #include "controller/controller_internal.h"
 #include "controller/job_convert.h"
 #include "engine/request.h"
+#include "jobspec/validate.h"
 
 namespace lockstep::controller {
 
@@ -169,8 +172,13 @@ Result<jobspec::JobSpec> Controller::ChangedSpecLocked(const JobEntry& e, const 
       if (limit <= 0)
         return InvalidArgument("update: TimeLimit decrement larger than job " + label +
                                "'s time limit");
-      if (limit >= kUnlimited) return InvalidArgument("update: TimeLimit: too large");
     }
+    // Slurm's scontrol adds in 32-bit minutes and wraps; a limit past the one a submission may
+    // have is refused, whichever way it was asked for.
+    if (limit > jobspec::kMaxTimeLimit)
+      return InvalidArgument(fmt::format(
+          "update: TimeLimit: job {}'s limit would be {} minutes, above the maximum {} minutes",
+          label, limit / 60, jobspec::kMaxTimeLimit / 60));
     // Users may lower their limit; only operators may raise it (as in Slurm).
     if (!op && limit > current)
       return PermissionDenied("update: only an operator may raise a time limit (job " + label +

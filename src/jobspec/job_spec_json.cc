@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "jobspec/job_spec.h"
 #include "jobspec/sbatch_internal.h"
@@ -327,11 +328,68 @@ std::string JobSpecToJson(const JobSpec& s) {
   return j.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
 }
 
+namespace {
+
+// Where in `text` a number too large for a double stands ("ntasks", "dependencies[0].job"):
+// `text` parsed again with a callback that follows the keys and array positions, up to the
+// number, whose parse throws again. Only called once a parse failed so.
+std::string PathOfOverflow(std::string_view text) {
+  struct Frame {
+    bool array = false;
+    std::size_t elements = 0;  // an array's completed elements
+    std::string key;           // an object's current key
+  };
+  std::vector<Frame> frames;
+  auto element_done = [&frames] {
+    if (!frames.empty() && frames.back().array) ++frames.back().elements;
+  };
+  Json::parser_callback_t follow = [&](int, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+        frames.push_back({false, 0, ""});
+        break;
+      case Json::parse_event_t::array_start:
+        frames.push_back({true, 0, ""});
+        break;
+      case Json::parse_event_t::key:
+        if (!frames.empty() && parsed.is_string()) frames.back().key = parsed.get<std::string>();
+        break;
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        if (!frames.empty()) frames.pop_back();
+        element_done();
+        break;
+      case Json::parse_event_t::value:
+        element_done();
+        break;
+    }
+    return true;
+  };
+  try {
+    (void)Json::parse(text, follow);
+  } catch (const Json::exception&) {
+  }
+  std::string path;
+  for (const Frame& f : frames) {
+    if (f.array)
+      path += "[" + std::to_string(f.elements) + "]";
+    else
+      path += (path.empty() ? "" : ".") + f.key;
+  }
+  return path;
+}
+
+}  // namespace
+
 Result<JobSpec> JobSpecFromJson(std::string_view text) {
   try {
     Json j;
     try {
       j = Json::parse(text);
+    } catch (const Json::out_of_range&) {  // 406: a number beyond a double's range (1e999)
+      const std::string path = PathOfOverflow(text);
+      if (path.empty()) return InvalidArgument("job spec: a number out of range");
+      return InvalidArgument(fmt::format("job spec: '{}' is a number out of range", path));
     } catch (const Json::parse_error& e) {
       std::string what = e.what();
       if (const std::size_t close = what.find("] "); close != std::string::npos) {

@@ -204,6 +204,17 @@ TEST(JobSpecJsonTest, OutOfRangeIntegers) {
   EXPECT_EQ(big->dependencies[0].job, 18446744073709551615u);
 }
 
+// Issue 27: a number beyond a double's range made the parse throw out_of_range, which came
+// back as an internal error with the JSON library's text (a 500). It names the field now.
+TEST(JobSpecJsonTest, RegressionANumberBeyondADoubleNamesItsField) {
+  EXPECT_EQ(ErrorOf(R"({"ntasks": 1e999})"), "job spec: 'ntasks' is a number out of range");
+  EXPECT_EQ(ErrorOf(R"({"name": "x", "dependencies": [{"job": 1}, {"type": "after", "job": -1e400}]})"),
+            "job spec: 'dependencies[1].job' is a number out of range");
+  EXPECT_EQ(ErrorOf(R"({"environment": {"A": "1", "B": 2e308}})"),
+            "job spec: 'environment.B' is a number out of range");
+  EXPECT_EQ(ErrorOf("1e999"), "job spec: a number out of range");
+}
+
 TEST(JobSpecJsonTest, NotJsonOrNotAnObject) {
   EXPECT_EQ(ErrorOf("{").rfind("job spec: invalid JSON: parse error", 0), 0u);
   EXPECT_EQ(ErrorOf("").rfind("job spec: invalid JSON: ", 0), 0u);

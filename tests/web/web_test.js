@@ -1,19 +1,40 @@
 // The web view in a real headless browser (Debian's chromium, driven by puppeteer-core):
 // what a person sees. Run by tests/web_test.cc, which starts the cluster, the jobs and two
-// `lockstep web` proxies (root, an operator; and nobody), and passes them in the environment.
+// `lockstep web` proxies (root, an operator; and nobody), and passes their login files in the
+// environment.
 // Exits 0 when every check holds; prints the first that does not and exits 1.
 "use strict";
 const puppeteer = require("puppeteer-core");
 const { execFileSync } = require("child_process");
+const fs = require("fs");
 
 const env = process.env;
 const need = (k) => { if (!env[k]) throw new Error("missing $" + k); return env[k]; };
-const ROOT_URL = need("WEB_ROOT_URL"), NOBODY_URL = need("WEB_NOBODY_URL");
+// The proxies' login files (file:///...): the key is in them, never on a command line.
+const ROOT_LOGIN = need("WEB_ROOT_LOGIN"), NOBODY_LOGIN = need("WEB_NOBODY_LOGIN");
 const PENDING = need("WEB_PENDING_JOB"), RUNNING = need("WEB_RUNNING_JOB");
 const NOBODY_JOB = need("WEB_NOBODY_JOB"), DRAIN = need("WEB_DRAIN_NODE");
 const SHOTS = env.WEB_SCREENSHOTS || "";
 
 function check(cond, what) { if (!cond) throw new Error("check failed: " + what); }
+
+// The key a login file holds.
+function keyOf(login) {
+  const m = fs.readFileSync(new URL(login), "utf8").match(/\/login#([0-9a-f]+)/);
+  if (!m) throw new Error("no key in " + login);
+  return m[1];
+}
+
+// Every process whose command line holds `secret` (chromium's included), as "pid: args".
+function commandLinesWith(secret) {
+  const found = [];
+  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    let args;
+    try { args = fs.readFileSync(`/proc/${pid}/cmdline`, "latin1"); } catch { continue; }
+    if (args.includes(secret)) found.push(pid + ": " + args.replace(/\0/g, " "));
+  }
+  return found;
+}
 
 async function main() {
   const browser = await puppeteer.launch({
@@ -25,9 +46,15 @@ async function main() {
     const page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 900 });
     const external = [];
-    page.on("request", (r) => { if (!r.url().startsWith("http://127.0.0.1")) external.push(r.url()); });
-    await page.goto(ROOT_URL, { waitUntil: "domcontentloaded" });
+    page.on("request", (r) => {
+      if (!r.url().startsWith("http://127.0.0.1") && r.url() !== ROOT_LOGIN) external.push(r.url());
+    });
+    // The login file sends the browser to /login#KEY, which trades the key for a cookie.
+    await page.goto(ROOT_LOGIN, { waitUntil: "domcontentloaded" });
     await page.waitForSelector(`[data-node="${DRAIN}"]`, { timeout: 20000 });
+    check(!page.url().includes(keyOf(ROOT_LOGIN)), "the key left the address bar: " + page.url());
+    const shown = commandLinesWith(keyOf(ROOT_LOGIN));
+    check(shown.length === 0, "the key is on a command line: " + shown.join("; "));
 
     // A pending job shows its reason in plain words and its expected start.
     await page.waitForSelector(`[data-pending="${PENDING}"]`, { timeout: 20000 });
@@ -84,7 +111,7 @@ async function main() {
 
     // A user cannot open another user's job details; their own, they can.
     const other = await browser.newPage();
-    await other.goto(NOBODY_URL, { waitUntil: "domcontentloaded" });
+    await other.goto(NOBODY_LOGIN, { waitUntil: "domcontentloaded" });
     await other.waitForSelector("[data-node]", { timeout: 20000 });
     await other.evaluate((id) => { location.hash = "#job/" + id; }, RUNNING);
     await other.waitForSelector(`[data-job-page="${RUNNING}"] [data-denied]`, { timeout: 20000 });

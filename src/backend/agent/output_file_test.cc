@@ -20,6 +20,7 @@ class OutputFileTest : public ::testing::Test {
     std::string pattern = ::testing::TempDir() + "/output_file_test.XXXXXX";
     ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
+    ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);  // other users look in as themselves
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -79,6 +80,38 @@ TEST_F(OutputFileTest, AFileOfAnotherUserIsRefused) {
   std::ofstream(Path("theirs.out")) << "secret\n";
   EXPECT_EQ(Refusal(ReadOwnOutput(Path("theirs.out"), Me() + 1)),
             Path("theirs.out") + " is not a file of the job's user");
+}
+
+// Issue 27: lockstepd (root) looked at the user's path as root, so `lockstep logs` said "not a
+// file of the job's user" for a file in a directory the user may not search and "No such file"
+// for a missing one: whether root's files exist, through -o PATH. The path is now looked at as
+// the job's user, and both get the one answer, also through a symbolic link to the directory.
+TEST_F(OutputFileTest, RegressionNothingBeyondADirectoryTheUserCannotSearchIsTold) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, as lockstepd runs";
+  constexpr std::uint32_t kNobody = 65534;
+  ASSERT_EQ(::mkdir(Path("private").c_str(), 0700), 0);
+  std::ofstream(Path("private/exists")) << "root's\n";
+  ASSERT_EQ(::mkdir(Path("mine").c_str(), 0755), 0);
+  ASSERT_EQ(::chown(Path("mine").c_str(), kNobody, kNobody), 0);
+  ASSERT_EQ(::symlink(Path("private").c_str(), Path("mine/link").c_str()), 0);
+  for (const std::string& via : {Path("private"), Path("mine/link")}) {
+    Result<std::string> there = ReadOwnOutput(via + "/exists", kNobody);
+    Result<std::string> missing = ReadOwnOutput(via + "/missing", kNobody);
+    ASSERT_FALSE(there.ok());
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(there.status().code(), StatusCode::kPermissionDenied) << there.status().ToString();
+    EXPECT_EQ(missing.status().code(), there.status().code()) << missing.status().ToString();
+    EXPECT_EQ(there.status().message(),
+              via + "/exists: Permission denied (for the job's user)");
+    EXPECT_EQ(missing.status().message(),
+              via + "/missing: Permission denied (for the job's user)");
+  }
+  // The user's own file, in a directory the user may search, is read as before.
+  std::ofstream(Path("mine/slurm-4.out")) << "own\n";
+  ASSERT_EQ(::chown(Path("mine/slurm-4.out").c_str(), kNobody, kNobody), 0);
+  Result<std::string> own = ReadOwnOutput(Path("mine/slurm-4.out"), kNobody);
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  EXPECT_EQ(*own, "own\n");
 }
 
 TEST_F(OutputFileTest, AMissingFileIsNotFound) {

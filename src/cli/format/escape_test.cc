@@ -102,5 +102,52 @@ TEST(EscapeControl, SinfoReasonsAndScontrolShowNodeAreEscaped) {
       << *node;
 }
 
+// Issue 27: a name with U+202E RIGHT-TO-LEFT OVERRIDE reached the terminal raw and showed the
+// rest of the line reversed ("job-\u202eexe.hsab" reads "job-bash.exe"; a column after it can
+// be made to read as anything). Shown as an escape, as the C0 controls are.
+TEST(EscapeControl, EscapesBidirectionalControlsAndSeparators) {
+  EXPECT_EQ(EscapeControl("job-\xe2\x80\xae" "exe.hsab"), "job-\\u202eexe.hsab");
+  EXPECT_EQ(EscapeControl("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad"),
+            "\\u202a\\u202b\\u202c\\u202d");
+  EXPECT_EQ(EscapeControl("\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9"),
+            "\\u2066\\u2067\\u2068\\u2069");
+  EXPECT_EQ(EscapeControl("\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c"), "\\u200e\\u200f\\u061c");
+  EXPECT_EQ(EscapeControl("a\xe2\x80\xa8" "b\xe2\x80\xa9"), "a\\u2028b\\u2029");
+  // Their neighbours are text: an en dash, a bullet, a word joiner, Arabic letters.
+  for (const char* kept : {"\xe2\x80\x93", "\xe2\x80\xa2", "\xe2\x81\xa0", "\xd8\xa8\xd9\x8a"})
+    EXPECT_EQ(EscapeControl(kept), kept);
+  EXPECT_EQ(EscapeControl("cut\xe2\x80"), "cut\xe2\x80");  // a truncated sequence is kept
+}
+
+bool HasBidiOverride(const std::string& text) {
+  return text.find("\xe2\x80\xae") != std::string::npos ||
+         text.find("\xe2\x81\xa7") != std::string::npos;
+}
+
+TEST(EscapeControl, RegressionSqueueScontrolAndSacctEscapeABidiOverride) {
+  nlohmann::json jobs = testdata::Jobs();
+  jobs[0]["name"] = "job-\xe2\x80\xae" "exe.hsab";
+  jobs[0]["comment"] = "\xe2\x81\xa7" "fake\xe2\x81\xa9";
+  SqueueOptions squeue;
+  squeue.now = testdata::kNow;
+  squeue.format = "%i %j %k";
+  Result<std::string> q = FormatSqueue(jobs, squeue);
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_FALSE(HasBidiOverride(*q)) << *q;
+  EXPECT_NE(q->find("1234 job-\\u202eexe.hsab \\u2067fake\\u2069"), std::string::npos) << *q;
+  Result<std::string> show = FormatScontrolShowJob(jobs[0], {});
+  ASSERT_TRUE(show.ok()) << show.status().ToString();
+  EXPECT_FALSE(HasBidiOverride(*show)) << *show;
+  EXPECT_NE(show->find("JobName=job-\\u202eexe.hsab"), std::string::npos) << *show;
+  SacctOptions sacct;
+  sacct.parsable = SacctParsable::kNoTrailing;
+  sacct.format = "jobid,jobname,comment";
+  Result<std::string> acct = FormatSacct(jobs, sacct);
+  ASSERT_TRUE(acct.ok()) << acct.status().ToString();
+  EXPECT_FALSE(HasBidiOverride(*acct)) << *acct;
+  EXPECT_NE(acct->find("1234|job-\\u202eexe.hsab|\\u2067fake\\u2069"), std::string::npos)
+      << *acct;
+}
+
 }  // namespace
 }  // namespace lockstep::cli

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <ctime>
 #include <tuple>
+#include <utility>
 
 #include "common/hostlist.h"
 
@@ -157,6 +158,24 @@ void AppendEscape(std::string& out, unsigned char c) {
   }
 }
 
+// The code point of a bidirectional formatting character (or a line or paragraph separator)
+// that starts at text[i], in UTF-8, and its length; 0 when there is none.
+std::pair<char32_t, std::size_t> DirectionControlAt(std::string_view text, std::size_t i) {
+  auto byte = [&](std::size_t k) {
+    return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u;
+  };
+  if (byte(0) == 0xd8 && byte(1) == 0x9c) return {U'\u061c', 2};  // ARABIC LETTER MARK
+  if (byte(0) != 0xe2) return {0, 0};
+  const char32_t cp = (char32_t{byte(1)} & 0x3f) << 6 | (char32_t{byte(2)} & 0x3f);
+  const char32_t full = 0x2000 | cp;
+  if ((byte(1) & 0xc0) != 0x80 || (byte(2) & 0xc0) != 0x80 || byte(1) > 0x81) return {0, 0};
+  // LRM, RLM; LINE and PARAGRAPH SEPARATOR, LRE, RLE, PDF, LRO, RLO; LRI, RLI, FSI, PDI.
+  if (full == 0x200e || full == 0x200f || (full >= 0x2028 && full <= 0x202e) ||
+      (full >= 0x2066 && full <= 0x2069))
+    return {full, 3};
+  return {0, 0};
+}
+
 }  // namespace
 
 std::string EscapeControl(std::string_view text) {
@@ -164,7 +183,11 @@ std::string EscapeControl(std::string_view text) {
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
+    if (auto [cp, length] = DirectionControlAt(text, i); length > 0) {
+      // Text that reorders what follows it on the line (U+202E) is shown, never obeyed.
+      out += fmt::format("\\u{:04x}", static_cast<std::uint32_t>(cp));
+      i += length - 1;
+    } else if (c < 0x20 || c == 0x7f) {
       AppendEscape(out, c);
     } else if (c == 0xc2 && i + 1 < text.size() &&
                static_cast<unsigned char>(text[i + 1]) >= 0x80 &&

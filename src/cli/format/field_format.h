@@ -74,7 +74,10 @@ std::string ConvertUnits(std::int64_t value, int unit_index);
 // Text a user wrote (a job's name, a node's reason, an account, a path), made safe to print on a
 // terminal: C0 control characters, DEL and C1 controls (U+0080 to U+009F) are shown as escapes,
 // "\n", "\t", "\r" and "\x1b" style, so that no escape sequence reaches the terminal and no
-// forged line appears. Everything else, UTF-8 included, is kept.
+// forged line appears; bidirectional formatting characters (U+202E RIGHT-TO-LEFT OVERRIDE and
+// the other embeddings, overrides, isolates and marks) and the line and paragraph separators as
+// "\u202e", so that another user's name cannot reorder what a line shows. Everything else,
+// UTF-8 included, is kept.
 std::string EscapeControl(std::string_view text);
 
 // Tolerant JSON reads: a missing key, null or a value of another type gives the fallback.
