@@ -56,6 +56,7 @@ class ClusterConfigParser {
   void ReadAccounts(const YAML::Node& list);
   void ReadUsers(const YAML::Node& list);
   void ReadScheduler(const YAML::Node& map);
+  void ReadSubmitLimits(MapView& scheduler);
   void ReadKubernetes(const YAML::Node& map);  // cluster_config_kubernetes.cc
   void ReadHealth(const YAML::Node& map);      // cluster_config_health.cc
   // `prolog:` or `epilog:` (cluster_config_job_hooks.cc).
