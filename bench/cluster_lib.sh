@@ -45,6 +45,7 @@ nodes:
   - {names: "node[1-4]", cpus: 32, memory: 64G, gpus: 8, gpu_type: h100}
 partitions:
   - {name: gpu, nodes: "node[1-4]", default: true}
+scheduler: {max_job_count: 10000000}  # squeue_load.sh holds 100,000 jobs
 YAML
   bench_start_cluster "node[1-4]" 2> /dev/null || return 1
   export LOCKSTEP_SOCKET="$dir/state/lockstepd.sock"

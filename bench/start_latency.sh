@@ -24,6 +24,7 @@ nodes:
 partitions:
   - {name: main, nodes: "vn[1-9999]", default: true}
   - {name: express, nodes: "vn10000"}
+scheduler: {max_job_count: 10000000}  # above Slurm's default 10,000: the load is 100,000 jobs
 YAML
 bench_start_cluster "vn[1-10000]"
 "$bin/submit_load" --socket "$dir/state/lockstepd.sock" --clients 8 --jobs "$jobs" \

@@ -29,6 +29,7 @@ constexpr const char* kUsage =
     "       scontrol ping\n"
     "       scontrol write batch_script JOBID [FILE|-]\n"
     "       scontrol update JobId=ID [TimeLimit=[+|-]T] [Priority=N] [Nice=N] [JobName=X]\n"
+    "                       [Account=A]\n"
     "       scontrol update NodeName=NAME State=DRAIN|RESUME|DOWN [Reason=TEXT]\n"
     "       scontrol token [username=NAME] [lifespan=SECONDS]\n"
     "       scontrol token revoke id=ID | username=NAME\n";
@@ -239,6 +240,8 @@ int Update(client::ApiClient& api, const std::vector<std::string>& a) {
         changes["nice"] = std::stoi(v);
       } else if (k == "jobname" || k == "name") {
         changes["name"] = v;
+      } else if (k == "account") {
+        changes["account"] = v;
       } else {
         return Fail("scontrol", "update: '" + k + "' cannot be changed here");
       }

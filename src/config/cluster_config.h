@@ -23,6 +23,7 @@
 #include "config/health_config.h"
 #include "config/job_hooks_config.h"
 #include "config/storage_config.h"
+#include "config/submit_limits.h"
 #include "engine/model.h"
 
 namespace lockstep::config {
@@ -74,6 +75,8 @@ struct ClusterConfig {
   // scheduler.max_array_size (Slurm's MaxArraySize): array indices are below it. Slurm's default
   // is 1001; lockstep's is its ceiling, 4,000,001, since a pending array costs one record.
   std::uint32_t max_array_size = 4'000'001;
+  // What a user may submit (submit_limits.h): accounts, sizes, job counts.
+  SubmitLimits submit_limits;
   // PriorityDecayHalfLife: how fast recorded usage decays for fair share.
   Seconds fairshare_half_life = 7 * 24 * 3600;
   // The partition flagged `default: true`, else the first one.

@@ -56,6 +56,7 @@ class ClusterConfigParser {
   void ReadAccounts(const YAML::Node& list);
   void ReadUsers(const YAML::Node& list);
   void ReadScheduler(const YAML::Node& map);
+  void ReadSubmitLimits(MapView& scheduler);
   void ReadKubernetes(const YAML::Node& map);  // cluster_config_kubernetes.cc
   void ReadHealth(const YAML::Node& map);      // cluster_config_health.cc
   void ReadStorage(const YAML::Node& list);    // cluster_config_storage.cc

@@ -200,6 +200,7 @@ void ClusterConfigParser::ReadAccounts(const YAML::Node& list) {
     defs.push_back(std::move(d));
   });
   if (reader_.failed()) return;
+  if (!defs.empty()) config_.submit_limits.default_account_open = false;
 
   for (const Def& d : defs) {
     bool known = d.parent == "root" || std::any_of(defs.begin(), defs.end(), [&](const Def& o) {
@@ -277,11 +278,28 @@ void ClusterConfigParser::ReadUsers(const YAML::Node& list) {
       }
     }
     s.associations.push_back({.user = uid, .account = acct, .shares = shares, .max_jobs = max_jobs});
+    config_.submit_limits.default_account_open = false;
   });
 }
 
 // ---------------------------------------------------------------------------------------------
 // scheduler
+
+// What a user may submit (submit_limits.h), from keys of the `scheduler:` section.
+void ClusterConfigParser::ReadSubmitLimits(MapView& m) {
+  SubmitLimits& l = config_.submit_limits;
+  l.enforce_associations = m.Enum<bool>("accounting_storage_enforce",
+                                        {{"associations", true}, {"none", false}},
+                                        l.enforce_associations);
+  auto bytes = [&](std::string_view key, std::uint64_t def, std::int64_t max) {
+    return static_cast<std::uint64_t>(m.Int(key, static_cast<std::int64_t>(def), 1, max));
+  };
+  l.max_name_length = bytes("max_name_length", l.max_name_length, std::int64_t{1} << 20);
+  l.max_script_size = bytes("max_script_size", l.max_script_size, std::int64_t{512} << 20);
+  l.max_env_size = bytes("max_env_size", l.max_env_size, std::int64_t{512} << 20);
+  l.max_job_count = bytes("max_job_count", l.max_job_count, INT32_MAX);
+  l.max_submit_jobs = JobCount(m, "max_submit_jobs");
+}
 
 void ClusterConfigParser::ReadScheduler(const YAML::Node& map) {
   if (reader_.failed()) return;
@@ -330,6 +348,7 @@ void ClusterConfigParser::ReadScheduler(const YAML::Node& map) {
   o.max_reservation_rounds =
       static_cast<int>(m.Int("max_reservation_rounds", o.max_reservation_rounds, 0, INT32_MAX));
   config_.fairshare_half_life = m.Duration("fairshare_half_life", config_.fairshare_half_life);
+  ReadSubmitLimits(m);
 
   engine::PriorityWeights& w = o.weights;
   MapView wm(reader_, m.Value("weights"), m.KeyPath("weights"));

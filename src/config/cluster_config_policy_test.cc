@@ -414,5 +414,54 @@ TEST(SchedulerConfig, KillInvalidDependIsOffByDefault) {
               ::testing::HasSubstr("cluster.yaml:6: scheduler.kill_invalid_depend"));
 }
 
+// Issue 27: what a user may submit. Slurm's defaults (names of 1024 bytes, 4 MB scripts,
+// MaxJobCount 10000, associations enforced), each key range-checked with its place named.
+TEST(SchedulerConfig, SubmitLimitsHaveSlurmsDefaultsAndAreRangeChecked) {
+  Result<ClusterConfig> def = Parse(kFourNodes);
+  ASSERT_TRUE(def.ok()) << def.status().ToString();
+  const SubmitLimits& d = def->submit_limits;
+  EXPECT_TRUE(d.enforce_associations);
+  EXPECT_TRUE(d.default_account_open);
+  EXPECT_EQ(d.max_name_length, 1024u);
+  EXPECT_EQ(d.max_script_size, 4u << 20);
+  EXPECT_EQ(d.max_env_size, 2u << 20);
+  EXPECT_EQ(d.max_job_count, 10000u);
+  EXPECT_EQ(d.max_submit_jobs, kUnlimited);
+
+  Result<ClusterConfig> set = Parse(std::string(kFourNodes) +
+                                    "scheduler:\n  accounting_storage_enforce: none\n"
+                                    "  max_name_length: 64\n  max_script_size: 1000\n"
+                                    "  max_env_size: 5000\n  max_job_count: 3\n"
+                                    "  max_submit_jobs: 2\n");
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  const SubmitLimits& l = set->submit_limits;
+  EXPECT_FALSE(l.enforce_associations);
+  EXPECT_EQ(l.max_name_length, 64u);
+  EXPECT_EQ(l.max_script_size, 1000u);
+  EXPECT_EQ(l.max_env_size, 5000u);
+  EXPECT_EQ(l.max_job_count, 3u);
+  EXPECT_EQ(l.max_submit_jobs, 2);
+
+  EXPECT_THAT(ErrorOf(std::string(kFourNodes) + "scheduler:\n  accounting_storage_enforce: qos\n"),
+              StartsWith("cluster.yaml:6: scheduler.accounting_storage_enforce: 'qos' is not one "
+                         "of associations|none"));
+  EXPECT_THAT(ErrorOf(std::string(kFourNodes) + "scheduler:\n  max_job_count: 0\n"),
+              StartsWith("cluster.yaml:6: scheduler.max_job_count: 0 is out of range"));
+  EXPECT_THAT(ErrorOf(std::string(kFourNodes) + "scheduler:\n  max_script_size: 4M\n"),
+              StartsWith("cluster.yaml:6: scheduler.max_script_size: '4M' is not an integer"));
+}
+
+// Accounts or users in the file close the account "default" to users without an association.
+TEST(SchedulerConfig, TheDefaultAccountIsOpenOnlyWithoutAccountsOrUsers) {
+  Result<ClusterConfig> accounts =
+      Parse(std::string(kFourNodes) + "accounts:\n  - {name: physics}\n");
+  ASSERT_TRUE(accounts.ok()) << accounts.status().ToString();
+  EXPECT_FALSE(accounts->submit_limits.default_account_open);
+  Result<ClusterConfig> users =
+      Parse(std::string(kFourNodes) + "users:\n  - {name: alice}\n");
+  ASSERT_TRUE(users.ok()) << users.status().ToString();
+  EXPECT_FALSE(users->submit_limits.default_account_open);
+}
+
 }  // namespace
 }  // namespace lockstep::config

@@ -46,6 +46,7 @@ Result<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& o
       config::LoadClusterConfig(options.cluster_config, options.backend);
   if (!cluster.ok()) return cluster.status();
   c->cluster_ = std::move(*cluster);
+  c->submit_limits_ = c->cluster_.submit_limits;
   c->nodes_.resize(c->cluster_.base.nodes.size());
   for (std::size_t n = 0; n < c->nodes_.size(); ++n) {
     const engine::Node& node = c->cluster_.base.nodes[n];

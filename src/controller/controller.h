@@ -50,6 +50,7 @@
 #include "controller/step_input.h"
 #include "controller/step_output.h"
 #include "engine/model.h"
+#include "jobspec/validate.h"
 #include "store/store.h"
 
 namespace lockstep::engine {
@@ -540,9 +541,17 @@ class Controller : private backend::EventSink,
   void SaveUsageLocked();
   Status RecoverUsage();  // at Start, before jobs are recovered
   ActiveUse ActiveUseLocked() const;
-  // sacctmgr's MaxSubmitJobs limits for `count` more jobs of `caller` asking `spec`.
+  // sacctmgr's MaxSubmitJobs limits, and the cluster's max_submit_jobs, for `count` more jobs
+  // of `caller` asking `spec`.
   Status CheckSubmitLimitsLocked(const Caller& caller, const jobspec::JobSpec& spec,
                                  std::uint64_t count) const;
+  // What a user may submit (controller_submit_limits.cc, docs/security.md): the sizes Validate
+  // checks for `caller`, the account `spec` charges, and room for one more job (MaxJobCount).
+  jobspec::Limits ValidationLimits(const Caller& caller) const;
+  Status CheckAccountLocked(const Caller& caller, const jobspec::JobSpec& spec) const;
+  Status CheckJobCountLocked() const;
+  // The cluster file's submit limits, copied at Start and never changed: read without mu_.
+  config::SubmitLimits submit_limits_;
   std::vector<NodeInfo> nodes_;   // guarded by mu_, indexed like cluster_.base.nodes
   std::unique_ptr<HealthBook> health_;  // guarded by mu_: health_book.h
   // guarded by mu_: what operators said of nodes not known yet (recovered from the store

@@ -124,7 +124,11 @@ Status Controller::ReplayAccountsChanges() {
 Status Controller::CheckSubmitLimitsLocked(const Caller& caller, const jobspec::JobSpec& spec,
                                            std::uint64_t count) const {
   const AccountsExtras& x = accounts_extras_;
-  if (x.user_max_submit.empty() && x.account_max_submit.empty() && x.qos_max_submit_per_user.empty())
+  // The cluster's max_submit_jobs counts the user's jobs in every account and QoS.
+  const std::int64_t by_user =
+      submit_limits_.max_submit_jobs == kUnlimited ? -1 : submit_limits_.max_submit_jobs;
+  if (by_user < 0 && x.user_max_submit.empty() && x.account_max_submit.empty() &&
+      x.qos_max_submit_per_user.empty())
     return Status::Ok();
   JobEntry probe;
   probe.user = caller.user;
@@ -134,16 +138,18 @@ Status Controller::CheckSubmitLimitsLocked(const Caller& caller, const jobspec::
   const std::int64_t by_assoc = MaxSubmitFor(x, caller.user, account, "");
   auto q = x.qos_max_submit_per_user.find(qos);
   const std::int64_t by_qos = q == x.qos_max_submit_per_user.end() ? -1 : q->second;
-  if (by_assoc < 0 && by_qos < 0) return Status::Ok();
-  std::uint64_t in_account = 0, in_qos = 0;
+  if (by_assoc < 0 && by_qos < 0 && by_user < 0) return Status::Ok();
+  std::uint64_t in_account = 0, in_qos = 0, in_all = 0;
   for (const auto& [id, e] : jobs_) {
     if (e.uid != caller.uid || !IsActive(e.state)) continue;
+    ++in_all;
     if (by_assoc >= 0 && JobAccount(e, cluster_) == account) ++in_account;
     if (by_qos >= 0 && JobQos(e, cluster_) == qos) ++in_qos;
   }
   for (const auto& [id, a] : pending_arrays_) {  // tasks not split off count one by one
     const JobEntry& t = a.tmpl();
     if (t.uid != caller.uid) continue;
+    in_all += a.pending_count();
     if (by_assoc >= 0 && JobAccount(t, cluster_) == account) in_account += a.pending_count();
     if (by_qos >= 0 && JobQos(t, cluster_) == qos) in_qos += a.pending_count();
   }
@@ -153,6 +159,8 @@ Status Controller::CheckSubmitLimitsLocked(const Caller& caller, const jobspec::
         what + " allows " + std::to_string(limit) + " job(s) pending or running for user " +
         caller.user + ", who has " + std::to_string(have));
   };
+  if (by_user >= 0 && in_all + count > static_cast<std::uint64_t>(by_user))
+    return refuse("the cluster's MaxSubmitJobs (scheduler.max_submit_jobs)", by_user, in_all);
   if (by_assoc >= 0 && in_account + count > static_cast<std::uint64_t>(by_assoc))
     return refuse("MaxSubmitJobs of account " + account, by_assoc, in_account);
   if (by_qos >= 0 && in_qos + count > static_cast<std::uint64_t>(by_qos))

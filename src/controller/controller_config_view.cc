@@ -43,6 +43,8 @@ nlohmann::json Controller::ConfigView() const {
   if (p.max_jobs_tested > 0) scheduler_parameters += ",bf_max_job_test=" + std::to_string(p.max_jobs_tested);
   if (p.max_reservation_rounds > 0)
     scheduler_parameters += ",max_reservation_rounds=" + std::to_string(p.max_reservation_rounds);
+  const config::SubmitLimits& l = cluster_.submit_limits;
+  scheduler_parameters += ",max_script_size=" + std::to_string(l.max_script_size);
   const char* preempt = p.preempt == engine::PreemptType::kQos                 ? "preempt/qos"
                         : p.preempt == engine::PreemptType::kPartitionPriority ? "preempt/partition_prio"
                                                                               : "preempt/none";
@@ -75,6 +77,14 @@ nlohmann::json Controller::ConfigView() const {
       {"TopologyPlugin", topology},
       {"LockstepBackend", cluster_.backend},
       {"LockstepStorage", StorageSummaryLocked()},
+      // What a user may submit (docs/security.md); lockstep's own keys where Slurm has none.
+      {"AccountingStorageEnforce", l.enforce_associations ? "associations" : "none"},
+      {"MaxJobCount", std::to_string(l.max_job_count)},
+      {"MaxArraySize", std::to_string(cluster_.max_array_size)},
+      {"MaxSubmitJobs",
+       l.max_submit_jobs == kUnlimited ? "UNLIMITED" : std::to_string(l.max_submit_jobs)},
+      {"LockstepMaxNameLength", std::to_string(l.max_name_length)},
+      {"LockstepMaxEnvSize", std::to_string(l.max_env_size)},
   };
 }
 

@@ -32,9 +32,11 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
   const std::uint64_t count = spec.array ? spec.array->indices.size() : 1;
   JobId first = 0;
   // Every number in range and every product fits, before anything changes (jobspec/validate.h).
-  LOCKSTEP_RETURN_IF_ERROR(jobspec::Validate(spec, {.caller_is_operator = IsOperator(caller.uid)}));
+  // Sizes too (the cluster's max_name_length, max_script_size, max_env_size), off the lock.
+  LOCKSTEP_RETURN_IF_ERROR(jobspec::Validate(spec, ValidationLimits(caller)));
   {
     HeldLock lock(*this);
+    LOCKSTEP_RETURN_IF_ERROR(CheckAccountLocked(caller, spec));
     LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));
     // Slurm's MaxArraySize: every index below it (Slurm's words: "Invalid job array
     // specification").
@@ -43,6 +45,7 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
                              std::to_string(spec.array->indices.back()) +
                              " is not below MaxArraySize=" +
                              std::to_string(cluster_.max_array_size));
+    LOCKSTEP_RETURN_IF_ERROR(CheckJobCountLocked());
     LOCKSTEP_RETURN_IF_ERROR(CheckSubmitLimitsLocked(caller, spec, count));
     LOCKSTEP_RETURN_IF_ERROR(ResolveDependenciesLocked(spec));
     if (spec.name.empty()) spec.name = "sbatch";  // sbatch's own default for a script from stdin

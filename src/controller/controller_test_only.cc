@@ -10,13 +10,14 @@ namespace lockstep::controller {
 Result<nlohmann::json> Controller::TestOnly(const Caller& caller, jobspec::JobSpec spec) {
   if (!spec.external.empty())
     return PermissionDenied("only lockstepd's backend may submit a job for external pods");
-  LOCKSTEP_RETURN_IF_ERROR(jobspec::Validate(spec, {.caller_is_operator = IsOperator(caller.uid)}));
+  LOCKSTEP_RETURN_IF_ERROR(jobspec::Validate(spec, ValidationLimits(caller)));
   engine::Snapshot snapshot;
   engine::PolicyOptions policy;
   JobId id = 0;
   std::string partition;
   {
     HeldLock lock(*this);
+    LOCKSTEP_RETURN_IF_ERROR(CheckAccountLocked(caller, spec));
     LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));
     LOCKSTEP_RETURN_IF_ERROR(CheckSubmitLimitsLocked(caller, spec, 1));
     const Time now = clock_.Now();

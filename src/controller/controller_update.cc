@@ -3,11 +3,13 @@
 // job=101" is the whole array, "job=101_1" one task): the running tasks, the pending ones split
 // off, and the tasks still in the array's one record (pending_array.h), which are split off with
 // the new values. Every task is checked before any changes, and all of them are one write.
+// A pending job's account may change to another of its user's associations (account_access.h).
 #include <fmt/format.h>
 
 #include <map>
 #include <optional>
 
+#include "controller/account_access.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "controller/job_convert.h"
@@ -23,7 +25,8 @@ struct Controller::JobChanges {
   std::optional<std::uint32_t> priority;
   std::optional<int> nice;
   std::optional<std::string> name;
-  bool changes_spec() const { return time_limit || time_limit_add || nice || name; }
+  std::optional<std::string> account;  // of a pending job, one of its user's associations
+  bool changes_spec() const { return time_limit || time_limit_add || nice || name || account; }
 };
 
 Result<Controller::JobChanges> Controller::DecodeChanges(const nlohmann::json& body, bool op) {
@@ -55,6 +58,8 @@ Result<Controller::JobChanges> Controller::DecodeChanges(const nlohmann::json& b
       c.nice = value.get<int>();
     } else if (key == "name" && value.is_string()) {
       c.name = value.get<std::string>();
+    } else if (key == "account" && value.is_string()) {
+      c.account = value.get<std::string>();
     } else {
       return InvalidArgument("update: '" + key + "' cannot be changed");
     }
@@ -186,7 +191,18 @@ Result<jobspec::JobSpec> Controller::ChangedSpecLocked(const JobEntry& e, const 
     spec.time_limit = limit;
   }
   if (c.nice) spec.nice = *c.nice;
-  if (c.name) spec.name = *c.name;
+  if (c.name) {
+    LOCKSTEP_RETURN_IF_ERROR(jobspec::CheckSize("the job name", c.name->size(), "max_name_length",
+                                                submit_limits_.max_name_length));
+    spec.name = *c.name;
+  }
+  if (c.account) {
+    // Slurm's words (ESLURM_JOB_NOT_PENDING); the account a job charges is fixed once it runs.
+    if (e.state != JobState::kPending)
+      return FailedPrecondition("Job is no longer pending execution (job " + label + ")");
+    LOCKSTEP_RETURN_IF_ERROR(CheckAccountAccess(cluster_, e.user, *c.account));
+    spec.account = *c.account;
+  }
   return spec;
 }
 

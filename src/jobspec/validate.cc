@@ -317,9 +317,62 @@ Status CheckText(const JobSpec& s) {
   return CheckUtf8(fmt::format("--error={}", CoercedToUtf8(s.error)), s.error);
 }
 
+// Sizes first: nothing else reads a 15 MB name. The cluster's limits, then Slurm's fixed ones.
+Status CheckSizes(const JobSpec& s, const Limits& limits) {
+  LOCKSTEP_RETURN_IF_ERROR(
+      CheckSize("the job name", s.name.size(), "max_name_length", limits.max_name_length));
+  LOCKSTEP_RETURN_IF_ERROR(
+      CheckSize("the batch script", s.script.size(), "max_script_size", limits.max_script_size));
+  std::uint64_t args = 0;
+  for (const std::string& a : s.script_args) args += a.size() + 1;
+  LOCKSTEP_RETURN_IF_ERROR(
+      CheckSize("the script's arguments", args, "max_script_size", limits.max_script_size));
+  LOCKSTEP_RETURN_IF_ERROR(CheckSize("the job's environment", EnvironmentSize(s.environment),
+                                     "max_env_size", limits.max_env_size));
+  LOCKSTEP_RETURN_IF_ERROR(
+      CheckSize("--export", s.export_mode.size(), "max_env_size", limits.max_env_size));
+  struct Fixed {
+    std::string_view what;
+    const std::string& text;
+    std::uint64_t limit;
+  };
+  const std::string array_text = s.array ? s.array->text : std::string();
+  for (const Fixed& f : {Fixed{"--account", s.account, kMaxShortText},
+                         Fixed{"--partition", s.partition, kMaxShortText},
+                         Fixed{"--qos", s.qos, kMaxShortText},
+                         Fixed{"--constraint", s.constraint, kMaxShortText},
+                         Fixed{"--gres type", s.gpu_type, kMaxShortText},
+                         Fixed{"--nodelist", s.nodelist, kMaxHostlistText},
+                         Fixed{"--exclude", s.exclude, kMaxHostlistText},
+                         Fixed{"--chdir", s.work_dir, kMaxPathText},
+                         Fixed{"--output", s.output, kMaxPathText},
+                         Fixed{"--error", s.error, kMaxPathText},
+                         Fixed{"--container-image", s.container_image, kMaxPathText},
+                         Fixed{"--array", array_text, kMaxArrayText}}) {
+    LOCKSTEP_RETURN_IF_ERROR(CheckSize(f.what, f.text.size(), "", f.limit));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
+// Slurm's words for text too long: ESLURM_PATHNAME_TOO_LONG.
+Status CheckSize(std::string_view what, std::uint64_t size, std::string_view limit_name,
+                 std::uint64_t limit) {
+  if (size <= limit) return Status::Ok();
+  return Invalid(fmt::format(
+      "Pathname of a file, directory or other parameter too long: {} is {} bytes, more than {}{}",
+      what, size, limit_name.empty() ? "" : fmt::format("{}=", limit_name), limit));
+}
+
+std::uint64_t EnvironmentSize(const std::map<std::string, std::string>& env) {
+  std::uint64_t bytes = 0;
+  for (const auto& [name, value] : env) bytes += name.size() + value.size() + 2;  // '=' and NUL
+  return bytes;
+}
+
 Status Validate(const JobSpec& spec, const Limits& limits) {
+  LOCKSTEP_RETURN_IF_ERROR(CheckSizes(spec, limits));
   LOCKSTEP_RETURN_IF_ERROR(CheckText(spec));
   LOCKSTEP_RETURN_IF_ERROR(CheckSingleValues(spec));
   LOCKSTEP_RETURN_IF_ERROR(CheckNice(spec, limits));

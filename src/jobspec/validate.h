@@ -15,6 +15,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "common/types.h"
@@ -34,11 +37,32 @@ inline constexpr std::int64_t kMaxResourceCount = std::numeric_limits<std::int32
 // million running jobs still fits an int64.
 inline constexpr std::int64_t kMaxMemoryMb = std::int64_t{1} << 40;
 
+// Slurm's fixed bounds on the text of a submission (slurmctld's job_create_request), refused
+// with its words "Pathname of a file, directory or other parameter too long".
+inline constexpr std::uint64_t kMaxShortText = 1024;      // account, partition, QoS, features
+inline constexpr std::uint64_t kMaxPathText = 4096;       // --chdir, --output, --error, image
+inline constexpr std::uint64_t kMaxHostlistText = 65536;  // --nodelist, --exclude
+inline constexpr std::uint64_t kMaxArrayText = 4096;      // --array as written
+inline constexpr std::uint64_t kNoSizeLimit = std::numeric_limits<std::uint64_t>::max();
+
 struct Limits {
   // Operators (root and lockstepd's --operator uids) may give a negative nice; nobody else may.
   // The CLI, which cannot know, passes true and leaves that check to lockstepd.
   bool caller_is_operator = false;
+  // The cluster's limits on sizes (config::SubmitLimits); the CLI, which cannot know them,
+  // leaves them unlimited and lockstepd checks.
+  std::uint64_t max_name_length = kNoSizeLimit;  // bytes of the job's name
+  std::uint64_t max_script_size = kNoSizeLimit;  // of the script, and of its arguments together
+  std::uint64_t max_env_size = kNoSizeLimit;     // NAME=VALUE plus a NUL, per variable
 };
+
+// Ok, or Slurm's "Pathname of a file, directory or other parameter too long" naming `what`, its
+// `size` and the limit ("more than max_name_length=1024"; `limit_name` empty: "more than 1024").
+Status CheckSize(std::string_view what, std::uint64_t size, std::string_view limit_name,
+                 std::uint64_t limit);
+
+// Bytes of `env` as execve takes it: NAME=VALUE and a NUL per variable.
+std::uint64_t EnvironmentSize(const std::map<std::string, std::string>& env);
 
 // Ok, or the first problem found. Changes nothing.
 Status Validate(const JobSpec& spec, const Limits& limits);

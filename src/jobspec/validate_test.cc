@@ -209,5 +209,49 @@ TEST(ValidateTest, GpusPerNodeTimesNodesAndMemoryPerGpu) {
   EXPECT_EQ(ErrorOf(s), "--mem=2147483648M on 1024 nodes asks for more than 1099511627776M");
 }
 
+// Issue 27: a 15 MB name, a 16 MB script or environment were kept; each is refused at its
+// limit with Slurm's words and the limit's name, one byte over and not at it.
+TEST(ValidateTest, TextAboveTheClustersLimitsIsRefusedNamingTheLimit) {
+  const Limits limits{.max_name_length = 1024, .max_script_size = 4096, .max_env_size = 64};
+  JobSpec s = Spec();
+  s.name = std::string(1024, 'n');
+  s.script = std::string(4096, '#');
+  s.environment = {{"HOME", "/root"}};  // 11 bytes with '=' and NUL
+  EXPECT_EQ(ErrorOf(s, limits), "");
+  s.name += "n";
+  EXPECT_EQ(ErrorOf(s, limits),
+            "Pathname of a file, directory or other parameter too long: the job name is 1025 "
+            "bytes, more than max_name_length=1024");
+  s.name = "ok";
+  s.script += "\n";
+  EXPECT_EQ(ErrorOf(s, limits),
+            "Pathname of a file, directory or other parameter too long: the batch script is "
+            "4097 bytes, more than max_script_size=4096");
+  s.script = "#!/bin/sh\n";
+  s.script_args = {std::string(4095, 'a')};  // 4096 with its NUL
+  EXPECT_EQ(ErrorOf(s, limits), "");
+  s.script_args.push_back("");
+  EXPECT_NE(ErrorOf(s, limits).find("the script's arguments is 4097 bytes"), std::string::npos);
+  s.script_args.clear();
+  s.environment["BIG"] = std::string(50, 'x');  // 11 + 55 = 66
+  EXPECT_EQ(EnvironmentSize(s.environment), 66u);
+  EXPECT_EQ(ErrorOf(s, limits),
+            "Pathname of a file, directory or other parameter too long: the job's environment "
+            "is 66 bytes, more than max_env_size=64");
+}
+
+TEST(ValidateTest, SlurmsFixedTextLimitsHoldWithoutClusterLimits) {
+  JobSpec s = Spec();
+  s.name = std::string(5 << 20, 'n');  // the CLI does not know the cluster's limits
+  EXPECT_EQ(ErrorOf(s), "");
+  s.constraint = std::string(1025, 'a');
+  EXPECT_EQ(ErrorOf(s),
+            "Pathname of a file, directory or other parameter too long: --constraint is 1025 "
+            "bytes, more than 1024");
+  s.constraint.clear();
+  s.work_dir = "/" + std::string(4096, 'd');
+  EXPECT_NE(ErrorOf(s).find("--chdir is 4097 bytes, more than 4096"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace lockstep::jobspec
