@@ -33,6 +33,9 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
   JobId first = 0;
   // Every number in range and every product fits, before anything changes (jobspec/validate.h).
   LOCKSTEP_RETURN_IF_ERROR(jobspec::Validate(spec, {.caller_is_operator = IsOperator(caller.uid)}));
+  // Targets purged from memory after MinJobAge, as stored: read before the lock.
+  Result<StoredTargets> stored = ReadStoredTargets(spec);
+  if (!stored.ok()) return stored.status();
   {
     HeldLock lock(*this);
     LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));
@@ -44,7 +47,7 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
                              " is not below MaxArraySize=" +
                              std::to_string(cluster_.max_array_size));
     LOCKSTEP_RETURN_IF_ERROR(CheckSubmitLimitsLocked(caller, spec, count));
-    LOCKSTEP_RETURN_IF_ERROR(ResolveDependenciesLocked(spec));
+    LOCKSTEP_RETURN_IF_ERROR(ResolveDependenciesLocked(spec, *stored));
     if (spec.name.empty()) spec.name = "sbatch";  // sbatch's own default for a script from stdin
     // Ids are given out in memory; the job records that use them make them durable (Recover
     // starts above the highest), so a submission is one commit, not two.
@@ -105,15 +108,20 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
   return first;
 }
 
-Status Controller::ResolveDependenciesLocked(jobspec::JobSpec& spec) {
+Status Controller::ResolveDependenciesLocked(jobspec::JobSpec& spec, const StoredTargets& stored) {
   // Dependencies on array tasks ("after:40_2") name that task's own job id; a task still in
-  // its array's record is split off, so the scheduler can follow it.
+  // its array's record is split off, so the scheduler can follow it. A target purged from
+  // memory is kept with its final state while the job waits (purged_targets_).
   for (jobspec::DependencySpec& d : spec.dependencies) {
     if (d.type == jobspec::DependencyType::kSingleton) continue;
     if (!d.has_task) {
-      if (jobs_.count(d.job)) continue;
+      if (jobs_.count(d.job) || purged_targets_.count(d.job)) continue;
       if (PendingArray* a = PendingArrayOfLocked(d.job)) {
         SplitTaskLocked(*a, d.job);
+        continue;
+      }
+      if (std::optional<JobState> ended = StoredTargetStateLocked(d.job, stored)) {
+        purged_targets_[d.job] = *ended;
         continue;
       }
       return InvalidArgument("job dependency problem: job " + std::to_string(d.job) +
@@ -128,10 +136,16 @@ Status Controller::ResolveDependenciesLocked(jobspec::JobSpec& spec) {
       auto task = std::find_if(jobs_.begin(), jobs_.end(), [&](const auto& kv) {
         return kv.second.array_job_id == d.job && kv.second.array_task_id == d.array_task;
       });
-      if (task == jobs_.end())
+      auto purged = stored.tasks.find({d.job, d.array_task});
+      if (task != jobs_.end()) {
+        id = task->first;
+      } else if (purged != stored.tasks.end()) {
+        id = purged->second.first;
+        purged_targets_[*id] = purged->second.second;
+      } else {
         return InvalidArgument("job dependency problem: no task " + std::to_string(d.job) + "_" +
                                std::to_string(d.array_task));
-      id = task->first;
+      }
     }
     d.job = *id;
     d.has_task = false;
