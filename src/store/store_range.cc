@@ -31,11 +31,11 @@ Status Bound(int rc, sqlite3* db, const std::string& path) {
 
 }  // namespace
 
-Result<std::vector<Record>> Store::ScanPage(const std::string& table,
-                                            const KeyRange& range) const {
+Result<std::vector<Record>> Store::ScanPage(const std::string& table, const KeyRange& range) const {
   if (range.limit == 0) return InvalidArgument("ScanPage: limit 0");
   MutexLock lock(&read_mu_);
-  Result<internal::Stmt> prepared = internal::Prepare(read_db_, options_.path, PageSql(range).c_str());
+  Result<internal::Stmt> prepared =
+      internal::Prepare(read_db_, options_.path, PageSql(range).c_str());
   if (!prepared.ok()) return prepared.status();
   sqlite3_stmt* stmt = prepared->get();
   LOCKSTEP_RETURN_IF_ERROR(Bound(BindText(stmt, 1, table), read_db_, options_.path));
