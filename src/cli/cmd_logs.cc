@@ -30,7 +30,10 @@ int Follow(client::ApiClient& api, const std::string& id) {
   LogFollower follower(std::stoull(id));
   long long run = -1;
   for (;;) {
+    // A job that ended more than MinJobAge ago is no longer listed: its why (from the store).
     Result<nlohmann::json> job = api.Get("/api/v1/jobs/" + id);
+    if (!job.ok() && job.status().code() == StatusCode::kNotFound)
+      job = api.Get("/api/v1/jobs/" + id + "/why");
     if (!job.ok()) return Fail("lockstep logs", job.status());
     const bool finished = Finished(job->value("state", ""));
     if (long long r = job->value("restart_count", 0LL); r != run) {

@@ -141,6 +141,14 @@ int RunSacct(int argc, char** argv) {
     if (!t.ok()) return Fail("sacct", t.status());
     q += "end=" + std::to_string(*t) + "&";
   }
+  // Jobs named: lockstepd reads only their records (and their arrays' tasks) from the store,
+  // not every job it ever ran; the patterns' tasks are picked here, below.
+  if (!r.filter.ids.empty()) {
+    std::string ids;
+    for (const JobIdPattern& p : r.filter.ids)
+      ids += (ids.empty() ? "" : ",") + std::to_string(p.id);
+    q += "job=" + ids + "&";
+  }
   if (r.filter.users.empty() && !r.all_users && ::getuid() != 0)
     q += "user=" + client::UrlEncode(Environment()["USER"]) + "&";
   client::ApiClient api;

@@ -100,8 +100,6 @@ Controller::~Controller() {
 Status Controller::Recover() {
   Result<std::vector<store::Record>> arrays = store_->Scan("array_specs");
   if (!arrays.ok()) return arrays.status();
-  Result<std::vector<store::Record>> records = store_->Scan("jobs");
-  if (!records.ok()) return records.status();
   Result<std::vector<store::Record>> pending_arrays = store_->Scan("pending_arrays");
   if (!pending_arrays.ok()) return pending_arrays.status();
   HeldLock lock(*this);
@@ -112,24 +110,20 @@ Status Controller::Recover() {
     if (spec->array) DropArrayIndices(*spec->array);  // as SubmitAs
     array_specs_[std::stoull(r.key)] = specs_.Intern(std::move(*spec));
   }
-  for (const store::Record& r : *records) {
-    Result<JobEntry> e = EntryFromJson(r.value);
-    if (!e.ok()) return Internal("store: job " + r.key + ": " + e.status().message());
-    JobId id = e->id;
-    if (!e->spec) {
-      auto array = array_specs_.find(e->array_job_id);
-      if (array == array_specs_.end())
-        return Internal("store: job " + r.key + ": its array's spec is missing");
-      e->spec = array->second;  // interned already, and shared by every such task
-    } else {
-      e->spec = specs_.Intern(*e->spec);
-    }
-    next_job_id_ = std::max(next_job_id_, id + 1);
-    if (HoldsAllocation(e->state)) active_.insert(id);
-    tally_.Touch(id);
-    jobs_.emplace(id, std::move(*e));
+  // Page by page (read under the lock: no other thread runs yet): a store of millions of old
+  // jobs is never in memory at once, and only what MinJobAge keeps is loaded.
+  constexpr std::size_t kPage = 4096;
+  for (std::string from;;) {
+    Result<std::vector<store::Record>> page =
+        store_->ScanPage("jobs", {.from = from, .limit = kPage});
+    if (!page.ok()) return page.status();
+    for (const store::Record& r : *page) LOCKSTEP_RETURN_IF_ERROR(RecoverJobLocked(r));
+    if (page->size() < kPage) break;
+    from = page->back().key + '\x01';
   }
+  std::sort(finished_order_.begin(), finished_order_.end());
   LOCKSTEP_RETURN_IF_ERROR(RecoverPendingArraysLocked(*pending_arrays));
+  LOCKSTEP_RETURN_IF_ERROR(RecoverPurgedTargetsLocked());
   // Stores written before ids were given out in memory kept a counter: never go below it.
   Result<std::uint64_t> counter = store_->AllocateIds("job_id", 1);
   if (!counter.ok()) return counter.status();
@@ -156,6 +150,40 @@ Status Controller::Recover() {
   LOCKSTEP_RETURN_IF_ERROR(LoadHealthLocked());
   // Running jobs keep running on their nodes: they are adopted when the backend reports what
   // runs there (RunsAlive), or requeued (NODE_FAIL when they may not be) when it does not.
+  return Status::Ok();
+}
+
+Status Controller::RecoverJobLocked(const store::Record& r) {
+  Result<JobRecordHead> head = HeadFromJson(r.value);
+  if (!head.ok()) return Internal("store: job " + r.key + ": " + head.status().message());
+  // Ids are never given again, purged jobs' included: they stay in the store.
+  next_job_id_ = std::max(next_job_id_, head->id + 1);
+  if (IsFinished(head->state) && clock_.Now() - head->end_time > cluster_.policy.min_job_age)
+    return Status::Ok();  // purged: sacct and dependencies read it from the store
+  Result<JobEntry> e = EntryFromJson(r.value);
+  if (!e.ok()) return Internal("store: job " + r.key + ": " + e.status().message());
+  JobId id = e->id;
+  if (!e->spec) {
+    auto array = array_specs_.find(e->array_job_id);
+    if (array == array_specs_.end())
+      return Internal("store: job " + r.key + ": its array's spec is missing");
+    e->spec = array->second;  // interned already, and shared by every such task
+  } else {
+    e->spec = specs_.Intern(*e->spec);
+  }
+  if (HoldsAllocation(e->state)) active_.insert(id);
+  tally_.Touch(id);
+  NoteForPurgeLocked(jobs_.emplace(id, std::move(*e)).first->second);
+  return Status::Ok();
+}
+
+Status Controller::RecoverPurgedTargetsLocked() {
+  for (JobId id : AwaitedTargetsLocked()) {
+    if (jobs_.count(id)) continue;
+    Result<std::optional<JobEntry>> stored = StoredJob(id);
+    if (!stored.ok()) return stored.status();
+    if (stored->has_value() && IsFinished((*stored)->state)) purged_targets_[id] = (*stored)->state;
+  }
   return Status::Ok();
 }
 
@@ -230,6 +258,7 @@ void Controller::ScheduleLoop() {
     SendWarningSignalsLocked(now);
     EnforceLimitsLocked(now);
     AccrueUsageLocked(now);
+    PurgeFinishedJobsLocked(now);
     if (ReplayChangesLocked(now)) {
       if (!PassLocked(lock, held, now, full ? engine::PlanDetail::kFull
                                             : engine::PlanDetail::kDecisions))
@@ -281,6 +310,7 @@ void Controller::PassForTest() {
 void Controller::TouchLocked(const JobEntry& job) {
   dirty_.insert(job.id);
   tally_.Touch(job.id);
+  NoteForPurgeLocked(job);
   if (HoldsAllocation(job.state))
     active_.insert(job.id);
   else
@@ -317,12 +347,12 @@ void Controller::PlaceJobLocked(const JobEntry& e, engine::Scheduler& s) {
   if (e.state == JobState::kPending) {
     engine::Job job = ToEngineJob(e, cluster_);
     // Every ended target the job's dependencies name, as the controller knows it: the
-    // scheduler forgets finished jobs after MinJobAge, the controller never does.
+    // scheduler forgets finished jobs after MinJobAge, and the controller keeps the final state
+    // of those it purged while a pending job names them (controller_purge.cc).
     for (const engine::Dependency& d : job.dependencies) {
       if (d.kind == engine::DependencyKind::kSingleton) continue;
-      auto target = jobs_.find(d.target);
-      if (target != jobs_.end() && IsFinished(target->second.state))
-        s.SetFinished(d.target, OutcomeOf(target->second.state));
+      if (std::optional<JobState> ended = EndedTargetLocked(d.target))
+        s.SetFinished(d.target, OutcomeOf(*ended));
     }
     s.SetPending(std::move(job));
   } else if (HoldsAllocation(e.state)) {
@@ -349,6 +379,7 @@ engine::Snapshot Controller::BuildSnapshotLocked(Time now) {
     else
       s.finished.push_back({id, OutcomeOf(e.state)});
   }
+  for (const auto& [id, state] : purged_targets_) s.finished.push_back({id, OutcomeOf(state)});
   s.associations = cluster_.base.associations;  // ToEngineJob may have added some
   s.accounts = cluster_.base.accounts;
   for (std::uint32_t n = 0; n < nodes_.size(); ++n) s.nodes[n].state = SchedulingStateLocked(n);
@@ -381,7 +412,11 @@ bool Controller::ReplayChangesLocked(Time now) {
     auto it = jobs_.find(id);
     tally_.Count(id, it == jobs_.end() ? nullptr : &it->second, tally_lookup);
     if (it == jobs_.end()) {
-      sched_->Remove(id);
+      // Purged while a pending job waits for it: the scheduler keeps its outcome.
+      if (auto kept = purged_targets_.find(id); kept != purged_targets_.end())
+        sched_->SetFinished(id, OutcomeOf(kept->second));
+      else
+        sched_->Remove(id);
       continue;
     }
     PlaceJobLocked(it->second, *sched_);

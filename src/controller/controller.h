@@ -109,7 +109,12 @@ class Controller : private backend::EventSink,
   nlohmann::json ListJobs(const nlohmann::json& filter) const;
   // ListJobs' answer as the API sends it, each job serialized as it is made.
   std::string ListJobsText(const nlohmann::json& filter) const;
+  // A job in memory (squeue's and scontrol's view): NotFound once it ended more than MinJobAge
+  // ago and was purged, as slurmctld forgets it.
   Result<nlohmann::json> ShowJob(JobId id) const;
+  // ShowJob's view of any job ever submitted: a purged job's from its stored record (the web
+  // view's job page, `lockstep why`, `lockstep logs`; controller_history.cc).
+  Result<nlohmann::json> JobRecord(JobId id) const;
   // signal 0 cancels; another signal is delivered to the job's processes.
   Status Cancel(const Caller& caller, JobId id, int signal);
   Status Hold(const Caller& caller, JobId id);
@@ -131,13 +136,15 @@ class Controller : private backend::EventSink,
   Status ArrayRestAction(const Caller& caller, JobId array, const std::string& action);
   // The job id of task `task` of the array `array` ("40_7"), split off or not.
   Result<JobId> ArrayTaskJobId(JobId array, std::uint64_t task) const;
-  Result<nlohmann::json> Why(JobId id) const;
+  Result<nlohmann::json> Why(JobId id) const;  // a purged job: its stored record
   nlohmann::json ListNodes() const;
   Status SetNodeState(const Caller& caller, const std::string& node, const std::string& state,
                       const std::string& reason);
   nlohmann::json ListPartitions() const;
   nlohmann::json Accounting(const nlohmann::json& filter) const;
   std::string AccountingText(const nlohmann::json& filter) const;
+  // sacct's filter, as AccountingTo reads it (controller_history.cc).
+  struct AccountingQuery;
   nlohmann::json Priorities() const;
   // sacctmgr (controller_accounts.cc): the accounts, users, associations and QoS; and a change
   // by an operator ({"commit": false} only reports what it would do), durable when it returns
@@ -272,9 +279,21 @@ class Controller : private backend::EventSink,
   std::size_t KnownNodes() const override;
 
   Status Recover();
+  // One stored job: loaded unless it finished more than min_job_age ago (purged).
+  Status RecoverJobLocked(const store::Record& r);
+  // The final states of purged jobs that recovered pending jobs wait for, from the store.
+  Status RecoverPurgedTargetsLocked();
   Result<JobId> SubmitAs(const Caller& owner, jobspec::JobSpec spec);
+  // Dependency targets not in memory, as the store has them (read before the submission's lock).
+  struct StoredTargets {
+    std::unordered_map<JobId, JobState> ended;  // by job id: finished targets
+    std::unordered_set<JobId> unfinished;        // stored, but not finished when read
+    // "after:40_7": (array, task) -> the task's job id and state
+    std::map<std::pair<JobId, std::uint32_t>, std::pair<JobId, JobState>> tasks;
+  };
   // Dependencies on array tasks ("after:40_2") become those tasks' job ids (controller_jobs.cc).
-  Status ResolveDependenciesLocked(jobspec::JobSpec& spec);
+  // A target purged from memory is taken from `stored` (ReadStoredTargets).
+  Status ResolveDependenciesLocked(jobspec::JobSpec& spec, const StoredTargets& stored);
 
   // --- Events (controller_events.cc). ---
   void QueueEvent(std::function<void(Time)> apply);
@@ -365,6 +384,43 @@ class Controller : private backend::EventSink,
                                  std::vector<std::pair<JobId, engine::PriorityBreakdown>> prios);
   // Records that `job` changed, for the next pass's replay.
   void TouchLocked(const JobEntry& job);
+  // --- Finished jobs leave memory after MinJobAge (controller_purge.cc); the store keeps them
+  // for sacct, dependencies, `lockstep why` and the web view (controller_history.cc). ---
+  // Files `job` for the purge once finished, and as a dependent while it pends with dependencies.
+  void NoteForPurgeLocked(const JobEntry& job);
+  // Each turn of the scheduling loop: forgets the jobs finished more than min_job_age ago whose
+  // final records are durable (every outbox entry queued before they were chosen carried out).
+  void PurgeFinishedJobsLocked(Time now);
+  void ForgetJobLocked(JobId id, const std::unordered_set<JobId>& awaited);
+  // The jobs that pending jobs' dependencies name (arrays' tasks not split off included).
+  std::unordered_set<JobId> AwaitedTargetsLocked() const;
+  // How a dependency's target ended: from memory, or kept when it was purged; nullopt while it
+  // has not ended (or is unknown).
+  std::optional<JobState> EndedTargetLocked(JobId id) const;
+  // guarded by mu_: finished jobs by end time (a job may appear twice; the purge checks).
+  std::deque<std::pair<Time, JobId>> finished_order_;
+  // guarded by mu_: chosen for the purge, forgotten once outbox_done_ reaches purge_after_.
+  std::vector<JobId> purging_;
+  std::uint64_t purge_after_ = 0;
+  std::unordered_set<JobId> dependents_;  // guarded by mu_: pending jobs with dependencies
+  // guarded by mu_: purged jobs that a pending job's dependency names, with their final state.
+  std::unordered_map<JobId, JobState> purged_targets_;
+  // A job as stored (its spec filled in), read without the lock; nullopt when never stored.
+  Result<std::optional<JobEntry>> StoredJob(JobId id) const;
+  Result<StoredTargets> ReadStoredTargets(const jobspec::JobSpec& spec) const;
+  // A dependency's target as `stored` saw it, or read again now when it ended and was purged
+  // after that read (rare: MinJobAge passed in between).
+  std::optional<JobState> StoredTargetStateLocked(JobId id, const StoredTargets& stored) const;
+  // sacct (controller_history.cc): the jobs in memory merged in id order with the store's, page
+  // by page, the store's filtered as they are read.
+  static AccountingQuery AccountingQueryOf(const nlohmann::json& filter);
+  void AccountingJobsTo(const AccountingQuery& q, const JobSink& emit) const;
+  void AccountingByIdsTo(const AccountingQuery& q, const JobSink& emit) const;
+  // Emits, in id order, the jobs in memory with ids in [from, upper) that pass `q` and the
+  // `stored` ones memory does not hold. False, having emitted nothing, when a stored job is
+  // neither in memory nor finished: it was purged after the page was read.
+  bool EmitAccountingPage(const AccountingQuery& q, JobId from, JobId upper,
+                          const std::vector<JobEntry>& stored, const JobSink& emit) const;
   // Events of the stream (controller_observe.cc): a job's change of `kind` ("submitted",
   // "started", "ended", "requeued", ...), a node's ("node_drained", ...), each with the time.
   // `array_tasks`: a "submitted" event's count of the array's tasks (0: not an array).
@@ -437,6 +493,8 @@ class Controller : private backend::EventSink,
   Status CheckOwner(const Caller& caller, const JobEntry& job) const;
   Result<JobEntry*> FindLocked(JobId id);
   nlohmann::json JobJsonLocked(const JobEntry& e) const;
+  // `lockstep why` of a job in memory: its priority factors, reservation and the jobs ahead.
+  nlohmann::json WhyLocked(const JobEntry& job) const;
   // Calls visit(id, job) for every job in id order with the lock held, but releases it and
   // takes it again after every kJobsPerHold jobs: a listing of 100,000 jobs (squeue, sacct)
   // holds the controller for one batch at a time, not the whole second it takes. A job added

@@ -185,10 +185,22 @@ Status Controller::SetPlacementFeatures(const FeatureNodes& features) {
 }
 
 Result<std::string> Controller::JobLogs(const Caller& caller, JobId id) {
+  // A job purged after MinJobAge: its last run as stored (read before the lock).
+  std::optional<JobEntry> stored;
+  {
+    HeldLock lock(*this);
+    if (!jobs_.count(id) && !PendingArrayOfLocked(id)) stored.emplace();
+  }
+  if (stored) {
+    Result<std::optional<JobEntry>> read = StoredJob(id);
+    if (!read.ok()) return read.status();
+    if (!read->has_value()) return NotFound("invalid job id specified: " + std::to_string(id));
+    stored = std::move(**read);
+  }
   backend::LogsRequest request;
   {
     HeldLock lock(*this);
-    Result<JobEntry*> found = FindLocked(id);
+    Result<JobEntry*> found = stored ? Result<JobEntry*>(&*stored) : FindLocked(id);
     if (!found.ok()) return found.status();
     const JobEntry& job = **found;
     LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, job));

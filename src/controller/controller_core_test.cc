@@ -56,8 +56,8 @@ TEST_F(CoreTest, ALostRunEndsNodeFailDurablyAndItsAfterokDependentsNeverRun) {
   EXPECT_EQ(backend_.NodeOf(*b), "");
 }
 
-// The scheduler forgets finished jobs after min_job_age (300 s); lockstepd keeps every job, so
-// a dependency on one that ended long ago is judged by how it ended.
+// The scheduler forgets finished jobs after min_job_age (300 s), and lockstepd purges them from
+// memory then; a dependency on one that ended long ago is judged by how it ended, as stored.
 TEST_F(CoreTest, ADependencyOnAJobThatEndedLongAgoFollowsHowItEnded) {
   Result<JobId> ok = controller_->Submit(kAlice, Spec());
   Result<JobId> failed = controller_->Submit(kAlice, Spec());

@@ -34,6 +34,9 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
   // Every number in range and every product fits, before anything changes (jobspec/validate.h).
   // Sizes too (the cluster's max_name_length, max_script_size, max_env_size), off the lock.
   LOCKSTEP_RETURN_IF_ERROR(jobspec::Validate(spec, ValidationLimits(caller)));
+  // Targets purged from memory after MinJobAge, as stored: read before the lock.
+  Result<StoredTargets> stored = ReadStoredTargets(spec);
+  if (!stored.ok()) return stored.status();
   {
     HeldLock lock(*this);
     LOCKSTEP_RETURN_IF_ERROR(CheckAccountLocked(caller, spec));
@@ -47,7 +50,7 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
                              std::to_string(cluster_.max_array_size));
     LOCKSTEP_RETURN_IF_ERROR(CheckJobCountLocked());
     LOCKSTEP_RETURN_IF_ERROR(CheckSubmitLimitsLocked(caller, spec, count));
-    LOCKSTEP_RETURN_IF_ERROR(ResolveDependenciesLocked(spec));
+    LOCKSTEP_RETURN_IF_ERROR(ResolveDependenciesLocked(spec, *stored));
     if (spec.name.empty()) spec.name = "sbatch";  // sbatch's own default for a script from stdin
     // Ids are given out in memory; the job records that use them make them durable (Recover
     // starts above the highest), so a submission is one commit, not two.
@@ -108,15 +111,20 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
   return first;
 }
 
-Status Controller::ResolveDependenciesLocked(jobspec::JobSpec& spec) {
+Status Controller::ResolveDependenciesLocked(jobspec::JobSpec& spec, const StoredTargets& stored) {
   // Dependencies on array tasks ("after:40_2") name that task's own job id; a task still in
-  // its array's record is split off, so the scheduler can follow it.
+  // its array's record is split off, so the scheduler can follow it. A target purged from
+  // memory is kept with its final state while the job waits (purged_targets_).
   for (jobspec::DependencySpec& d : spec.dependencies) {
     if (d.type == jobspec::DependencyType::kSingleton) continue;
     if (!d.has_task) {
-      if (jobs_.count(d.job)) continue;
+      if (jobs_.count(d.job) || purged_targets_.count(d.job)) continue;
       if (PendingArray* a = PendingArrayOfLocked(d.job)) {
         SplitTaskLocked(*a, d.job);
+        continue;
+      }
+      if (std::optional<JobState> ended = StoredTargetStateLocked(d.job, stored)) {
+        purged_targets_[d.job] = *ended;
         continue;
       }
       return InvalidArgument("job dependency problem: job " + std::to_string(d.job) +
@@ -131,10 +139,16 @@ Status Controller::ResolveDependenciesLocked(jobspec::JobSpec& spec) {
       auto task = std::find_if(jobs_.begin(), jobs_.end(), [&](const auto& kv) {
         return kv.second.array_job_id == d.job && kv.second.array_task_id == d.array_task;
       });
-      if (task == jobs_.end())
+      auto purged = stored.tasks.find({d.job, d.array_task});
+      if (task != jobs_.end()) {
+        id = task->first;
+      } else if (purged != stored.tasks.end()) {
+        id = purged->second.first;
+        purged_targets_[*id] = purged->second.second;
+      } else {
         return InvalidArgument("job dependency problem: no task " + std::to_string(d.job) + "_" +
                                std::to_string(d.array_task));
-      id = task->first;
+      }
     }
     d.job = *id;
     d.has_task = false;

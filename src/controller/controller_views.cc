@@ -239,28 +239,6 @@ Result<nlohmann::json> Controller::ShowJob(JobId id) const {
   return NotFound("invalid job id specified: " + std::to_string(id));
 }
 
-void Controller::AccountingTo(const nlohmann::json& filter, const JobSink& emit) const {
-  Time start = filter.value("start", Time{0}), end = filter.value("end", kInfiniteTime);
-  VisitJobsInBatches([&](JobId id, const JobEntry& e) {
-    if (!Matches(filter, "user", e.user) || !Matches(filter, "job", std::to_string(id))) return;
-    Time last = e.end_time > 0 ? e.end_time : kInfiniteTime;
-    if (last < start || e.submit_time > end) return;
-    emit(JobJsonLocked(e));
-  });
-  HeldLock lock(*this);
-  // Arrays' tasks never split off (pending, or cancelled before they started): one record each.
-  for (const auto* arrays : {&pending_arrays_, &cancelled_arrays_}) {
-    for (const auto& [array, a] : *arrays) {
-      const JobEntry& t = a.tmpl();
-      if (!Matches(filter, "user", t.user) || !Matches(filter, "job", std::to_string(array)))
-        continue;
-      Time last = t.end_time > 0 ? t.end_time : kInfiniteTime;
-      if (last < start || t.submit_time > end) continue;
-      emit(PendingArrayJsonLocked(a));
-    }
-  }
-}
-
 nlohmann::json Controller::Accounting(const nlohmann::json& filter) const {
   nlohmann::json jobs = nlohmann::json::array();
   AccountingTo(filter, [&](nlohmann::json j) { jobs.push_back(std::move(j)); });
@@ -272,10 +250,20 @@ std::string Controller::AccountingText(const nlohmann::json& filter) const {
 }
 
 Result<nlohmann::json> Controller::Why(JobId id) const {
-  HeldLock lock(*this);
-  auto it = jobs_.find(id);
-  if (it == jobs_.end()) return NotFound("invalid job id specified: " + std::to_string(id));
-  nlohmann::json out = JobJsonLocked(it->second);
+  {
+    HeldLock lock(*this);
+    auto it = jobs_.find(id);
+    if (it != jobs_.end()) return WhyLocked(it->second);
+  }
+  // Purged after MinJobAge (or never split off its array): as stored, nothing ahead of it.
+  Result<nlohmann::json> old = JobRecord(id);
+  if (old.ok()) (*old)["ahead"] = nlohmann::json::array();
+  return old;
+}
+
+nlohmann::json Controller::WhyLocked(const JobEntry& job) const {
+  const JobId id = job.id;
+  nlohmann::json out = JobJsonLocked(job);
   for (const auto& [jid, b] : last_priorities_) {
     if (jid != id) continue;
     out["priority_factors"] = {{"age", b.age},           {"fairshare", b.fairshare},
@@ -295,8 +283,8 @@ Result<nlohmann::json> Controller::Why(JobId id) const {
   // Jobs ahead of it in the queue: pending, higher priority, same partition.
   nlohmann::json ahead = nlohmann::json::array();
   for (const auto& [jid, e] : jobs_)
-    if (e.state == JobState::kPending && jid != id &&
-        e.spec->partition == it->second.spec->partition && e.priority > it->second.priority)
+    if (e.state == JobState::kPending && jid != id && e.spec->partition == job.spec->partition &&
+        e.priority > job.priority)
       ahead.push_back(jid);
   out["ahead"] = std::move(ahead);
   return out;

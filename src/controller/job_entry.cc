@@ -166,4 +166,27 @@ Result<JobEntry> EntryFromJson(std::string_view text) {
   }
 }
 
+Result<JobRecordHead> HeadFromJson(std::string_view text) {
+  // The spec (most of a record) is skipped as it is read, never built.
+  const nlohmann::json::parser_callback_t skip_spec =
+      [](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        return !(depth == 1 && event == nlohmann::json::parse_event_t::key && parsed == "spec");
+      };
+  try {
+    nlohmann::json j = nlohmann::json::parse(text, skip_spec);
+    JobRecordHead h;
+    h.id = j.at("id").get<JobId>();
+    if (!ParseJobState(j.at("state").get<std::string>(), &h.state))
+      return InvalidArgument("job record: unknown state " + j.at("state").dump());
+    h.submit_time = j.at("submit_time").get<Time>();
+    h.end_time = j.at("end_time").get<Time>();
+    h.user = j.at("user").get<std::string>();
+    h.array_job_id = j.at("array_job_id").get<JobId>();
+    h.array_task_id = j.at("array_task_id").get<std::uint32_t>();
+    return h;
+  } catch (const nlohmann::json::exception& ex) {
+    return InvalidArgument(std::string("job record: ") + ex.what());
+  }
+}
+
 }  // namespace lockstep::controller

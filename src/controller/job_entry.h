@@ -105,4 +105,17 @@ std::string EntryToJson(const JobEntry& e);
 std::string EntryToJson(const JobEntry& e, std::string_view spec_json);
 Result<JobEntry> EntryFromJson(std::string_view json);
 
+// What recovery and accounting decide on before they read a whole record (a job purged from
+// memory after MinJobAge is read back from the store only when asked for): the record parsed
+// without building its spec.
+struct JobRecordHead {
+  JobId id = 0;
+  JobState state = JobState::kPending;
+  Time submit_time = 0, end_time = 0;
+  std::string user;
+  JobId array_job_id = 0;
+  std::uint32_t array_task_id = 0;
+};
+Result<JobRecordHead> HeadFromJson(std::string_view json);
+
 }  // namespace lockstep::controller

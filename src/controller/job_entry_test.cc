@@ -54,6 +54,26 @@ TEST(EntryJson, RoundTripsWithTheSpecSplicedIn) {
   EXPECT_EQ(back->placement[1].gpus, 0xffu);
 }
 
+TEST(EntryJson, HeadReadsWhatRecoveryDecidesOnWithoutTheSpec) {
+  SpecInterner specs;
+  JobEntry e = RunningEntry(specs.Intern(TrainingSpec()));
+  e.state = JobState::kTimeout;
+  e.end_time = 1'700'003'700;
+  e.array_job_id = 40;
+  e.array_task_id = 2;
+  Result<JobRecordHead> head = HeadFromJson(EntryToJson(e, *specs.JsonOf(e.spec)));
+  ASSERT_TRUE(head.ok()) << head.status().ToString();
+  EXPECT_EQ(head->id, 42u);
+  EXPECT_EQ(head->state, JobState::kTimeout);
+  EXPECT_EQ(head->submit_time, e.submit_time);
+  EXPECT_EQ(head->end_time, e.end_time);
+  EXPECT_EQ(head->user, "alice");
+  EXPECT_EQ(head->array_job_id, 40u);
+  EXPECT_EQ(head->array_task_id, 2u);
+  EXPECT_FALSE(HeadFromJson(R"({"id":1})").ok());
+  EXPECT_FALSE(HeadFromJson("not json").ok());
+}
+
 TEST(SpecInterner, SerializesEachSpecOnceAndEachChangeAnew) {
   SpecInterner specs;
   std::shared_ptr<const jobspec::JobSpec> a = specs.Intern(TrainingSpec());

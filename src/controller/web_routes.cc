@@ -17,7 +17,7 @@ std::string Tail(const std::string& text, std::size_t max) {
 }
 
 ApiResponse JobDetails(Controller& c, const Caller& caller, JobId id) {
-  Result<nlohmann::json> job = c.ShowJob(id);
+  Result<nlohmann::json> job = c.JobRecord(id);  // a job purged after MinJobAge too
   if (!job.ok()) return JsonResponse(http::status::not_found, {{"error", job.status().message()}});
   const bool mine = (*job).value("uid", std::uint32_t{0xFFFFFFFF}) == caller.uid;
   if (!mine && !c.IsOperator(caller.uid))

@@ -68,6 +68,18 @@ struct Record {
   std::string value;
 };
 
+// A page of one table for Store::ScanPage: keys from `from` (inclusive; empty: the first) up to
+// `to` (exclusive; empty: the table's end), in key order, at most `limit` records, and, when
+// `value_contains` is not empty, only records whose value contains those bytes: SQLite applies
+// the filter while it walks the table, so rows it rejects are never copied out. The next page
+// starts at the last key returned + "\x01" (no key holds NUL: that is the next possible key).
+struct KeyRange {
+  std::string from;
+  std::string to;
+  std::size_t limit = 1024;
+  std::string value_contains;
+};
+
 namespace internal {
 struct WriteRequest;  // one call waiting for the committer (store.cc)
 }  // namespace internal
@@ -126,6 +138,11 @@ class Store {
 
   // Every record of a table ordered by key (byte-wise), for recovery at start.
   Result<std::vector<Record>> Scan(const std::string& table) const;
+  // One page of a table (KeyRange): memory bounded by the page, not the table, and the read
+  // lock held for one page at a time. A table larger than memory is read page by page.
+  Result<std::vector<Record>> ScanPage(const std::string& table, const KeyRange& range) const;
+  // The table's greatest key, or nullopt when the table is empty.
+  Result<std::optional<std::string>> LastKey(const std::string& table) const;
   // The value of one key, or nullopt when absent.
   Result<std::optional<std::string>> Get(const std::string& table, const std::string& key) const;
 
