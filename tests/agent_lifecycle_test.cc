@@ -90,7 +90,7 @@ class UpTwiceTest : public ::testing::Test {
     CommandResult r = Run({"sbatch", "--parsable", "-c", "1", "--wrap", "sleep 300"});
     if (r.exit_code != 0) return 0;
     const unsigned long long id = std::stoull(r.out);
-    const bool running = WaitFor([&] { return Job(id).value("state", "") == "RUNNING"; },
+    const bool running = WaitFor([&] { return Job(id).value("job_state", "") == "RUNNING"; },
                                  std::chrono::seconds(20));
     return running ? id : 0;
   }
