@@ -59,17 +59,24 @@ std::optional<std::string> ParseUnifiedCgroupPath(std::string_view text) {
   return std::nullopt;
 }
 
-std::vector<Cgroup2Mount> ParseCgroup2Mounts(std::string_view mountinfo) {
-  std::vector<Cgroup2Mount> mounts;
+std::vector<MountInfoEntry> ParseMountInfo(std::string_view mountinfo) {
+  std::vector<MountInfoEntry> mounts;
   for (std::string_view line : Split(mountinfo, '\n')) {
     const std::size_t dash = line.find(" - ");
     if (dash == std::string_view::npos) continue;
     std::vector<std::string_view> after = Split(line.substr(dash + 3), ' ');
-    if (after.empty() || after[0] != "cgroup2") continue;
     std::vector<std::string_view> before = Split(line.substr(0, dash), ' ');
-    if (before.size() < 5) continue;
-    mounts.push_back({UnescapeMountField(before[4]), UnescapeMountField(before[3])});
+    if (after.empty() || before.size() < 5) continue;
+    mounts.push_back({UnescapeMountField(before[3]), UnescapeMountField(before[4]),
+                      std::string(after[0])});
   }
+  return mounts;
+}
+
+std::vector<Cgroup2Mount> ParseCgroup2Mounts(std::string_view mountinfo) {
+  std::vector<Cgroup2Mount> mounts;
+  for (MountInfoEntry& m : ParseMountInfo(mountinfo))
+    if (m.fs_type == "cgroup2") mounts.push_back({std::move(m.mount_point), std::move(m.root)});
   return mounts;
 }
 

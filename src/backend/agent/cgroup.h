@@ -55,6 +55,15 @@ struct Cgroup2Mount {
   std::string mount_point;  // e.g. /sys/fs/cgroup
   std::string root;         // the cgroup shown at the mount point, e.g. "/" or "/docker/abc"
 };
+// One line of /proc/self/mountinfo, its fields unescaped (the kernel writes space, tab, newline
+// and backslash as \ooo).
+struct MountInfoEntry {
+  std::string root;         // field 4: the mount's root within its file system
+  std::string mount_point;  // field 5
+  std::string fs_type;      // the first field after " - "
+};
+// Every mount in the text of /proc/self/mountinfo, in order.
+std::vector<MountInfoEntry> ParseMountInfo(std::string_view mountinfo);
 // The cgroup2 mounts in the text of /proc/self/mountinfo, in order.
 std::vector<Cgroup2Mount> ParseCgroup2Mounts(std::string_view mountinfo);
 

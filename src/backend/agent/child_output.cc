@@ -1,11 +1,23 @@
 #include "backend/agent/child_output.h"
 
 #include <poll.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <thread>
 
 namespace lockstep::agent {
+
+ChildWait WaitChildUntil(pid_t pid, std::chrono::steady_clock::time_point deadline, int& status) {
+  while (true) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) return ChildWait::kExited;
+    if (r < 0 && errno != EINTR) return ChildWait::kLost;
+    if (std::chrono::steady_clock::now() >= deadline) return ChildWait::kTimedOut;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
 
 bool ReadChildOutput(int fd, std::string& out, std::chrono::steady_clock::time_point deadline,
                      std::size_t max_bytes) {

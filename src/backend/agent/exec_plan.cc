@@ -248,6 +248,18 @@ std::string Doing(ChildStage stage, const std::string& cwd, const std::string& i
 
 }  // namespace
 
+pid_t ExecPlan::Fork(int error_fd, int cgroup_procs_fd) const {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const pid_t pid = fork();
+  if (pid == 0) RunChild(error_fd, cgroup_procs_fd);
+  const int fork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = fork_errno;
+  return pid;
+}
+
 Status ExecPlan::AwaitExec(pid_t pid, int error_read_fd, const std::function<bool()>& give_up,
                            std::chrono::steady_clock::time_point deadline) const {
   ChildStage stage = ChildStage::kSetsid;

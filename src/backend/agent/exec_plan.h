@@ -52,6 +52,10 @@ class ExecPlan {
   // stderr, execs. Never returns: on failure it writes a ChildError to error_fd and _exits 127.
   [[noreturn]] void RunChild(int error_fd, int cgroup_procs_fd) const;
 
+  // Forks with every signal blocked around the fork (no handler of the agent runs in the child),
+  // and the child runs RunChild. The child's pid, or -1 with errno set.
+  pid_t Fork(int error_fd, int cgroup_procs_fd) const;
+
   // The Status for a ChildError the child reported.
   Status Describe(const ChildError& e) const;
 

@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "backend/agent/child_output.h"
@@ -63,13 +62,8 @@ JobHookOutcome RunJobHook(const JobHookRun& hook) {
   const bool closed = ReadChildOutput(pipefd[0], out, deadline, kMaxOutput);
   ::close(pipefd[0]);
   int status = 0;
-  // Its output is closed; the program may still be exiting. The agent's reaper owns SIGCHLD,
-  // so there is no signal to wait on: look until the deadline.
-  bool exited = false;
-  while (closed && !exited && std::chrono::steady_clock::now() < deadline) {
-    exited = ::waitpid(pid, &status, WNOHANG) == pid;
-    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  // Its output is closed; the program may still be exiting: look until the deadline.
+  const bool exited = closed && WaitChildUntil(pid, deadline, status) == ChildWait::kExited;
   if (!exited) {
     ::kill(-pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);

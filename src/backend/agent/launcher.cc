@@ -171,15 +171,8 @@ Result<pid_t> Launcher::Spawn(const TaskSpec& spec, const std::function<bool()>&
     return IoError("cannot create a pipe: " + ErrnoText(errno));
   }
   UniqueFd error_read(fds[0]), error_write(fds[1]);
-  // No signal handler of the agent may run in the child: block all around fork; the child
-  // resets the dispositions and unblocks.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  const pid_t pid = fork();
-  if (pid == 0) (*plan)->RunChild(error_write.get(), leaf ? leaf->procs.get() : -1);
+  const pid_t pid = (*plan)->Fork(error_write.get(), leaf ? leaf->procs.get() : -1);
   const int fork_errno = errno;
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   error_write.Reset();
   if (pid < 0) {
     release_cgroup();

@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <thread>
 
 #include "backend/agent/cgroup.h"
 #include "backend/agent/child_output.h"
@@ -21,12 +20,8 @@ using Clock = std::chrono::steady_clock;
 // Waits for the child until `deadline`, then kills its group and reaps it. True with its wait
 // status when it exited in time.
 bool ReapBy(pid_t pid, Clock::time_point deadline, int& status) {
-  while (Clock::now() < deadline) {
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) return true;
-    if (r < 0 && errno != EINTR) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  const ChildWait waited = WaitChildUntil(pid, deadline, status);
+  if (waited != ChildWait::kTimedOut) return waited == ChildWait::kExited;
   ::kill(-pid, SIGKILL);  // it leads its own session (ExecPlan's setsid)
   ::waitpid(pid, &status, 0);
   return false;
@@ -62,13 +57,8 @@ Result<std::string> RunAsUser(const UserCommand& command) {
   auto plan = internal::ExecPlan::Build(spec, root);
   if (!plan.ok()) return plan.status();
 
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  const pid_t pid = ::fork();
-  if (pid == 0) (*plan)->RunChild(error_write.get(), -1);
+  const pid_t pid = (*plan)->Fork(error_write.get(), -1);
   const int fork_errno = errno;
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   out_write.Reset();
   error_write.Reset();
   if (pid < 0) return Status(StatusCode::kUnavailable, std::string("cannot fork: ") + std::strerror(fork_errno));

@@ -10,8 +10,9 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
-#include <thread>
 
+#include "backend/agent/cgroup.h"
+#include "backend/agent/child_output.h"
 #include "backend/agent/run_as_user.h"
 
 namespace lockstep::agent {
@@ -43,44 +44,21 @@ Look StatInChild(const std::string& path, std::chrono::seconds timeout) {
     ::_exit(S_ISDIR(st.st_mode) ? 0 : 2);
   }
   if (pid < 0) return Look::kError;
-  const auto deadline = Clock::now() + timeout;
   int status = 0;
-  while (true) {
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) return Look::kError;
-    if (Clock::now() >= deadline) {
-      ::kill(pid, SIGKILL);
-      std::lock_guard<std::mutex> lock(abandoned_mu);
-      abandoned.push_back(pid);
-      return Look::kNoAnswer;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const ChildWait waited = WaitChildUntil(pid, Clock::now() + timeout, status);
+  if (waited == ChildWait::kTimedOut) {
+    ::kill(pid, SIGKILL);
+    std::lock_guard<std::mutex> lock(abandoned_mu);
+    abandoned.push_back(pid);
+    return Look::kNoAnswer;
   }
-  if (!WIFEXITED(status)) return Look::kError;
+  if (waited == ChildWait::kLost || !WIFEXITED(status)) return Look::kError;
   switch (WEXITSTATUS(status)) {
     case 0: return Look::kDirectory;
     case 1: return Look::kMissing;
     case 2: return Look::kNotDirectory;
     default: return Look::kError;
   }
-}
-
-// The kernel's escapes in mountinfo: space, tab, newline and backslash as \ooo.
-std::string Unescape(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      const std::string_view oct = s.substr(i + 1, 3);
-      if (oct.size() == 3 && oct.find_first_not_of("01234567") == std::string_view::npos) {
-        out += static_cast<char>(std::stoi(std::string(oct), nullptr, 8));
-        i += 3;
-        continue;
-      }
-    }
-    out += s[i];
-  }
-  return out;
 }
 
 std::string ReadMountinfo() {
@@ -93,21 +71,8 @@ std::string ReadMountinfo() {
 }  // namespace
 
 bool IsMountPoint(std::string_view mountinfo, const std::string& path) {
-  while (!mountinfo.empty()) {
-    const std::size_t eol = mountinfo.find('\n');
-    std::string_view line = mountinfo.substr(0, eol);
-    mountinfo.remove_prefix(eol == std::string_view::npos ? mountinfo.size() : eol + 1);
-    // "36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 - ext3 /dev/root rw": field 5.
-    std::size_t at = 0;
-    for (int field = 0; field < 4 && at != std::string_view::npos; ++field) {
-      at = line.find(' ', at);
-      if (at != std::string_view::npos) ++at;
-    }
-    if (at == std::string_view::npos) continue;
-    const std::size_t end = line.find(' ', at);
-    if (Unescape(line.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at)) == path)
-      return true;
-  }
+  for (const MountInfoEntry& m : ParseMountInfo(mountinfo))
+    if (m.mount_point == path) return true;
   return false;
 }
 
