@@ -114,6 +114,8 @@ struct ClusterConfig {
   std::vector<FileSystem> storage;
   // The file systems node `node` gets (its partitions' and its own), as indexes into `storage`.
   std::vector<std::size_t> StorageOfNode(std::uint32_t node) const;
+  // For each file system of `storage`, in order, the names of the nodes that get it.
+  std::vector<std::vector<std::string>> StorageNodes() const;
 
   // Adds a node found at run time (Kubernetes) to the cluster and to every partition declared
   // with `nodes: ALL`; its index. Names of GPU types, features, switches and blocks are

@@ -62,6 +62,13 @@ std::vector<std::size_t> ClusterConfig::StorageOfNode(std::uint32_t node) const 
   return out;
 }
 
+std::vector<std::vector<std::string>> ClusterConfig::StorageNodes() const {
+  std::vector<std::vector<std::string>> nodes(storage.size());
+  for (std::uint32_t n = 0; n < base.nodes.size(); ++n)
+    for (std::size_t fs : StorageOfNode(n)) nodes[fs].push_back(base.nodes[n].name);
+  return nodes;
+}
+
 void ClusterConfigParser::ReadStorage(const YAML::Node& list) {
   if (reader_.failed() || !list.IsDefined() || list.IsNull()) return;
   if (!list.IsSequence()) {

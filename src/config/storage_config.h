@@ -30,6 +30,8 @@ struct FileSystem {
   // A check (stat) that has not answered after this long reads as hung.
   Seconds timeout = 10;
 
+  bool operator==(const FileSystem&) const = default;
+
   // Where nodes and pods see it: <category>/<name>, or the host path itself.
   std::string MountPoint() const {
     return kind == Kind::kHostPath ? source : category + "/" + name;

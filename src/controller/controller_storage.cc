@@ -1,7 +1,5 @@
 // The shared file systems as users see them (docs/storage.md): `lockstep storage`
 // (GET /api/v1/storage) and the LockstepStorage line of scontrol show config.
-#include <algorithm>
-
 #include "common/hostlist.h"
 #include "controller/controller.h"
 
@@ -10,13 +8,9 @@ namespace lockstep::controller {
 nlohmann::json Controller::StorageView() const {
   HeldLock lock(*this);
   nlohmann::json list = nlohmann::json::array();
-  for (const config::FileSystem& fs : cluster_.storage) {
-    std::vector<std::string> nodes;
-    for (std::uint32_t n = 0; n < cluster_.base.nodes.size(); ++n) {
-      const std::vector<std::size_t> of = cluster_.StorageOfNode(n);
-      if (std::find(of.begin(), of.end(), &fs - cluster_.storage.data()) != of.end())
-        nodes.push_back(cluster_.base.nodes[n].name);
-    }
+  const std::vector<std::vector<std::string>> nodes = cluster_.StorageNodes();
+  for (std::size_t i = 0; i < cluster_.storage.size(); ++i) {
+    const config::FileSystem& fs = cluster_.storage[i];
     list.push_back({{"name", fs.name},
                     {"display_name", fs.DisplayName()},
                     {"kind", config::FileSystemKindName(fs.kind)},
@@ -26,7 +20,7 @@ nlohmann::json Controller::StorageView() const {
                     {"category", fs.category},
                     {"read_only", fs.read_only},
                     {"partitions", fs.partitions},
-                    {"nodes", CompressHostlist(nodes)}});
+                    {"nodes", CompressHostlist(nodes[i])}});
   }
   return {{"storage", list}};
 }

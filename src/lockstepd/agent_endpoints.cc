@@ -39,9 +39,7 @@ nlohmann::json AgentHealthSettings(const config::HealthConfig& health,
 
 nlohmann::json AgentStorageSettings(const config::ClusterConfig& cluster) {
   nlohmann::json out = nlohmann::json::array();
-  std::vector<std::vector<std::string>> nodes(cluster.storage.size());
-  for (std::uint32_t n = 0; n < cluster.base.nodes.size(); ++n)
-    for (std::size_t fs : cluster.StorageOfNode(n)) nodes[fs].push_back(cluster.base.nodes[n].name);
+  const std::vector<std::vector<std::string>> nodes = cluster.StorageNodes();
   for (std::size_t i = 0; i < cluster.storage.size(); ++i) {
     const config::FileSystem& fs = cluster.storage[i];
     out.push_back({{"name", fs.DisplayName()},

@@ -52,17 +52,4 @@ void ConfigWatch::Loop() {
   }
 }
 
-bool StorageDiffers(const std::vector<config::FileSystem>& a,
-                    const std::vector<config::FileSystem>& b) {
-  if (a.size() != b.size()) return true;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const config::FileSystem &x = a[i], &y = b[i];
-    if (x.name != y.name || x.category != y.category || x.kind != y.kind ||
-        x.source != y.source || x.options != y.options || x.read_only != y.read_only ||
-        x.partitions != y.partitions || x.nodes != y.nodes || x.timeout != y.timeout)
-      return true;
-  }
-  return false;
-}
-
 }  // namespace lockstep::lockstepd

@@ -40,8 +40,4 @@ class ConfigWatch {
   std::thread thread_;
 };
 
-// Whether two storage lists differ in anything the agents or users see.
-bool StorageDiffers(const std::vector<config::FileSystem>& a,
-                    const std::vector<config::FileSystem>& b);
-
 }  // namespace lockstep::lockstepd

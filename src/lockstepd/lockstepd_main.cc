@@ -357,7 +357,7 @@ int main(int argc, char** argv) {
   auto watch = std::make_unique<lockstep::lockstepd::ConfigWatch>(
       o.cluster_config, o.backend, std::chrono::seconds(2),
       [&](const lockstep::config::ClusterConfig& changed) {
-        if (!lockstep::lockstepd::StorageDiffers(storage, changed.storage)) return;
+        if (storage == changed.storage) return;
         storage = changed.storage;
         (*controller)->SetStorage(storage);
         if (kube.backend) kube.backend->SetStorage(storage);

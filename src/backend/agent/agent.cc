@@ -246,17 +246,10 @@ bool Agent::StorageMissing(const std::shared_ptr<Unit>& unit) {
   log::Warning("job {}: not started on {}: {}", unit->job, unit->node, problem);
   std::lock_guard<std::mutex> lock(mu_);
   unit->launching = false;
-  unit->reported = true;
-  Report({{"type", "exited"},
-          {"job_id", unit->job},
-          {"run", unit->run},
-          {"step", unit->step},
-          {"node", unit->node},
-          {"exit_code", 1},
-          {"launch_failed", true},
-          {"error", problem + " on " + unit->node}});
-  std::erase(units_, unit);
-  MaybeRunEpilogLocked({unit->job, unit->run, unit->node});
+  unit->launch_failed = true;
+  unit->exit_code = 1;
+  unit->error = problem + " on " + unit->node;
+  MaybeReportLocked(unit);
   return true;
 }
 
@@ -418,7 +411,8 @@ void Agent::MaybeReportLocked(const std::shared_ptr<Unit>& u) {
           {"signal", u->signal},
           {"oom", u->oom},
           {"core_dump", u->core_dump},
-          {"error", u->error}});
+          {"error", u->error},
+          {"launch_failed", u->launch_failed}});
   if (u->spooled) spool_->RemoveRun(SpoolRun{u->job, u->run, u->node});
   if (u->feeder) {  // its thread ends within a poll; ReapLoop destroys it once it has
     u->feeder->Stop();

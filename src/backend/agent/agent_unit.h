@@ -37,6 +37,8 @@ struct Agent::Unit {
   std::vector<int> pending_signals;  // signals sent while it was starting, for later tasks
   bool spooled = false;   // its script is in the spool, removed when the unit ends
   bool launching = true;  // Launch has not started every task yet
+  // Not started at all (its node lacks a shared file system): lockstepd queues the job again.
+  bool launch_failed = false;
   bool reported = false;  // its end went to the outbox
   // Output pipes still read (tasks of a streamed step); the unit ends when they are closed.
   std::vector<std::uint64_t> output_tasks;
