@@ -2,6 +2,7 @@
 #include "common/log.h"
 #include "controller/controller.h"
 
+#include <malloc.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -229,8 +230,12 @@ nlohmann::json Controller::Diagnostics() const {
   return {{"lock_hold", lock_stats_.ToJson()}};
 }
 
+// Jobs forgotten by the MinJobAge purge before lockstepd hands its free memory back.
+constexpr std::size_t kForgottenBeforeTrim = 1000;
+
 void Controller::ScheduleLoop() {
   std::unique_lock<std::mutex> lock(mu_);
+  std::size_t forgotten = 0;  // since memory was last handed back
   while (!stopping_) {
     const bool requested = wake_scheduler_.wait_for(
         lock, options_.periodic_pass, [this] { return stopping_ || pass_requested_; });
@@ -258,7 +263,9 @@ void Controller::ScheduleLoop() {
     SendWarningSignalsLocked(now);
     EnforceLimitsLocked(now);
     AccrueUsageLocked(now);
+    const std::size_t known = jobs_.size();
     PurgeFinishedJobsLocked(now);
+    forgotten += known - jobs_.size();  // only the purge removes jobs
     if (ReplayChangesLocked(now)) {
       if (!PassLocked(lock, held, now, full ? engine::PlanDetail::kFull
                                             : engine::PlanDetail::kDecisions))
@@ -266,6 +273,16 @@ void Controller::ScheduleLoop() {
     }
     passes_covering_ = covers;
     pass_done_.notify_all();
+    if (forgotten >= kForgottenBeforeTrim) {
+      // glibc keeps the freed records' pages (in every thread's arena) unless asked: without
+      // this, memory stays at the peak of the largest burst of jobs ever held. Out of the lock:
+      // it walks the heaps.
+      forgotten = 0;
+      held.reset();
+      lock.unlock();
+      malloc_trim(0);
+      lock.lock();
+    }
   }
 }
 

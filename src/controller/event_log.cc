@@ -30,7 +30,8 @@ std::uint64_t EventLog::Append(nlohmann::json event) {
     std::lock_guard<std::mutex> lock(mu_);
     seq = first_seq_ + events_.size();
     event["seq"] = seq;
-    events_.push_back(std::move(event));
+    // Invalid UTF-8 in a job's name or reason is replaced, not thrown (U+FFFD).
+    events_.push_back(event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     if (events_.size() > capacity_) {
       events_.pop_front();
       ++first_seq_;
@@ -53,7 +54,7 @@ EventBatch EventLog::TakeLocked(std::uint64_t from, std::size_t max, const Filte
   }
   b.next = from;
   for (std::uint64_t s = from; s < end && b.events.size() < max; ++s) {
-    nlohmann::json e = events_[s - first_seq_];
+    nlohmann::json e = nlohmann::json::parse(events_[s - first_seq_]);
     b.next = s + 1;
     if (!keep || keep(e)) b.events.push_back(std::move(e));
   }

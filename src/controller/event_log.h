@@ -1,7 +1,11 @@
 // The event stream (`lockstep events`, GET /api/v1/events): job and node changes as JSON
 // objects, in a bounded in-memory log. Each event has a sequence number, one more than the
 // event before; a reader asks for the events after the last one it saw, and is told when the
-// log has dropped some it never read (the oldest go first once `capacity` is reached).
+// log has dropped some it never read (the oldest go first once `capacity` is reached), as a
+// Kubernetes watch from a compacted resourceVersion is told "410 Gone".
+//
+// Events are kept as their JSON text, parsed again for a reader: a parsed object takes about
+// five times the memory, and readers are few while every job change appends.
 //
 // Thread-safety: every method may be called from any thread. A mutex of its own guards the log;
 // the controller appends under its own lock (the order of events is the order of changes), so
@@ -15,6 +19,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
@@ -61,7 +66,7 @@ class EventLog {
 
   const std::size_t capacity_;
   mutable std::mutex mu_;
-  std::deque<nlohmann::json> events_;  // guarded by mu_; events_[i] has seq first_seq_ + i
+  std::deque<std::string> events_;  // guarded by mu_; events_[i] has seq first_seq_ + i
   std::uint64_t first_seq_ = 1;        // guarded by mu_
   std::vector<Waiter> waiters_;        // guarded by mu_
   bool stopping_ = false;              // guarded by mu_
