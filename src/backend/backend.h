@@ -38,6 +38,14 @@ struct PlacedNode {
   std::uint64_t gpus = 0;  // device bits of that node
 };
 
+// A host directory bound into a job's containers (sbatch --container-mounts), its source on a
+// declared file system (checked at submission).
+struct BindMount {
+  std::string source;  // on the host
+  std::string target;  // in the container
+  bool read_only = false;
+};
+
 // Everything needed to start a job's batch step on its allocation.
 struct LaunchOrder {
   JobId job = 0;
@@ -54,6 +62,7 @@ struct LaunchOrder {
   std::vector<PlacedNode> nodes;           // the allocation, first node first
   std::vector<std::int32_t> tasks_per_node;
   std::string container_image;  // sbatch --container-image; empty: the backend's default
+  std::vector<BindMount> container_mounts;  // only where RunsJobsInImages()
   std::string stdout_path, stderr_path;  // absolute; agents open them as the job's user
   bool append_output = false;            // a requeued run appends to its earlier output
   Seconds time_limit = 0;                // 0: none
@@ -243,6 +252,9 @@ class Backend {
   // node) stopped where it runs, or continued. Only where SupportsSuspend(); the others never
   // get the call.
   virtual bool SupportsSuspend() const { return false; }
+  // Whether jobs run in container images (Kubernetes), where they see only the storage mounted
+  // into them and --container-mounts, rather than on their hosts' own file systems.
+  virtual bool RunsJobsInImages() const { return false; }
   virtual Status Suspend(RunId run, bool stop) {
     (void)stop;
     return FailedPrecondition("job " + std::to_string(run.job) +

@@ -1,9 +1,12 @@
 // sbatch.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -14,6 +17,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/test_only.h"
+#include "jobspec/container_mounts.h"
 #include "jobspec/sbatch.h"
 
 namespace lockstep::cli {
@@ -39,6 +43,22 @@ int AwaitEnd(client::ApiClient& api, unsigned long long id) {
   }
 }
 
+// --container-mounts: each source a directory here, where the submitter sees the shared storage
+// as the nodes do. A pod whose hostPath directory is missing would wait for it without end.
+Status CheckMountSources(const std::string& text) {
+  Result<std::vector<jobspec::ContainerMount>> mounts = jobspec::ParseContainerMounts(text);
+  if (!mounts.ok()) return mounts.status();  // the parser refused it already
+  for (const jobspec::ContainerMount& m : *mounts) {
+    struct stat st {};
+    if (::stat(m.source.c_str(), &st) != 0)
+      return InvalidArgument("--container-mounts: " + m.source + ": " + std::strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+      return InvalidArgument("--container-mounts: " + m.source +
+                             ": not a directory (only directories are mounted)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunSbatch(int argc, char** argv) {
@@ -54,12 +74,17 @@ int RunSbatch(int argc, char** argv) {
   };
   Result<jobspec::JobSpec> job = jobspec::ParseSbatch(in);
   if (!job.ok()) return FailOptions("sbatch", job.status());
+  if (Status st = CheckMountSources(job->container_mounts); !st.ok())
+    return FailOptions("sbatch", st);
   client::ApiClient api;
   if (job->test_only) return ReportTestOnly("sbatch", api, *job);
   Result<nlohmann::json> r =
       api.Post("/api/v1/jobs", nlohmann::json::parse(jobspec::JobSpecToJson(*job)));
   if (!r.ok()) return Fail("sbatch", "Batch job submission failed: " + r.status().message());
   const unsigned long long id = (*r)["job_id"].get<unsigned long long>();
+  if (r->contains("warnings"))
+    for (const nlohmann::json& w : (*r)["warnings"])
+      if (w.is_string()) std::fprintf(stderr, "sbatch: warning: %s\n", w.get<std::string>().c_str());
   if (job->parsable)
     std::printf("%llu\n", id);
   else

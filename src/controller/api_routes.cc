@@ -274,9 +274,12 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
     if (verb == http::verb::post) {
       Result<jobspec::JobSpec> spec = jobspec::JobSpecFromJson(req.body());
       if (!spec.ok()) return Error(spec.status());
+      std::vector<std::string> warnings = c.SubmitWarnings(*spec);
       Result<JobId> id = c.Submit(caller, std::move(*spec));
       if (!id.ok()) return Error(id.status());
-      return Ok({{"job_id", *id}});
+      nlohmann::json answer = {{"job_id", *id}};
+      if (!warnings.empty()) answer["warnings"] = std::move(warnings);
+      return Ok(std::move(answer));
     }
   }
   JobId id = 0;

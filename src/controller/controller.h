@@ -167,6 +167,9 @@ class Controller : private backend::EventSink,
   // storage` lists them; lockstepd replaces the list when the file changes (controller_storage.cc).
   nlohmann::json StorageView() const;
   void SetStorage(std::vector<config::FileSystem> storage);
+  // What a submission should be told, though accepted: on a backend that runs jobs in images,
+  // a directory on no declared file system (the job starts in its image's directory).
+  std::vector<std::string> SubmitWarnings(const jobspec::JobSpec& spec) const;
   // Steps (srun inside an allocation).
   Result<nlohmann::json> CreateStep(const Caller& caller, JobId id, const nlohmann::json& request);
   Result<nlohmann::json> ShowStep(JobId id, std::int32_t step) const;
@@ -527,6 +530,11 @@ class Controller : private backend::EventSink,
   mutable LockHoldStats lock_stats_;  // how long mu_ is held, each time
   // "datasets/imagenet=/mnt/datasets/imagenet(nfs,ro),..." or "(null)" (scontrol show config).
   std::string StorageSummaryLocked() const;  // requires mu_
+  // --container-mounts: each source on a declared file system its partitions get, on a backend
+  // that runs jobs in images (controller_storage.cc). Requires mu_.
+  Status CheckContainerMountsLocked(const jobspec::JobSpec& spec) const;
+  // The job's --container-mounts for its launch, read-only where the storage is. Requires mu_.
+  std::vector<backend::BindMount> BindMountsLocked(const jobspec::JobSpec& spec) const;
   // mu_ taken for a scope, its hold time recorded.
   struct HeldLock {
     explicit HeldLock(const Controller& c) : guard(c.mu_), span(c.lock_stats_) {}
@@ -666,6 +674,7 @@ class Controller : private backend::EventSink,
   int backend_calls_ = 0;                // guarded by backend_mu_
   bool supports_steps_ = false;          // guarded by mu_ (copied at attach)
   bool supports_suspend_ = false;        // guarded by mu_ (copied at attach)
+  bool jobs_in_images_ = false;          // guarded by mu_ (copied at attach)
   // Runs a call on the attached backend; Unavailable when none is attached.
   template <typename F>
   auto WithBackend(F&& f) -> decltype(f(std::declval<backend::Backend&>()));

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "controller/account_access.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
 #include "controller/job_convert.h"
@@ -40,7 +41,10 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
   {
     HeldLock lock(*this);
     LOCKSTEP_RETURN_IF_ERROR(CheckAccountLocked(caller, spec));
+    if (spec.account.empty() && spec.external.empty())
+      spec.account = DefaultAccountOf(cluster_, caller.user);
     LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));
+    LOCKSTEP_RETURN_IF_ERROR(CheckContainerMountsLocked(spec));
     // Slurm's MaxArraySize: every index below it (Slurm's words: "Invalid job array
     // specification").
     if (spec.array && spec.array->indices.back() >= cluster_.max_array_size)

@@ -163,16 +163,18 @@ Result<std::string> Controller::BackendLogs(const backend::LogsRequest& request)
 }
 
 void Controller::AttachBackend(backend::Backend* backend) {
-  bool steps = false, suspend = false;
+  bool steps = false, suspend = false, images = false;
   {
     std::lock_guard<std::mutex> lock(backend_mu_);
     backend_ = backend;
     steps = backend && backend->SupportsSteps();
     suspend = backend && backend->SupportsSuspend();
+    images = backend && backend->RunsJobsInImages();
   }
   HeldLock lock(*this);
   supports_steps_ = steps;
   supports_suspend_ = suspend;
+  jobs_in_images_ = images;
 }
 
 void Controller::DetachBackend() {

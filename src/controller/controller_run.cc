@@ -75,6 +75,7 @@ LaunchOrder Controller::LaunchOrderLocked(const JobEntry& job) const {
   o.nodes = job.placement;
   o.tasks_per_node = in.tasks_per_node;
   o.container_image = job.spec->container_image;
+  o.container_mounts = BindMountsLocked(*job.spec);
   o.time_limit = job.spec->time_limit;
   o.external = job.spec->external;
   o.stdout_path = OutputPathLocked(job, job.restart_count);
@@ -101,6 +102,8 @@ void Controller::EndJobLocked(JobEntry& job, backend::ExitStatus status, Time no
   ForgetUsageLocked(job.id);
   if (cause)
     job.state = *cause;
+  else if (job.preempted)
+    job.state = JobState::kPreempted;
   else if (job.cancel_requested)
     job.state = JobState::kCancelled;
   else if (job.timed_out)
@@ -144,6 +147,7 @@ void Controller::RequeueRunLocked(JobEntry& job, const std::string& reason, Time
   job.start_time = 0;
   job.placement.clear();
   job.timed_out = false;
+  job.requeue_at_end = false;
   ForgetUsageLocked(job.id);
   job.suspend_time = 0;  // the next run starts with its whole time limit
   job.suspended_seconds = 0;

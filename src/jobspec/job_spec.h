@@ -89,6 +89,9 @@ struct JobSpec {
   std::string script;                              // the batch script's text (--wrap makes one)
   std::vector<std::string> script_args;
   std::string container_image;  // --container-image (Kubernetes backend)
+  // --container-mounts, as given ("SRC[:DST[:ro|rw]],..."; container_mounts.h): binds of
+  // directories on declared file systems into the job's pods (Kubernetes backend).
+  std::string container_mounts;
   // Set by the Kubernetes backend only: the job stands for a group of pods that others created
   // ("namespace/group"), which are bound to its allocation rather than launched.
   std::string external;

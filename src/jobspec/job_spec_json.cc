@@ -249,6 +249,7 @@ std::map<std::string_view, FieldReader> SpecFields(JobSpec& s) {
       {"script_args",
        [&s](const Json& x, const std::string& p) { return ReadStringList(x, p, s.script_args); }},
       {"container_image", str(s.container_image)},
+      {"container_mounts", str(s.container_mounts)},
       {"external", str(s.external)},
       {"parsable", flag(s.parsable)},
       {"warnings",
@@ -319,6 +320,7 @@ std::string JobSpecToJson(const JobSpec& s) {
   j["script"] = s.script;
   j["script_args"] = s.script_args;
   j["container_image"] = s.container_image;
+  if (!s.container_mounts.empty()) j["container_mounts"] = s.container_mounts;
   if (!s.external.empty()) j["external"] = s.external;
   j["parsable"] = s.parsable;
   j["warnings"] = s.warnings;

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "common/duration.h"
+#include "jobspec/container_mounts.h"
 #include "jobspec/sbatch_internal.h"
 
 namespace lockstep::jobspec::sbatch_internal {
@@ -19,6 +20,7 @@ bool TakesText(Opt id) {
     case Opt::kNodefile:
     case Opt::kExportFile:
     case Opt::kContainerImage:
+    case Opt::kContainerMounts:
     case Opt::kOutput:
     case Opt::kError:
     case Opt::kWrap:
@@ -137,6 +139,12 @@ Status SpecBuilder::ApplyValue(const Occurrence& occ, const std::string& v) {
     case Opt::kContainerImage:
       spec_.container_image = v;
       return Status::Ok();
+    case Opt::kContainerMounts: {
+      Result<std::vector<ContainerMount>> mounts = ParseContainerMounts(v);
+      if (!mounts.ok()) return OptionError(prog_, occ, mounts.status().message());
+      spec_.container_mounts = v;
+      return Status::Ok();
+    }
     case Opt::kOutput:
       spec_.output = v;
       return Status::Ok();

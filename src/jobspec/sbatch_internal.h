@@ -67,6 +67,7 @@ enum class Opt : std::uint8_t {
   kExclude,   // -x
   kNice,
   kContainerImage,
+  kContainerMounts,
   kSignal,
   kWait,  // sbatch -W/--wait
   kTestOnly,  // sbatch/srun --test-only

@@ -50,6 +50,7 @@ std::vector<OptionDef> BuildTable() {
       {"constraint", 'C', kReq, Opt::kConstraint},
       {"nice", 0, kOpt, Opt::kNice},
       {"container-image", 0, kReq, Opt::kContainerImage},
+      {"container-mounts", 0, kReq, Opt::kContainerMounts},
       // srun's own options, which srun carries out (docs/commands.md, "srun").
       {"jobid", 0, kReq, Opt::kSrunOnly, false, true},
       {"overlap", 0, kNone, Opt::kSrunOnly, false, true},

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/utf8.h"
+#include "jobspec/container_mounts.h"
 
 namespace lockstep::jobspec {
 namespace {
@@ -149,6 +150,14 @@ std::string Opt(std::string_view name, std::int64_t value) {
 }
 
 // "<what> more than <max>" ("--mem-per-cpu=... with 8 CPUs on a node asks for more than ...M").
+// Their syntax only: whether each source lies on a declared file system is the controller's
+// check (it knows the cluster's storage).
+Status CheckContainerMounts(const JobSpec& s) {
+  Result<std::vector<ContainerMount>> mounts = ParseContainerMounts(s.container_mounts);
+  if (!mounts.ok()) return Invalid("--container-mounts: " + mounts.status().message());
+  return Status::Ok();
+}
+
 Status TooMuchMemory(const std::string& what) {
   return Invalid(fmt::format("{} asks for more than {}M", what, kMaxMemoryMb));
 }
@@ -348,6 +357,8 @@ Status CheckSizes(const JobSpec& s, const Limits& limits) {
                          Fixed{"--output", s.output, kMaxPathText},
                          Fixed{"--error", s.error, kMaxPathText},
                          Fixed{"--container-image", s.container_image, kMaxPathText},
+                         Fixed{"--container-mounts", s.container_mounts,
+                               kMaxPathText * kMaxContainerMounts},
                          Fixed{"--array", array_text, kMaxArrayText}}) {
     LOCKSTEP_RETURN_IF_ERROR(CheckSize(f.what, f.text.size(), "", f.limit));
   }
@@ -378,6 +389,7 @@ Status Validate(const JobSpec& spec, const Limits& limits) {
   LOCKSTEP_RETURN_IF_ERROR(CheckNice(spec, limits));
   LOCKSTEP_RETURN_IF_ERROR(CheckArray(spec));
   LOCKSTEP_RETURN_IF_ERROR(CheckDependencies(spec));
+  LOCKSTEP_RETURN_IF_ERROR(CheckContainerMounts(spec));
   return CheckProducts(spec);
 }
 

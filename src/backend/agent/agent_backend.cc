@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "backend/agent/agent_messages.h"
-#include "backend/agent/output_file.h"
+#include "backend/output_file.h"
 
 namespace lockstep::agent {
 namespace {
@@ -229,7 +229,7 @@ Status AgentBackend::SignalStepLocked(JobId job, std::int32_t step, int signo, S
 }
 
 Result<std::string> AgentBackend::Logs(const backend::LogsRequest& request) {
-  Result<std::string> text = ReadOwnOutput(request.stdout_path, request.uid);
+  Result<std::string> text = backend::ReadOwnOutput(request.stdout_path, request.uid);
   if (text.ok() || text.status().code() == StatusCode::kPermissionDenied) return text;
   return NotFound("job " + std::to_string(request.run.job) + " writes its output to " +
                   request.stdout_path + (request.node.empty() ? "" : " on " + request.node) +

@@ -75,4 +75,12 @@ inline bool JobPodIdentity(const Json& pod, JobId* job, std::int32_t* run, std::
   return true;
 }
 
+// The host directories of the storage that pods see: each category's parent directory (its
+// file systems are mounted under it on the hosts), read-only when all of them are; each host
+// path as itself (kubernetes_backend_launch.cc).
+std::vector<HostMount> StorageMounts(const std::vector<config::FileSystem>& storage);
+
+// Whether `path` lies on one of the mounts (the directory itself or below it).
+bool OnStorage(const std::string& path, const std::vector<HostMount>& mounts);
+
 }  // namespace lockstep::kube::backend_internal

@@ -13,6 +13,7 @@
 #include "backend/kubernetes/objects/node_proto.h"
 #include "backend/kubernetes/objects/pod_builder.h"
 #include "backend/kubernetes/objects/pod_usage.h"
+#include "backend/output_file.h"
 
 namespace lockstep::kube {
 
@@ -532,6 +533,21 @@ void KubernetesBackend::Run(Op op) {
 Result<std::string> KubernetesBackend::Logs(const backend::LogsRequest& request) {
   const JobId job = request.run.job;
   const std::int32_t run = request.run.run;
+  bool to_storage = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    to_storage = backend_internal::OnStorage(request.stdout_path,
+                                             backend_internal::StorageMounts(storage_));
+  }
+  if (to_storage) {
+    // Rank 0 wrote the batch output into the file on shared storage: read it as the job's user,
+    // as the agents' backend does, where lockstepd's host sees the storage.
+    Result<std::string> text = backend::ReadOwnOutput(request.stdout_path, request.uid);
+    if (text.ok() || text.status().code() == StatusCode::kPermissionDenied) return text;
+    return NotFound("job " + std::to_string(job) + " writes its output to " +
+                    request.stdout_path + " on shared storage, which is not readable here (" +
+                    text.status().message() + ")");
+  }
   if (!pods_) return FailedPrecondition("the kubernetes backend is not started");
   std::string ns;
   std::vector<std::pair<std::int32_t, std::string>> pods = RunPodsFromCache({job, run}, &ns);

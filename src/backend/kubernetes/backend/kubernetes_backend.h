@@ -104,6 +104,7 @@ class KubernetesBackend : public backend::Backend {
   Status Signal(backend::RunId run, int signo) override;
   // Steps run in the job's pods through their exec subresource (kubernetes_backend_exec.cc).
   bool SupportsSteps() const override { return true; }
+  bool RunsJobsInImages() const override { return true; }
   Status LaunchStep(backend::StepLaunch step) override;
   Status SignalStep(JobId job, std::int32_t step, int signo, Seconds grace) override;
   Result<std::string> Logs(const backend::LogsRequest& request) override;

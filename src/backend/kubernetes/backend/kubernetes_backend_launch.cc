@@ -10,34 +10,28 @@ namespace lockstep::kube {
 
 using backend_internal::Label;
 using backend_internal::Log;
+using backend_internal::OnStorage;
+using backend_internal::StorageMounts;
 
-namespace {
-
-// The host directories of the storage that pods see: each category's parent directory (its
-// file systems are mounted under it on the hosts), read-only when all of them are; each host
-// path as itself.
-std::vector<HostMount> StorageMounts(const std::vector<config::FileSystem>& storage) {
+std::vector<HostMount> backend_internal::StorageMounts(const std::vector<config::FileSystem>& storage) {
   std::vector<HostMount> out;
   for (const config::FileSystem& fs : storage) {
     const bool host = fs.kind == config::FileSystem::Kind::kHostPath;
     const std::string path = host ? fs.source : fs.category;
     auto it = std::find_if(out.begin(), out.end(), [&](const HostMount& m) { return m.path == path; });
     if (it == out.end())
-      out.push_back({path, fs.read_only});
+      out.push_back({path, "", fs.read_only});
     else
       it->read_only = it->read_only && fs.read_only;
   }
   return out;
 }
 
-// Whether `path` lies on one of the mounts (the directory itself or below it).
-bool OnStorage(const std::string& path, const std::vector<HostMount>& mounts) {
+bool backend_internal::OnStorage(const std::string& path, const std::vector<HostMount>& mounts) {
   return std::any_of(mounts.begin(), mounts.end(), [&](const HostMount& m) {
     return path == m.path || path.rfind(m.path + "/", 0) == 0;
   });
 }
-
-}  // namespace
 
 void KubernetesBackend::SetStorage(std::vector<config::FileSystem> storage) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -102,6 +96,8 @@ void KubernetesBackend::DoLaunch(const backend::LaunchOrder& order) {
       if (OnStorage(order.stderr_path, spec.host_mounts)) spec.stderr_path = order.stderr_path;
       spec.append_output = order.append_output;
     }
+    for (const backend::BindMount& m : order.container_mounts)
+      spec.host_mounts.push_back({m.source, m.target, m.read_only});
     for (std::size_t i = 0; i < order.nodes.size(); ++i) {
       const backend::PlacedNode& p = order.nodes[i];
       PodNodeAllocation a;

@@ -145,9 +145,13 @@ Status Validate(const JobPodsSpec& spec) {
     if (!IsEnvName(k))
       return InvalidArgument("job " + job + ": environment variable name \"" + k +
                              "\" is not valid");
-  for (const HostMount& m : spec.host_mounts)
-    if (m.path.size() < 2 || m.path[0] != '/' || m.path == kScriptDir)
-      return InvalidArgument("job " + job + ": storage path \"" + m.path + "\" is not usable");
+  for (const HostMount& m : spec.host_mounts) {
+    const std::string& target = m.target.empty() ? m.path : m.target;
+    if (m.path.size() < 2 || m.path[0] != '/' || target.size() < 2 || target[0] != '/' ||
+        target == kScriptDir || target.rfind(std::string(kScriptDir) + "/", 0) == 0)
+      return InvalidArgument("job " + job + ": storage path \"" + m.path + "\" at \"" + target +
+                             "\" is not usable");
+  }
   if (!spec.tolerations.is_array())
     return InvalidArgument("job " + job + ": tolerations must be a JSON array");
   for (const PodNodeAllocation& a : spec.allocation) {
@@ -190,13 +194,20 @@ Json PodObject(const JobPodsSpec& spec, const PodSlot& slot, const PodNodeAlloca
       for (const Json& arg : Escaped(spec.args)) container["command"].push_back(arg);
   }
   if (!spec.work_dir.empty()) container["workingDir"] = spec.work_dir;
+  // An ordinary user's container never becomes root (a setuid binary in the image), which
+  // would own every user's files on the storage mounted into it.
+  if (spec.uid != 0)
+    container["securityContext"] = {{"allowPrivilegeEscalation", false},
+                                    {"capabilities", {{"drop", Json::array({"ALL"})}}}};
   Json volumes = Json::array();
   if (!spec.script.empty()) volumes.push_back({{"name", kScriptVolume}, {"emptyDir", Json::object()}});
   for (std::size_t i = 0; i < spec.host_mounts.size(); ++i) {
     const HostMount& m = spec.host_mounts[i];
     const std::string volume = kStorageVolume + std::to_string(i);
     volumes.push_back({{"name", volume}, {"hostPath", {{"path", m.path}, {"type", "Directory"}}}});
-    Json mount = {{"name", volume}, {"mountPath", m.path}, {"mountPropagation", "HostToContainer"}};
+    Json mount = {{"name", volume},
+                  {"mountPath", m.target.empty() ? m.path : m.target},
+                  {"mountPropagation", "HostToContainer"}};
     if (m.read_only) mount["readOnly"] = true;
     mounts.push_back(std::move(mount));
   }

@@ -41,12 +41,14 @@ struct PodNodeAllocation {
 // later, so that the kubelet's kill (a plain SIGKILL, FAILED) never races lockstepd's.
 inline constexpr Seconds kDeadlineSlack = 60;
 
-// A host directory every pod of the job sees at the same path (docs/storage.md): a category's
-// parent directory, where the nodes mount its file systems, or a host path. A hostPath volume
+// A host directory every pod of the job sees (docs/storage.md): a category's parent directory,
+// where the nodes mount its file systems, or a host path, at the same path; or a directory of
+// sbatch --container-mounts at its target. A hostPath volume (type Directory: never created)
 // with mountPropagation HostToContainer, so file systems mounted under it on the host later
 // appear in running pods, and removed ones disappear.
 struct HostMount {
-  std::string path;  // absolute, on the host and in the pod
+  std::string path;    // absolute, on the host
+  std::string target;  // absolute, in the pod; "": `path`
   bool read_only = false;
 };
 

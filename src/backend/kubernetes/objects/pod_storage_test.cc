@@ -22,7 +22,7 @@ JobPodsSpec JobOnStorage() {
   s.image = "busybox";
   s.script = "#!/bin/sh\necho out; echo err >&2\n";
   s.work_dir = "/mnt/home/ada/project";
-  s.host_mounts = {{"/mnt/datasets", true}, {"/mnt/home", false}};
+  s.host_mounts = {{"/mnt/datasets", "", true}, {"/mnt/home", "", false}};
   s.stdout_path = "/mnt/home/ada/project/slurm-42.out";
   s.allocation = {{"n1", 1, 1024, {}, 1}, {"n2", 1, 1024, {}, 1}};
   return s;
@@ -56,8 +56,46 @@ TEST(PodStorage, EveryPodSeesTheStorageWithHostToContainerPropagation) {
   EXPECT_EQ(EnvOf(r->pods[0])["LOCKSTEP_STDOUT"], "/mnt/home/ada/project/slurm-42.out");
   EXPECT_EQ(EnvOf(r->pods[1]).count("LOCKSTEP_STDOUT"), 0u);
   JobPodsSpec bad = JobOnStorage();
-  bad.host_mounts.push_back({"relative", false});
+  bad.host_mounts.push_back({"relative", "", false});
   EXPECT_FALSE(BuildJobPods(bad).ok());
+}
+
+TEST(PodStorage, AContainerMountIsItsSourceAtItsTarget) {
+  JobPodsSpec s = JobOnStorage();
+  s.host_mounts.push_back({"/mnt/datasets/imagenet", "/data", true});
+  Result<JobPods> r = BuildJobPods(s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const json& pod = r->pods[0];
+  EXPECT_EQ(pod["spec"]["volumes"][3],
+            (json{{"name", "lockstep-storage-2"},
+                  {"hostPath", {{"path", "/mnt/datasets/imagenet"}, {"type", "Directory"}}}}));
+  EXPECT_EQ(pod["spec"]["containers"][0]["volumeMounts"][3],
+            (json{{"name", "lockstep-storage-2"},
+                  {"mountPath", "/data"},
+                  {"mountPropagation", "HostToContainer"},
+                  {"readOnly", true}}));
+  // Over the pod's own script directory, or a relative target: refused, nothing built.
+  for (const char* target : {"/var/run/lockstep", "/var/run/lockstep/x", "data"}) {
+    JobPodsSpec bad = JobOnStorage();
+    bad.host_mounts.push_back({"/mnt/datasets/imagenet", target, false});
+    EXPECT_FALSE(BuildJobPods(bad).ok()) << target;
+  }
+}
+
+TEST(PodStorage, AnOrdinaryUsersContainerCannotGainPrivileges) {
+  // Root in a job's container would own every user's files on the storage it mounts: a setuid
+  // binary in the image must not get it there (no_new_privs, no capabilities).
+  JobPodsSpec s = JobOnStorage();
+  s.uid = 1000;
+  s.gid = 1000;
+  Result<JobPods> r = BuildJobPods(s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const json& pod : r->pods) {
+    const json& sc = pod["spec"]["containers"][0]["securityContext"];
+    EXPECT_EQ(sc["allowPrivilegeEscalation"], false);
+    EXPECT_EQ(sc["capabilities"]["drop"], json::array({"ALL"}));
+    EXPECT_EQ(pod["spec"]["securityContext"]["runAsUser"], 1000);
+  }
 }
 
 // Runs rank 0's container command with its environment, in `dir` (as the kubelet would).

@@ -13,7 +13,7 @@
 
 #include "common/status.h"
 
-namespace lockstep::agent {
+namespace lockstep::backend {
 
 // At most the last 4 MiB of the file.
 inline constexpr std::int64_t kMaxOutputBytes = 4 << 20;
@@ -23,4 +23,4 @@ inline constexpr std::int64_t kMaxOutputBytes = 4 << 20;
 // `uid`'s reach.
 Result<std::string> ReadOwnOutput(const std::string& path, std::uint32_t uid);
 
-}  // namespace lockstep::agent
+}  // namespace lockstep::backend

@@ -1,4 +1,4 @@
-#include "backend/agent/output_file.h"
+#include "backend/output_file.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -14,7 +14,7 @@
 #include <cstring>
 #include <vector>
 
-namespace lockstep::agent {
+namespace lockstep::backend {
 namespace {
 
 const char* KindOf(mode_t mode) {
@@ -198,4 +198,4 @@ Result<std::string> ReadOwnOutput(const std::string& path, std::uint32_t uid) {
   return text;
 }
 
-}  // namespace lockstep::agent
+}  // namespace lockstep::backend

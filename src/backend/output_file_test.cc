@@ -1,7 +1,7 @@
 // Issue 17: `lockstep logs` on an output path a user replaced with a FIFO blocked a lockstepd
 // thread forever (open without O_NONBLOCK waits for a writer). Each thing a path can be replaced
 // with is refused at once with a message saying what it is.
-#include "backend/agent/output_file.h"
+#include "backend/output_file.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace lockstep::agent {
+namespace lockstep::backend {
 namespace {
 
 class OutputFileTest : public ::testing::Test {
@@ -121,4 +121,4 @@ TEST_F(OutputFileTest, AMissingFileIsNotFound) {
 }
 
 }  // namespace
-}  // namespace lockstep::agent
+}  // namespace lockstep::backend
