@@ -1,10 +1,12 @@
 // End to end: lockstepd and lockstep-agent as real processes, the lockstep CLI as users run it.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -341,7 +343,7 @@ TEST(Cluster, SqueueSinfoAndSacctPrintSlurmColumns) {
       << a.out;
   EXPECT_TRUE(Contains(
       a.out, std::to_string(wait) +
-                 "                waiter      batch       root          1  COMPLETED      0:0 \n"))
+                 "                waiter      batch    default          1  COMPLETED      0:0 \n"))
       << a.out;
 }
 
@@ -374,6 +376,210 @@ TEST(Cluster, HoldReleaseAndUpdateAPendingJob) {
   EXPECT_EQ(c.Run({"scancel", std::to_string(blocker)}).exit_code, 0);
   EXPECT_EQ(c.WaitJob(waiting)["state"], "COMPLETED");
   EXPECT_EQ(c.ReadFile("slurm-" + id + ".out"), "released\n");
+}
+
+}  // namespace
+}  // namespace lockstep::testing
+
+namespace lockstep::testing {
+namespace {
+
+// What `cmd` printed on stdout and stderr, and its exit status (as system() gives it).
+std::pair<std::string, int> RunShell(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return {"", -1};
+  char buf[1024];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  return {out, ::pclose(p)};
+}
+
+// Issue 37: a second lockstepd on the same state directory served its own jobs from the same
+// store and took the pid file. It is refused, and the first serves on; a crash never leaves
+// the lock behind.
+TEST(Cluster, RegressionASecondLockstepdOnOneStateDirectoryIsRefused) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  unsigned long long id = Submit(c, {"--wrap", "true"});
+  ASSERT_GT(id, 0u);
+  const std::string second = std::string(LOCKSTEP_BIN_DIR) + "/lockstepd --config " + c.dir() +
+                             "/cluster.yaml --state-dir " + c.dir() + " --socket " + c.dir() +
+                             "/second.sock --log-file -";
+  auto [out, status] = RunShell(second);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status << out;
+  EXPECT_TRUE(Contains(out, "another lockstepd (pid ")) << out;
+  EXPECT_TRUE(Contains(out, " serves the state directory " + c.dir() +
+                                ": stop it first (lockstep down), or give this one another "
+                                "--state-dir"))
+      << out;
+  EXPECT_FALSE(std::ifstream(c.dir() + "/second.sock").good());
+  EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");  // the first serves on
+
+  c.KillDaemon();  // SIGKILL: the kernel drops its lock
+  c.StartDaemon();
+  EXPECT_TRUE(c.WaitNodes("idle", 2, 30));
+  EXPECT_EQ(c.Job(id)["state"], "COMPLETED");
+}
+
+}  // namespace
+}  // namespace lockstep::testing
+
+namespace lockstep::testing {
+namespace {
+
+// Issue 37: a job submitted without -A by a user whose default account is acct_a showed
+// Account=root everywhere while its limits were acct_a's, and `squeue -A acct_a` missed it.
+TEST(Cluster, RegressionAJobWithoutAccountShowsItsUsersDefaultAccountEverywhere) {
+  ClusterOptions o;
+  o.extra_yaml = "accounts:\n  - {name: acct_a}\n  - {name: acct_b}\n"
+                 "users:\n  - {name: root, account: acct_a}\n  - {name: root, account: acct_b}\n";
+  Cluster c(o);
+  ASSERT_TRUE(c.Start());
+  unsigned long long id = Submit(c, {"--wrap", "echo account=$SLURM_JOB_ACCOUNT"});
+  ASSERT_GT(id, 0u);
+  EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
+  const std::string sid = std::to_string(id);
+  EXPECT_EQ(c.ReadFile("slurm-" + sid + ".out"), "account=acct_a\n");
+  EXPECT_EQ(c.Run({"squeue", "-h", "-t", "all", "-A", "acct_a", "-o", "%i %a"}).out,
+            sid + " acct_a\n");
+  EXPECT_EQ(c.Run({"squeue", "-h", "-t", "all", "-A", "acct_b", "-o", "%i"}).out, "");
+  EXPECT_TRUE(Contains(c.Run({"scontrol", "show", "job", sid}).out, " Account=acct_a "));
+  EXPECT_EQ(c.Run({"sacct", "-j", sid, "-X", "-n", "-P", "-o", "Account"}).out, "acct_a\n");
+  // Naming the other account still charges it.
+  unsigned long long b = Submit(c, {"-A", "acct_b", "--wrap", "true"});
+  ASSERT_GT(b, 0u);
+  EXPECT_EQ(c.Run({"squeue", "-h", "-t", "all", "-A", "acct_b", "-o", "%i"}).out,
+            std::to_string(b) + "\n");
+}
+
+}  // namespace
+}  // namespace lockstep::testing
+
+namespace lockstep::testing {
+namespace {
+
+// Issue 37: -t above the partition's MaxTime was refused; Slurm (EnforcePartLimits=NO, its
+// default) accepts it and leaves it pending with PartitionTimeLimit. Refused when enforced.
+TEST(Cluster, RegressionATimeLimitAboveMaxTimePendsUnlessPartitionLimitsAreEnforced) {
+  ClusterOptions o;
+  o.extra_yaml = "partitions:\n  - {name: gpu, nodes: ALL, default: true, max_time: \"1:00:00\"}\n";
+  Cluster c(o);
+  ASSERT_TRUE(c.Start());
+  unsigned long long id = Submit(c, {"-t", "2:00:00", "--wrap", "true"});
+  ASSERT_GT(id, 0u);
+  const std::string sid = std::to_string(id);
+  unsigned long long fits = Submit(c, {"-t", "30", "--wrap", "true"});
+  EXPECT_EQ(c.WaitJob(fits)["state"], "COMPLETED");  // a pass has placed what it could
+  EXPECT_EQ(c.Run({"squeue", "-h", "-j", sid, "-o", "%T %r"}).out, "PENDING PartitionTimeLimit\n");
+  EXPECT_TRUE(Contains(c.Run({"scontrol", "show", "config"}).out, "EnforcePartLimits       = NO"));
+  // Lowered to fit, it runs.
+  EXPECT_EQ(c.Run({"scontrol", "update", "JobId=" + sid, "TimeLimit=45"}).exit_code, 0);
+  EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
+
+  ClusterOptions enforced = o;
+  enforced.extra_yaml += "scheduler:\n  enforce_part_limits: yes\n";
+  Cluster e(enforced);
+  ASSERT_TRUE(e.Start());
+  CommandResult r = e.Run({"sbatch", "-t", "2:00:00", "--wrap", "true"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(Contains(r.err, "Requested time limit is invalid (missing or exceeds some limit)"))
+      << r.err;
+  EXPECT_EQ(e.Run({"squeue", "-h", "-t", "all", "-o", "%i"}).out, "");
+}
+
+}  // namespace
+}  // namespace lockstep::testing
+
+namespace lockstep::testing {
+namespace {
+
+// Issue 37: a victim of preemption in requeue mode ended FAILED 0:15 with Restarts=0; in cancel
+// mode CANCELLED. Requeue mode puts it back in the queue (Restarts=1) after its grace, and it
+// runs again to COMPLETED; cancel mode ends it PREEMPTED, as Slurm does.
+TEST(Cluster, RegressionPreemptedJobsAreRequeuedOrEndPreempted) {
+  for (const char* mode : {"requeue", "cancel"}) {
+    SCOPED_TRACE(mode);
+    ClusterOptions o;
+    o.nodes = 1;
+    o.extra_yaml = std::string("partitions:\n") +
+                   "  - {name: low, nodes: ALL, default: true, priority_tier: 1, preempt_mode: " +
+                   mode + "}\n  - {name: high, nodes: ALL, priority_tier: 10}\n"
+                   "scheduler:\n  preempt_type: partition_priority\n";
+    Cluster c(o);
+    ASSERT_TRUE(c.Start());
+    // The victim takes the node, counts its runs in a file, and runs long on its first run only.
+    const std::string runs = c.work() + "/runs";
+    unsigned long long victim = Submit(
+        c, {"-p", "low", "--exclusive", "--wrap",
+            "echo run >> " + runs + "; [ $(wc -l < " + runs + ") -gt 1 ] || sleep 300"});
+    ASSERT_GT(victim, 0u);
+    ASSERT_TRUE(WaitFor([&] { return c.Job(victim).value("state", "") == "RUNNING"; },
+                        std::chrono::seconds(20)));
+    unsigned long long high = Submit(c, {"-p", "high", "--exclusive", "--wrap", "sleep 1"});
+    ASSERT_GT(high, 0u);
+    EXPECT_EQ(c.WaitJob(high, 60)["state"], "COMPLETED");
+    const std::string sid = std::to_string(victim);
+    if (std::string(mode) == "requeue") {
+      nlohmann::json j = c.WaitJob(victim, 60);
+      EXPECT_EQ(j["state"], "COMPLETED") << j.dump();
+      EXPECT_EQ(j.value("restart_count", -1), 1) << j.dump();
+      EXPECT_EQ(c.ReadFile(runs), "run\nrun\n");
+      EXPECT_TRUE(Contains(c.Run({"scontrol", "show", "job", sid}).out, "Restarts=1"));
+    } else {
+      nlohmann::json j = c.WaitJob(victim, 60);
+      EXPECT_EQ(j["state"], "PREEMPTED") << j.dump();
+      EXPECT_EQ(c.Run({"sacct", "-j", sid, "-X", "-n", "-P", "-o", "State"}).out, "PREEMPTED\n");
+      EXPECT_EQ(c.ReadFile(runs), "run\n");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::testing
+
+namespace lockstep::testing {
+namespace {
+
+// Issue 37: scontrol update NodeName= of a host list was refused; Slurm takes "n[1-2]" and
+// "n1,n2". A list naming an unknown node changes nothing.
+TEST(Cluster, RegressionScontrolUpdateNodeNameTakesAHostList) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  CommandResult r = c.Run({"scontrol", "update", "NodeName=node[1-2]", "State=DRAIN",
+                           "Reason=maintenance"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(c.Run({"sinfo", "-h", "-N", "-o", "%N %T %E"}).out,
+            "node1 drained maintenance\nnode2 drained maintenance\n");
+  r = c.Run({"scontrol", "update", "NodeName=node1,node2", "State=RESUME"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(c.WaitNodes("idle", 2));
+  r = c.Run({"scontrol", "update", "NodeName=node1,nosuch", "State=DRAIN", "Reason=x"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(Contains(r.err, "Invalid node name specified: nosuch")) << r.err;
+  EXPECT_EQ(c.Run({"sinfo", "-h", "-N", "-o", "%N %T"}).out, "node1 idle\nnode2 idle\n");
+}
+
+}  // namespace
+}  // namespace lockstep::testing
+
+namespace lockstep::testing {
+namespace {
+
+// Issue 37: squeue %b for --gpus=1 showed gres:gpu:1; Slurm keeps -G as TresPerJob and %b (the
+// per-node request) is N/A. --gres and --gpus-per-node are per node, with their type.
+TEST(Cluster, RegressionSqueueTresPerNodeIsThePerNodeRequestAlone) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  unsigned long long per_job = Submit(c, {"--hold", "--gpus=1", "--wrap", "true"});
+  unsigned long long per_node = Submit(c, {"--hold", "--gres=gpu:2", "--wrap", "true"});
+  ASSERT_GT(per_job, 0u);
+  ASSERT_GT(per_node, 0u);
+  EXPECT_EQ(c.Run({"squeue", "-h", "-j", std::to_string(per_job), "-o", "%b"}).out, "N/A\n");
+  EXPECT_EQ(c.Run({"squeue", "-h", "-j", std::to_string(per_node), "-o", "%b"}).out,
+            "gres:gpu:2\n");
+  const std::string shown = c.Run({"scontrol", "show", "job", std::to_string(per_job)}).out;
+  EXPECT_TRUE(Contains(shown, "TresPerJob=gres:gpu:1")) << shown;
+  EXPECT_FALSE(Contains(shown, "TresPerNode=")) << shown;
 }
 
 }  // namespace

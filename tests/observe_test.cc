@@ -175,10 +175,11 @@ TEST(Observe, MetricsOfKnownJobsReadByPrometheusParser) {
   EXPECT_EQ(Value(f, "slurm_partition_nodes", {{"partition", part}}), 2);
   EXPECT_EQ(Value(f, "slurm_user_jobs", {{"username", user}}), 4);
   EXPECT_EQ(Value(f, "slurm_user_jobs_failed", {{"username", user}}), 1);
-  EXPECT_EQ(Value(f, "slurm_account_jobs_running", {{"account", "root"}}), 1);
+  // A job without -A charges its user's default account, here the open "default" (issue 37).
+  EXPECT_EQ(Value(f, "slurm_account_jobs_running", {{"account", "default"}}), 1);
   // lockstep's own: GPUs by user, account and partition; histograms.
   EXPECT_EQ(Value(f, "lockstep_user_gpus_alloc", {{"username", user}}), 2);
-  EXPECT_EQ(Value(f, "lockstep_account_gpus_alloc", {{"account", "root"}}), 2);
+  EXPECT_EQ(Value(f, "lockstep_account_gpus_alloc", {{"account", "default"}}), 2);
   EXPECT_EQ(Value(f, "lockstep_partition_gpus_alloc", {{"partition", part}}), 2);
   // Runs that did not complete, by cause: the `exit 3` job is the user's.
   EXPECT_EQ(Type(f, "lockstep_job_failures"), "gauge");

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -327,6 +329,18 @@ TEST_F(SlurmCompat, SlurmNamesRunTheLightBinary) {
   CommandResult r = c.Run({"install-aliases", aliases});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("lockstep-slurm"), std::string::npos) << r.out;
+  // It names every link it made, and only those (issue 37: it said 9 and made 15).
+  std::vector<std::string> links;
+  for (const auto& entry : std::filesystem::directory_iterator(aliases))
+    links.push_back(entry.path().filename().string());
+  std::sort(links.begin(), links.end());
+  std::string said = r.out.substr(0, r.out.find(" in "));
+  std::vector<std::string> named;
+  std::istringstream words(said.substr(said.find(' ') + 1));
+  for (std::string w; words >> w;) named.push_back(w);
+  std::sort(named.begin(), named.end());
+  EXPECT_EQ(named, links) << r.out;
+  EXPECT_EQ(links.size(), 15u);
   const std::string env = "LOCKSTEP_STATE_DIR='" + c.dir() + "' ";
   unsigned long long id = Submit(c, {"--hold", "-J", "light", "-t", "5", "--wrap", "true"});
   ASSERT_GT(id, 0u);

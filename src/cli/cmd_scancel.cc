@@ -115,6 +115,27 @@ int CancelTasksOfRest(client::ApiClient& api, const nlohmann::json& rest, const 
   return rc;
 }
 
+// The unfinished tasks of `array` that run or wait as jobs of their own: what is left of an
+// array whose record lost its last tasks to the scheduler between scancel's listing and its
+// cancel. A task that ended meanwhile is no error.
+int CancelSplitTasks(client::ApiClient& api, std::uint64_t array) {
+  Result<nlohmann::json> list = api.Get("/api/v1/jobs");
+  if (!list.ok()) return Fail("scancel", list.status());
+  int rc = 0;
+  for (const nlohmann::json& j : (*list)["jobs"]) {
+    if (j.value("array_job_id", std::uint64_t{0}) != array || j.value("array_rest", false))
+      continue;
+    const std::string id = std::to_string(j["job_id"].get<unsigned long long>());
+    Result<nlohmann::json> done = api.Post("/api/v1/jobs/" + id + "/cancel", {{"signal", 0}});
+    if (!done.ok() && done.status().code() != StatusCode::kFailedPrecondition) {
+      std::fprintf(stderr, "scancel: error: Kill job error on job id %s: %s\n", id.c_str(),
+                   done.status().message().c_str());
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
 }  // namespace
 
 int RunScancel(int argc, char** argv) {
@@ -182,6 +203,11 @@ int RunScancel(int argc, char** argv) {
     nlohmann::json body = {{"signal", signo}};
     if (rest) body["array_rest"] = true;
     Result<nlohmann::json> done = api.Post("/api/v1/jobs/" + id + "/cancel", body);
+    if (rest && !done.ok() && done.status().code() == StatusCode::kNotFound) {
+      // Its last tasks were split off into jobs of their own since the listing: cancel those.
+      rc |= CancelSplitTasks(api, j.value("array_job_id", std::uint64_t{0}));
+      continue;
+    }
     const bool ended = !done.ok() &&
                        done.status().code() == StatusCode::kFailedPrecondition &&
                        done.status().message().find("has already finished") != std::string::npos;

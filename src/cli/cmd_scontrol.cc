@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <iostream>
+#include <set>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
@@ -16,6 +17,7 @@
 #include "cli/scontrol_suspend.h"
 #include "cli/scontrol_options.h"
 #include "common/duration.h"
+#include "common/hostlist.h"
 
 namespace lockstep::cli {
 namespace {
@@ -30,7 +32,7 @@ constexpr const char* kUsage =
     "       scontrol write batch_script JOBID [FILE|-]\n"
     "       scontrol update JobId=ID [TimeLimit=[+|-]T] [Priority=N] [Nice=N] [JobName=X]\n"
     "                       [Account=A]\n"
-    "       scontrol update NodeName=NAME State=DRAIN|RESUME|DOWN [Reason=TEXT]\n"
+    "       scontrol update NodeName=NODES State=DRAIN|RESUME|DOWN [Reason=TEXT]\n"
     "       scontrol token [username=NAME] [lifespan=SECONDS]\n"
     "       scontrol token revoke id=ID | username=NAME\n";
 
@@ -201,17 +203,32 @@ int RequeueHold(client::ApiClient& api, const std::string& ids, bool special_exi
   return rc;
 }
 
+// NodeName= takes a host list, as Slurm's does ("n[1-2]", "n1,n3"): every node must exist
+// before any changes, then each is set in turn.
+int UpdateNodes(client::ApiClient& api, std::map<std::string, std::string>& kv) {
+  Result<std::vector<std::string>> names = ExpandHostlist(kv["nodename"]);
+  if (!names.ok() || names->empty())
+    return Fail("scontrol", "Invalid node name specified: " + kv["nodename"]);
+  Result<nlohmann::json> all = api.Get("/api/v1/nodes");
+  if (!all.ok()) return Fail("scontrol", all.status());
+  std::set<std::string> known;
+  for (const nlohmann::json& n : (*all)["nodes"]) known.insert(n.value("name", ""));
+  for (const std::string& name : *names)
+    if (!known.count(name)) return Fail("scontrol", "Invalid node name specified: " + name);
+  const nlohmann::json body = {{"state", kv.count("state") ? kv["state"] : ""},
+                               {"reason", kv.count("reason") ? kv["reason"] : ""}};
+  for (const std::string& name : *names) {
+    Result<nlohmann::json> r = api.Post("/api/v1/nodes/" + name + "/state", body);
+    if (!r.ok()) return Fail("scontrol", "update of node " + name + ": " + r.status().message());
+  }
+  return 0;
+}
+
 int Update(client::ApiClient& api, const std::vector<std::string>& a) {
   std::string bad;
   std::map<std::string, std::string> kv = KeyValues({a.begin() + 1, a.end()}, &bad);
   if (!bad.empty()) return Fail("scontrol", "update: '" + bad + "' is not Key=Value\n" + kUsage);
-  if (kv.count("nodename")) {
-    std::string state = kv.count("state") ? kv["state"] : "";
-    Result<nlohmann::json> r =
-        api.Post("/api/v1/nodes/" + kv["nodename"] + "/state",
-                 {{"state", state}, {"reason", kv.count("reason") ? kv["reason"] : ""}});
-    return r.ok() ? 0 : Fail("scontrol", r.status());
-  }
+  if (kv.count("nodename")) return UpdateNodes(api, kv);
   std::string id = kv.count("jobid") ? kv["jobid"] : kv.count("job") ? kv["job"] : "";
   if (id.empty())
     return Fail("scontrol", std::string("update: name a JobId= or a NodeName=\n") + kUsage);

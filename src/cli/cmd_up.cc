@@ -459,8 +459,10 @@ int RunInstallAliases(int argc, char** argv) {
     fs::create_symlink(self, link, ec);
     if (ec) return Fail("lockstep install-aliases", link.string() + ": " + ec.message());
   }
-  std::printf("linked sbatch srun salloc squeue scancel sinfo scontrol sacct sprio in %s to %s\n",
-              dir.c_str(), self.c_str());
+  // Every name it made, so the message cannot fall behind the list (issue 37).
+  std::string names;
+  for (const char* name : kAliases) names += (names.empty() ? "" : " ") + std::string(name);
+  std::printf("linked %s in %s to %s\n", names.c_str(), dir.c_str(), self.c_str());
   return 0;
 }
 

@@ -291,6 +291,9 @@ void ClusterConfigParser::ReadSubmitLimits(MapView& m) {
   l.enforce_associations = m.Enum<bool>("accounting_storage_enforce",
                                         {{"associations", true}, {"none", false}},
                                         l.enforce_associations);
+  l.enforce_part_limits = m.Enum<bool>(
+      "enforce_part_limits", {{"no", false}, {"yes", true}, {"all", true}, {"any", true}},
+      l.enforce_part_limits);
   auto bytes = [&](std::string_view key, std::uint64_t def, std::int64_t max) {
     return static_cast<std::uint64_t>(m.Int(key, static_cast<std::int64_t>(def), 1, max));
   };

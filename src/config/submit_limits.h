@@ -20,6 +20,11 @@ struct SubmitLimits {
   // with no association of their own runs in the account "default", as on `lockstep up`'s
   // cluster, and may name no other.
   bool default_account_open = true;
+  // scheduler.enforce_part_limits (Slurm's EnforcePartLimits): `no`, the default as in Slurm,
+  // accepts a job whose time limit is above its partition's MaxTime and leaves it pending with
+  // reason PartitionTimeLimit; `yes` (or `all`, `any`: a lockstep job has one partition, so
+  // they agree) refuses it at submission.
+  bool enforce_part_limits = false;
   // scheduler.max_name_length: bytes of a job's name (Slurm's fixed limit, 1024).
   std::uint64_t max_name_length = 1024;
   // scheduler.max_script_size (Slurm's SchedulerParameters=max_script_size): bytes of the batch

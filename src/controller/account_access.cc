@@ -22,4 +22,13 @@ Status CheckAccountAccess(const config::ClusterConfig& cluster, const std::strin
   return InvalidArgument(kInvalidAccount);
 }
 
+std::string DefaultAccountOf(const config::ClusterConfig& cluster, const std::string& user) {
+  const std::uint32_t uid = cluster.UserIndex(user);
+  if (uid != engine::kNone)
+    for (const engine::Association& a : cluster.base.associations)
+      if (a.user == uid && a.account < cluster.base.accounts.size())
+        return cluster.base.accounts[a.account].name;
+  return "default";
+}
+
 }  // namespace lockstep::controller

@@ -22,4 +22,9 @@ inline constexpr char kInvalidAccount[] =
 Status CheckAccountAccess(const config::ClusterConfig& cluster, const std::string& user,
                           const std::string& account);
 
+// The account a job of `user` charges when it names none: the account of the user's first
+// association (their DefaultAccount), else "default". A submission records it, as slurmctld
+// does, so that squeue, scontrol, sacct and SLURM_JOB_ACCOUNT show it.
+std::string DefaultAccountOf(const config::ClusterConfig& cluster, const std::string& user);
+
 }  // namespace lockstep::controller

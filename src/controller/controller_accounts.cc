@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "common/log.h"
+#include "controller/account_access.h"
 #include "controller/controller.h"
 
 namespace lockstep::controller {
@@ -17,14 +18,11 @@ std::string ChangeKey(std::uint64_t n) {
   return key;
 }
 
-// The account a job charges: the one it names, else its user's default (first) association's.
+// The account a job charges: the one it names (a submission records its user's default), else,
+// for a job recorded before that, its user's default (first) association's.
 std::string JobAccount(const JobEntry& e, const config::ClusterConfig& cluster) {
   if (!e.spec->account.empty()) return e.spec->account;
-  const std::uint32_t u = cluster.UserIndex(e.user);
-  for (const engine::Association& a : cluster.base.associations)
-    if (a.user == u && a.account < cluster.base.accounts.size())
-      return cluster.base.accounts[a.account].name;
-  return "default";
+  return DefaultAccountOf(cluster, e.user);
 }
 
 std::string JobQos(const JobEntry& e, const config::ClusterConfig& cluster) {

@@ -25,7 +25,14 @@ void Controller::ApplyPlanLocked(engine::Plan& plan, Time now) {
   for (const engine::Preemption& p : plan.preemptions) {
     JobEntry* victim = unchanged(p.victim, JobState::kRunning);
     if (!victim) continue;
-    if (p.mode == engine::PreemptMode::kCancel) victim->cancel_requested = true;
+    // Slurm's PreemptMode: REQUEUE puts a requeueable victim back in the queue once its run has
+    // ended; CANCEL, and REQUEUE of a job that may not be requeued, end it PREEMPTED.
+    if (p.mode == engine::PreemptMode::kRequeue && victim->spec->requeue.value_or(true)) {
+      victim->requeue_at_end = true;
+    } else {
+      victim->cancel_requested = true;  // nothing more of it starts
+      victim->preempted = true;
+    }
     victim->reason = "Preempted";
     SetFailure(*victim, "preempted", "preempted for job " + std::to_string(p.for_job));
     PersistLocked({victim});

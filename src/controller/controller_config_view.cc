@@ -79,6 +79,7 @@ nlohmann::json Controller::ConfigView() const {
       {"LockstepStorage", StorageSummaryLocked()},
       // What a user may submit (docs/security.md); lockstep's own keys where Slurm has none.
       {"AccountingStorageEnforce", l.enforce_associations ? "associations" : "none"},
+      {"EnforcePartLimits", l.enforce_part_limits ? "ALL" : "NO"},
       {"MaxJobCount", std::to_string(l.max_job_count)},
       {"MaxArraySize", std::to_string(cluster_.max_array_size)},
       {"MaxSubmitJobs",

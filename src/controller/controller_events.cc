@@ -119,6 +119,10 @@ void Controller::RunExitedLocked(backend::RunId run, backend::ExitStatus status,
   if (!HoldsAllocation(e.state)) return;
   // A task that could not start (its output file, as the user): the job fails saying why.
   if (!status.error.empty()) SetFailure(e, "launch", status.error);
+  if (e.requeue_at_end && !e.cancel_requested) {  // preempted in REQUEUE mode (controller_apply.cc)
+    RequeueLocked(e, "Preempted", now);
+    return;
+  }
   EndJobLocked(e, status, now);
 }
 

@@ -10,7 +10,14 @@
 #include "engine/request.h"
 
 namespace lockstep::controller {
+
 namespace {
+
+// "gres/gpu:h100:2" for `count` GPUs of the spec's type; "" for none.
+std::string GpuTres(const jobspec::JobSpec& s, std::int32_t count) {
+  if (count <= 0) return "";
+  return "gres/gpu:" + (s.gpu_type.empty() ? "" : s.gpu_type + ":") + std::to_string(count);
+}
 
 nlohmann::json SecondsOrNull(Seconds s) {
   return s >= kUnlimited ? nlohmann::json(nullptr) : nlohmann::json(s);
@@ -92,8 +99,11 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
       {"gpus", gpus},
       {"mem_mb", mem},
       {"tasks", std::max(1, j.req.ntasks)},
-      {"tres_per_node",
-       shape.per_node.gpus > 0 ? "gres/gpu:" + std::to_string(shape.per_node.gpus) : ""},
+      // As Slurm keeps them: --gres/--gpus-per-node per node, -G/--gpus per job,
+      // --gpus-per-task per task (squeue %b is the per-node one alone; issue 37).
+      {"tres_per_node", GpuTres(*e.spec, e.spec->gpus_per_node)},
+      {"tres_per_job", GpuTres(*e.spec, e.spec->gpus)},
+      {"tres_per_task", GpuTres(*e.spec, e.spec->gpus_per_task)},
       {"time_limit", SecondsOrNull(shape.duration)},
       {"submit_time", e.submit_time},
       {"eligible_time", std::max(e.submit_time, e.spec->begin_time)},

@@ -146,8 +146,11 @@ Status ValidateSpec(const jobspec::JobSpec& s, config::ClusterConfig& c) {
   probe.partition = p;
   const engine::Partition& part = c.base.partitions[p];
   engine::JobShape shape = engine::ShapeOf(probe, part);
-  if (shape.duration > part.max_time && s.time_limit > 0)
-    return InvalidArgument("requested time limit is invalid (above the partition's MaxTime)");
+  // Slurm's EnforcePartLimits=NO (the default) accepts it: it pends with PartitionTimeLimit.
+  if (shape.duration > part.max_time && s.time_limit > 0 && c.submit_limits.enforce_part_limits)
+    return InvalidArgument(
+        "Requested time limit is invalid (missing or exceeds some limit): above partition " +
+        part.name + "'s MaxTime (scheduler.enforce_part_limits)");
   // Stops at the first `shape.nodes` capable nodes: with 10,000 nodes a scan of all of them
   // under the controller's lock was most of a submission's cost.
   int capable = 0;

@@ -95,6 +95,8 @@ std::string EntryToJson(const JobEntry& e, std::string_view spec_json) {
   j["array_task_id"] = e.array_task_id;
   j["cancel_requested"] = e.cancel_requested;
   j["timed_out"] = e.timed_out;
+  if (e.preempted) j["preempted"] = true;
+  if (e.requeue_at_end) j["requeue_at_end"] = true;
   j["next_step_id"] = e.next_step_id;
   if (e.suspend_time > 0) j["suspend_time"] = e.suspend_time;
   if (e.suspended_seconds > 0) j["suspended_seconds"] = e.suspended_seconds;
@@ -150,6 +152,8 @@ Result<JobEntry> EntryFromJson(std::string_view text) {
     e.array_task_id = j.at("array_task_id").get<std::uint32_t>();
     e.cancel_requested = j.at("cancel_requested").get<bool>();
     e.timed_out = j.at("timed_out").get<bool>();
+    e.preempted = j.value("preempted", false);  // absent unless preempted
+    e.requeue_at_end = j.value("requeue_at_end", false);
     e.next_step_id = j.at("next_step_id").get<std::int32_t>();
     e.suspend_time = j.value("suspend_time", Time{0});  // absent unless it was suspended
     e.suspended_seconds = j.value("suspended_seconds", Seconds{0});

@@ -67,6 +67,11 @@ struct JobEntry {
   std::uint32_t array_task_id = 0;
   bool cancel_requested = false;  // the end will be recorded as CANCELLED
   bool timed_out = false;         // the end will be recorded as TIMEOUT
+  // Preempted (controller_apply.cc): the end will be recorded as PREEMPTED (PreemptMode=CANCEL,
+  // or a job that may not be requeued), or the job is requeued when its run has ended
+  // (PreemptMode=REQUEUE: after SIGTERM and the grace, so that it may checkpoint).
+  bool preempted = false;
+  bool requeue_at_end = false;
   // The run (restart_count) that was sent --signal's warning; -1: none. In memory only: after a
   // restart of lockstepd a run still due gets it again, which a handler for it must bear.
   std::int32_t warned_run = -1;

@@ -31,6 +31,7 @@
 #include "lockstepd/health_only_sink.h"
 #include "lockstepd/config_watch.h"
 #include "lockstepd/observe_wiring.h"
+#include "lockstepd/state_dir_lock.h"
 #include "server/server.h"
 #ifdef LOCKSTEP_HAVE_KUBE_LEADER
 #include "backend/kubernetes/leader/fence_watchdog.h"
@@ -259,6 +260,27 @@ int main(int argc, char** argv) {
     lockstep::log::Error("kubernetes.leader_elect is not supported by this build");
     return 1;
 #endif
+  }
+
+  // One lockstepd per state directory. A leader waits for the one before it to let go (it exits
+  // once its lease is lost); anyone else is refused.
+  lockstep::Result<int> state_lock = lockstep::lockstepd::LockStateDir(o.state_dir);
+#ifdef LOCKSTEP_HAVE_KUBE_LEADER
+  for (bool told = false; !state_lock.ok() && kube.elector &&
+                          state_lock.status().code() == lockstep::StatusCode::kFailedPrecondition;
+       told = true) {
+    if (!told) lockstep::log::Info("{}; waiting for it to exit", state_lock.status().message());
+    timespec tick{0, 200'000'000};
+    if (sigtimedwait(&signals, nullptr, &tick) > 0) {
+      kube.elector->Stop();
+      return 0;
+    }
+    state_lock = lockstep::lockstepd::LockStateDir(o.state_dir);
+  }
+#endif
+  if (!state_lock.ok()) {
+    lockstep::log::Error("{}", state_lock.status().message());
+    return 1;
   }
 
   auto controller = lockstep::controller::Controller::Start(o);

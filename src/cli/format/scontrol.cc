@@ -132,8 +132,13 @@ Lines JobLines(const nlohmann::json& job, Time now) {
   if (!JStr(job, "stderr").empty()) l.push_back("StdErr=" + JStr(job, "stderr"));
   l.push_back("StdIn=/dev/null");
   if (!JStr(job, "stdout").empty()) l.push_back("StdOut=" + JStr(job, "stdout"));
-  if (!JStr(job, "tres_per_node").empty())
-    l.push_back("TresPerNode=" + TresPerText(JStr(job, "tres_per_node")));
+  for (const char* per : {"job", "node", "task"}) {
+    const std::string tres = JStr(job, (std::string("tres_per_") + per).c_str());
+    if (tres.empty()) continue;
+    std::string label = std::string("TresPer") + per;
+    label[7] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[7])));
+    l.push_back(label + "=" + TresPerText(tres));
+  }
   return l;
 }
 
