@@ -86,15 +86,16 @@ TEST(ObservePolicy, SshareShowsTheTreeAndTheFactorSprioWeighs) {
   CommandResult all = c.Run({"sshare", "-a", "-l", "-P"});
   ASSERT_EQ(all.exit_code, 0) << all.err;
   auto rows = SshareRows(all.out);
-  // Fair Tree with no usage yet: every Level FS is infinite, siblings keep their order, so
-  // physics' users rank first (1.0) and biology's next (2 of 4 users: 0.5).
+  // Fair Tree with no usage yet: every Level FS is infinite, so the two accounts tie, their
+  // users are ranked as one list (Slurm's rule for tied sibling accounts), and all four tie at
+  // the top (1.0). Issue 37: configuration order used to break the tie (biology's 0.5).
   EXPECT_EQ(rows["physics/"]["NormShares"], "0.750000") << all.out;
   EXPECT_EQ(rows["biology/"]["NormShares"], "0.250000") << all.out;
   EXPECT_EQ(rows["physics/"]["FairShare"], "") << "Fair Tree gives accounts no factor";
   EXPECT_EQ(rows["physics/root"]["FairShare"], "1.000000") << all.out;
   EXPECT_EQ(rows["physics/alice"]["FairShare"], "1.000000") << all.out;
-  EXPECT_EQ(rows["biology/root"]["FairShare"], "0.500000") << all.out;
-  EXPECT_EQ(rows["biology/bob"]["FairShare"], "0.500000") << all.out;
+  EXPECT_EQ(rows["biology/root"]["FairShare"], "1.000000") << all.out;
+  EXPECT_EQ(rows["biology/bob"]["FairShare"], "1.000000") << all.out;
   EXPECT_EQ(rows["physics/root"]["RawShares"], "1");
   EXPECT_EQ(rows["physics/root"]["NormShares"], "0.500000");
   EXPECT_EQ(rows["physics/root"]["LevelFS"], "inf");
@@ -103,7 +104,7 @@ TEST(ObservePolicy, SshareShowsTheTreeAndTheFactorSprioWeighs) {
   EXPECT_EQ(sprio[in_physics], std::lround(std::stod(rows["physics/root"]["FairShare"]) * 10000));
   EXPECT_EQ(sprio[in_biology], std::lround(std::stod(rows["biology/root"]["FairShare"]) * 10000));
   EXPECT_EQ(sprio[in_physics], 10000);
-  EXPECT_EQ(sprio[in_biology], 5000);
+  EXPECT_EQ(sprio[in_biology], 10000);
 
   // Without -a: the tree and the caller's own lines; -u names whose; -A which accounts.
   auto mine = SshareRows(c.Run({"sshare", "-P"}).out);

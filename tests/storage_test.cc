@@ -132,7 +132,10 @@ TEST_F(StorageTest, AJobNeverStartsOnANodeWithoutItsFileSystem) {
                                    Contains(NodeReason("node2"), "storage checkpoints/ckpt: not mounted"); },
                       30s))
       << NodeReason("node1") << " / " << NodeReason("node2");
-  EXPECT_EQ(cluster_->Job(id).value("state", ""), "PENDING") << cluster_->Job(id).dump();
+  // Placed before the first check it may be dispatched once, refused by the agent's gate and
+  // requeued (launch_failed): it waits, and it never ran.
+  EXPECT_TRUE(WaitFor([&] { return cluster_->Job(id).value("state", "") == "PENDING"; }, 30s))
+      << cluster_->Job(id).dump();
   EXPECT_FALSE(fs::exists(mount_ + "/ran.txt"));
   // The file system comes: mounted, the nodes resume, the job runs on it.
   fs::create_directories(source_);

@@ -7,13 +7,19 @@
 namespace lockstep::engine {
 namespace {
 
-// A child of an account in the fair-share tree: another account or a user association.
+// A child of an account in the fair-share tree: another account or a user association, with
+// its Level Fairshare among its own siblings.
 struct TreeChild {
   bool is_account = false;
   std::uint32_t index = 0;
   double level_fairshare = 0;
 };
 
+// Slurm's Fair Tree with its three rules for ties (fair_tree.html, "Ties"): sibling users with
+// the same Level Fairshare share a rank; sibling accounts with the same Level Fairshare have their
+// children merged and ranked as one list; a user tied with a sibling account shares the rank of
+// that account's highest ranked user. Ranks count down from the number of associations, a tie
+// keeping the rank and the next user dropping to the rank it would have had without it.
 class FairTreeWalk {
  public:
   FairTreeWalk(const std::vector<Account>& accounts, const std::vector<Association>& assocs)
@@ -33,8 +39,8 @@ class FairTreeWalk {
 
   std::vector<double> Run() {
     if (accounts_.empty() || assocs_.empty()) return factors_;
-    rank_ = static_cast<double>(assocs_.size());
-    Visit(0);
+    rank_ = rank_untied_ = static_cast<double>(assocs_.size());
+    Rank(ChildrenOf(0), /*tied_with_previous=*/false);
     return std::move(factors_);
   }
 
@@ -47,7 +53,9 @@ class FairTreeWalk {
     return account_usage_[a] = u;
   }
 
-  void Visit(std::uint32_t account) {
+  // The children of `account`, each with its Level Fairshare among them: normalised shares over
+  // normalised usage; infinite without usage, 0 without shares (it ranks last).
+  std::vector<TreeChild> ChildrenOf(std::uint32_t account) {
     std::vector<TreeChild> children;
     double total_shares = 0, total_usage = 0;
     for (auto c : child_accounts_[account]) {
@@ -65,27 +73,41 @@ class FairTreeWalk {
       double usage = c.is_account ? AccountUsage(c.index) : assocs_[c.index].usage;
       double s = total_shares > 0 ? shares / total_shares : 0;
       double u = total_usage > 0 ? usage / total_usage : 0;
-      c.level_fairshare = u > 0 ? s / u : std::numeric_limits<double>::infinity();
+      c.level_fairshare = s <= 0 ? 0 : u > 0 ? s / u : std::numeric_limits<double>::infinity();
     }
-    // Highest Level Fairshare first; ties keep configuration order (accounts, then users).
+    return children;
+  }
+
+  // Ranks `children` (siblings, or the merged children of tied accounts), highest Level
+  // Fairshare first; `tied_with_previous`: the first of them ties with the user ranked last.
+  void Rank(std::vector<TreeChild> children, bool tied_with_previous) {
+    // On equal values users go before accounts, so that a user tied with an account gets the
+    // rank its highest user then shares (Slurm's order); otherwise configuration order.
     std::stable_sort(children.begin(), children.end(), [](const TreeChild& a, const TreeChild& b) {
-      return a.level_fairshare > b.level_fairshare;
+      if (a.level_fairshare != b.level_fairshare) return a.level_fairshare > b.level_fairshare;
+      return !a.is_account && b.is_account;
     });
     for (std::size_t i = 0; i < children.size(); ++i) {
       const TreeChild& c = children[i];
-      if (c.is_account) {
-        Visit(c.index);
+      const bool tied = (i == 0 && tied_with_previous) ||
+                        (i > 0 && children[i - 1].level_fairshare == c.level_fairshare);
+      if (!c.is_account) {
+        if (!tied) rank_ = rank_untied_;
+        factors_[c.index] = rank_ / static_cast<double>(assocs_.size());
+        rank_untied_ -= 1;
         continue;
       }
-      // Users tied on Level Fairshare with the previous sibling user share its rank.
-      bool tied = i > 0 && !children[i - 1].is_account &&
-                  children[i - 1].level_fairshare == c.level_fairshare;
-      if (tied) {
-        factors_[c.index] = factors_[children[i - 1].index];
-      } else {
-        factors_[c.index] = rank_ / static_cast<double>(assocs_.size());
+      // This account and the accounts tied with it right after: one list of their children.
+      std::vector<TreeChild> merged = ChildrenOf(c.index);
+      std::size_t j = i + 1;
+      for (; j < children.size() && children[j].is_account &&
+             children[j].level_fairshare == c.level_fairshare;
+           ++j) {
+        std::vector<TreeChild> more = ChildrenOf(children[j].index);
+        merged.insert(merged.end(), more.begin(), more.end());
       }
-      rank_ -= 1;
+      Rank(std::move(merged), tied);
+      i = j - 1;
     }
   }
 
@@ -95,7 +117,8 @@ class FairTreeWalk {
   std::vector<std::vector<std::uint32_t>> child_accounts_;
   std::vector<std::vector<std::uint32_t>> child_assocs_;
   std::vector<double> account_usage_;
-  double rank_ = 0;
+  double rank_ = 0;          // the rank the last user got
+  double rank_untied_ = 0;   // the rank the next user gets unless it ties
 };
 
 }  // namespace

@@ -59,6 +59,7 @@ const std::map<std::string_view, OptionHelp>& HelpTexts() {
       {"constraint", {"list", "node features required (& joins them)"}},
       {"nice", {"value", "lower the job's priority by value"}},
       {"container-image", {"image", "container image (Kubernetes backend)"}},
+      {"container-mounts", {"SRC[:DST[:ro]],...", "bind directories of declared storage into the pods (Kubernetes)"}},
       {"signal", {"[B:]sig[@time]", "send sig this many seconds before the time limit"}},
       {"nodelist", {"hosts|file", "nodes the allocation must include (with a '/': a file)"}},
       {"nodefile", {"file", "nodes the allocation must include, read from a file"}},
