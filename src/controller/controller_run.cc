@@ -148,6 +148,7 @@ void Controller::RequeueRunLocked(JobEntry& job, const std::string& reason, Time
   job.placement.clear();
   job.timed_out = false;
   job.requeue_at_end = false;
+  job.preempted = false;  // the next run ends on its own account
   ForgetUsageLocked(job.id);
   job.suspend_time = 0;  // the next run starts with its whole time limit
   job.suspended_seconds = 0;
