@@ -378,11 +378,6 @@ TEST(Cluster, HoldReleaseAndUpdateAPendingJob) {
   EXPECT_EQ(c.ReadFile("slurm-" + id + ".out"), "released\n");
 }
 
-}  // namespace
-}  // namespace lockstep::testing
-
-namespace lockstep::testing {
-namespace {
 
 // What `cmd` printed on stdout and stderr, and its exit status (as system() gives it).
 std::pair<std::string, int> RunShell(const std::string& cmd) {
@@ -421,11 +416,6 @@ TEST(Cluster, RegressionASecondLockstepdOnOneStateDirectoryIsRefused) {
   EXPECT_EQ(c.Job(id)["state"], "COMPLETED");
 }
 
-}  // namespace
-}  // namespace lockstep::testing
-
-namespace lockstep::testing {
-namespace {
 
 // Issue 37: a job submitted without -A by a user whose default account is acct_a showed
 // Account=root everywhere while its limits were acct_a's, and `squeue -A acct_a` missed it.
@@ -452,11 +442,6 @@ TEST(Cluster, RegressionAJobWithoutAccountShowsItsUsersDefaultAccountEverywhere)
             std::to_string(b) + "\n");
 }
 
-}  // namespace
-}  // namespace lockstep::testing
-
-namespace lockstep::testing {
-namespace {
 
 // Issue 37: -t above the partition's MaxTime was refused; Slurm (EnforcePartLimits=NO, its
 // default) accepts it and leaves it pending with PartitionTimeLimit. Refused when enforced.
@@ -487,11 +472,6 @@ TEST(Cluster, RegressionATimeLimitAboveMaxTimePendsUnlessPartitionLimitsAreEnfor
   EXPECT_EQ(e.Run({"squeue", "-h", "-t", "all", "-o", "%i"}).out, "");
 }
 
-}  // namespace
-}  // namespace lockstep::testing
-
-namespace lockstep::testing {
-namespace {
 
 // Issue 37: a victim of preemption in requeue mode ended FAILED 0:15 with Restarts=0; in cancel
 // mode CANCELLED. Requeue mode puts it back in the queue (Restarts=1) after its grace, and it
@@ -534,11 +514,6 @@ TEST(Cluster, RegressionPreemptedJobsAreRequeuedOrEndPreempted) {
   }
 }
 
-}  // namespace
-}  // namespace lockstep::testing
-
-namespace lockstep::testing {
-namespace {
 
 // Issue 37: scontrol update NodeName= of a host list was refused; Slurm takes "n[1-2]" and
 // "n1,n2". A list naming an unknown node changes nothing.
@@ -559,11 +534,6 @@ TEST(Cluster, RegressionScontrolUpdateNodeNameTakesAHostList) {
   EXPECT_EQ(c.Run({"sinfo", "-h", "-N", "-o", "%N %T"}).out, "node1 idle\nnode2 idle\n");
 }
 
-}  // namespace
-}  // namespace lockstep::testing
-
-namespace lockstep::testing {
-namespace {
 
 // Issue 37: squeue %b for --gpus=1 showed gres:gpu:1; Slurm keeps -G as TresPerJob and %b (the
 // per-node request) is N/A. --gres and --gpus-per-node are per node, with their type.

@@ -12,10 +12,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "tests/kubernetes_node_fixture.h"
+#include "tests/process_state.h"
 
 namespace lockstep::testing {
 namespace {
@@ -25,24 +25,6 @@ namespace fs = std::filesystem;
 constexpr int kJobSeconds = 60;
 constexpr uid_t kUser = 65534;  // nobody: an ordinary user, neither root nor lockstepd's
 constexpr gid_t kGroup = 65534;
-
-bool Mounted(const std::string& path) {
-  std::ifstream in("/proc/self/mountinfo");
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string f[5];
-    for (std::string& x : f) fields >> x;
-    if (f[4] == path) return true;
-  }
-  return false;
-}
-
-std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 uid_t OwnerOf(const std::string& path) {
   struct stat st {};
@@ -130,18 +112,18 @@ TEST_F(StorageNodeTest, AUsersJobRunsInItsDirectoryOnStorageAndSeesMountsAddedMe
   ASSERT_GT(id, 0u) << r.out << r.err;
   EXPECT_EQ(r.err, "");  // on storage: no warning
   const std::string out_file = project + "/slurm-" + std::to_string(id) + ".out";
-  ASSERT_TRUE(WaitFor([&] { return Contains(Read(out_file), "waiting\n"); },
+  ASSERT_TRUE(WaitFor([&] { return Contains(ReadAll(out_file), "waiting\n"); },
                       std::chrono::seconds(kJobSeconds)))
-      << Read(out_file) << c->Job(id).dump() << DaemonLog(*c);
+      << ReadAll(out_file) << c->Job(id).dump() << DaemonLog(*c);
 
   // A directory bind-mounted on the host under the storage while the pod runs: inside it too.
   const auto mounted_at = std::chrono::steady_clock::now();
   ASSERT_EQ(::mount(extra_source_.c_str(), (project + "/extra").c_str(), nullptr, MS_BIND,
                     nullptr),
             0);
-  ASSERT_TRUE(WaitFor([&] { return Contains(Read(out_file), "seen mounted-later\n"); },
+  ASSERT_TRUE(WaitFor([&] { return Contains(ReadAll(out_file), "seen mounted-later\n"); },
                       std::chrono::seconds(kJobSeconds)))
-      << Read(out_file) << DaemonLog(*c);
+      << ReadAll(out_file) << DaemonLog(*c);
   const auto seen_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                            std::chrono::steady_clock::now() - mounted_at)
                            .count();
@@ -151,12 +133,12 @@ TEST_F(StorageNodeTest, AUsersJobRunsInItsDirectoryOnStorageAndSeesMountsAddedMe
 
   Json j = c->WaitJob(id, kJobSeconds);
   EXPECT_EQ(j["state"], "COMPLETED") << j.dump() << DaemonLog(*c);
-  const std::string out = Read(out_file);
+  const std::string out = ReadAll(out_file);
   EXPECT_TRUE(Contains(out, "pwd " + project + " uid 65534\n")) << out;
   EXPECT_TRUE(Contains(out, "data dataset-line\n")) << out;
   EXPECT_TRUE(Contains(out, "NoNewPrivs:\t1\n")) << out;
   EXPECT_EQ(OwnerOf(out_file), kUser);
-  EXPECT_EQ(Read(project + "/checkpoint.txt"), "step-1\n");
+  EXPECT_EQ(ReadAll(project + "/checkpoint.txt"), "step-1\n");
   EXPECT_EQ(OwnerOf(project + "/checkpoint.txt"), kUser);
   // lockstep logs reads the file (lockstepd's host sees the storage), as on bare hosts.
   CommandResult logs = c->Run({"logs", std::to_string(id)}, "", kUser);
@@ -180,7 +162,7 @@ TEST_F(StorageNodeTest, ContainerMountsBindDeclaredDirectoriesOnlyAndJobsElsewhe
   ASSERT_GT(id, 0u) << r.out << r.err;
   Json j = c->WaitJob(id, kJobSeconds);
   EXPECT_EQ(j["state"], "COMPLETED") << j.dump() << DaemonLog(*c);
-  EXPECT_EQ(Read(project + "/slurm-" + std::to_string(id) + ".out"),
+  EXPECT_EQ(ReadAll(project + "/slurm-" + std::to_string(id) + ".out"),
             "from-the-dataset\nread-only\n");
   EXPECT_FALSE(fs::exists(storage_ + "/datasets/new"));
 

@@ -1,5 +1,6 @@
 // Test-only: whether a process of a job is alive, and stopped (SIGSTOP) or frozen (its cgroup
-// v2 freezer), read from /proc and the cgroup file system as an operator would.
+// v2 freezer), and whether a path is a mount point, read from /proc and the cgroup file system
+// as an operator would.
 #pragma once
 
 #include <sys/types.h>
@@ -47,6 +48,19 @@ inline bool IsStopped(pid_t pid) {
     if (line.rfind("0::", 0) != 0) continue;
     const std::string events = ReadAll(Cgroup2Mount() + line.substr(3) + "/cgroup.events");
     return events.find("frozen 1") != std::string::npos;
+  }
+  return false;
+}
+
+// Whether `path` is a mount point in this process's mount namespace (/proc/self/mountinfo's
+// fifth field).
+inline bool Mounted(const std::string& path) {
+  std::istringstream lines(ReadAll("/proc/self/mountinfo"));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string f[5];
+    for (std::string& x : f) fields >> x;
+    if (f[4] == path) return true;
   }
   return false;
 }

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "tests/cluster_harness.h"
+#include "tests/process_state.h"
 
 namespace lockstep::testing {
 namespace {
@@ -25,18 +26,6 @@ using namespace std::chrono_literals;
 
 bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
-}
-
-bool Mounted(const std::string& path) {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string f[5];
-    for (std::string& x : f) fields >> x;
-    if (f[4] == path) return true;
-  }
-  return false;
 }
 
 class StorageTest : public ::testing::Test {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "cli/format/field_format.h"
@@ -132,13 +133,12 @@ Lines JobLines(const nlohmann::json& job, Time now) {
   if (!JStr(job, "stderr").empty()) l.push_back("StdErr=" + JStr(job, "stderr"));
   l.push_back("StdIn=/dev/null");
   if (!JStr(job, "stdout").empty()) l.push_back("StdOut=" + JStr(job, "stdout"));
-  for (const char* per : {"job", "node", "task"}) {
-    const std::string tres = JStr(job, (std::string("tres_per_") + per).c_str());
-    if (tres.empty()) continue;
-    std::string label = std::string("TresPer") + per;
-    label[7] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[7])));
-    l.push_back(label + "=" + TresPerText(tres));
-  }
+  static constexpr std::pair<const char*, const char*> kTresPer[] = {
+      {"tres_per_job", "TresPerJob="}, {"tres_per_node", "TresPerNode="},
+      {"tres_per_task", "TresPerTask="}};
+  for (const auto& [key, label] : kTresPer)
+    if (const std::string tres = JStr(job, key); !tres.empty())
+      l.push_back(label + TresPerText(tres));
   return l;
 }
 

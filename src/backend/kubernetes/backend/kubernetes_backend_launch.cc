@@ -5,6 +5,7 @@
 #include "backend/kubernetes/backend/kubernetes_backend.h"
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/objects/pod_builder.h"
+#include "jobspec/container_mounts.h"
 
 namespace lockstep::kube {
 
@@ -28,9 +29,8 @@ std::vector<HostMount> backend_internal::StorageMounts(const std::vector<config:
 }
 
 bool backend_internal::OnStorage(const std::string& path, const std::vector<HostMount>& mounts) {
-  return std::any_of(mounts.begin(), mounts.end(), [&](const HostMount& m) {
-    return path == m.path || path.rfind(m.path + "/", 0) == 0;
-  });
+  return std::any_of(mounts.begin(), mounts.end(),
+                     [&](const HostMount& m) { return jobspec::PathWithin(path, m.path); });
 }
 
 void KubernetesBackend::SetStorage(std::vector<config::FileSystem> storage) {
