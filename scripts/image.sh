@@ -42,7 +42,8 @@ for lib in $(ldd "$B/bin/lockstepd" "$B/bin/lockstep" "$B/bin/lockstep-agent" | 
   cp -L "$lib" "$rootfs$lib"
 done
 cp /bin/busybox "$rootfs/bin/busybox"
-for app in sh ls cat echo env id sleep hostname grep; do ln -s busybox "$rootfs/bin/$app"; done
+# mount and umount: the storage DaemonSet's agent (deploy/kubernetes/storage-agent.yaml).
+for app in sh ls cat echo env id sleep hostname grep mount umount; do ln -s busybox "$rootfs/bin/$app"; done
 cp /etc/ssl/certs/ca-certificates.crt "$rootfs/etc/ssl/certs/"
 printf 'root:x:0:0:root:/root:/bin/sh\nlockstep:x:10001:10001::/var/lib/lockstep:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > "$rootfs/etc/passwd"
 printf 'root:x:0:\nlockstep:x:10001:\nnogroup:x:65534:\n' > "$rootfs/etc/group"

@@ -56,7 +56,7 @@ Cluster::~Cluster() {
   // A failed test shows what the daemons said: CI keeps nothing else of the cluster.
   if (::testing::Test::HasFailure()) {
     std::vector<std::string> logs = {"lockstepd.log", "agent.log"};
-    for (const auto& [node, pid] : node_agents_) logs.push_back("agent-" + node + ".log");
+    for (const auto& [name, pid] : node_agents_) logs.push_back(name + ".log");
     for (const std::string& log : logs)
       std::fprintf(stderr, "---- %s ----\n%s\n", log.c_str(), Slurp(dir_ + "/" + log).c_str());
   }
@@ -128,19 +128,22 @@ void Cluster::StartAgent() {
 
 void Cluster::StartNodeAgent(const std::string& node,
                              const std::map<std::string, std::string>& env,
-                             const std::vector<std::string>& extra_args) {
+                             const std::vector<std::string>& extra_args, const std::string& name) {
   std::string socket =
       options_.agent_socket.empty() ? dir_ + "/lockstepd.sock" : options_.agent_socket;
-  StopNodeAgent(node);
+  StopNodeAgent(node, name);
+  const std::string agent = name.empty() ? "agent-" + node : name;
+  const std::string state = name.empty() ? dir_ : dir_ + "/" + name;
+  std::filesystem::create_directories(state);
   std::vector<std::string> argv = {bin_ + "/lockstep-agent", "--socket", socket, "--state-dir",
-                                   dir_, "--name", "agent-" + node, "--nodes", node, "--cpus",
+                                   state, "--name", agent, "--nodes", node, "--cpus",
                                    std::to_string(options_.cpus_per_node), "--mem", "64G"};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  node_agents_[node] = Spawn(argv, dir_ + "/agent-" + node + ".log", env);
+  node_agents_[agent] = Spawn(argv, dir_ + "/" + agent + ".log", env);
 }
 
-void Cluster::StopNodeAgent(const std::string& node) {
-  auto it = node_agents_.find(node);
+void Cluster::StopNodeAgent(const std::string& node, const std::string& name) {
+  auto it = node_agents_.find(name.empty() ? "agent-" + node : name);
   if (it == node_agents_.end()) return;
   Stop(it->second, SIGTERM);
   node_agents_.erase(it);

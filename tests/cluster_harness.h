@@ -55,9 +55,12 @@ class Cluster {
   // An agent of its own for one node, serving it as a host (GPUs from NVML, not virtual ones),
   // with `env` (LD_LIBRARY_PATH for a fake NVML); its log is agent-<node>.log. Stopped with the
   // cluster, or by StopNodeAgent (SIGTERM). `extra_args` go on its command line (--health-only).
+  // An agent for `node` named `name` (default "agent-NODE"; a second one for the same node, a
+  // checker, needs its own), logging to NAME.log, its state in a directory of its own when named.
   void StartNodeAgent(const std::string& node, const std::map<std::string, std::string>& env,
-                      const std::vector<std::string>& extra_args = {});
-  void StopNodeAgent(const std::string& node);
+                      const std::vector<std::string>& extra_args = {},
+                      const std::string& name = "");
+  void StopNodeAgent(const std::string& node, const std::string& name = "");
   // SIGSTOP / SIGCONT: an agent that stops heartbeating without dying.
   void PauseAgent();
   void ResumeAgent();
@@ -92,7 +95,7 @@ class Cluster {
   std::string bin_;   // build/bin
   pid_t daemon_ = -1;
   pid_t agent_ = -1;
-  std::map<std::string, pid_t> node_agents_;  // StartNodeAgent's, by node
+  std::map<std::string, pid_t> node_agents_;  // StartNodeAgent's, by name
 };
 
 // Submits with `sbatch --parsable`; 0 on failure.

@@ -1,5 +1,5 @@
 // The health-only agent of deploy/kubernetes/health-agent.yaml as a real DaemonSet pod on the real
-// node (fixture: kubernetes_node_fixture.h): scripts/image.sh's image, the node labelled as GPU
+// node (fixture: kubernetes_daemonset_fixture.h): scripts/image.sh's image, the node labelled as GPU
 // Feature Discovery would, lockstepd in kubernetes mode serving HTTPS. The pod becomes Ready, runs
 // as the manifest says (non-root, read-only root file system), its reports reach lockstepd, and
 // the site's health program from the ConfigMap `lockstep-health-program` drains the Node in
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "tests/kubernetes_node_fixture.h"
+#include "tests/kubernetes_daemonset_fixture.h"
 
 namespace lockstep::testing {
 namespace {
@@ -21,41 +21,8 @@ constexpr char kTag[] = "node-h";
 constexpr char kGpuLabel[] = "nvidia.com/gpu.present";
 constexpr char kPodSelector[] = "app.kubernetes.io/component=health-agent";
 
-std::string KubeWork() {
-  const char* w = std::getenv("KUBE_WORK");
-  return w && *w ? w : "/var/tmp/kube-apiserver";
-}
-
-class HealthDaemonSetTest : public RealNodeTest {
+class HealthDaemonSetTest : public DaemonSetTest {
  protected:
-  void SetUp() override {
-    RealNodeTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    for (const char* tool : {"kubectl", "kube-controller-manager", "kube-scheduler"})
-      if (!fs::exists(KubeWork() + "/bin/" + tool)) {
-        const std::string why = std::string(tool) +
-                                " is not built: run scripts/kube-apiserver.sh build kubectl "
-                                "kube-controller-manager kube-scheduler";
-        if (std::getenv("CI")) FAIL() << why;
-        GTEST_SKIP() << why;
-      }
-  }
-
-  static std::string KubectlLine(const std::string& args) {
-    return "KUBECONFIG=" + run_dir_ + "/kubeconfig " + KubeWork() + "/bin/kubectl " + args;
-  }
-  static int Kubectl(const std::string& args) {
-    return std::system((KubectlLine(args) + " >&2").c_str());
-  }
-
-  // This host as its pods reach it: their bridge's address, the first of the pods' range
-  // (scripts/kube-node.sh's KUBE_POD_CIDR; the pods have no route beyond that range).
-  static std::string PodGateway() {
-    std::string cidr = Output("sed -n 's/^KUBE_POD_CIDR=//p' " + run_dir_ + "/node/env");
-    const std::size_t dot = cidr.rfind('.');
-    return dot == std::string::npos ? "" : cidr.substr(0, dot) + ".1";
-  }
-
   static void LabelGpuNode(bool gpu) {
     Json value = gpu ? Json("true") : Json(nullptr);  // null removes the label
     Json patch = {{"metadata", {{"labels", {{kGpuLabel, value}}}}}};
@@ -63,19 +30,7 @@ class HealthDaemonSetTest : public RealNodeTest {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
   }
 
-  // The DaemonSet's pods.
-  static Json AgentPods() {
-    kube::ListOptions o;
-    o.label_selector = kPodSelector;
-    Result<Json> l = kc().List(kube::PodsPath("lockstep"), o);
-    return l.ok() ? (*l)["items"] : Json::array();
-  }
-
-  static bool PodReady(const Json& pod) {
-    for (const Json& c : pod["status"].value("conditions", Json::array()))
-      if (c.value("type", "") == "Ready") return c.value("status", "") == "True";
-    return false;
-  }
+  static Json AgentPods() { return PodsOf(kPodSelector); }
 
   // The site's health program, as an operator ships it: the ConfigMap's `check.sh`.
   static void WriteHealthProgram(const std::string& dir, const std::string& script) {
@@ -115,75 +70,19 @@ TEST_F(HealthDaemonSetTest, DaemonSetPodReportsAndItsProgramDrainsAndResumesTheN
   ASSERT_TRUE(ImportLockstepImage());
   const std::string dir = run_dir_ + "/health-daemonset";
   fs::create_directories(dir);
-  const std::string ip = PodGateway();
-  ASSERT_FALSE(ip.empty());
-  // lockstepd's certificate names its Service, as the agent reaches it by that name.
-  const std::string tls =
-      "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=lockstepd"
-      " -addext subjectAltName=IP:" +
-      ip + ",DNS:lockstepd.lockstep.svc -keyout " + dir + "/tls.key -out " + dir +
-      "/tls.crt 2>/dev/null";
-  ASSERT_EQ(std::system(tls.c_str()), 0);
-
-  // lockstepd in kubernetes mode on this host, over HTTPS (the pods reach it at their bridge's
-  // address, which exists once the first pod runs), with the health program where the
-  // DaemonSet mounts it.
-  const int port = kube::testing::FreePort();
-  LabelNode(kTag);
-  ClusterOptions o;
-  o.daemon_args = {"--log-level", "debug",          "--listen",  "0.0.0.0:" + std::to_string(port),
-                   "--tls-cert",  dir + "/tls.crt", "--tls-key", dir + "/tls.key"};
-  Cluster c(o);
-  WriteClusterYaml(c, kTag, "health:\n  program: /etc/lockstep/health/check.sh\n  interval: 1\n");
-  c.Start(/*with_agent=*/false);
-  ASSERT_TRUE(c.WaitNodes("idle", 1, 30)) << c.Get("/api/v1/nodes").dump();
-  CommandResult token = c.Run({"token"});  // an operator's (root's), as the README asks
-  ASSERT_EQ(token.exit_code, 0) << token.err;
-  const std::string line = token.out.substr(0, token.out.find('\n'));
-  ASSERT_TRUE(Contains(line, "LOCKSTEP_TOKEN=")) << token.out;
-
-  // The operator's steps of deploy/kubernetes/README.md for the DaemonSet.
-  const std::string deploy = kube::testing::SourceDir() + "/deploy/kubernetes";
-  ASSERT_EQ(Kubectl("apply -f " + deploy + "/namespace.yaml"), 0);
-  (void)Kubectl("-n lockstep delete secret lockstepd-tls lockstep-health-agent --ignore-not-found");
-  ASSERT_EQ(Kubectl("-n lockstep create secret tls lockstepd-tls --cert=" + dir +
-                    "/tls.crt --key=" + dir + "/tls.key"),
-            0);
-  ASSERT_EQ(
-      Kubectl("-n lockstep create secret generic lockstep-health-agent --from-literal=token=" +
-              line.substr(line.find('=') + 1)),
-      0);
+  // lockstepd with the health program where the DaemonSet mounts it.
+  std::unique_ptr<Cluster> cluster = StartServing(
+      kTag, "health:\n  program: /etc/lockstep/health/check.sh\n  interval: 1\n");
+  Cluster& c = *cluster;
+  ASSERT_NO_FATAL_FAILURE(CreateSecrets(c, "lockstep-health-agent"));
   WriteHealthProgram(dir, "echo all good\nexit 0\n");
-  ASSERT_EQ(Kubectl("apply -f " + deploy + "/health-agent.yaml"), 0);
-  // What this one-machine cluster lacks, nothing else: no cluster DNS and no kube-proxy, so the
-  // Service's name is an alias of lockstepd's address, on the test's free port.
-  const std::string url = "https://lockstepd.lockstep.svc:" + std::to_string(port);
-  const std::string patch =
-      "[{\"op\": \"add\", \"path\": \"/spec/template/spec/hostAliases\", \"value\": [{\"ip\": \"" +
-      ip +
-      "\", \"hostnames\": [\"lockstepd.lockstep.svc\"]}]},"
-      " {\"op\": \"test\", \"path\": \"/spec/template/spec/containers/0/args/1\", \"value\": "
-      "\"--socket\"},"
-      " {\"op\": \"replace\", \"path\": \"/spec/template/spec/containers/0/args/2\", \"value\": "
-      "\"" +
-      url + "\"}]";
-  ASSERT_EQ(
-      Kubectl("-n lockstep patch daemonset lockstep-health-agent --type=json -p '" + patch + "'"),
-      0);
+  ASSERT_NO_FATAL_FAILURE(ApplyAgent("health-agent.yaml", "lockstep-health-agent"));
   EXPECT_TRUE(AgentPods().empty());  // no GPU node yet: no pod
   LabelGpuNode(true);
 
-  std::string pod;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        Json pods = AgentPods();
-        if (pods.size() != 1 || !PodReady(pods[0])) return false;
-        pod = pods[0]["metadata"]["name"];
-        return pods[0]["spec"].value("nodeName", "") == node_;
-      },
-      seconds(90)))
-      << AgentPods().dump() << "\n"
-      << Output(KubectlLine("-n lockstep get events 2>&1"));
+  const std::string pod = WaitReadyPod(kPodSelector);
+  ASSERT_FALSE(pod.empty()) << AgentPods().dump() << "\n"
+                            << Output(KubectlLine("-n lockstep get events 2>&1"));
   ASSERT_TRUE(WaitFor([&] { return HealthReports(c) > 0; }, kWait))
       << c.Get("/api/v1/health").dump() << "\n"
       << Output(KubectlLine("-n lockstep logs " + pod + " 2>&1"));
@@ -209,12 +108,7 @@ TEST_F(HealthDaemonSetTest, DaemonSetPodReportsAndItsProgramDrainsAndResumesTheN
 
   // Leave the node to the other tests: no GPU label, no agent pod.
   LabelGpuNode(false);
-  EXPECT_EQ(Kubectl("-n lockstep delete daemonset lockstep-health-agent"), 0);
-  // Its pod goes once the kubelet has stopped it; a kubelet slowed down by a loaded machine may
-  // not within a minute (the node then shows NotReady), so the pod is then deleted by force.
-  if (!WaitFor([&] { return AgentPods().empty(); }, seconds(60)))
-    Kubectl(std::string("-n lockstep delete pod --force --grace-period=0 -l ") + kPodSelector);
-  EXPECT_TRUE(WaitFor([&] { return AgentPods().empty(); }, seconds(60))) << AgentPods().dump();
+  DeleteAgent("lockstep-health-agent", kPodSelector);
   EXPECT_EQ(Kubectl("-n lockstep delete secret lockstepd-tls lockstep-health-agent"), 0);
   EXPECT_EQ(Kubectl("-n lockstep delete configmap lockstep-health-program"), 0);
 }

@@ -61,7 +61,19 @@ struct NodeHealthReport {
   // True: a full round of every check, so a condition absent here has passed. False: events
   // only (XIDs as they come), which say nothing of the other checks.
   bool full_round = true;
+  // The checks a full round covers; empty: every check of its source. Two checkers of one node
+  // (the health-only and the mounts-only agent on Kubernetes) each clear only their own.
+  std::vector<std::string> checks;
   std::vector<HealthFinding> findings;
 };
+
+// Whether a full round of `r` speaks for `check`: a condition it covers and does not report
+// has passed.
+inline bool Covers(const NodeHealthReport& r, std::string_view check) {
+  if (r.checks.empty()) return true;
+  for (const std::string& c : r.checks)
+    if (c == check) return true;
+  return false;
+}
 
 }  // namespace lockstep::backend

@@ -48,6 +48,19 @@ std::string ExcludedReason(const GpuRecord& rec) {
          HealthBook::KeyOf(rec.serial, rec.uuid) + " excluded (bad actor); lockstep health --clear";
 }
 
+// A condition's key in NodeStanding::conditions: "source:check/gpu".
+std::string ConditionKey(const std::string& source, const std::string& check, std::int32_t gpu) {
+  return source + ":" + check + "/" + std::to_string(gpu);
+}
+
+// Whether the full round `r` speaks for the condition `key`: its source's, of a check it covers.
+bool CoveredBy(const backend::NodeHealthReport& r, const std::string& key) {
+  const std::size_t colon = key.find(':'), slash = key.rfind('/');
+  if (colon == std::string::npos || slash == std::string::npos || slash < colon) return true;
+  return key.compare(0, colon, r.source) == 0 && colon == r.source.size() &&
+         backend::Covers(r, std::string_view(key).substr(colon + 1, slash - colon - 1));
+}
+
 void Keep(std::vector<HealthFailure>& failures, HealthFailure f) {
   failures.push_back(std::move(f));
   if (failures.size() > kMaxFailuresKept) failures.erase(failures.begin());
@@ -117,7 +130,7 @@ void Controller::NodeHealthLocked(const backend::NodeHealthReport& r, Time now) 
       log::Warning("node {}: {}{} (warning)", r.node, where, c.what);
       continue;
     }
-    const std::string condition_key = f.check + "/" + std::to_string(f.gpu);
+    const std::string condition_key = ConditionKey(r.source, f.check, f.gpu);
     if (c.severity == HealthSeverity::kUnknown) {
       // No answer: whatever the check said last still stands.
       if (auto was = standing.conditions.find(condition_key); was != standing.conditions.end())
@@ -138,7 +151,12 @@ void Controller::NodeHealthLocked(const backend::NodeHealthReport& r, Time now) 
       if (drain_reason.empty()) drain_reason = reason;
     }
   }
-  if (r.full_round) standing.conditions = std::move(conditions);
+  if (r.full_round) {
+    // What this round does not speak for (another checker's, another source's) stands.
+    for (auto& kept : standing.conditions)
+      if (!CoveredBy(r, kept.first)) conditions.insert(std::move(kept));
+    standing.conditions = std::move(conditions);
+  }
   if (!drain_reason.empty()) HealthDrainLocked(n, drain_reason, now, drain_for_event);
   if (r.full_round) MaybeHealthResumeLocked(n, now);
 }
@@ -223,6 +241,18 @@ void Controller::MaybeHealthResumeLocked(std::uint32_t n, Time now) {
   const std::string& name = cluster_.base.nodes[n].name;
   const NodeStanding& standing = health_->nodes[name];
   if (!info.health_drain || info.admin != engine::NodeState::kDrain) return;
+  if (!standing.conditions.empty() && !info.health_event && !HasExcludedGpuLocked(name)) {
+    // Still held, maybe by another finding than the drain's first: the reason names one that
+    // holds it now.
+    const bool current = std::any_of(standing.conditions.begin(), standing.conditions.end(),
+                                     [&](const auto& c) { return c.second == info.reason; });
+    if (!current) {
+      info.reason = standing.conditions.begin()->second;
+      info.reason_time = now;
+      PersistNodeLocked(n);
+    }
+    return;
+  }
   if (!standing.conditions.empty() || info.health_event || HasExcludedGpuLocked(name)) return;
   log::Info("node {} resumed: its health checks pass (was: {})", name, info.reason);
   info.admin = engine::NodeState::kUp;

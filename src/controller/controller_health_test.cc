@@ -75,6 +75,51 @@ TEST_F(HealthControllerTest, TheCheckersDrainIsDurableAndAnOperatorsIsNeverResum
   EXPECT_EQ(N1()["reason"], "bad fan") << "the checker does not take an operator's drain over";
 }
 
+// Two checkers of n1 on Kubernetes (the health-only and the mounts-only agent), and the Node's
+// own conditions: each full round speaks for its checks only.
+TEST_F(HealthControllerTest, AFullRoundClearsOnlyTheChecksItCovers) {
+  auto storage_round = [&](const std::string& problem) {
+    backend::NodeHealthReport r;
+    r.node = "n1";
+    r.checks = {"storage"};
+    if (!problem.empty()) r.findings.push_back({"storage", -1, 0, problem});
+    controller_->events().NodeHealth(r);
+    controller_->SettleForTest();
+  };
+  auto node_checks_round = [&](int program) {
+    backend::NodeHealthReport r;
+    r.node = "n1";
+    r.checks = {"xid", "program", "gpu_count"};
+    r.findings.push_back({"program", -1, program, program ? "ECC storm" : "ok"});
+    controller_->events().NodeHealth(r);
+    controller_->SettleForTest();
+  };
+  auto kubernetes_round = [&] {
+    backend::NodeHealthReport r;
+    r.node = "n1";
+    r.source = "k8s";
+    r.checks = {"k8s_condition", "gpu_count"};
+    controller_->events().NodeHealth(r);
+    controller_->SettleForTest();
+  };
+  storage_round("storage checkpoints/ckpt: not mounted");
+  storage_round("storage checkpoints/ckpt: not mounted");
+  ASSERT_EQ(N1()["state"], "drained");
+  EXPECT_EQ(N1()["reason"], "health: storage checkpoints/ckpt: not mounted");
+  for (int i = 0; i < 3; ++i) {
+    node_checks_round(0);  // the program passes: says nothing of storage
+    kubernetes_round();    // the Node is fine: says nothing of the agents' checks
+  }
+  EXPECT_EQ(N1()["state"], "drained");
+  node_checks_round(2);
+  node_checks_round(2);
+  storage_round("");  // storage is back; the program's finding holds the node, and is named
+  EXPECT_EQ(N1()["state"], "drained");
+  EXPECT_EQ(N1()["reason"], "health: ECC storm");
+  node_checks_round(0);
+  EXPECT_EQ(N1()["state"], "idle");
+}
+
 TEST_F(HealthControllerTest, MetricsShowEachChecksLastResultRunsAndTheCheckersDrains) {
   EXPECT_TRUE(HealthSamples().empty()) << "no node has reported";
   Program(2);

@@ -44,7 +44,8 @@ struct NodeRecord {
 
 // A node's standing with its checks (memory only: the next round says it again).
 struct NodeStanding {
-  // The critical conditions of its last full round, by "check/gpu": their reasons.
+  // The critical conditions of its checkers' last full rounds, by "source:check/gpu": their
+  // reasons.
   std::map<std::string, std::string> conditions;
   // Critical findings per check, for the count-in-window thresholds.
   std::map<std::string, std::deque<Time>> recent;

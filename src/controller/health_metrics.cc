@@ -43,7 +43,7 @@ void RecordCheckResults(NodeCheckResults& results, const backend::NodeHealthRepo
   if (report.full_round) {
     ++results.rounds;
     for (auto& [check, result] : results.checks)
-      if (!said.count(check)) {
+      if (!said.count(check) && backend::Covers(report, check)) {
         result.status = CheckStatus::kOk;
         ++result.runs;
       }

@@ -132,7 +132,8 @@ Status Agent::Register() {
       poll_client_.Post("/api/v1/agent/register", {{"agent", options_.name},
                                                    {"address", options_.address},
                                                    {"nodes", nodes},
-                                                   {"running", running}});
+                                                   {"running", running},
+                                                   {"launches", options_.launches()}});
   return r.ok() ? Status::Ok() : r.status();
 }
 
@@ -148,8 +149,12 @@ void Agent::Run() {
   std::vector<HealthNode> health_nodes;
   for (const AgentNode& n : options_.nodes)
     health_nodes.push_back({n.name, static_cast<int>(n.gpus.size()), n.nvml});
-  health_ = std::make_unique<HealthMonitor>(options_.name, options_.socket_path, health_nodes,
-                                            [this](const std::string& n) { return NodeBusy(n); });
+  const HealthScope scope = options_.mounts_only   ? HealthScope::kStorage
+                           : options_.health_only ? HealthScope::kNodeChecks
+                                                  : HealthScope::kAll;
+  health_ = std::make_unique<HealthMonitor>(
+      options_.name, options_.socket_path, health_nodes,
+      [this](const std::string& n) { return NodeBusy(n); }, scope, options_.host_root);
   bool registered = false;
   auto last_answer = std::chrono::steady_clock::now();
   while (!stopping_) {
@@ -192,8 +197,9 @@ void Agent::Run() {
 void Agent::HandleCommand(const nlohmann::json& c) {
   std::string type = c.value("type", "");
   std::uint64_t job = c.value("job_id", std::uint64_t{0});
-  if (type == "launch" && options_.health_only)
-    log::Error("job {}: this agent runs health checks only (--health-only): not launched", job);
+  if (type == "launch" && !options_.launches())
+    log::Error("job {}: this agent only checks ({}): not launched", job,
+               options_.health_only ? "--health-only" : "--mounts-only");
   else if (type == "launch")
     Launch(c);
   else if (type == "signal")

@@ -63,6 +63,12 @@ struct AgentOptions {
   // Health checks only (the DaemonSet on Kubernetes, docs/kubernetes.md): the agent registers
   // its nodes and reports their health, and refuses every launch.
   bool health_only = false;
+  // Shared file systems only (the storage DaemonSet on Kubernetes, docs/storage.md): the agent
+  // mounts what is declared for its nodes under `host_root`, checks and reports it, and refuses
+  // every launch.
+  bool mounts_only = false;
+  std::string host_root;  // where this host's `/` is seen; "": `/` itself
+  bool launches() const { return !health_only && !mounts_only; }
   // How often running tasks' usage is sampled and sent to lockstepd for sstat (Slurm's
   // JobAcctGatherFrequency); 0: never.
   std::chrono::seconds usage_interval{30};

@@ -251,7 +251,9 @@ Status AgentBackend::Register(const nlohmann::json& body) {
     agent->nodes = reg->nodes;
     agent->last_seen = clock_.MonotonicNow();
     agent->lost = false;
+    agent->launches = reg->launches;
     for (const std::string& node : reg->nodes) {
+      if (!reg->launches) continue;  // a checker: the node is not its to report
       node_agent_[node] = reg->agent;
       backend::NodeReport r;
       r.name = node;
@@ -265,6 +267,7 @@ Status AgentBackend::Register(const nlohmann::json& body) {
       if (u.step_id >= 0) step_nodes_[{u.run.job, u.step_id}].insert(u.node);
     }
   }
+  if (!reg->launches) return Status::Ok();
   std::set<backend::RunId> alive;
   for (const RunningUnit& u : reg->running) alive.insert(u.run);
   sink_.NodesReported(std::move(reports), /*complete=*/false);
@@ -354,15 +357,24 @@ Status AgentBackend::Health(const nlohmann::json& body) {
   if (!decoded.ok()) return decoded.status();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const backend::NodeHealthReport& r : decoded->reports) {
-      auto served = node_agent_.find(r.node);
-      if (served == node_agent_.end() || served->second != decoded->agent)
+    for (const backend::NodeHealthReport& r : decoded->reports)
+      if (!ChecksNodeLocked(decoded->agent, r.node))
         return PermissionDenied("health: node " + r.node + " is not served by agent " +
                                 decoded->agent);
-    }
   }
   for (backend::NodeHealthReport& r : decoded->reports) sink_.NodeHealth(std::move(r));
   return Status::Ok();
+}
+
+bool AgentBackend::ChecksNodeLocked(const std::string& agent, const std::string& node) const {
+  auto it = agents_.find(agent);
+  if (it == agents_.end()) return false;
+  const AgentState& a = *it->second;
+  if (a.launches) {  // the node's launching agent: the one that registered it last
+    auto served = node_agent_.find(node);
+    return served != node_agent_.end() && served->second == agent;
+  }
+  return std::find(a.nodes.begin(), a.nodes.end(), node) != a.nodes.end();
 }
 
 void AgentBackend::CheckAgents() {
@@ -377,6 +389,7 @@ void AgentBackend::CheckAgents() {
       agent->lost = true;
       if (agent->waiter) answers.push_back({std::move(agent->waiter), MustRegister()});
       agent->waiter = nullptr;
+      if (!agent->launches) continue;  // a silent checker: its nodes still run
       for (const std::string& node : agent->nodes) {
         log::Warning("node {} not responding: DOWN", node);
         backend::NodeReport r;

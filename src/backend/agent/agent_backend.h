@@ -102,6 +102,7 @@ class AgentBackend : public backend::Backend {
     std::vector<std::string> nodes;
     Clock::Monotonic last_seen;
     bool lost = false;  // declared silent: it must register again
+    bool launches = true;  // false: a checker only (Registration::launches)
     std::deque<nlohmann::json> commands;
     // Its poll in progress, if any: answered by a command, a newer poll, or its deadline.
     PollWaiter waiter;
@@ -117,6 +118,9 @@ class AgentBackend : public backend::Backend {
   // waiting for it is answered by TakeAnswersLocked, so that one answer carries every command
   // queued under one hold of the mutex.
   bool SendLocked(const std::string& node, nlohmann::json command);
+  // Whether `agent` may report `node`'s health: it registered the node, and (when it launches)
+  // no other agent registered it since.
+  bool ChecksNodeLocked(const std::string& agent, const std::string& node) const;
   // The answers of the polls whose agents got commands since the last call.
   std::vector<Answer> TakeAnswersLocked();
   // Takes the agent's queued commands (and its waiter, if any) into an answer.
@@ -147,7 +151,9 @@ class AgentBackend : public backend::Backend {
   nlohmann::json health_settings_;  // guarded by mu_: options_.health_settings, or newer
   bool stopping_ = false;                                    // guarded by mu_
   std::map<std::string, std::unique_ptr<AgentState>> agents_;  // guarded by mu_
-  std::map<std::string, std::string> node_agent_;            // guarded by mu_: node -> agent
+  // guarded by mu_: node -> the agent that launches its tasks. Checkers (health-only and
+  // mounts-only agents) are not in it: one node may have several.
+  std::map<std::string, std::string> node_agent_;
   // guarded by mu_: the nodes each run has processes on (its batch step and its steps).
   std::map<backend::RunId, std::set<std::string>> run_nodes_;
   // guarded by mu_: the hook variables of runs launched, until they end (prolog, epilog).

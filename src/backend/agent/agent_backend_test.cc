@@ -264,5 +264,47 @@ TEST_F(AgentBackendTest, HealthReportsReachTheSinkForTheAgentsOwnNodesOnly) {
   EXPECT_EQ(sink_.health.size(), 1u) << "a refused body changes nothing";
 }
 
+// Two checkers of one node (the health-only and mounts-only DaemonSets on Kubernetes) beside the
+// agent that launches there: each may report the node's health, the launching agent still gets
+// its commands, and a silent checker downs nothing.
+TEST_F(AgentBackendTest, CheckersOfANodeReportBesideItsLaunchingAgentAndDownNothing) {
+  ASSERT_TRUE(agents_->Register(Registration("launcher", {"n1"})).ok());
+  sink_.reports.clear();
+  for (const char* checker : {"health:n1", "storage:n1"}) {
+    json reg = Registration(checker, {"n1"});
+    reg["launches"] = false;
+    ASSERT_TRUE(agents_->Register(reg).ok());
+  }
+  EXPECT_TRUE(sink_.reports.empty()) << "a checker's registration reports no node";
+  json scoped = {{"node", "n1"}, {"checks", {"storage"}}, {"findings", json::array()}};
+  for (const char* agent : {"health:n1", "storage:n1", "launcher"})
+    EXPECT_TRUE(agents_->Health({{"agent", agent}, {"reports", {scoped}}}).ok()) << agent;
+  ASSERT_EQ(sink_.health.size(), 3u);
+  EXPECT_EQ(sink_.health[0].checks, (std::vector<std::string>{"storage"}));
+  // Launches still go to the node's launching agent.
+  ASSERT_TRUE(agents_->Launch(Order(5, {"n1"})).ok());
+  EXPECT_EQ(PollNow("launcher")["commands"][0]["type"], "launch");
+  EXPECT_EQ(PollNow("storage:n1").value("commands", json::array()).size(), 0u);
+  // The checkers fall silent: their node keeps running.
+  clock_.Advance(std::chrono::seconds(20));
+  (void)PollNow("launcher");
+  clock_.Advance(std::chrono::seconds(20));
+  agents_->CheckAgents();
+  EXPECT_TRUE(sink_.reports.empty()) << "no node went down";
+  EXPECT_EQ(PollNow("storage:n1")["register"], true) << "it must register again";
+  // A checker speaks for its own nodes only; an unknown check in the scope is refused.
+  json other = scoped;
+  other["node"] = "n2";
+  EXPECT_EQ(agents_->Health({{"agent", "health:n1"}, {"reports", {other}}}).code(),
+            StatusCode::kPermissionDenied);
+  json bad = scoped;
+  bad["checks"] = {"fan"};
+  EXPECT_EQ(agents_->Health({{"agent", "launcher"}, {"reports", {bad}}}).message(),
+            "reports[0]: 'checks' has \"fan\", which is not a check");
+  json reg = Registration("c", {"n3"});
+  reg["launches"] = "no";
+  EXPECT_EQ(agents_->Register(reg).message(), "register: 'launches' must be a boolean");
+}
+
 }  // namespace
 }  // namespace lockstep::agent

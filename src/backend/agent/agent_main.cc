@@ -4,6 +4,8 @@
 //                                                                     # virtual nodes, virtual GPUs
 //   lockstep-agent --socket https://HOST:PORT --state-dir DIR --nodes NAME --health-only
 //                                                                     # health checks only
+//   lockstep-agent --socket https://HOST:PORT --state-dir DIR --nodes NAME --mounts-only \
+//                  --host-root /host                                  # shared storage only
 //   ... [--log-level info] [--log-file PATH] [--give-up-after SECONDS]
 //   lockstep-agent keep-core ...     # run by the agent itself, as a job's user (core_dump.h)
 #include <signal.h>
@@ -55,9 +57,18 @@ int main(int argc, char** argv) {
                  "sample running tasks' usage for sstat every this many seconds (Slurm's "
                  "JobAcctGatherFrequency; default 30; 0: never)")
       ->check(CLI::Range(0LL, 86400LL));
-  app.add_flag("--health-only", o.health_only,
-               "health checks only: report this host's health (NVML, the health program) and "
-               "launch nothing (the Kubernetes DaemonSet)");
+  CLI::Option* health_only =
+      app.add_flag("--health-only", o.health_only,
+                   "health checks only: report this host's health (NVML, the health program) and "
+                   "launch nothing (the Kubernetes DaemonSet)");
+  app.add_flag("--mounts-only", o.mounts_only,
+               "shared file systems only: mount, check and report the cluster's declared storage "
+               "for this host and launch nothing (the Kubernetes storage DaemonSet)")
+      ->excludes(health_only);
+  app.add_option("--host-root", o.host_root,
+                 "where this host's / is seen (a container's hostPath of /): storage is mounted "
+                 "and checked under it")
+      ->check(CLI::ExistingDirectory);
   bool list_gpus = false;
   app.add_flag("--list-gpus", list_gpus,
                "print this host's GPUs as NVML sees them (JSON) and exit (lockstep up --nvml)");

@@ -84,6 +84,14 @@ Result<backend::NodeHealthReport> DecodeHealthReport(const Json& r, const std::s
       return InvalidArgument(where + ": 'full_round' must be a boolean");
     out.full_round = r["full_round"].get<bool>();
   }
+  const Json checks = r.value("checks", Json::array());
+  if (!checks.is_array() || checks.size() > std::size(backend::kHealthChecks))
+    return InvalidArgument(where + ": 'checks' must be an array of check names");
+  for (const Json& c : checks) {
+    if (!c.is_string() || !backend::IsHealthCheck(c.get<std::string>()))
+      return InvalidArgument(where + ": 'checks' has " + c.dump() + ", which is not a check");
+    out.checks.push_back(c.get<std::string>());
+  }
   const Json gpus = r.value("gpus", Json::array());
   const Json findings = r.value("findings", Json::array());
   if (!gpus.is_array() || gpus.size() > 64)
@@ -144,6 +152,11 @@ Result<Registration> DecodeRegistration(const Json& body) {
     if (!n.is_object()) return InvalidArgument(where + " must be an object");
     LOCKSTEP_ASSIGN_OR_RETURN(name, GetString(n, "name", where));
     r.nodes.push_back(std::move(name));
+  }
+  if (body.contains("launches")) {
+    if (!body["launches"].is_boolean())
+      return InvalidArgument("register: 'launches' must be a boolean");
+    r.launches = body["launches"].get<bool>();
   }
   if (body.contains("running")) {
     if (!body["running"].is_array()) return InvalidArgument("register: 'running' must be an array");

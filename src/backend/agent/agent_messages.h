@@ -25,6 +25,9 @@ struct Registration {
   std::string address = "127.0.0.1";
   std::vector<std::string> nodes;
   std::vector<RunningUnit> running;
+  // False for an agent that only checks (health-only or mounts-only, on Kubernetes): it is one
+  // of the node's checkers, never where its tasks are sent, and its silence downs no node.
+  bool launches = true;
 };
 
 struct AgentEvent {

@@ -18,7 +18,21 @@ nlohmann::json ReportJson(const backend::NodeHealthReport& r) {
   for (const backend::HealthFinding& f : r.findings)
     findings.push_back(
         {{"check", f.check}, {"gpu", f.gpu}, {"value", f.value}, {"detail", f.detail}});
-  return {{"node", r.node}, {"full_round", r.full_round}, {"gpus", gpus}, {"findings", findings}};
+  nlohmann::json j = {
+      {"node", r.node}, {"full_round", r.full_round}, {"gpus", gpus}, {"findings", findings}};
+  if (!r.checks.empty()) j["checks"] = r.checks;
+  return j;
+}
+
+// The checks a full round of `scope` speaks for (empty: all).
+std::vector<std::string> ChecksOf(HealthScope scope) {
+  std::vector<std::string> checks;
+  if (scope == HealthScope::kAll) return checks;
+  for (std::string_view c : backend::kHealthChecks) {
+    const bool storage = c == "storage";
+    if (c != "k8s_condition" && storage == (scope == HealthScope::kStorage)) checks.emplace_back(c);
+  }
+  return checks;
 }
 
 }  // namespace
@@ -84,12 +98,16 @@ Result<HealthSettings> DecodeHealthSettings(const nlohmann::json& c) {
 }
 
 HealthMonitor::HealthMonitor(std::string agent, std::string server, std::vector<HealthNode> nodes,
-                             std::function<bool(const std::string&)> busy)
+                             std::function<bool(const std::string&)> busy, HealthScope scope,
+                             std::string host_root)
     : agent_(std::move(agent)),
+      scope_(scope),
+      host_root_(std::move(host_root)),
       nodes_(std::move(nodes)),
       busy_(std::move(busy)),
       client_(std::move(server)) {
-  const bool any_nvml = std::any_of(nodes_.begin(), nodes_.end(),
+  const bool any_nvml = scope_ != HealthScope::kStorage &&
+                        std::any_of(nodes_.begin(), nodes_.end(),
                                     [](const HealthNode& n) { return n.nvml; });
   if (any_nvml) nvml_ = NvmlHealth::Open();
   rounds_ = std::thread([this] { RoundLoop(); });
@@ -135,6 +153,8 @@ backend::NodeHealthReport HealthMonitor::Round(const HealthNode& node, const Hea
   backend::NodeHealthReport r;
   r.node = node.name;
   r.full_round = true;
+  r.checks = ChecksOf(scope_);
+  if (scope_ == HealthScope::kStorage) return r;  // its storage findings are added by the caller
   if (node.nvml && nvml_) {
     auto configured = s.configured_gpus.find(node.name);
     r.gpus = nvml_->Inventory();
@@ -153,7 +173,8 @@ std::map<std::string, std::vector<backend::HealthFinding>> HealthMonitor::Storag
   };
   // Removed from the declaration: unmounted once none of its nodes runs a job.
   for (auto it = mounted_.begin(); it != mounted_.end();) {
-    const bool declared = std::any_of(s.storage.begin(), s.storage.end(), [&](const StorageMount& m) {
+    const bool declared = std::any_of(s.storage.begin(), s.storage.end(), [&](StorageMount m) {
+      m = UnderHostRoot(std::move(m), host_root_);
       return m.path == it->first && m.kind == it->second.kind && m.source == it->second.source;
     });
     if (declared || any_busy(it->second.nodes)) {
@@ -167,7 +188,9 @@ std::map<std::string, std::vector<backend::HealthFinding>> HealthMonitor::Storag
     it = mounted_.erase(it);
   }
   std::map<std::string, std::vector<backend::HealthFinding>> findings;
+  if (scope_ == HealthScope::kNodeChecks) return findings;  // the mounts-only agent's
   for (StorageMount m : s.storage) {
+    m = UnderHostRoot(std::move(m), host_root_);
     // Only what this agent's nodes get is mounted and checked here.
     std::vector<std::string> ours;
     for (const HealthNode& node : nodes_)
@@ -220,7 +243,8 @@ void HealthMonitor::RoundLoop() {
       for (backend::HealthFinding& f : storage[node.name]) reports.back().findings.push_back(f);
       // A node whose state is not checked this round says nothing of its program: the
       // conditions of its last round stand.
-      if (!run_program && !s.program.empty()) reports.back().full_round = false;
+      if (!run_program && !s.program.empty() && scope_ != HealthScope::kStorage)
+        reports.back().full_round = false;
     }
     Send(std::move(reports));
     lock.lock();

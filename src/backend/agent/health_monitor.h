@@ -51,6 +51,15 @@ struct HealthSettings {
 // Decodes the "health" command's settings; an error names the field.
 Result<HealthSettings> DecodeHealthSettings(const nlohmann::json& command);
 
+// What a monitor checks. An agent that launches checks everything of its nodes; on Kubernetes,
+// where jobs are pods, two DaemonSets share the work, and each full round says which checks it
+// covers (NodeHealthReport::checks), so that one's round never clears the other's findings.
+enum class HealthScope {
+  kAll,         // the node checks and the shared file systems (bare hosts)
+  kNodeChecks,  // NVML and the health program only (--health-only)
+  kStorage,     // the shared file systems only: mounted, checked, unmounted (--mounts-only)
+};
+
 struct HealthNode {
   std::string name;
   int configured_gpus = 0;  // NVML's count is checked against it (0: not checked)
@@ -60,8 +69,11 @@ struct HealthNode {
 class HealthMonitor {
  public:
   // `busy(node)`: whether jobs run on the node now (for node_states).
+  // `host_root`: where this host's `/` is seen ("" for `/` itself; the mounts-only DaemonSet's
+  // /host): storage paths and bind sources are taken under it.
   HealthMonitor(std::string agent, std::string server, std::vector<HealthNode> nodes,
-                std::function<bool(const std::string&)> busy);
+                std::function<bool(const std::string&)> busy, HealthScope scope = HealthScope::kAll,
+                std::string host_root = "");
   ~HealthMonitor();  // stops
   // Starts checking with these settings, or changes them.
   void Configure(const HealthSettings& settings);
@@ -87,6 +99,8 @@ class HealthMonitor {
   void Send(std::vector<backend::NodeHealthReport> reports);
 
   const std::string agent_;
+  const HealthScope scope_;
+  const std::string host_root_;
   std::vector<HealthNode> nodes_;
   std::function<bool(const std::string&)> busy_;
   std::unique_ptr<NvmlHealth> nvml_;  // null: no NVML on this host

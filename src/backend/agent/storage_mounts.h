@@ -27,6 +27,10 @@ struct StorageMount {
   bool all_nodes = false;          // ... or every node
 };
 
+// `m` as seen where this host's `/` is at `root` (a container's view of its host): its mount
+// point and a bind's source under `root`. "" leaves it as it is. Pure.
+StorageMount UnderHostRoot(StorageMount m, const std::string& root);
+
 // Whether `path` is a mount point in the text of /proc/self/mountinfo (its fifth field, with
 // the kernel's octal escapes). Pure.
 bool IsMountPoint(std::string_view mountinfo, const std::string& path);

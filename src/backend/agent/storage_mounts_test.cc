@@ -52,6 +52,21 @@ TEST(IsMountPoint, ReadsTheFifthFieldWithTheKernelsEscapes) {
   EXPECT_FALSE(IsMountPoint("", "/"));
 }
 
+TEST(UnderHostRoot, PutsTheMountPointAndABindsSourceUnderTheRootOnly) {
+  StorageMount bind, nfs;
+  bind.name = "checkpoints/ckpt", bind.kind = "bind", bind.source = "/srv/ckpt";
+  bind.path = "/mnt/checkpoints/ckpt";
+  nfs.name = "datasets/imagenet", nfs.kind = "nfs", nfs.source = "fs1:/export";
+  nfs.path = "/mnt/datasets/imagenet";
+  EXPECT_EQ(UnderHostRoot(bind, "/host/").path, "/host/mnt/checkpoints/ckpt");
+  EXPECT_EQ(UnderHostRoot(bind, "/host").source, "/host/srv/ckpt");
+  EXPECT_EQ(UnderHostRoot(nfs, "/host").source, "fs1:/export") << "a server's path is its own";
+  EXPECT_EQ(UnderHostRoot(nfs, "/host").path, "/host/mnt/datasets/imagenet");
+  EXPECT_EQ(UnderHostRoot(bind, "").path, "/mnt/checkpoints/ckpt");
+  EXPECT_EQ(UnderHostRoot(bind, "/").source, "/srv/ckpt");
+  EXPECT_EQ(UnderHostRoot(bind, "/host").name, "checkpoints/ckpt") << "reasons name it alike";
+}
+
 TEST_F(StorageMountsTest, AHostPathIsCheckedForBeingThere) {
   StorageMount m = Mount("host_path", "", dir_ + "/shared");
   m.source = m.path;
@@ -92,6 +107,29 @@ TEST_F(StorageMountsTest, AReadOnlyBindMountRefusesWrites) {
   ASSERT_TRUE(MountStorage(m).ok());
   EXPECT_LT(::open((path + "/new").c_str(), O_WRONLY | O_CREAT, 0644), 0);
   EXPECT_EQ(errno, EROFS);
+}
+
+// The storage DaemonSet's case: the mount is made under a shared mount and reaches the host (and
+// from there job pods) by propagation. The copy it propagates must be read-only too.
+TEST_F(StorageMountsTest, AReadOnlyBindMountIsReadOnlyInEveryCopyPropagationMakes) {
+  if (!Root()) GTEST_SKIP() << "mounting needs root";
+  const std::string source = dir_ + "/source", shared = dir_ + "/shared", peer = dir_ + "/peer";
+  for (const std::string& d : {source, shared, peer}) std::filesystem::create_directories(d);
+  mounted_ = {shared + "/imagenet", peer + "/imagenet", peer, shared};  // innermost first
+  ASSERT_EQ(::mount(shared.c_str(), shared.c_str(), nullptr, MS_BIND, nullptr), 0);
+  ASSERT_EQ(::mount(nullptr, shared.c_str(), nullptr, MS_SHARED, nullptr), 0);
+  ASSERT_EQ(::mount(shared.c_str(), peer.c_str(), nullptr, MS_BIND, nullptr), 0);  // its peer
+  StorageMount m = Mount("bind", source, shared + "/imagenet");
+  m.read_only = true;
+  Status st = MountStorage(m);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(CheckStorage(Mount("bind", source, peer + "/imagenet")), "") << "propagated";
+  for (const std::string& copy : {shared + "/imagenet/new", peer + "/imagenet/new"}) {
+    errno = 0;
+    EXPECT_LT(::open(copy.c_str(), O_WRONLY | O_CREAT, 0644), 0) << copy;
+    EXPECT_EQ(errno, EROFS) << copy;
+  }
+  EXPECT_FALSE(std::filesystem::exists(source + "/new"));
 }
 
 TEST_F(StorageMountsTest, AMountThatNeverAnswersReadsAsHungWithinItsTimeout) {

@@ -23,6 +23,7 @@ backend::NodeHealthReport NodeHealthFromObject(const nlohmann::json& node,
   backend::NodeHealthReport r;
   r.source = "k8s";
   r.full_round = true;
+  r.checks = {"k8s_condition", "gpu_count"};
   r.node = node.value("/metadata/name"_json_pointer, "");
   const nlohmann::json status = node.value("status", nlohmann::json::object());
   for (const nlohmann::json& c : status.value("conditions", nlohmann::json::array())) {
