@@ -3,7 +3,8 @@
 // submitted from it running there as the user, reading its data and writing a checkpoint and its
 // slurm-%j.out that the host sees, owned by the user; a directory bind-mounted under it on the
 // host while the job's pod runs appearing inside the pod; --container-mounts of a declared
-// directory read-only, of any other path refused; the warning for a job outside the storage.
+// directory read-only, of any other path refused; the warning for a job outside the storage;
+// and all of it started as a user would, with `lockstep up --backend kubernetes --storage DIR`.
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "tests/kubernetes_node_fixture.h"
@@ -187,6 +189,45 @@ TEST_F(StorageNodeTest, ContainerMountsBindDeclaredDirectoriesOnlyAndJobsElsewhe
   EXPECT_EQ(c->Run({"logs", std::to_string(plain)}, "", kUser).out, "in-the-image\n");
   std::error_code ignored;
   fs::remove_all(elsewhere, ignored);
+}
+
+// The first step as its user types it: `lockstep up --backend kubernetes --storage DIR`,
+// then an ordinary user's job from DIR/project, which runs there as the user and leaves its
+// output and checkpoint there.
+TEST_F(StorageNodeTest, UpWithStorageRunsAUsersJobInItsSubmitDirectory) {
+  ClusterOptions o;
+  Cluster c(o);  // only for its directory and Run()
+  const std::string state = c.dir() + "/up";
+  struct Down {
+    Cluster& c;
+    std::string state;
+    ~Down() { c.Run({"down", "--state-dir", state}); }
+  } down{c, state};
+  CommandResult r = c.Run({"up", "--backend", "kubernetes", "--kubeconfig",
+                           run_dir_ + "/kubeconfig", "--state-dir", state, "--storage", storage_});
+  ASSERT_EQ(r.exit_code, 0) << r.err << c.ReadFile(state + "/lockstepd.log");
+  const std::map<std::string, std::string> env = {{"LOCKSTEP_STATE_DIR", state}};
+  const std::string project = storage_ + "/project";
+  UserDirectory(project);
+  std::ofstream(project + "/input.txt") << "dataset-line\n";
+  r = c.Run({"sbatch", "--parsable", "--container-image", job_image_, "--wrap",
+             "echo \"$(pwd) $(id -u) $(cat input.txt)\"; echo step-1 > checkpoint.txt"},
+            project, kUser, "", env);
+  const unsigned long long id = IdOf(r);
+  ASSERT_GT(id, 0u) << r.out << r.err;
+  EXPECT_EQ(r.err, "");  // on storage: no warning
+  auto state_of = [&] {
+    CommandResult s = c.Run({"sacct", "-n", "-X", "-P", "-j", std::to_string(id), "-o", "State"},
+                            "", -1, "", env);
+    return s.out.substr(0, s.out.find('\n'));
+  };
+  ASSERT_TRUE(WaitFor([&] { return state_of() == "COMPLETED"; }, std::chrono::seconds(kJobSeconds)))
+      << state_of() << c.ReadFile(state + "/lockstepd.log");
+  const std::string out_file = project + "/slurm-" + std::to_string(id) + ".out";
+  EXPECT_EQ(ReadAll(out_file), project + " 65534 dataset-line\n");
+  EXPECT_EQ(OwnerOf(out_file), kUser);
+  EXPECT_EQ(ReadAll(project + "/checkpoint.txt"), "step-1\n");
+  EXPECT_EQ(OwnerOf(project + "/checkpoint.txt"), kUser);
 }
 
 }  // namespace
