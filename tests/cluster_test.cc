@@ -193,6 +193,32 @@ TEST(Cluster, TimeLimitEndsAJobAsTimeout) {
   EXPECT_GE(j["end_time"].get<long long>() - j["start_time"].get<long long>(), 2);
 }
 
+// --mem is held or, where the host cannot hold it, said so: the node's LimitsEnforced and a
+// warning at submission. (This project's test machine is a hybrid cgroup host: its v1 memory
+// hierarchy holds the job.)
+TEST(Cluster, AJobOverItsMemoryIsKilledOrTheSubmissionSaysItCannotBe) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  const std::string node = c.Run({"scontrol", "show", "node", "node1"}).out;
+  const std::size_t at = node.find("LimitsEnforced=");
+  ASSERT_NE(at, std::string::npos) << node;
+  const std::string limits = node.substr(at + 15, node.find('\n', at) - at - 15);
+  // dd's buffer of 500 MB is allocated and filled: over a limit of 100 MB.
+  CommandResult r = c.Run({"sbatch", "--parsable", "--mem=100M", "--wrap",
+                           "dd if=/dev/zero of=/dev/null bs=500M count=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const unsigned long long id = std::stoull(r.out);
+  nlohmann::json j = c.WaitJob(id, 60);
+  if (Contains(limits, "memory")) {
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(j["state"], "OUT_OF_MEMORY") << j.dump();
+  } else {
+    EXPECT_TRUE(Contains(r.err, "sbatch: warning: the memory this job asks for is not enforced "
+                                "on node1"))
+        << r.err;
+  }
+}
+
 TEST(Cluster, UsersCannotTouchOthersJobsButOperatorsCan) {
   if (::getuid() != 0) GTEST_SKIP() << "needs root to act as another user";
   Cluster c;

@@ -145,6 +145,10 @@ struct NodeReport {
   bool ready = true;                       // false: DOWN, with down_reason
   std::string down_reason;
   bool cordoned = false;  // DRAIN with reason "cordoned", until uncordoned
+  // Whether the node holds a job to its memory and to the CPUs it was given: false where the host
+  // has no cgroup controller for it (docs/agent-processes.md). A kubelet holds pods to theirs.
+  bool enforces_memory = true;
+  bool enforces_cpus = true;
 };
 
 struct ExitStatus {

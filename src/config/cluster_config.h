@@ -72,6 +72,10 @@ struct ClusterConfig {
   // dependency can never be satisfied is cancelled, with cause `scheduler`, instead of pending
   // with reason DependencyNeverSatisfied.
   bool kill_invalid_depend = false;
+  // scheduler.max_switch_wait (Slurm's SchedulerParameters=max_switch_wait): the longest a job
+  // waits for its --switches count, and the wait of one that names none; then it runs on any
+  // switches. 0: --switches never holds a job back.
+  Seconds max_switch_wait = 300;
   // scheduler.max_array_size (Slurm's MaxArraySize): array indices are below it. Slurm's default
   // is 1001; lockstep's is its ceiling, 4,000,001, since a pending array costs one record.
   std::uint32_t max_array_size = 4'000'001;

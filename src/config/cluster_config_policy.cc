@@ -344,6 +344,7 @@ void ClusterConfigParser::ReadScheduler(const YAML::Node& map) {
   o.max_jobs_tested = static_cast<int>(m.Int("max_jobs_tested", 0, 0, INT32_MAX));
   o.estimate_starts = m.Bool("estimate_starts", o.estimate_starts);
   config_.kill_invalid_depend = m.Bool("kill_invalid_depend", config_.kill_invalid_depend);
+  config_.max_switch_wait = m.DurationSeconds("max_switch_wait", config_.max_switch_wait);
   config_.max_array_size = static_cast<std::uint32_t>(
       m.Int("max_array_size", config_.max_array_size, 1, 4'000'001));  // kMaxArrayIndex + 1
   o.priority_calc_period = m.Duration("priority_calc_period", o.priority_calc_period);

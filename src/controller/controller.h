@@ -168,7 +168,8 @@ class Controller : private backend::EventSink,
   nlohmann::json StorageView() const;
   void SetStorage(std::vector<config::FileSystem> storage);
   // What a submission should be told, though accepted: on a backend that runs jobs in images,
-  // a directory on no declared file system (the job starts in its image's directory).
+  // a directory on no declared file system (the job starts in its image's directory); nodes of
+  // its partitions that cannot hold it to its memory or CPUs (controller_limits.cc).
   std::vector<std::string> SubmitWarnings(const jobspec::JobSpec& spec) const;
   // Steps (srun inside an allocation).
   Result<nlohmann::json> CreateStep(const Caller& caller, JobId id, const nlohmann::json& request);
@@ -312,6 +313,8 @@ class Controller : private backend::EventSink,
 
   // --- Health (controller_health.cc). ---
   void NodeHealthLocked(const backend::NodeHealthReport& report, Time now);
+  // The nodes of the job's partitions that cannot hold it to what it asks (controller_limits.cc).
+  std::vector<std::string> LimitWarningsLocked(const jobspec::JobSpec& spec) const;
   // The node's GPUs by serial (their records follow them to this host); a bad actor among
   // them drains it.
   void NoteGpusLocked(const backend::NodeHealthReport& report, std::uint32_t node, Time now);

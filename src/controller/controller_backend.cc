@@ -79,6 +79,8 @@ void Controller::NodesReportedLocked(const std::vector<NodeReport>& reports, boo
     info.reported = true;
     info.address = r.address;
     info.cordoned = r.cordoned;
+    info.enforces_memory = r.enforces_memory;
+    info.enforces_cpus = r.enforces_cpus;
     info.down_reason = r.ready ? "" : r.down_reason;
     if (info.responding && !r.ready) {
       info.responding = false;

@@ -45,6 +45,7 @@ nlohmann::json Controller::ConfigView() const {
     scheduler_parameters += ",max_reservation_rounds=" + std::to_string(p.max_reservation_rounds);
   const config::SubmitLimits& l = cluster_.submit_limits;
   scheduler_parameters += ",max_script_size=" + std::to_string(l.max_script_size);
+  scheduler_parameters += ",max_switch_wait=" + std::to_string(cluster_.max_switch_wait);
   const char* preempt = p.preempt == engine::PreemptType::kQos                 ? "preempt/qos"
                         : p.preempt == engine::PreemptType::kPartitionPriority ? "preempt/partition_prio"
                                                                               : "preempt/none";

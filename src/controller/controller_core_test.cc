@@ -337,6 +337,85 @@ TEST_F(CoreTest, ACancelledRunReportedAliveAgainIsTerminatedAgain) {
   EXPECT_EQ(Field(*id, "state"), "CANCELLED");
 }
 
+// A node without cgroup controllers runs jobs but cannot hold them to their memory or CPUs: the
+// node says so, and so does the submission, as a warning.
+TEST_F(CoreTest, LimitsANodeCannotEnforceAreShownAndWarnedOf) {
+  std::vector<backend::NodeReport> nodes = testing::Nodes(2, 8);
+  nodes[1].enforces_memory = false;
+  Report(nodes);
+  nlohmann::json listed = controller_->ListNodes()["nodes"];
+  EXPECT_EQ(listed[0]["limits_enforced"], "memory,cpus");
+  EXPECT_EQ(listed[1]["limits_enforced"], "cpus");
+  jobspec::JobSpec with_memory = Spec();
+  with_memory.mem_mb = 100;
+  const std::vector<std::string> warned = controller_->SubmitWarnings(with_memory);
+  ASSERT_EQ(warned.size(), 1u);
+  EXPECT_EQ(warned[0],
+            "the memory this job asks for is not enforced on n2 (no cgroup memory controller "
+            "there; scontrol show node: LimitsEnforced): it may use more");
+  EXPECT_TRUE(controller_->SubmitWarnings(Spec()).empty()) << "no memory asked for";
+  nodes[0].enforces_cpus = nodes[1].enforces_cpus = false;
+  Report(nodes);
+  EXPECT_EQ(controller_->ListNodes()["nodes"][1]["limits_enforced"], "none");
+  ASSERT_EQ(controller_->SubmitWarnings(Spec()).size(), 1u);
+  EXPECT_EQ(controller_->SubmitWarnings(Spec())[0],
+            "the CPUs this job is given are not enforced on n[1-2] (no cgroup cpuset controller "
+            "there; scontrol show node: LimitsEnforced): its tasks may use others");
+  jobspec::JobSpec whole = Spec();
+  whole.exclusive = true;
+  EXPECT_TRUE(controller_->SubmitWarnings(whole).empty()) << "its nodes are its own";
+}
+
+// --switches as in Slurm: a job waits for its switch count at most scheduler.max_switch_wait
+// (also the wait of a count without `@time`), then runs on any; scontrol shows Switches=.
+TEST_F(ControllerTest, ASwitchCountHoldsAJobAtMostMaxSwitchWait) {
+  Stop();
+  std::ofstream(dir_.File("cluster.yaml"))
+      << "nodes:\n  - {names: \"n[1-4]\", cpus: 8, memory: 1G}\n"
+         "topology:\n  switches:\n    - {name: leaf1, nodes: \"n[1-2]\"}\n"
+         "    - {name: leaf2, nodes: \"n[3-4]\"}\n    - {name: spine, switches: \"leaf[1-2]\"}\n"
+         "partitions:\n  - {name: gpu, nodes: ALL, default: true}\n"
+         "scheduler:\n  max_switch_wait: 120\n";
+  Start();
+  std::vector<backend::NodeReport> up;
+  for (const char* n : {"n1", "n2", "n3", "n4"}) {
+    up.emplace_back();
+    up.back().name = n;
+  }
+  Report(up);
+  // One busy node in each leaf: two free nodes, on two switches.
+  for (const char* node : {"n1", "n3"}) {
+    jobspec::JobSpec busy = Spec();
+    busy.nodelist = node;
+    ASSERT_TRUE(controller_->Submit(kAlice, busy).ok());
+  }
+  jobspec::JobSpec one_switch = Spec(1);
+  one_switch.min_nodes = one_switch.max_nodes = 2;
+  one_switch.max_switches = 1;
+  Result<JobId> waits = controller_->Submit(kAlice, one_switch);
+  one_switch.switches_wait = 3600;  // --switches=1@1:00:00, more than the cluster allows
+  Result<JobId> capped = controller_->Submit(kAlice, one_switch);
+  ASSERT_TRUE(waits.ok() && capped.ok());
+  controller_->PassForTest();
+  EXPECT_EQ(Field(*waits, "state"), "PENDING");
+  EXPECT_EQ(Field(*waits, "reason"), "Resources");  // Slurm has no reason of its own for it
+  for (JobId id : {*waits, *capped}) {
+    Result<nlohmann::json> j = controller_->ShowJob(id);
+    ASSERT_TRUE(j.ok());
+    EXPECT_EQ((*j)["max_switches"], 1);
+    EXPECT_EQ((*j)["switches_wait"], 120);
+  }
+  EXPECT_NE(controller_->ConfigView()["SchedulerParameters"].get<std::string>().find(
+                "max_switch_wait=120"),
+            std::string::npos);
+  clock_.Advance(std::chrono::seconds(119));
+  controller_->PassForTest();
+  EXPECT_EQ(Field(*waits, "state"), "PENDING");
+  clock_.Advance(std::chrono::seconds(2));
+  controller_->PassForTest();
+  EXPECT_EQ(Field(*waits, "state"), "RUNNING") << "waited long enough: any two nodes";
+}
+
 }  // namespace
 }  // namespace lockstep::controller
 

@@ -22,12 +22,18 @@ struct Controller::NodeInfo {
   bool responding = false;  // its backend says it is ready
   std::string address;      // where its tasks can be reached (MASTER_ADDR)
   bool cordoned = false;    // the backend's own drain (spec.unschedulable): reason "cordoned"
+  // Which limits the node holds jobs to (NodeReport): shown, and warned of at submission.
+  bool enforces_memory = true;
+  bool enforces_cpus = true;
   std::string down_reason;  // why it is not responding (not responding, NotReady, deleted)
   // The drain is the health checker's own (reason "health: ..."): only such a drain is resumed
   // when the checks pass; an operator's never is.
   bool health_drain = false;
   bool health_event = false;  // that drain is for an event (an XID): no passing round ends it
 };
+
+// "memory,cpus", "memory", "cpus" or "none": the limits a node holds jobs to.
+std::string LimitsEnforced(bool memory, bool cpus);
 
 // A job step (srun): tasks spread over some of the job's nodes.
 struct Controller::StepInfo {

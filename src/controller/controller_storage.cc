@@ -82,7 +82,7 @@ std::vector<backend::BindMount> Controller::BindMountsLocked(const jobspec::JobS
 
 std::vector<std::string> Controller::SubmitWarnings(const jobspec::JobSpec& spec) const {
   HeldLock lock(*this);
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings = LimitWarningsLocked(spec);
   if (!jobs_in_images_ || spec.work_dir.empty()) return warnings;
   if (!FileSystemOf(cluster_.storage, spec.work_dir))
     warnings.push_back(fmt::format(

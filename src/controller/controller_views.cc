@@ -126,6 +126,11 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
       // scontrol show job's StdOut=/StdErr=: the current run's files, patterns expanded.
       {"stdout", OutputPathLocked(e, e.restart_count)},
   };
+  // scontrol show job's Switches=COUNT@WAIT: what the scheduler holds the job to.
+  if (e.spec->max_switches > 0) {
+    out["max_switches"] = e.spec->max_switches;
+    out["switches_wait"] = SwitchesWait(*e.spec, cluster_);
+  }
   if (e.spec->error.empty()) {
     out["stderr"] = out["stdout"];
   } else {
@@ -408,7 +413,8 @@ nlohmann::json Controller::ListNodes() const {
                                  "(IDX:" + (used_idx.empty() ? "N/A" : used_idx) + ")"},
          {"features", feat},
          {"partitions", parts},
-         {"weight", node.weight}});
+         {"weight", node.weight},
+         {"limits_enforced", LimitsEnforced(info.enforces_memory, info.enforces_cpus)}});
   }
   return {{"nodes", std::move(out)}};
 }

@@ -90,8 +90,8 @@ engine::JobRequest RequestOf(const jobspec::JobSpec& s, const config::ClusterCon
   // says BadConstraints.
   if (!FeatureMask(s.constraint, c, &r.features)) r.features = ~std::uint64_t{0};
   r.exclusive = s.exclusive;
-  r.max_switches = s.max_switches;
-  r.switches_wait = s.switches_wait;
+  r.switches_wait = SwitchesWait(s, c);
+  r.max_switches = r.switches_wait > 0 ? s.max_switches : 0;
   r.time_limit = s.time_limit;
   r.node_filter = NodeFilterOf(s, c);
   // As slurmctld: a node list longer than -N raises the node count to the list's length.
@@ -114,6 +114,11 @@ engine::JobRequest RequestOf(const jobspec::JobSpec& s, const config::ClusterCon
 }
 
 }  // namespace
+
+Seconds SwitchesWait(const jobspec::JobSpec& s, const config::ClusterConfig& c) {
+  if (s.max_switches <= 0 || c.max_switch_wait <= 0) return 0;
+  return s.switches_wait > 0 ? std::min(s.switches_wait, c.max_switch_wait) : c.max_switch_wait;
+}
 
 Status ValidateSpec(const jobspec::JobSpec& s, config::ClusterConfig& c) {
   std::uint32_t p = PartitionOf(s, c);

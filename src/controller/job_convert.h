@@ -16,4 +16,9 @@ Status ValidateSpec(const jobspec::JobSpec& spec, config::ClusterConfig& cluster
 // The engine's view of a job entry. Dependencies name job ids already resolved.
 engine::Job ToEngineJob(const JobEntry& e, config::ClusterConfig& cluster);
 
+// How long the job waits for its --switches count: its own wait (`@time`) capped by
+// scheduler.max_switch_wait, which is also the wait of a job that names none (as in Slurm);
+// 0 when it has no count, or when the cluster never waits for one.
+Seconds SwitchesWait(const jobspec::JobSpec& spec, const config::ClusterConfig& cluster);
+
 }  // namespace lockstep::controller

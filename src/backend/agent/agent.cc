@@ -118,7 +118,13 @@ Status Agent::Register() {
     nlohmann::json gpus = nlohmann::json::array();
     for (const AgentNode::Gpu& g : n.gpus)
       gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"type", g.type}});
-    nodes.push_back({{"name", n.name}, {"cpus", n.cpus}, {"mem_mb", n.mem_mb}, {"gpus", gpus}});
+    nodes.push_back({{"name", n.name},
+                     {"cpus", n.cpus},
+                     {"mem_mb", n.mem_mb},
+                     {"gpus", gpus},
+                     {"enforces",
+                      {{"memory", launcher_->memory_limits_enabled()},
+                       {"cpus", launcher_->cpu_binding_enabled()}}}});
   }
   nlohmann::json running = nlohmann::json::array();
   {

@@ -258,6 +258,10 @@ Status AgentBackend::Register(const nlohmann::json& body) {
       backend::NodeReport r;
       r.name = node;
       r.address = reg->address;
+      if (auto limits = reg->limits.find(node); limits != reg->limits.end()) {
+        r.enforces_memory = limits->second.memory;
+        r.enforces_cpus = limits->second.cpus;
+      }
       reports.push_back(std::move(r));
     }
     // The health checks' settings (the cluster's `health:` section) come with registration.

@@ -264,6 +264,20 @@ TEST_F(AgentBackendTest, HealthReportsReachTheSinkForTheAgentsOwnNodesOnly) {
   EXPECT_EQ(sink_.health.size(), 1u) << "a refused body changes nothing";
 }
 
+// Which limits each node holds jobs to, as the agent's launcher found its cgroups.
+TEST_F(AgentBackendTest, RegistrationSaysWhichLimitsEachNodeEnforces) {
+  json reg = Registration("a", {"n1", "n2"});
+  reg["nodes"][0]["enforces"] = {{"memory", false}, {"cpus", true}};
+  ASSERT_TRUE(agents_->Register(reg).ok());
+  ASSERT_EQ(sink_.reports.size(), 2u);
+  EXPECT_FALSE(sink_.reports[0].enforces_memory);
+  EXPECT_TRUE(sink_.reports[0].enforces_cpus);
+  EXPECT_TRUE(sink_.reports[1].enforces_memory) << "an agent that does not say: as before";
+  reg["nodes"][0]["enforces"] = {{"memory", "no"}};
+  EXPECT_EQ(agents_->Register(reg).message(),
+            "register: nodes[0]: 'enforces' must be {\"memory\": bool, \"cpus\": bool}");
+}
+
 // Two checkers of one node (the health-only and mounts-only DaemonSets on Kubernetes) beside the
 // agent that launches there: each may report the node's health, the launching agent still gets
 // its commands, and a silent checker downs nothing.
@@ -300,7 +314,7 @@ TEST_F(AgentBackendTest, CheckersOfANodeReportBesideItsLaunchingAgentAndDownNoth
   json bad = scoped;
   bad["checks"] = {"fan"};
   EXPECT_EQ(agents_->Health({{"agent", "launcher"}, {"reports", {bad}}}).message(),
-            "reports[0]: 'checks' has \"fan\", which is not a check");
+            "health: reports[0]: 'checks' has \"fan\", which is not a check");
   json reg = Registration("c", {"n3"});
   reg["launches"] = "no";
   EXPECT_EQ(agents_->Register(reg).message(), "register: 'launches' must be a boolean");

@@ -151,6 +151,13 @@ Result<Registration> DecodeRegistration(const Json& body) {
     const std::string where = "register: nodes[" + std::to_string(i) + "]";
     if (!n.is_object()) return InvalidArgument(where + " must be an object");
     LOCKSTEP_ASSIGN_OR_RETURN(name, GetString(n, "name", where));
+    if (n.contains("enforces")) {
+      const Json& e = n["enforces"];
+      if (!e.is_object() || !e.value("memory", Json(true)).is_boolean() ||
+          !e.value("cpus", Json(true)).is_boolean())
+        return InvalidArgument(where + ": 'enforces' must be {\"memory\": bool, \"cpus\": bool}");
+      r.limits[name] = {e.value("memory", true), e.value("cpus", true)};
+    }
     r.nodes.push_back(std::move(name));
   }
   if (body.contains("launches")) {

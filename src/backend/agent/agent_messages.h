@@ -3,6 +3,7 @@
 // checked before anything is used (an error names the field).
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -28,6 +29,13 @@ struct Registration {
   // False for an agent that only checks (health-only or mounts-only, on Kubernetes): it is one
   // of the node's checkers, never where its tasks are sent, and its silence downs no node.
   bool launches = true;
+  // The limits each node holds jobs to, as its launcher found its cgroups; a node not named
+  // (an older agent) holds them all.
+  struct Limits {
+    bool memory = true;
+    bool cpus = true;
+  };
+  std::map<std::string, Limits> limits;
 };
 
 struct AgentEvent {

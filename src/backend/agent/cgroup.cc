@@ -68,7 +68,7 @@ std::vector<MountInfoEntry> ParseMountInfo(std::string_view mountinfo) {
     std::vector<std::string_view> before = Split(line.substr(0, dash), ' ');
     if (after.empty() || before.size() < 5) continue;
     mounts.push_back({UnescapeMountField(before[3]), UnescapeMountField(before[4]),
-                      std::string(after[0])});
+                      std::string(after[0]), after.size() >= 3 ? std::string(after[2]) : ""});
   }
   return mounts;
 }

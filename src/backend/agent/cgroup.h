@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -61,6 +62,7 @@ struct MountInfoEntry {
   std::string root;         // field 4: the mount's root within its file system
   std::string mount_point;  // field 5
   std::string fs_type;      // the first field after " - "
+  std::string super_options;  // the last field: a v1 cgroup mount's controllers ("rw,memory")
 };
 // Every mount in the text of /proc/self/mountinfo, in order.
 std::vector<MountInfoEntry> ParseMountInfo(std::string_view mountinfo);
@@ -74,6 +76,15 @@ struct CgroupDir {
 // Where cgroup `path` (as /proc/self/cgroup shows it) is in one of `mounts`, if it is visible.
 std::optional<CgroupDir> FindCgroupDir(const std::vector<Cgroup2Mount>& mounts,
                                        std::string_view path);
+
+// cgroup v1 beside v2 (cgroup_v1.cc): a hybrid host, whose v2 tree has no memory or cpuset
+// controller while a v1 hierarchy has. The path of this process's cgroup in the v1 hierarchy of
+// `controller`, from the text of /proc/self/cgroup ("4:memory:/a/b" -> "/a/b").
+std::optional<std::string> ParseV1CgroupPath(std::string_view proc_pid_cgroup,
+                                             std::string_view controller);
+// The v1 cgroup mounts of `controller` in `mounts`, as FindCgroupDir takes them.
+std::vector<Cgroup2Mount> V1MountsOf(const std::vector<MountInfoEntry>& mounts,
+                                     std::string_view controller);
 
 // The value of `key` in a flat-keyed file ("populated 1\nfrozen 0\n", memory.events).
 std::optional<std::int64_t> ParseKeyedValue(std::string_view text, std::string_view key);
@@ -99,6 +110,8 @@ struct CgroupLimits {
 struct CgroupLeaf {
   std::string path;
   UniqueFd procs;  // cgroup.procs, open for writing (O_CLOEXEC): the child writes "0" to join
+  // On a hybrid host: the cgroup.procs of the task's v1 memory and cpuset cgroups, joined alike.
+  std::vector<UniqueFd> v1_procs;
   std::int64_t oom_kills_at_start = 0;
 };
 
@@ -116,7 +129,16 @@ class CgroupTree {
   static Result<Setup> Open(const std::string& root);
 
   const std::string& root() const { return root_; }
-  bool has(const std::string& controller) const { return controllers_.count(controller) > 0; }
+  // Whether tasks get limits of `controller`, from the v2 tree or a v1 hierarchy.
+  bool has(const std::string& controller) const {
+    return controllers_.count(controller) > 0 || v1_roots_.count(controller) > 0;
+  }
+  // Sets the limits of `controller` in its v1 hierarchy, below `dir` (made and, for cpuset,
+  // given its parent's CPUs and memory nodes by FindV1Roots).
+  void UseV1(const std::string& controller, const std::string& dir) { v1_roots_[controller] = dir; }
+  // The v1 directories below which tasks' cgroups of each controller go, for those of `wanted`
+  // that a v1 hierarchy of this process has and this process may write; made when missing.
+  static std::map<std::string, std::string> FindV1Roots(const std::set<std::string>& wanted);
 
   // Creates root/name (and its missing parents) with the limits the controllers allow. A
   // leftover empty cgroup of that name is replaced; one with processes is AlreadyExists.
@@ -140,9 +162,15 @@ class CgroupTree {
 
  private:
   Status EnableBelow(const std::string& dir) const;
+  // The task's v1 cgroups (cgroup_v1.cc), with its limits, joined through `leaf.v1_procs`.
+  Status CreateV1Leaves(std::string_view name, const CgroupLimits& limits, CgroupLeaf& leaf);
+  void RemoveV1Leaves(std::string_view name) const;
+  // The task's cgroup of `controller` in its v1 hierarchy, from its v2 path; "" when none.
+  std::string V1PathOf(const std::string& v2_path, const std::string& controller) const;
 
   const std::string root_;
   const std::set<std::string> controllers_;  // enabled in root_'s subtree_control
+  std::map<std::string, std::string> v1_roots_;  // controller -> its v1 directory for tasks
 };
 
 namespace internal {
@@ -152,6 +180,9 @@ int WriteSmallFile(const std::string& path, std::string_view data);
 int MakeDir(const std::string& path);  // EEXIST counts as success
 std::string ErrnoText(int err);
 std::vector<pid_t> ParsePids(std::string_view text);
+// Removes root/name, then its parents below root, stopping at the first that is not empty.
+// Returns the error of removing root/name itself (0: removed or already gone).
+int Prune(const std::string& root, std::string_view name);
 }  // namespace internal
 
 }  // namespace lockstep::agent

@@ -113,15 +113,22 @@ Result<CgroupTree::Setup> Use(const std::string& root, const std::string& why) {
     return IoError("cannot create cgroup " + root + ": " + ErrnoText(err));
   }
   Enabled below = EnableIn(root, /*may_move_self=*/true);
+  // What the v2 tree lacks, a v1 hierarchy of a hybrid host may give (cgroup_v1.cc).
+  std::set<std::string> missing;
+  for (const char* c : {"memory", "cpuset"})
+    if (!below.controllers.count(c)) missing.insert(c);
+  const std::map<std::string, std::string> v1 = CgroupTree::FindV1Roots(missing);
   CgroupTree::Setup setup;
   setup.note = "cgroups: task cgroups below " + root + ", controllers: " + Names(below.controllers);
-  if (below.controllers.count("memory") == 0) {
+  for (const auto& [controller, dir] : v1) setup.note += ", " + controller + " (v1) below " + dir;
+  if (below.controllers.count("memory") == 0 && v1.count("memory") == 0) {
     setup.note += " (processes are tracked and killed, but no memory or CPU limits: " +
                   (why.empty() ? below.why_not : why) + ")";
-  } else if (!why.empty()) {
+  } else if (!why.empty() && v1.empty()) {
     setup.note += " (" + why + ")";
   }
   setup.tree = std::make_unique<CgroupTree>(root, below.controllers);
+  for (const auto& [controller, dir] : v1) setup.tree->UseV1(controller, dir);
   return setup;
 }
 

@@ -45,6 +45,31 @@ TEST(CgroupParseTest, FindsCgroup2MountsWithEscapedPaths) {
   EXPECT_EQ(mounts[1].root, "/docker/abc");
 }
 
+// A hybrid host: the v2 tree has no memory or cpuset controller, v1 hierarchies have them.
+TEST(CgroupParseTest, FindsAV1ControllersHierarchyAndThisProcessesPlaceInIt) {
+  const std::string self =
+      "9:name=systemd:/\n4:memory:/process_api/18c5\n3:cpuset,cpu:/\n1:cpu:/\n0::/\n";
+  EXPECT_EQ(ParseV1CgroupPath(self, "memory"), "/process_api/18c5");
+  EXPECT_EQ(ParseV1CgroupPath(self, "cpuset"), "/");
+  EXPECT_EQ(ParseV1CgroupPath(self, "pids"), std::nullopt);
+  EXPECT_EQ(ParseV1CgroupPath(self, "mem"), std::nullopt) << "a whole word of the list";
+  const std::string mountinfo =
+      "30 25 0:26 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,nsdelegate\n"
+      "34 25 0:30 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+      "35 25 0:31 /outer /sys/fs/cgroup/cpuset,cpu rw - cgroup cgroup rw,cpuset,cpu\n";
+  const std::vector<MountInfoEntry> mounts = ParseMountInfo(mountinfo);
+  ASSERT_EQ(mounts.size(), 3u);
+  EXPECT_EQ(mounts[1].super_options, "rw,memory");
+  std::vector<Cgroup2Mount> memory = V1MountsOf(mounts, "memory");
+  ASSERT_EQ(memory.size(), 1u);
+  EXPECT_EQ(FindCgroupDir(memory, "/process_api/18c5")->dir,
+            "/sys/fs/cgroup/memory/process_api/18c5");
+  std::vector<Cgroup2Mount> cpuset = V1MountsOf(mounts, "cpuset");
+  ASSERT_EQ(cpuset.size(), 1u);
+  EXPECT_EQ(FindCgroupDir(cpuset, "/outer/job")->dir, "/sys/fs/cgroup/cpuset,cpu/job");
+  EXPECT_TRUE(V1MountsOf(mounts, "cgroup2").empty()) << "the v2 mount is no v1 hierarchy";
+}
+
 TEST(CgroupParseTest, LocatesOwnCgroupUnderAMount) {
   const std::vector<Cgroup2Mount> host = {{"/sys/fs/cgroup", "/"}};
   EXPECT_EQ(FindCgroupDir(host, "/")->dir, "/sys/fs/cgroup");
@@ -164,6 +189,28 @@ TEST(CgroupLauncherTest, OutOfMemoryIsReported) {
   EXPECT_TRUE(e->oom_killed);
   EXPECT_EQ(e->signal, SIGKILL);
   EXPECT_EQ(ReadFile(dir.File("out")), "");
+}
+
+// Wherever the limits come from (v2, or v1 on a hybrid host), the task's cgroups go with it.
+TEST(CgroupLauncherTest, ALimitedTasksCgroupsAreAllRemovedAfterwards) {
+  SKIP_WITHOUT(SharedLauncher().memory_limits_enabled());
+  TempDir dir;
+  TaskSpec spec = BaseSpec(dir, {"/bin/cat", "/proc/self/cgroup"});
+  spec.cgroup_name = UniqueCgroupName("limited");
+  spec.memory_limit_mb = 64;
+  spec.cpus = {0};
+  auto pid = SharedLauncher().Spawn(spec);
+  ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+  ASSERT_TRUE(SharedLauncher().Wait(*pid).ok());
+  // Every hierarchy it joined (v2, and v1's memory and cpuset on a hybrid host) names its
+  // cgroup; none of them is left behind.
+  const std::string unique = spec.cgroup_name.substr(0, spec.cgroup_name.find('/'));
+  const std::string out = ReadFile(dir.File("out"));
+  EXPECT_NE(out.find("/" + spec.cgroup_name + "\n"), std::string::npos) << out;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator("/sys/fs/cgroup", ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
+    EXPECT_NE(it->path().filename().string(), unique) << it->path() << " outlived its task";
 }
 
 TEST(CgroupLauncherTest, CpusetLimitsTheTaskToItsCpus) {

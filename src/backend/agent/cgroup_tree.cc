@@ -17,11 +17,9 @@ using internal::MakeDir;
 using internal::ReadSmallFile;
 using internal::WriteSmallFile;
 
-namespace {
-
 // Removes root/name, then its parents below root, stopping at the first that is not empty.
 // Returns the error of removing root/name itself (0: removed or already gone).
-int Prune(const std::string& root, std::string_view name) {
+int internal::Prune(const std::string& root, std::string_view name) {
   int first_error = 0;
   bool first = true;
   while (!name.empty()) {
@@ -37,7 +35,7 @@ int Prune(const std::string& root, std::string_view name) {
   return first_error;
 }
 
-}  // namespace
+using internal::Prune;
 
 Status CgroupTree::EnableBelow(const std::string& dir) const {
   if (controllers_.empty()) return Status::Ok();
@@ -89,7 +87,7 @@ Result<CgroupLeaf> CgroupTree::CreateLeaf(std::string_view name, const CgroupLim
     Prune(root_, name);
     return s;
   };
-  if (has("memory") && limits.memory_limit_mb > 0) {
+  if (controllers_.count("memory") && limits.memory_limit_mb > 0) {
     const std::int64_t bytes = limits.memory_limit_mb * 1024 * 1024;
     if (int err = WriteSmallFile(leaf + "/memory.max", std::to_string(bytes))) {
       return fail(IoError("cannot set memory.max of " + leaf + ": " + ErrnoText(err)));
@@ -99,7 +97,7 @@ Result<CgroupLeaf> CgroupTree::CreateLeaf(std::string_view name, const CgroupLim
       return fail(IoError("cannot set memory.swap.max of " + leaf + ": " + ErrnoText(err)));
     }
   }
-  if (has("cpuset") && !limits.cpus.empty()) {
+  if (controllers_.count("cpuset") && !limits.cpus.empty()) {
     const std::string list = FormatCpuList(limits.cpus);
     if (int err = WriteSmallFile(leaf + "/cpuset.cpus", list)) {
       return fail(
@@ -114,11 +112,13 @@ Result<CgroupLeaf> CgroupTree::CreateLeaf(std::string_view name, const CgroupLim
   CgroupLeaf out;
   out.path = leaf;
   out.procs = std::move(procs);
+  if (Status s = CreateV1Leaves(name, limits, out); !s.ok()) return fail(s);
   out.oom_kills_at_start = OomKills(leaf);
   return out;
 }
 
 Status CgroupTree::RemoveLeaf(std::string_view name) {
+  RemoveV1Leaves(name);
   if (int err = Prune(root_, name)) {
     return IoError("cannot remove cgroup " + root_ + "/" + std::string(name) + ": " +
                    ErrnoText(err));
@@ -170,6 +170,11 @@ bool CgroupTree::Populated(const std::string& path) const {
 }
 
 std::int64_t CgroupTree::OomKills(const std::string& path) const {
+  // v1: memory.oom_control's oom_kill (kernels from 4.13).
+  if (const std::string v1 = V1PathOf(path, "memory"); !v1.empty()) {
+    auto control = ReadSmallFile(v1 + "/memory.oom_control");
+    return control.ok() ? ParseKeyedValue(*control, "oom_kill").value_or(0) : 0;
+  }
   auto events = ReadSmallFile(path + "/memory.events");
   if (!events.ok()) return 0;
   return ParseKeyedValue(*events, "oom_kill").value_or(0);

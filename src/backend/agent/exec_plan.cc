@@ -147,7 +147,7 @@ Result<std::unique_ptr<ExecPlan>> ExecPlan::Build(const TaskSpec& spec, bool swi
   return p;
 }
 
-void ExecPlan::RunChild(int error_fd, int cgroup_procs_fd) const {
+void ExecPlan::RunChild(int error_fd, const CgroupJoin& join) const {
   auto fail = [error_fd](ChildStage stage, int err) {
     ChildError e;
     e.stage = static_cast<int>(stage);
@@ -169,11 +169,14 @@ void ExecPlan::RunChild(int error_fd, int cgroup_procs_fd) const {
   // Descriptors of the agent's other threads (another launch's error pipe, say) are closed at
   // once, not only at exec: a child that then waits on the user's files (a FIFO, a hung NFS
   // path) must not hold another task's pipe open and so stall that task's launch.
-  CloseAllBut({error_fd, cgroup_procs_fd, stdin_fd_, stdout_fd_, stderr_fd_}, max_fd_);
+  CloseAllBut({error_fd, join.procs_fds[0], join.procs_fds[1], join.procs_fds[2], stdin_fd_,
+               stdout_fd_, stderr_fd_},
+              max_fd_);
   if (setsid() < 0) fail(ChildStage::kSetsid, errno);
   // Lowering a limit never fails; a task may not raise it again past the hard limit.
   if (set_core_limit_) setrlimit(RLIMIT_CORE, &core_limit_);
-  if (cgroup_procs_fd >= 0 && write(cgroup_procs_fd, "0", 1) != 1) fail(ChildStage::kCgroup, errno);
+  for (int fd : join.procs_fds)
+    if (fd >= 0 && write(fd, "0", 1) != 1) fail(ChildStage::kCgroup, errno);
   if (switch_user_) {
     if (setgroups(groups_.size(), groups_.data()) != 0) fail(ChildStage::kSetgroups, errno);
     if (setgid(gid_) != 0) fail(ChildStage::kSetgid, errno);
@@ -248,12 +251,12 @@ std::string Doing(ChildStage stage, const std::string& cwd, const std::string& i
 
 }  // namespace
 
-pid_t ExecPlan::Fork(int error_fd, int cgroup_procs_fd) const {
+pid_t ExecPlan::Fork(int error_fd, const CgroupJoin& join) const {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   const pid_t pid = fork();
-  if (pid == 0) RunChild(error_fd, cgroup_procs_fd);
+  if (pid == 0) RunChild(error_fd, join);
   const int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   errno = fork_errno;

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include <array>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -38,6 +39,12 @@ struct ChildError {
   int error = 0;
 };
 
+// The cgroup.procs files the child writes "0" to, to join those cgroups before it runs anything:
+// its v2 cgroup's, and on a hybrid host its v1 memory and cpuset cgroups'. -1: none.
+struct CgroupJoin {
+  std::array<int, 3> procs_fds{-1, -1, -1};
+};
+
 // The prepared exec of one task. Not copyable or movable: the pointer arrays point into the
 // strings it owns. Const methods are safe to call from the forked child.
 class ExecPlan {
@@ -47,14 +54,14 @@ class ExecPlan {
   ExecPlan(const ExecPlan&) = delete;
   ExecPlan& operator=(const ExecPlan&) = delete;
 
-  // Runs in the forked child: resets signals, starts a session, joins the cgroup (writes "0" to
-  // cgroup_procs_fd unless it is -1), drops privileges, changes directory, opens stdin/stdout/
-  // stderr, execs. Never returns: on failure it writes a ChildError to error_fd and _exits 127.
-  [[noreturn]] void RunChild(int error_fd, int cgroup_procs_fd) const;
+  // Runs in the forked child: resets signals, starts a session, joins the cgroups (`join`),
+  // drops privileges, changes directory, opens stdin/stdout/stderr, execs. Never returns: on
+  // failure it writes a ChildError to error_fd and _exits 127.
+  [[noreturn]] void RunChild(int error_fd, const CgroupJoin& join) const;
 
   // Forks with every signal blocked around the fork (no handler of the agent runs in the child),
   // and the child runs RunChild. The child's pid, or -1 with errno set.
-  pid_t Fork(int error_fd, int cgroup_procs_fd) const;
+  pid_t Fork(int error_fd, const CgroupJoin& join = {}) const;
 
   // The Status for a ChildError the child reported.
   Status Describe(const ChildError& e) const;

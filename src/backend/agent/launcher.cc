@@ -171,7 +171,13 @@ Result<pid_t> Launcher::Spawn(const TaskSpec& spec, const std::function<bool()>&
     return IoError("cannot create a pipe: " + ErrnoText(errno));
   }
   UniqueFd error_read(fds[0]), error_write(fds[1]);
-  const pid_t pid = (*plan)->Fork(error_write.get(), leaf ? leaf->procs.get() : -1);
+  internal::CgroupJoin join;
+  if (leaf) {
+    join.procs_fds[0] = leaf->procs.get();
+    for (std::size_t i = 0; i < leaf->v1_procs.size() && i + 1 < join.procs_fds.size(); ++i)
+      join.procs_fds[i + 1] = leaf->v1_procs[i].get();
+  }
+  const pid_t pid = (*plan)->Fork(error_write.get(), join);
   const int fork_errno = errno;
   error_write.Reset();
   if (pid < 0) {

@@ -1,6 +1,6 @@
 # The agent's process launcher (included by CMakeLists.txt of this folder).
 lockstep_cc_library(NAME lockstep_launcher
-  SRCS launcher.cc launcher_suspend.cc launcher_usage.cc task_usage.cc exec_plan.cc cgroup.cc cgroup_tree.cc cgroup_setup.cc output_pump.cc
+  SRCS launcher.cc launcher_suspend.cc launcher_usage.cc task_usage.cc exec_plan.cc cgroup.cc cgroup_tree.cc cgroup_setup.cc cgroup_v1.cc output_pump.cc
   DEPS lockstep_common Threads::Threads)
 
 lockstep_cc_test(NAME launcher_test

@@ -57,7 +57,7 @@ Result<std::string> RunAsUser(const UserCommand& command) {
   auto plan = internal::ExecPlan::Build(spec, root);
   if (!plan.ok()) return plan.status();
 
-  const pid_t pid = (*plan)->Fork(error_write.get(), -1);
+  const pid_t pid = (*plan)->Fork(error_write.get());
   const int fork_errno = errno;
   out_write.Reset();
   error_write.Reset();

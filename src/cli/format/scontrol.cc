@@ -133,6 +133,10 @@ Lines JobLines(const nlohmann::json& job, Time now) {
   if (!JStr(job, "stderr").empty()) l.push_back("StdErr=" + JStr(job, "stderr"));
   l.push_back("StdIn=/dev/null");
   if (!JStr(job, "stdout").empty()) l.push_back("StdOut=" + JStr(job, "stdout"));
+  // Slurm's line for --switches: the count, and how long it may still hold the job back.
+  if (const std::int64_t switches = JIntOr(job, "max_switches", 0); switches > 0)
+    l.push_back(fmt::format("Switches={}@{}", switches,
+                            LongDuration(JIntOr(job, "switches_wait", 0))));
   static constexpr std::pair<const char*, const char*> kTresPer[] = {
       {"tres_per_job", "TresPerJob="}, {"tres_per_node", "TresPerNode="},
       {"tres_per_task", "TresPerTask="}};
@@ -192,6 +196,9 @@ Lines NodeLines(const nlohmann::json& node) {
   l.push_back("Partitions=" + fmt::format("{}", fmt::join(parts, ",")));
   l.push_back("CfgTRES=" + Tres(n.cpus, n.mem, 0, gpus, true));
   l.push_back("AllocTRES=" + Tres(n.cpus_alloc, mem_alloc, 0, gpus_alloc, false));
+  // lockstep's own line: the limits the node holds jobs to (memory, cpus; none without cgroups).
+  if (const std::string limits = JStr(node, "limits_enforced"); !limits.empty())
+    l.push_back("LimitsEnforced=" + limits);
   if (!n.reason.empty()) {
     l.push_back(fmt::format("Reason={} [{}@{}]", n.reason,
                             n.reason_user.empty() ? "slurm" : n.reason_user, Stamp(n.reason_time)));

@@ -77,6 +77,27 @@ TEST(ScontrolShowJob, OneLinerAndEmpty) {
   EXPECT_EQ(*FormatScontrolShowJob(nlohmann::json::array(), Options()), "No jobs in the system\n");
 }
 
+TEST(ScontrolShowJob, SwitchesLineAfterStdOut) {
+  nlohmann::json job = testdata::Jobs()[1];
+  job["stdout"] = "/home/alice/slurm-1235.out";
+  job["max_switches"] = 1;
+  job["switches_wait"] = 300;
+  Result<std::string> out = FormatScontrolShowJob(job, Options());
+  ASSERT_TRUE(out.ok());
+  EXPECT_NE(out->find("   StdOut=/home/alice/slurm-1235.out\n   Switches=1@00:05:00\n"),
+            std::string::npos)
+      << *out;
+}
+
+TEST(ScontrolShowNode, SaysWhichLimitsTheNodeEnforces) {
+  nlohmann::json node = testdata::Nodes()[6];
+  node["limits_enforced"] = "cpus";
+  Result<std::string> out = FormatScontrolShowNode(node, Options());
+  ASSERT_TRUE(out.ok());
+  EXPECT_NE(out->find("   AllocTRES=\n   LimitsEnforced=cpus\n   Reason="), std::string::npos)
+      << *out;
+}
+
 TEST(ScontrolShowNode, DrainedNodeGolden) {
   Result<std::string> out = FormatScontrolShowNode(testdata::Nodes()[6], Options());
   ASSERT_TRUE(out.ok()) << out.status().ToString();
