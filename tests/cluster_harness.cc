@@ -46,7 +46,7 @@ Cluster::Cluster(const ClusterOptions& options) : options_(options), bin_(LOCKST
       << (options.gpus_per_node > 0
               ? "    gpus: " + std::to_string(options.gpus_per_node) + "\n    gpu_type: virtual\n"
               : "")
-      << options.extra_yaml;
+      << options.node_yaml << options.extra_yaml;
 }
 
 Cluster::~Cluster() {

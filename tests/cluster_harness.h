@@ -30,6 +30,7 @@ struct ClusterOptions {
   int node_timeout_s = 30;
   int kill_wait_s = 2;
   std::string extra_yaml;  // appended to the cluster YAML (partitions, qos, scheduler)
+  std::string node_yaml;   // appended to the nodes' entry (indented 4: "    mig: ...")
   std::vector<std::string> daemon_args;  // appended to lockstepd's command line
   std::string agent_socket;              // the agent's --socket (default: lockstepd's Unix socket)
   std::map<std::string, std::string> agent_env;  // set in the agent's environment

@@ -350,5 +350,55 @@ TEST_F(HealthTest, AGangThatLosesOneNodesGpuIsRequeuedWhole) {
   cluster_->Run({"scancel", std::to_string(id)});
 }
 
+// MIG (issue 37): a node whose GPU 0 is cut into slices and whose GPU 1 is whole. A job on
+// slices sees exactly them in CUDA_VISIBLE_DEVICES, by the UUIDs the node's NVML lists (matched
+// by profile: NVML's order is not the YAML's); a job on the whole GPU sees its physical index;
+// sinfo counts each type apart; the node is not drained for "fewer GPUs" (NVML counts 2).
+TEST(MigTest, JobsSeeTheirSlicesByUuidAndSinfoCountsEachType) {
+  ClusterOptions o;
+  o.nodes = 1;
+  o.gpus_per_node = 2;
+  o.node_yaml = "    mig:\n      - {gpu: 0, slices: [1g.10gb, 3g.40gb, 1g.10gb]}\n";
+  o.extra_yaml = "health:\n  interval: 1\n";
+  Cluster c(o);
+  const nlohmann::json mig = nlohmann::json::array(
+      {{{"uuid", "MIG-3g"}, {"profile", "3g.40gb"}},
+       {{"uuid", "MIG-1g-a"}, {"profile", "1g.10gb"}},
+       {{"uuid", "MIG-1g-b"}, {"profile", "1g.10gb"}}});
+  const nlohmann::json state = {
+      {"gpus",
+       {{{"uuid", "GPU-a"}, {"serial", "1"}, {"name", "NVIDIA A100-SXM4-80GB"}, {"mig", mig}},
+        {{"uuid", "GPU-b"}, {"serial", "2"}, {"name", "NVIDIA A100-SXM4-80GB"}}}},
+      {"xids", nlohmann::json::array()}};
+  const std::string nvml = c.dir() + "/nvml.json";
+  std::ofstream(nvml) << state.dump();
+  c.Start(/*with_agent=*/false);
+  c.StartNodeAgent("node1", {{"LD_LIBRARY_PATH", LOCKSTEP_FAKE_NVML_DIR},
+                             {"LOCKSTEP_FAKE_NVML", nvml}});
+  ASSERT_TRUE(c.WaitNodes("idle", 1));
+  EXPECT_EQ(c.Run({"sinfo", "-N", "-h", "-o", "%N %G"}).out,
+            "node1 gpu:virtual_1g.10gb:2,gpu:virtual_3g.40gb:1,gpu:virtual:1\n");
+  std::map<std::string, unsigned long long> jobs;
+  for (const char* gres : {"gpu:virtual_1g.10gb:2", "gpu:virtual_3g.40gb:1", "gpu:virtual:1"})
+    jobs[gres] = Submit(c, {"--gres", gres, "--wrap", "echo $CUDA_VISIBLE_DEVICES"});
+  const std::map<std::string, std::string> want = {{"gpu:virtual_1g.10gb:2", "MIG-1g-a,MIG-1g-b\n"},
+                                                   {"gpu:virtual_3g.40gb:1", "MIG-3g\n"},
+                                                   {"gpu:virtual:1", "1\n"}};
+  for (const auto& [gres, id] : jobs) {
+    ASSERT_GT(id, 0u) << gres;
+    EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED") << gres;
+    EXPECT_EQ(c.ReadFile("slurm-" + std::to_string(id) + ".out"), want.at(gres)) << gres;
+  }
+  // Rounds of the GPU checks have passed: NVML's two GPUs are what the node has.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        for (const auto& n : c.Get("/api/v1/health").value("nodes", nlohmann::json::array()))
+          if (n.value("name", "") == "node1") return n.value("reports", 0) >= 2;
+        return false;
+      },
+      seconds(20)));
+  EXPECT_EQ(c.Run({"sinfo", "-N", "-h", "-o", "%T"}).out, "idle\n");
+}
+
 }  // namespace
 }  // namespace lockstep::testing

@@ -138,6 +138,18 @@ struct NodeResources {
 };
 
 // A node as the backend sees it, by name: the controller maps names to its indexes.
+// A GPU as its host sees it (NVML): its index and UUID, and in MIG mode its MIG devices (UUID
+// and profile, "1g.10gb") in NVML's order.
+struct GpuSeen {
+  std::int32_t index = 0;
+  std::string uuid;
+  struct Mig {
+    std::string uuid;
+    std::string profile;
+  };
+  std::vector<Mig> mig;
+};
+
 struct NodeReport {
   std::string name;
   std::optional<NodeResources> resources;  // nullopt: as the cluster's configuration says
@@ -149,6 +161,9 @@ struct NodeReport {
   // has no cgroup controller for it (docs/agent-processes.md). A kubelet holds pods to theirs.
   bool enforces_memory = true;
   bool enforces_cpus = true;
+  // Its GPUs as the host sees them, when its agent has NVML; empty: not known. The configured
+  // devices take their UUIDs from it (a MIG slice's is what CUDA_VISIBLE_DEVICES names).
+  std::vector<GpuSeen> gpus_seen;
 };
 
 struct ExitStatus {

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "common/log.h"
@@ -18,6 +19,40 @@
 namespace lockstep::controller {
 
 namespace {
+
+// The configured devices take their UUIDs from what the host sees: a whole GPU its GPU's, a MIG
+// slice the next unmatched MIG device of its GPU with its profile (a slice's type is "<gpu
+// type>_<profile>"). A device the inventory does not match has none. True when any changed.
+bool TakeGpuUuids(engine::Node& node, const std::vector<std::string>& types,
+                  const std::vector<backend::GpuSeen>& seen) {
+  std::map<int, const backend::GpuSeen*> by_index;
+  for (const backend::GpuSeen& g : seen) by_index[g.index] = &g;
+  std::map<int, std::vector<bool>> taken;  // per physical GPU: its MIG devices matched
+  bool changed = false;
+  int physical = -1;
+  for (engine::GpuDevice& d : node.gpus) {
+    physical = d.parent < 0 ? physical + 1 : d.parent;
+    std::string uuid;
+    if (auto it = by_index.find(physical); it != by_index.end()) {
+      const backend::GpuSeen& g = *it->second;
+      if (d.parent < 0) {
+        if (g.mig.empty()) uuid = g.uuid;
+      } else {
+        const std::string type = d.type < types.size() ? types[d.type] : "";
+        std::vector<bool>& used = taken[physical];
+        used.resize(g.mig.size());
+        for (std::size_t k = 0; k < g.mig.size() && uuid.empty(); ++k)
+          if (!used[k] && type.ends_with("_" + g.mig[k].profile)) {
+            used[k] = true;
+            uuid = g.mig[k].uuid;
+          }
+      }
+    }
+    changed = changed || d.uuid != uuid;
+    d.uuid = std::move(uuid);
+  }
+  return changed;
+}
 
 // The engine's node for a report, with what others use taken away (their pods hold it).
 engine::Node EngineNodeOf(const NodeReport& report, config::ClusterConfig& cluster) {
@@ -81,6 +116,9 @@ void Controller::NodesReportedLocked(const std::vector<NodeReport>& reports, boo
     info.cordoned = r.cordoned;
     info.enforces_memory = r.enforces_memory;
     info.enforces_cpus = r.enforces_cpus;
+    if (!r.gpus_seen.empty() &&
+        TakeGpuUuids(cluster_.base.nodes[n], cluster_.base.gpu_types, r.gpus_seen))
+      cluster_changed_ = true;
     info.down_reason = r.ready ? "" : r.down_reason;
     if (info.responding && !r.ready) {
       info.responding = false;

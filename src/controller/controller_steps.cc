@@ -218,14 +218,19 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
     const int n = (*chosen)[i];  // the node's index in the job
     std::vector<backend::StepTask>& tasks = launch.tasks_by_node[in.nodes[n]];
     const std::vector<int>& node_gpus = in.gpus_per_node[n];
+    const std::vector<std::string>& node_cuda = in.cuda_devices_per_node[n];
     for (int local = 0; local < t.step_tasks_per_node[i]; ++local, ++rank) {
       t.rank = rank, t.node_index = i, t.local_rank = local;  // the step's node index
       t.gpus = node_gpus;
+      t.cuda_devices = node_cuda;
       if (req->gpus_per_task > 0) {
         t.gpus.clear();
+        t.cuda_devices.clear();
         for (int g = local * req->gpus_per_task;
-             g < (local + 1) * req->gpus_per_task && g < static_cast<int>(node_gpus.size()); ++g)
+             g < (local + 1) * req->gpus_per_task && g < static_cast<int>(node_gpus.size()); ++g) {
           t.gpus.push_back(node_gpus[g]);
+          t.cuda_devices.push_back(node_cuda[g]);
+        }
       }
       backend::StepTask task;
       task.argv = req->argv;

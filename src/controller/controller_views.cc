@@ -19,6 +19,36 @@ std::string GpuTres(const jobspec::JobSpec& s, std::int32_t count) {
   return "gres/gpu:" + (s.gpu_type.empty() ? "" : s.gpu_type + ":") + std::to_string(count);
 }
 
+// Slurm's Gres= and GresUsed= of a node: each GPU type with its count, in the order of its first
+// device ("gpu:a100_3g.40gb:8,gpu:a100_1g.10gb:28"), and each with the devices of `used`
+// ("gpu:a100_3g.40gb:2(IDX:0,1),gpu:a100_1g.10gb:0(IDX:N/A)"). A MIG node has a type per
+// profile.
+std::pair<std::string, std::string> GresText(const engine::Node& node,
+                                             const std::vector<std::string>& types,
+                                             std::uint64_t used) {
+  std::vector<std::uint32_t> order;
+  for (const engine::GpuDevice& d : node.gpus)
+    if (std::find(order.begin(), order.end(), d.type) == order.end()) order.push_back(d.type);
+  std::string gres, gres_used;
+  for (std::uint32_t t : order) {
+    const std::string name = "gpu:" + (t < types.size() ? types[t] : std::string("gpu")) + ":";
+    int count = 0, in_use = 0;
+    std::string idx;
+    for (const engine::GpuDevice& d : node.gpus) {
+      if (d.type != t) continue;
+      ++count;
+      if (d.index < 64 && (used >> d.index & 1)) {
+        ++in_use;
+        idx += (idx.empty() ? "" : ",") + std::to_string(d.index);
+      }
+    }
+    gres += (gres.empty() ? "" : ",") + name + std::to_string(count);
+    gres_used += (gres_used.empty() ? "" : ",") + name + std::to_string(in_use) + "(IDX:" +
+                 (idx.empty() ? "N/A" : idx) + ")";
+  }
+  return {gres, gres_used};
+}
+
 nlohmann::json SecondsOrNull(Seconds s) {
   return s >= kUnlimited ? nlohmann::json(nullptr) : nlohmann::json(s);
 }
@@ -390,9 +420,7 @@ nlohmann::json Controller::ListNodes() const {
       if (node.features >> f & 1) features.push_back(cluster_.base.features[f]);
     std::string feat;
     for (const std::string& f : features) feat += (feat.empty() ? "" : ",") + f;
-    std::string used_idx;
-    for (int d = 0; d < 64; ++d)
-      if (gpus[n] >> d & 1) used_idx += (used_idx.empty() ? "" : ",") + std::to_string(d);
+    const auto [gres, gres_used] = GresText(node, cluster_.base.gpu_types, gpus[n]);
     out.push_back(
         {{"name", node.name},
          {"state", state},
@@ -406,11 +434,8 @@ nlohmann::json Controller::ListNodes() const {
          {"gpus", node.gpus.size()},
          {"gpus_alloc", std::popcount(gpus[n])},
          {"gpu_type", type},
-         {"gres", node.gpus.empty() ? "" : "gpu:" + type + ":" + std::to_string(node.gpus.size())},
-         {"gres_used", node.gpus.empty()
-                           ? ""
-                           : "gpu:" + type + ":" + std::to_string(std::popcount(gpus[n])) +
-                                 "(IDX:" + (used_idx.empty() ? "N/A" : used_idx) + ")"},
+         {"gres", gres},
+         {"gres_used", gres_used},
          {"features", feat},
          {"partitions", parts},
          {"weight", node.weight},

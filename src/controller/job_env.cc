@@ -17,6 +17,12 @@ std::string JoinInts(const std::vector<int>& v) {
   return s;
 }
 
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ",") + x;
+  return s;
+}
+
 std::string HostName() {
   char buf[256] = {};
   ::gethostname(buf, sizeof buf - 1);
@@ -24,6 +30,20 @@ std::string HostName() {
 }
 
 }  // namespace
+
+std::vector<std::string> CudaDeviceNames(const engine::Node& node) {
+  std::vector<std::string> names;
+  int physical = -1;  // the physical GPU of the device last seen
+  for (const engine::GpuDevice& d : node.gpus) {
+    if (d.parent < 0) {
+      names.push_back(std::to_string(++physical));
+      continue;
+    }
+    physical = d.parent;
+    names.push_back(d.uuid.empty() ? std::to_string(d.index) : d.uuid);
+  }
+  return names;
+}
 
 JobEnvInput MakeJobEnvInput(const JobEntry& job, const config::ClusterConfig& cluster,
                             const std::function<std::string(const std::string&)>& address_of) {
@@ -39,10 +59,19 @@ JobEnvInput MakeJobEnvInput(const JobEntry& job, const config::ClusterConfig& cl
   for (const PlacedNode& n : job.placement) {
     in.nodes.push_back(n.node);
     in.cpus_per_node.push_back(n.cpus);
+    const std::uint32_t index = cluster.NodeIndex(n.node);
+    const std::vector<std::string> names = index < cluster.base.nodes.size()
+                                               ? CudaDeviceNames(cluster.base.nodes[index])
+                                               : std::vector<std::string>{};
     std::vector<int> gpus;
-    for (int d = 0; d < 64; ++d)
-      if (n.gpus >> d & 1) gpus.push_back(d);
+    std::vector<std::string> cuda;
+    for (int d = 0; d < 64; ++d) {
+      if (!(n.gpus >> d & 1)) continue;
+      gpus.push_back(d);
+      cuda.push_back(static_cast<std::size_t>(d) < names.size() ? names[d] : std::to_string(d));
+    }
     in.gpus_per_node.push_back(std::move(gpus));
+    in.cuda_devices_per_node.push_back(std::move(cuda));
   }
   int nodes = std::max<int>(1, static_cast<int>(in.nodes.size()));
   if (s.ntasks_per_node > 0) {
@@ -115,7 +144,7 @@ std::map<std::string, std::string> BatchEnvironment(
   if (!gpus.empty()) {
     set("SLURM_GPUS_ON_NODE", std::to_string(gpus.size()));
     set("SLURM_JOB_GPUS", JoinInts(gpus));
-    set("CUDA_VISIBLE_DEVICES", JoinInts(gpus));
+    set("CUDA_VISIBLE_DEVICES", Join(in.cuda_devices_per_node.front()));
     if (job.spec->gpus > 0) set("SLURM_GPUS", std::to_string(job.spec->gpus));
     if (job.spec->gpus_per_node > 0)
       set("SLURM_GPUS_PER_NODE", std::to_string(job.spec->gpus_per_node));
@@ -176,7 +205,8 @@ std::map<std::string, std::string> StepTaskEnvironment(
   set("SLURM_NODEID", std::to_string(t.node_index));
   set("SLURMD_NODENAME", t.step_nodes[t.node_index]);
   if (!t.gpus.empty()) {
-    set("CUDA_VISIBLE_DEVICES", JoinInts(t.gpus));
+    set("CUDA_VISIBLE_DEVICES",
+        t.cuda_devices.size() == t.gpus.size() ? Join(t.cuda_devices) : JoinInts(t.gpus));
     set("SLURM_STEP_GPUS", JoinInts(t.gpus));
     set("SLURM_GPUS_ON_NODE", std::to_string(t.gpus.size()));
   }

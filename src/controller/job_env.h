@@ -20,12 +20,20 @@ struct JobEnvInput {
   std::vector<std::string> nodes;  // the allocation, in order
   std::vector<std::int32_t> cpus_per_node;
   std::vector<std::vector<int>> gpus_per_node;  // device indices on each node
+  // What CUDA_VISIBLE_DEVICES names them by, in the same order (CudaDeviceNames).
+  std::vector<std::vector<std::string>> cuda_devices_per_node;
   std::vector<std::int32_t> tasks_per_node;
   std::int32_t ntasks = 1;
   std::string master_addr;  // the first node's address
   int master_port = 0;
   std::uint32_t array_min = 0, array_max = 0, array_count = 0;
 };
+
+// How CUDA_VISIBLE_DEVICES names each GPU device of a node, by device index: a whole GPU by
+// its index among the node's physical GPUs (which differs from its device index after a GPU cut
+// into MIG slices), a MIG slice by its UUID ("MIG-...") from the node's inventory; a slice
+// whose UUID is not known (virtual GPUs) by its device index.
+std::vector<std::string> CudaDeviceNames(const engine::Node& node);
 
 JobEnvInput MakeJobEnvInput(const JobEntry& job, const config::ClusterConfig& cluster,
                             const std::function<std::string(const std::string&)>& address_of);
@@ -41,7 +49,8 @@ struct StepTask {
   std::int32_t step_tasks = 1;
   std::vector<std::string> step_nodes;
   std::vector<std::int32_t> step_tasks_per_node;
-  std::vector<int> gpus;  // devices this task sees (CUDA_VISIBLE_DEVICES)
+  std::vector<int> gpus;  // devices this task sees (their indices)
+  std::vector<std::string> cuda_devices;  // and their names for CUDA_VISIBLE_DEVICES
 };
 std::map<std::string, std::string> StepTaskEnvironment(
     const JobEnvInput& in, const StepTask& t, const std::map<std::string, std::string>& base);

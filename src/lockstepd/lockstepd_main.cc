@@ -189,7 +189,14 @@ int main(int argc, char** argv) {
     agent_storage = lockstep::lockstepd::AgentStorageSettings(*cluster);
     for (const lockstep::engine::Node& n : cluster->base.nodes) {
       configured_nodes.push_back(n.name);
-      configured_gpus[n.name] = static_cast<int>(n.gpus.size());
+      // NVML counts physical GPUs: a GPU cut into MIG slices is one, however many its slices.
+      int physical = 0, last_parent = -1;
+      for (const lockstep::engine::GpuDevice& d : n.gpus) {
+        if (d.parent >= 0 && d.parent == last_parent) continue;
+        ++physical;
+        last_parent = d.parent;
+      }
+      configured_gpus[n.name] = physical;
     }
   }
   if (!kubeconfig.empty()) kset.kubeconfig = kubeconfig;

@@ -9,6 +9,10 @@
 //              "retired_pending": false, "recovery_action": 0}, ...],
 //    "xids": [{"gpu": 3, "xid": 79}, ...]}
 //
+// A GPU with "mig": [{"uuid": "MIG-...", "profile": "1g.10gb"}, ...] is in MIG mode with those MIG
+// devices, in NVML's order; their handles answer nvmlDeviceGetUUID and nvmlDeviceGetName
+// ("<the GPU's name> MIG 1g.10gb").
+//
 // A GPU with "present": false has fallen off the bus: it is not counted. "xids" only grows: each
 // entry is delivered once per process, to the event sets that registered its GPU.
 #include <nlohmann/json.hpp>
@@ -33,6 +37,7 @@ constexpr int kSuccess = 0;
 constexpr int kUninitialized = 1;
 constexpr int kInvalidArgument = 2;
 constexpr int kNotSupported = 3;
+constexpr int kNotFound = 6;
 constexpr int kInsufficientSize = 7;
 constexpr int kTimeout = 10;
 constexpr unsigned long long kXidCriticalError = 0x8ULL;  // nvmlEventTypeXidCriticalError
@@ -106,9 +111,16 @@ std::vector<int> Present(const nlohmann::json& state) {
   return out;
 }
 
-// A device handle is its physical index + 1 (never null).
+// A device handle is its physical index + 1 (never null); a MIG device's has its position + 1
+// in the bits above.
 int IndexOf(void* device) {
-  return static_cast<int>(reinterpret_cast<std::uintptr_t>(device)) - 1;
+  return static_cast<int>(reinterpret_cast<std::uintptr_t>(device) & 0xff) - 1;
+}
+int MigOf(void* device) {
+  return static_cast<int>(reinterpret_cast<std::uintptr_t>(device) >> 8) - 1;
+}
+void* MigHandle(int gpu, int mig) {
+  return reinterpret_cast<void*>(static_cast<std::uintptr_t>((gpu + 1) | ((mig + 1) << 8)));
 }
 
 nlohmann::json Gpu(void* device) {
@@ -117,6 +129,12 @@ nlohmann::json Gpu(void* device) {
   const int i = IndexOf(device);
   if (i < 0 || static_cast<std::size_t>(i) >= gpus.size()) return nlohmann::json();
   return gpus[i];
+}
+
+// The MIG devices of the GPU of `device`.
+nlohmann::json MigsOf(void* device) {
+  const nlohmann::json g = Gpu(device);
+  return g.is_object() ? g.value("mig", nlohmann::json::array()) : nlohmann::json::array();
 }
 
 int CopyString(const std::string& s, char* out, unsigned int length) {
@@ -193,13 +211,44 @@ int nvmlDeviceGetIndex(void* device, unsigned int* index) {
 int nvmlDeviceGetUUID(void* device, char* uuid, unsigned int length) {
   const nlohmann::json g = Gpu(device);
   if (!g.is_object()) return kInvalidArgument;
+  if (const int m = MigOf(device); m >= 0) {
+    const nlohmann::json migs = MigsOf(device);
+    if (static_cast<std::size_t>(m) >= migs.size()) return kInvalidArgument;
+    return CopyString(migs[m].value("uuid", ""), uuid, length);
+  }
   return CopyString(g.value("uuid", ""), uuid, length);
 }
 
 int nvmlDeviceGetName(void* device, char* name, unsigned int length) {
   const nlohmann::json g = Gpu(device);
   if (!g.is_object()) return kInvalidArgument;
-  return CopyString(g.value("name", "NVIDIA H100 80GB HBM3"), name, length);
+  std::string text = g.value("name", "NVIDIA H100 80GB HBM3");
+  if (const int m = MigOf(device); m >= 0) {
+    const nlohmann::json migs = MigsOf(device);
+    if (static_cast<std::size_t>(m) >= migs.size()) return kInvalidArgument;
+    text += " MIG " + migs[m].value("profile", "");
+  }
+  return CopyString(text, name, length);
+}
+
+// nvmlEnableState_t: 1 enabled.
+int nvmlDeviceGetMigMode(void* device, unsigned int* current, unsigned int* pending) {
+  if (!Gpu(device).is_object() || !current || !pending) return kInvalidArgument;
+  *current = *pending = MigsOf(device).empty() ? 0 : 1;
+  return kSuccess;
+}
+
+int nvmlDeviceGetMaxMigDeviceCount(void* device, unsigned int* count) {
+  if (!Gpu(device).is_object() || !count) return kInvalidArgument;
+  *count = static_cast<unsigned int>(MigsOf(device).size());
+  return kSuccess;
+}
+
+int nvmlDeviceGetMigDeviceHandleByIndex(void* device, unsigned int index, void** mig) {
+  if (!Gpu(device).is_object() || !mig || MigOf(device) >= 0) return kInvalidArgument;
+  if (index >= MigsOf(device).size()) return kNotFound;
+  *mig = MigHandle(IndexOf(device), static_cast<int>(index));
+  return kSuccess;
 }
 
 int nvmlDeviceGetSerial(void* device, char* serial, unsigned int length) {

@@ -116,8 +116,12 @@ Status Agent::Register() {
   nlohmann::json nodes = nlohmann::json::array();
   for (const AgentNode& n : options_.nodes) {
     nlohmann::json gpus = nlohmann::json::array();
-    for (const AgentNode::Gpu& g : n.gpus)
-      gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"type", g.type}});
+    for (const AgentNode::Gpu& g : n.gpus) {
+      nlohmann::json mig = nlohmann::json::array();
+      for (const AgentNode::Gpu::Mig& m : g.mig)
+        mig.push_back({{"uuid", m.uuid}, {"profile", m.profile}});
+      gpus.push_back({{"index", g.index}, {"uuid", g.uuid}, {"type", g.type}, {"mig", mig}});
+    }
     nodes.push_back({{"name", n.name},
                      {"cpus", n.cpus},
                      {"mem_mb", n.mem_mb},

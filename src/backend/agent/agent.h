@@ -43,6 +43,13 @@ struct AgentNode {
     std::string uuid;
     std::string type;
     std::string serial;
+    // In MIG mode: its MIG devices in NVML's order ("MIG-..." and the profile, "1g.10gb"),
+    // which lockstepd matches to the node's configured slices (CUDA_VISIBLE_DEVICES names them).
+    struct Mig {
+      std::string uuid;
+      std::string profile;
+    };
+    std::vector<Mig> mig;
   };
   std::vector<Gpu> gpus;
   bool nvml = false;  // its GPUs are this host's, from NVML (health checks watch them)

@@ -258,6 +258,8 @@ Status AgentBackend::Register(const nlohmann::json& body) {
       backend::NodeReport r;
       r.name = node;
       r.address = reg->address;
+      if (auto seen = reg->gpus_seen.find(node); seen != reg->gpus_seen.end())
+        r.gpus_seen = seen->second;
       if (auto limits = reg->limits.find(node); limits != reg->limits.end()) {
         r.enforces_memory = limits->second.memory;
         r.enforces_cpus = limits->second.cpus;

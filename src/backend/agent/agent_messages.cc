@@ -136,6 +136,39 @@ Result<HealthReports> DecodeHealth(const Json& body) {
   return out;
 }
 
+namespace {
+
+// A node's "gpus" in a registration: those with a UUID are NVML's (virtual GPUs have none).
+Result<std::vector<backend::GpuSeen>> DecodeGpusSeen(const Json& gpus, const std::string& where) {
+  std::vector<backend::GpuSeen> out;
+  if (!gpus.is_array() || gpus.size() > 64)
+    return InvalidArgument(where + ": 'gpus' must be an array of at most 64");
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const std::string w = where + ".gpus[" + std::to_string(i) + "]";
+    if (!gpus[i].is_object()) return InvalidArgument(w + " must be an object");
+    LOCKSTEP_ASSIGN_OR_RETURN(index, GetInt(gpus[i], "index", w, 0, 63, std::nullopt));
+    LOCKSTEP_ASSIGN_OR_RETURN(uuid, GetString(gpus[i], "uuid", w, ""));
+    backend::GpuSeen g{static_cast<std::int32_t>(index), std::move(uuid), {}};
+    const Json mig = gpus[i].value("mig", Json::array());
+    if (!mig.is_array() || mig.size() > 64)
+      return InvalidArgument(w + ": 'mig' must be an array of at most 64");
+    for (std::size_t k = 0; k < mig.size(); ++k) {
+      const std::string wm = w + ".mig[" + std::to_string(k) + "]";
+      if (!mig[k].is_object()) return InvalidArgument(wm + " must be an object");
+      LOCKSTEP_ASSIGN_OR_RETURN(mig_uuid, GetString(mig[k], "uuid", wm));
+      LOCKSTEP_ASSIGN_OR_RETURN(profile, GetString(mig[k], "profile", wm));
+      if (mig_uuid.size() > kMaxHealthText || profile.size() > kMaxHealthText)
+        return InvalidArgument(wm + ": uuid and profile are at most 256 bytes");
+      g.mig.push_back({std::move(mig_uuid), std::move(profile)});
+    }
+    if (g.uuid.size() > kMaxHealthText) return InvalidArgument(w + ": uuid is at most 256 bytes");
+    if (!g.uuid.empty()) out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<Registration> DecodeRegistration(const Json& body) {
   if (!body.is_object()) return InvalidArgument("register: the body must be an object");
   Registration r;
@@ -157,6 +190,10 @@ Result<Registration> DecodeRegistration(const Json& body) {
           !e.value("cpus", Json(true)).is_boolean())
         return InvalidArgument(where + ": 'enforces' must be {\"memory\": bool, \"cpus\": bool}");
       r.limits[name] = {e.value("memory", true), e.value("cpus", true)};
+    }
+    if (n.contains("gpus")) {
+      LOCKSTEP_ASSIGN_OR_RETURN(seen, DecodeGpusSeen(n["gpus"], where));
+      if (!seen.empty()) r.gpus_seen[name] = std::move(seen);
     }
     r.nodes.push_back(std::move(name));
   }

@@ -36,6 +36,8 @@ struct Registration {
     bool cpus = true;
   };
   std::map<std::string, Limits> limits;
+  // Each node's GPUs as NVML sees them (an agent serving the host; none for virtual GPUs).
+  std::map<std::string, std::vector<backend::GpuSeen>> gpus_seen;
 };
 
 struct AgentEvent {

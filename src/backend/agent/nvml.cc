@@ -15,6 +15,38 @@ using NvmlShutdown = int (*)();
 using NvmlCount = int (*)(unsigned int*);
 using NvmlHandle = int (*)(unsigned int, void**);
 using NvmlString = int (*)(void*, char*, unsigned int);
+using NvmlMigMode = int (*)(void*, unsigned int*, unsigned int*);
+using NvmlMigCount = int (*)(void*, unsigned int*);
+using NvmlMigHandle = int (*)(void*, unsigned int, void**);
+
+// The MIG profile at the end of a MIG device's name: "NVIDIA A100-SXM4-40GB MIG 1g.5gb" ->
+// "1g.5gb"; "" when the name has none.
+std::string ProfileFromName(const std::string& name) {
+  const std::size_t at = name.rfind("MIG ");
+  return at == std::string::npos ? "" : name.substr(at + 4);
+}
+
+// The MIG devices of `dev` when it is in MIG mode (NVML from R470), else none.
+std::vector<AgentNode::Gpu::Mig> MigDevices(void* lib, void* dev, NvmlString uuid,
+                                             NvmlString name) {
+  std::vector<AgentNode::Gpu::Mig> out;
+  auto mode = reinterpret_cast<NvmlMigMode>(::dlsym(lib, "nvmlDeviceGetMigMode"));
+  auto count = reinterpret_cast<NvmlMigCount>(::dlsym(lib, "nvmlDeviceGetMaxMigDeviceCount"));
+  auto handle =
+      reinterpret_cast<NvmlMigHandle>(::dlsym(lib, "nvmlDeviceGetMigDeviceHandleByIndex"));
+  unsigned int current = 0, pending = 0, max = 0;
+  if (!mode || !count || !handle || mode(dev, &current, &pending) != 0 || current != 1 ||
+      count(dev, &max) != 0)
+    return out;
+  for (unsigned int i = 0; i < max && i < 64; ++i) {
+    void* mig = nullptr;
+    if (handle(dev, i, &mig) != 0) continue;  // a slot without a MIG device
+    char u[96] = {}, product[128] = {};
+    if (uuid(mig, u, sizeof u) != 0 || name(mig, product, sizeof product) != 0) continue;
+    out.push_back({u, ProfileFromName(product)});
+  }
+  return out;
+}
 
 std::string TypeFromProduct(const std::string& product) {
   std::istringstream words(product);
@@ -52,7 +84,8 @@ std::vector<AgentNode::Gpu> DetectNvidiaGpus() {
         uuid(dev, u, sizeof u);
         name(dev, product, sizeof product);
         if (serial) serial(dev, sn, sizeof sn);
-        gpus.push_back({static_cast<int>(i), u, TypeFromProduct(product), sn});
+        gpus.push_back(
+            {static_cast<int>(i), u, TypeFromProduct(product), sn, MigDevices(lib, dev, uuid, name)});
       }
     }
     shutdown();
