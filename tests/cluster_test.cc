@@ -203,6 +203,10 @@ TEST(Cluster, AJobOverItsMemoryIsKilledOrTheSubmissionSaysItCannotBe) {
   const std::size_t at = node.find("LimitsEnforced=");
   ASSERT_NE(at, std::string::npos) << node;
   const std::string limits = node.substr(at + 15, node.find('\n', at) - at - 15);
+  EXPECT_EQ(c.Run({"sinfo", "-N", "-h", "-n", "node1", "-o", "%N %k"}).out,
+            "node1 " + limits + "\n");
+  EXPECT_EQ(c.Run({"sinfo", "-N", "-h", "-n", "node1", "-O", "NodeList:8,LimitsEnforced"}).out,
+            "node1   " + limits + std::string(20 - limits.size(), ' ') + "\n");
   // dd's buffer of 500 MB is allocated and filled: over a limit of 100 MB.
   CommandResult r = c.Run({"sbatch", "--parsable", "--mem=100M", "--wrap",
                            "dd if=/dev/zero of=/dev/null bs=500M count=1"});

@@ -389,6 +389,12 @@ TEST(MigTest, JobsSeeTheirSlicesByUuidAndSinfoCountsEachType) {
     EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED") << gres;
     EXPECT_EQ(c.ReadFile("slurm-" + std::to_string(id) + ".out"), want.at(gres)) << gres;
   }
+  // The slice type is kept where a job's GPUs are shown: squeue %b, sacct's TRES.
+  const std::string sliced = std::to_string(jobs.at("gpu:virtual_1g.10gb:2"));
+  EXPECT_EQ(c.Run({"squeue", "-h", "-t", "all", "-j", sliced, "-o", "%b"}).out,
+            "gres:gpu:virtual_1g.10gb:2\n");
+  EXPECT_TRUE(Contains(c.Run({"sacct", "-n", "-X", "-P", "-j", sliced, "-o", "AllocTRES"}).out,
+                       "gres/gpu:virtual_1g.10gb=2,gres/gpu=2"));
   // Rounds of the GPU checks have passed: NVML's two GPUs are what the node has.
   EXPECT_TRUE(WaitFor(
       [&] {

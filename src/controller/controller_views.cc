@@ -127,6 +127,7 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
       {"node_count", e.placement.empty() ? shape.nodes : static_cast<int>(nodes.size())},
       {"cpus", cpus},
       {"gpus", gpus},
+      {"gpu_type", e.spec->gpu_type},
       {"mem_mb", mem},
       {"tasks", std::max(1, j.req.ntasks)},
       // As Slurm keeps them: --gres/--gpus-per-node per node, -G/--gpus per job,

@@ -136,12 +136,15 @@ std::optional<std::string> NonEmpty(std::string s) {
   return s;
 }
 
-// The TRES string sacct shows for a job (ReqTRES, AllocTRES), names in alphabetical order.
+// The TRES string sacct shows for a job (ReqTRES, AllocTRES), names in alphabetical order. GPUs
+// of a type (a MIG slice's, "a100_1g.10gb") count under it too, as Slurm records them when
+// AccountingStorageTRES names the type: "gres/gpu:a100_1g.10gb=1,gres/gpu=1".
 std::string TresString(std::int64_t cpus, std::int64_t mem_mb, std::int64_t nodes,
-                       std::int64_t gpus) {
+                       std::int64_t gpus, const std::string& gpu_type = "") {
   std::vector<std::string> parts;
   parts.push_back(fmt::format("billing={}", cpus));
   parts.push_back(fmt::format("cpu={}", cpus));
+  if (gpus > 0 && !gpu_type.empty()) parts.push_back(fmt::format("gres/gpu:{}={}", gpu_type, gpus));
   if (gpus > 0) parts.push_back(fmt::format("gres/gpu={}", gpus));
   if (mem_mb > 0) parts.push_back(fmt::format("mem={}", ConvertUnits(mem_mb, 2)));
   parts.push_back(fmt::format("node={}", nodes));
@@ -186,7 +189,7 @@ std::optional<std::string> JobValue(std::string_view f, const nlohmann::json& jo
   if (f == "AllocTRES" || f == "ReqTRES") {
     if (f == "AllocTRES" && pending) return std::nullopt;
     return TresString(cpus, JIntOr(job, "mem_mb", 0), JIntOr(job, "node_count", 0),
-                      JIntOr(job, "gpus", 0));
+                      JIntOr(job, "gpus", 0), EscapeControl(JStr(job, "gpu_type")));
   }
   if (f == "CPUTime" || f == "CPUTimeRAW") return Num(JobTimeUsed(job, now) * cpus);
   if (f == "Elapsed" || f == "ElapsedRaw") return Num(JobTimeUsed(job, now));

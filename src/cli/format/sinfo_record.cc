@@ -45,7 +45,7 @@ struct HeaderEntry {
   const char* header;
 };
 
-constexpr std::array<HeaderEntry, 43> kHeaders = {{
+constexpr std::array<HeaderEntry, 44> kHeaders = {{
     {'a', "AVAIL"},
     {'A', "NODES(A/I)"},
     {'b', "ACTIVE_FEATURES"},
@@ -64,6 +64,7 @@ constexpr std::array<HeaderEntry, 43> kHeaders = {{
     {'H', "TIMESTAMP"},
     {'i', "RESERVATION"},
     {'I', "PRIO_JOB_FACTOR"},
+    {'k', "LIMITS_ENFORCED"},  // lockstep's own letter: the limits a node holds jobs to
     {'l', "TIMELIMIT"},
     {'L', "DEFAULTTIME"},
     {'m', "MEMORY"},
@@ -166,6 +167,7 @@ SinfoNode ReadSinfoNode(const nlohmann::json& node) {
   n.threads = JIntOr(node, "threads_per_core", 1);
   n.features = JStr(node, "features");
   n.gres = JStr(node, "gres");
+  n.limits_enforced = JStr(node, "limits_enforced");
   n.gres_used = JStr(node, "gres_used");
   n.reason = JStr(node, "reason");
   n.reason_user = JStr(node, "reason_user");
@@ -221,7 +223,7 @@ bool IsPartitionLetter(char letter) {
 }
 
 bool IsNodeMatchLetter(char letter) {
-  return std::string_view("bEfGHtTuU").find(letter) != std::string_view::npos;
+  return std::string_view("bEfGHktTuU").find(letter) != std::string_view::npos;
 }
 
 bool IsExactMatchLetter(char letter) {
@@ -282,6 +284,8 @@ std::string NodeMatchValue(char letter, const SinfoNode& node) {
       return node.gres;
     case 'H':
       return fmt::format("{}", node.reason_time);
+    case 'k':
+      return node.limits_enforced;
     case 't':
     case 'T':
       return node.state.longname;
@@ -340,6 +344,8 @@ std::string RecordValue(char letter, const SinfoRecord& r) {
       return OrNull(n ? n->gres : "");
     case 'H':
       return n && n->reason_time ? TimeStamp(n->reason_time) : "Unknown";
+    case 'k':
+      return n && !n->limits_enforced.empty() ? n->limits_enforced : "n/a";
     case 'i':
       return "";
     case 'm':

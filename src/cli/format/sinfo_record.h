@@ -30,6 +30,7 @@ struct SinfoNode {
   std::int64_t cpus = 0, cpus_alloc = 0, mem = 0, disk = 0, weight = 0;
   std::int64_t sockets = 0, cores = 0, threads = 0;
   std::string features, gres, gres_used, reason, reason_user;
+  std::string limits_enforced;  // "memory,cpus", "memory", "cpus" or "none" (sinfo %k)
   std::int64_t reason_time = 0;
   std::int64_t reason_uid = -1;
 };

@@ -35,6 +35,7 @@ constexpr Names kSinfoTypes[] = {
     {"cpus", 'c'},          {"cpusload", 'O'},       {"cpusstate", 'C'},
     {"disk", 'd'},          {"features", 'f'},       {"features_act", 'b'},
     {"freemem", 'e'},       {"gres", 'G'},           {"groups", 'g'},
+    {"limitsenforced", 'k'},
     {"maxcpuspernode", 'B'}, {"memory", 'm'},        
     {"nodeai", 'A'},        {"nodeaiot", 'F'},       
     {"nodelist", 'N'},      {"nodes", 'D'},          {"oversubscribe", 'h'},
