@@ -223,6 +223,31 @@ TEST(Cluster, AJobOverItsMemoryIsKilledOrTheSubmissionSaysItCannotBe) {
   }
 }
 
+// --switches on a tree of two leaves (issue 37): a job that wants one switch while each leaf has
+// one free node waits, says so in scontrol (Switches=), and runs on any two nodes once
+// scheduler.max_switch_wait has passed.
+TEST(Cluster, ASwitchCountHoldsAJobForMaxSwitchWaitThenItRunsAnywhere) {
+  ClusterOptions o;
+  o.nodes = 4;
+  o.extra_yaml =
+      "topology:\n  switches:\n    - {name: leaf1, nodes: \"node[1-2]\"}\n"
+      "    - {name: leaf2, nodes: \"node[3-4]\"}\n    - {name: spine, switches: \"leaf[1-2]\"}\n"
+      "scheduler:\n  max_switch_wait: 4\n";
+  Cluster c(o);
+  ASSERT_TRUE(c.Start());
+  for (const char* node : {"node1", "node3"})
+    ASSERT_GT(Submit(c, {"-w", node, "--exclusive", "--wrap", "sleep 120"}), 0u);
+  const unsigned long long id = Submit(c, {"-N2", "--switches=1", "--wrap", "true"});
+  ASSERT_GT(id, 0u);
+  const std::string shown = c.Run({"scontrol", "show", "job", std::to_string(id)}).out;
+  EXPECT_TRUE(Contains(shown, "   Switches=1@00:00:04\n")) << shown;
+  nlohmann::json j = c.WaitJob(id, 30);
+  EXPECT_EQ(j["state"], "COMPLETED") << j.dump();
+  EXPECT_EQ(j["nodes"], "node[2,4]");
+  EXPECT_GE(j["start_time"].get<long long>() - j["submit_time"].get<long long>(), 3)
+      << "it waited for one switch first";
+}
+
 TEST(Cluster, UsersCannotTouchOthersJobsButOperatorsCan) {
   if (::getuid() != 0) GTEST_SKIP() << "needs root to act as another user";
   Cluster c;
