@@ -125,7 +125,8 @@ TEST(SubmitLimits, MaxJobCountAndMaxSubmitJobsRefuseJobsBeyondThem) {
   EXPECT_NE(r.out.find("\nMaxSubmitJobs           = 2\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nLockstepMaxNameLength   = 1024\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nLockstepMaxEnvSize      = 2097152\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(",max_script_size=4194304\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(",max_script_size=4194304,max_switch_wait=300\n"), std::string::npos)
+      << r.out;
 
   const unsigned long long a = Submit(c, {"-H", "--wrap", "true"});
   const unsigned long long b = Submit(c, {"-H", "--wrap", "true"});
