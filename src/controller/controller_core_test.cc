@@ -359,8 +359,8 @@ TEST_F(CoreTest, LimitsANodeCannotEnforceAreShownAndWarnedOf) {
   EXPECT_EQ(controller_->ListNodes()["nodes"][1]["limits_enforced"], "none");
   ASSERT_EQ(controller_->SubmitWarnings(Spec()).size(), 1u);
   EXPECT_EQ(controller_->SubmitWarnings(Spec())[0],
-            "the CPUs this job is given are not enforced on n[1-2] (no cgroup cpuset controller "
-            "there; scontrol show node: LimitsEnforced): its tasks may use others");
+            "the CPUs this job is given are not enforced on n[1-2] (no cgroup cpu controller "
+            "there; scontrol show node: LimitsEnforced): its tasks may use more");
   jobspec::JobSpec whole = Spec();
   whole.exclusive = true;
   EXPECT_TRUE(controller_->SubmitWarnings(whole).empty()) << "its nodes are its own";

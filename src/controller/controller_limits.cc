@@ -48,8 +48,8 @@ std::vector<std::string> Controller::LimitWarningsLocked(const jobspec::JobSpec&
         CompressHostlist(no_memory)));
   if (!spec.exclusive && !no_cpus.empty())
     warnings.push_back(fmt::format(
-        "the CPUs this job is given are not enforced on {} (no cgroup cpuset controller there; "
-        "scontrol show node: LimitsEnforced): its tasks may use others",
+        "the CPUs this job is given are not enforced on {} (no cgroup cpu controller there; "
+        "scontrol show node: LimitsEnforced): its tasks may use more",
         CompressHostlist(no_cpus)));
   return warnings;
 }

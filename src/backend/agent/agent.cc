@@ -128,7 +128,7 @@ Status Agent::Register() {
                      {"gpus", gpus},
                      {"enforces",
                       {{"memory", launcher_->memory_limits_enabled()},
-                       {"cpus", launcher_->cpu_binding_enabled()}}}});
+                       {"cpus", launcher_->cpu_limits_enabled()}}}});
   }
   nlohmann::json running = nlohmann::json::array();
   {
@@ -339,6 +339,7 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
       spec.stderr_fd = pipes[1][1].get();
     }
     spec.memory_limit_mb = c.value("memory_limit_mb", std::int64_t{0});
+    spec.cpu_limit = std::max(0, c.value("cpus", 0));
     if (const std::int64_t core_mb = c.value("core_max_mb", std::int64_t{-1}); core_mb >= 0)
       spec.core_limit_bytes = core_mb * 1024 * 1024;
     // Unique on this host: agents share the cgroup root, a requeued job may come back before

@@ -104,7 +104,11 @@ Status ValidateCgroupName(std::string_view name);
 struct CgroupLimits {
   std::int64_t memory_limit_mb = 0;  // 0: none
   std::vector<int> cpus;             // empty: the parent's
+  std::int32_t cpu_limit = 0;        // CPUs' worth of time per period (the cpu controller); 0: none
 };
+
+// The cpu controller's period, and a quota of `cpus` CPUs in it (cpu.max, cpu.cfs_quota_us).
+inline constexpr std::int64_t kCpuPeriodUs = 100000;
 
 // A task's cgroup, created and ready for the child to join.
 struct CgroupLeaf {

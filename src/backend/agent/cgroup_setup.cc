@@ -31,7 +31,7 @@ namespace {
 constexpr const char* kAgentLeaf = "lockstep-agent";
 
 std::set<std::string> Offered(const std::string& dir) {
-  static const std::set<std::string> kWanted = {"cpuset", "memory", "pids"};
+  static const std::set<std::string> kWanted = {"cpu", "cpuset", "memory", "pids"};
   auto text = ReadSmallFile(dir + "/cgroup.controllers");
   std::set<std::string> out;
   if (!text.ok()) return out;
@@ -115,7 +115,7 @@ Result<CgroupTree::Setup> Use(const std::string& root, const std::string& why) {
   Enabled below = EnableIn(root, /*may_move_self=*/true);
   // What the v2 tree lacks, a v1 hierarchy of a hybrid host may give (cgroup_v1.cc).
   std::set<std::string> missing;
-  for (const char* c : {"memory", "cpuset"})
+  for (const char* c : {"memory", "cpu", "cpuset"})
     if (!below.controllers.count(c)) missing.insert(c);
   const std::map<std::string, std::string> v1 = CgroupTree::FindV1Roots(missing);
   CgroupTree::Setup setup;

@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "backend/agent/launcher.h"
 #include "backend/agent/launcher_test_util.h"
+#include "common/wait_for.h"
 
 namespace lockstep::agent {
 namespace {
@@ -211,6 +213,42 @@ TEST(CgroupLauncherTest, ALimitedTasksCgroupsAreAllRemovedAfterwards) {
   for (auto it = std::filesystem::recursive_directory_iterator("/sys/fs/cgroup", ec);
        !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
     EXPECT_NE(it->path().filename().string(), unique) << it->path() << " outlived its task";
+}
+
+// -c1: the task may use one CPU's worth of time (the cpu controller's quota, v2's cpu.max or
+// v1's CFS quota on a hybrid host), however many threads it runs.
+TEST(CgroupLauncherTest, CpuLimitSetsTheQuotaOfTheTasksCgroup) {
+  SKIP_WITHOUT(SharedLauncher().cpu_limits_enabled());
+  TempDir dir;
+  TaskSpec spec = BaseSpec(
+      dir, {"/bin/sh", "-c",
+            "cat /proc/self/cgroup; while [ ! -e " + dir.File("go") + " ]; do sleep 0.05; done"});
+  spec.cgroup_name = UniqueCgroupName("cpu");
+  spec.cpu_limit = 1;
+  auto pid = SharedLauncher().Spawn(spec);
+  ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+  std::string out;
+  ASSERT_TRUE(lockstep::testing::WaitFor(
+      [&] {
+        out = ReadFile(dir.File("out"));
+        return out.find("0::") != std::string::npos;
+      },
+      std::chrono::seconds(10)));
+  // The task's cgroup in whichever hierarchy has the cpu controller.
+  const std::string mountinfo = ReadFile("/proc/self/mountinfo");
+  std::string quota;
+  if (auto v1 = ParseV1CgroupPath(out, "cpu")) {
+    if (auto d = FindCgroupDir(V1MountsOf(ParseMountInfo(mountinfo), "cpu"), *v1))
+      quota = ReadFile(d->dir + "/cpu.cfs_quota_us");
+  }
+  if (quota.empty() || quota == "-1\n") {
+    if (auto v2 = ParseUnifiedCgroupPath(out))
+      if (auto d = FindCgroupDir(ParseCgroup2Mounts(mountinfo), *v2))
+        quota = ReadFile(d->dir + "/cpu.max");
+  }
+  std::ofstream(dir.File("go")) << "";
+  ASSERT_TRUE(SharedLauncher().Wait(*pid).ok());
+  EXPECT_TRUE(quota == "100000\n" || quota == "100000 100000\n") << quota << out;
 }
 
 TEST(CgroupLauncherTest, CpusetLimitsTheTaskToItsCpus) {

@@ -97,6 +97,13 @@ Result<CgroupLeaf> CgroupTree::CreateLeaf(std::string_view name, const CgroupLim
       return fail(IoError("cannot set memory.swap.max of " + leaf + ": " + ErrnoText(err)));
     }
   }
+  if (controllers_.count("cpu") && limits.cpu_limit > 0) {
+    const std::string max = std::to_string(limits.cpu_limit * kCpuPeriodUs) + " " +
+                            std::to_string(kCpuPeriodUs);
+    if (int err = WriteSmallFile(leaf + "/cpu.max", max)) {
+      return fail(IoError("cannot set cpu.max of " + leaf + ": " + ErrnoText(err)));
+    }
+  }
   if (controllers_.count("cpuset") && !limits.cpus.empty()) {
     const std::string list = FormatCpuList(limits.cpus);
     if (int err = WriteSmallFile(leaf + "/cpuset.cpus", list)) {

@@ -51,6 +51,56 @@ int InheritCpuset(const std::string& dir, const std::string& parent) {
 
 std::string ParentOf(const std::string& dir) { return dir.substr(0, dir.rfind('/')); }
 
+// Makes root/name, parents first as in the v2 tree; a leftover empty leaf of a crashed agent is
+// made afresh, so that no limit of an earlier task stays. In a cpuset hierarchy every level gets
+// its parent's memory nodes and CPUs (the leaf: the task's, when it has some). The leaf's path.
+Result<std::string> MakeV1Leaf(const std::string& root, std::string_view name, bool cpuset,
+                               const CgroupLimits& limits) {
+  std::string dir;
+  for (std::size_t from = 0;;) {
+    const std::size_t at = name.find('/', from);
+    const bool leaf = at == std::string_view::npos;
+    dir = root + "/" + std::string(name.substr(0, at));
+    int err = MakeDir(dir);
+    if (err == 0 && leaf && (rmdir(dir.c_str()) != 0 || MakeDir(dir))) err = errno;
+    if (err) return IoError("cannot create cgroup " + dir + ": " + ErrnoText(err));
+    if (cpuset) {
+      const std::string cpus = leaf && !limits.cpus.empty()
+                                   ? FormatCpuList(limits.cpus)
+                                   : TrimmedFile(ParentOf(dir) + "/cpuset.cpus");
+      err = WriteSmallFile(dir + "/cpuset.mems", TrimmedFile(ParentOf(dir) + "/cpuset.mems"));
+      if (err == 0) err = WriteSmallFile(dir + "/cpuset.cpus", cpus);
+      if (err)
+        return Status(err == EINVAL ? StatusCode::kInvalidArgument : StatusCode::kIoError,
+                      "cannot set the CPUs of cgroup " + dir + ": " + ErrnoText(err));
+    }
+    if (leaf) return dir;
+    from = at + 1;
+  }
+}
+
+// The task's limits of `controllers` in its v1 leaf `dir`.
+Status SetV1Limits(const std::string& dir, const std::set<std::string>& controllers,
+                   const CgroupLimits& limits) {
+  if (controllers.count("cpu") && limits.cpu_limit > 0) {
+    int err = WriteSmallFile(dir + "/cpu.cfs_period_us", std::to_string(kCpuPeriodUs));
+    if (err == 0)
+      err = WriteSmallFile(dir + "/cpu.cfs_quota_us", std::to_string(limits.cpu_limit * kCpuPeriodUs));
+    if (err) return IoError("cannot set the CPU quota of cgroup " + dir + ": " + ErrnoText(err));
+  }
+  if (controllers.count("memory") && limits.memory_limit_mb > 0) {
+    const std::string bytes = std::to_string(limits.memory_limit_mb * 1024 * 1024);
+    int err = WriteSmallFile(dir + "/memory.limit_in_bytes", bytes);
+    // With swap accounting, no more memory and swap than memory: no swapping past the limit.
+    if (err == 0) {
+      const int swap = WriteSmallFile(dir + "/memory.memsw.limit_in_bytes", bytes);
+      err = swap == ENOENT ? 0 : swap;
+    }
+    if (err) return IoError("cannot set the memory limit of cgroup " + dir + ": " + ErrnoText(err));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::optional<std::string> ParseV1CgroupPath(std::string_view text, std::string_view controller) {
@@ -104,56 +154,22 @@ std::string CgroupTree::V1PathOf(const std::string& v2_path, const std::string& 
 
 Status CgroupTree::CreateV1Leaves(std::string_view name, const CgroupLimits& limits,
                                   CgroupLeaf& leaf) {
-  for (const auto& [controller, root] : v1_roots_) {
-    if (controllers_.count(controller)) continue;  // the v2 tree has it
-    // Parents first, as in the v2 tree; a leftover empty leaf of a crashed agent is made afresh,
-    // so that no limit of an earlier task stays.
-    std::string dir = root;
-    std::size_t from = 0;
-    for (;;) {
-      const std::size_t at = name.find('/', from);
-      dir = root + "/" + std::string(name.substr(0, at));
-      int err = MakeDir(dir);
-      if (err == 0 && at == std::string_view::npos && (rmdir(dir.c_str()) != 0 || MakeDir(dir)))
-        err = errno;
-      if (err) {
-        RemoveV1Leaves(name);
-        return IoError("cannot create cgroup " + dir + ": " + ErrnoText(err));
-      }
-      if (controller == "cpuset") {
-        const bool leaf_dir = at == std::string_view::npos;
-        std::string cpus = leaf_dir && !limits.cpus.empty() ? FormatCpuList(limits.cpus) : "";
-        int err = WriteSmallFile(dir + "/cpuset.mems", TrimmedFile(ParentOf(dir) + "/cpuset.mems"));
-        if (err == 0)
-          err = WriteSmallFile(dir + "/cpuset.cpus",
-                               cpus.empty() ? TrimmedFile(ParentOf(dir) + "/cpuset.cpus") : cpus);
-        if (err) {
-          RemoveV1Leaves(name);
-          return Status(err == EINVAL ? StatusCode::kInvalidArgument : StatusCode::kIoError,
-                        "cannot set the CPUs of cgroup " + dir + ": " + ErrnoText(err));
-        }
-      }
-      if (at == std::string_view::npos) break;
-      from = at + 1;
+  // Controllers mounted together (cpu,cpuacct; sometimes cpuset,cpu) share one hierarchy and so
+  // one directory: each such root gets one leaf, with every controller's limits.
+  std::map<std::string, std::set<std::string>> by_root;
+  for (const auto& [controller, root] : v1_roots_)
+    if (!controllers_.count(controller)) by_root[root].insert(controller);
+  for (const auto& [root, controllers] : by_root) {
+    Result<std::string> dir = MakeV1Leaf(root, name, controllers.count("cpuset") > 0, limits);
+    Status st = dir.ok() ? SetV1Limits(*dir, controllers, limits) : dir.status();
+    UniqueFd procs;
+    if (st.ok()) {
+      procs.Reset(open((*dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
+      if (procs.get() < 0) st = IoError("cannot open " + *dir + "/cgroup.procs: " + ErrnoText(errno));
     }
-    if (controller == "memory" && limits.memory_limit_mb > 0) {
-      const std::string bytes = std::to_string(limits.memory_limit_mb * 1024 * 1024);
-      int err = WriteSmallFile(dir + "/memory.limit_in_bytes", bytes);
-      // With swap accounting, no more memory and swap than memory: no swapping past the limit.
-      if (err == 0) {
-        const int swap = WriteSmallFile(dir + "/memory.memsw.limit_in_bytes", bytes);
-        err = swap == ENOENT ? 0 : swap;
-      }
-      if (err) {
-        RemoveV1Leaves(name);
-        return IoError("cannot set the memory limit of cgroup " + dir + ": " + ErrnoText(err));
-      }
-    }
-    UniqueFd procs(open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
-    if (procs.get() < 0) {
-      const int err = errno;
+    if (!st.ok()) {
       RemoveV1Leaves(name);
-      return IoError("cannot open " + dir + "/cgroup.procs: " + ErrnoText(err));
+      return st;
     }
     leaf.v1_procs.push_back(std::move(procs));
   }
@@ -161,8 +177,10 @@ Status CgroupTree::CreateV1Leaves(std::string_view name, const CgroupLimits& lim
 }
 
 void CgroupTree::RemoveV1Leaves(std::string_view name) const {
+  std::set<std::string> roots;
   for (const auto& [controller, root] : v1_roots_)
-    if (!controllers_.count(controller)) internal::Prune(root, name);
+    if (!controllers_.count(controller)) roots.insert(root);
+  for (const std::string& root : roots) internal::Prune(root, name);
 }
 
 }  // namespace lockstep::agent

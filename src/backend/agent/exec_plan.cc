@@ -169,8 +169,8 @@ void ExecPlan::RunChild(int error_fd, const CgroupJoin& join) const {
   // Descriptors of the agent's other threads (another launch's error pipe, say) are closed at
   // once, not only at exec: a child that then waits on the user's files (a FIFO, a hung NFS
   // path) must not hold another task's pipe open and so stall that task's launch.
-  CloseAllBut({error_fd, join.procs_fds[0], join.procs_fds[1], join.procs_fds[2], stdin_fd_,
-               stdout_fd_, stderr_fd_},
+  CloseAllBut({error_fd, join.procs_fds[0], join.procs_fds[1], join.procs_fds[2],
+               join.procs_fds[3], stdin_fd_, stdout_fd_, stderr_fd_},
               max_fd_);
   if (setsid() < 0) fail(ChildStage::kSetsid, errno);
   // Lowering a limit never fails; a task may not raise it again past the hard limit.

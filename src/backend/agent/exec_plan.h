@@ -40,9 +40,9 @@ struct ChildError {
 };
 
 // The cgroup.procs files the child writes "0" to, to join those cgroups before it runs anything:
-// its v2 cgroup's, and on a hybrid host its v1 memory and cpuset cgroups'. -1: none.
+// its v2 cgroup's, and on a hybrid host its v1 cpu, cpuset and memory cgroups'. -1: none.
 struct CgroupJoin {
-  std::array<int, 3> procs_fds{-1, -1, -1};
+  std::array<int, 4> procs_fds{-1, -1, -1, -1};
 };
 
 // The prepared exec of one task. Not copyable or movable: the pointer arrays point into the

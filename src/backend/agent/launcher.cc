@@ -115,6 +115,9 @@ bool Launcher::memory_limits_enabled() const {
 bool Launcher::cpu_binding_enabled() const {
   return cgroups_ && cgroups_->has("cpuset");
 }
+bool Launcher::cpu_limits_enabled() const {
+  return cgroups_ && cgroups_->has("cpu");
+}
 std::string Launcher::cgroup_root() const {
   return cgroups_ ? cgroups_->root() : std::string();
 }
@@ -137,7 +140,8 @@ Result<pid_t> Launcher::Spawn(const TaskSpec& spec, const std::function<bool()>&
   if (std::any_of(spec.cpus.begin(), spec.cpus.end(), [](int c) { return c < 0; })) {
     return InvalidArgument("negative CPU number");
   }
-  if ((spec.memory_limit_mb > 0 || !spec.cpus.empty()) && spec.cgroup_name.empty()) {
+  if ((spec.memory_limit_mb > 0 || !spec.cpus.empty() || spec.cpu_limit > 0) &&
+      spec.cgroup_name.empty()) {
     return InvalidArgument("a memory or CPU limit needs a cgroup_name");
   }
   if (!spec.cgroup_name.empty()) LOCKSTEP_RETURN_IF_ERROR(ValidateCgroupName(spec.cgroup_name));
@@ -153,7 +157,8 @@ Result<pid_t> Launcher::Spawn(const TaskSpec& spec, const std::function<bool()>&
     if (cgroups_in_use_.count(name)) {
       return Status(StatusCode::kAlreadyExists, "cgroup " + name + " belongs to a running task");
     }
-    auto created = cgroups_->CreateLeaf(name, CgroupLimits{spec.memory_limit_mb, spec.cpus});
+    auto created =
+        cgroups_->CreateLeaf(name, CgroupLimits{spec.memory_limit_mb, spec.cpus, spec.cpu_limit});
     if (!created.ok()) return created.status();
     leaf = std::move(*created);
     cgroups_in_use_.insert(name);
@@ -173,6 +178,8 @@ Result<pid_t> Launcher::Spawn(const TaskSpec& spec, const std::function<bool()>&
   UniqueFd error_read(fds[0]), error_write(fds[1]);
   internal::CgroupJoin join;
   if (leaf) {
+    // One v2 cgroup and at most three v1 ones (cpu, cpuset, memory): all of them fit.
+    static_assert(std::tuple_size_v<decltype(join.procs_fds)> == 4);
     join.procs_fds[0] = leaf->procs.get();
     for (std::size_t i = 0; i < leaf->v1_procs.size() && i + 1 < join.procs_fds.size(); ++i)
       join.procs_fds[i + 1] = leaf->v1_procs[i].get();

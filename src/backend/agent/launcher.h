@@ -63,6 +63,9 @@ struct TaskSpec {
   std::string cgroup_name;
   std::int64_t memory_limit_mb = 0;  // memory.max, with memory.swap.max = 0; 0: no limit
   std::vector<int> cpus;             // cpuset.cpus; empty: the CPUs of the parent cgroup
+  // The CPU time it may use, in CPUs (the cpu controller's quota: cpu.max, or v1's CFS quota):
+  // -c1 uses at most one CPU's worth however many threads it runs. 0: no limit.
+  std::int32_t cpu_limit = 0;
   // RLIMIT_CORE of the task (soft and hard), in bytes, never above the launcher's own hard
   // limit: the most of a core the kernel writes. -1: inherited from the launcher.
   std::int64_t core_limit_bytes = -1;
@@ -107,6 +110,8 @@ class Launcher {
   // True when memory_limit_mb and cpus are applied (the memory / cpuset controllers are enabled).
   bool memory_limits_enabled() const;
   bool cpu_binding_enabled() const;
+  // True when a task's cpu_limit holds (the cpu controller, v2 or v1).
+  bool cpu_limits_enabled() const;
   // The directory below which task cgroups are created; empty without cgroups.
   std::string cgroup_root() const;
   // One line: where the task cgroups go and which controllers are on, or why cgroups are off.
