@@ -13,7 +13,7 @@
 #include <map>
 #include <string>
 
-#include "tests/kubernetes_node_fixture.h"
+#include "tests/kubernetes_daemonset_fixture.h"
 
 namespace lockstep::testing {
 namespace {
@@ -80,32 +80,9 @@ void WriteOverlay(const std::string& dir, const std::string& base, const std::st
 
 }  // namespace
 
-class DeployTest : public RealNodeTest {
+// The DaemonSet fixture for its kubectl and its check that the controllers are built.
+class DeployTest : public DaemonSetTest {
  protected:
-  void SetUp() override {
-    RealNodeTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    for (const char* tool : {"kubectl", "kube-controller-manager", "kube-scheduler"})
-      if (!fs::exists(work() + "/bin/" + tool)) {
-        const std::string why = std::string(tool) +
-                                " is not built: run scripts/kube-apiserver.sh build kubectl "
-                                "kube-controller-manager kube-scheduler";
-        if (std::getenv("CI")) FAIL() << why;
-        GTEST_SKIP() << why;
-      }
-  }
-
-  static std::string work() {
-    const char* w = std::getenv("KUBE_WORK");
-    return w && *w ? w : "/var/tmp/kube-apiserver";
-  }
-
-  static int Kubectl(const std::string& args) {
-    const std::string line =
-        "KUBECONFIG=" + run_dir_ + "/kubeconfig " + work() + "/bin/kubectl " + args + " >&2";
-    return std::system(line.c_str());
-  }
-
   static std::string NodeAddress() {
     Result<Json> n = kc().Get(kube::NodePath(node_));
     if (!n.ok()) return "";
@@ -174,8 +151,7 @@ TEST_F(DeployTest, ApplyKRunsTwoReplicasThatServeJobsAndFailOver) {
         return Contains(token, "LOCKSTEP_TOKEN=");
       },
       seconds(90)))
-      << Output("KUBECONFIG=" + run_dir_ + "/kubeconfig " + work() +
-                "/bin/kubectl -n lockstep get pods,events 2>&1");
+      << Output(KubectlLine("-n lockstep get pods,events 2>&1"));
   std::string endpoint;
   ASSERT_TRUE(WaitFor([&] { return !(endpoint = Endpoint()).empty(); }, seconds(60)));
   const std::map<std::string, std::string> remote = {

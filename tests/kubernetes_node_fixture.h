@@ -7,6 +7,7 @@
 #pragma once
 
 #include <netinet/in.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -97,6 +98,21 @@ class RealNodeTest : public KubernetesBackendTest {
     std::string tarball = Output(cmd);
     EXPECT_TRUE(std::filesystem::exists(tarball)) << "scripts/image.sh printed: " << tarball;
     return std::filesystem::exists(tarball) && NodeScript("import " + tarball) == 0;
+  }
+
+  // A directory for storage tests (`/var/tmp/<prefix>-XXXXXX`, readable by every user), made a
+  // shared mount of its own: propagation into pods (HostToContainer, Bidirectional) needs one,
+  // which this machine's private / is not (docs/storage.md): what a site does once for its
+  // storage. Root only.
+  static void MakeSharedMountDir(const std::string& prefix, std::string& dir) {
+    std::string tmpl = "/var/tmp/" + prefix + "-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir = tmpl;
+    namespace fs = std::filesystem;
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+    ASSERT_EQ(::mount(dir.c_str(), dir.c_str(), nullptr, MS_BIND, nullptr), 0);
+    ASSERT_EQ(::mount(nullptr, dir.c_str(), nullptr, MS_SHARED, nullptr), 0);
   }
 
   // What `cmd` printed, its last newline taken off; "" when it failed.

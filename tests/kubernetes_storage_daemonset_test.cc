@@ -55,16 +55,10 @@ class StorageDaemonSetTest : public DaemonSetTest {
     DaemonSetTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     if (::getuid() != 0) GTEST_SKIP() << "needs root: the DaemonSet mounts on the host";
-    char tmpl[] = "/var/tmp/lockstep-sds-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    // The DaemonSet's mount root must be a shared mount on the host (Bidirectional): what
+    // deploy/kubernetes/storage-agent.yaml tells a site to do.
+    ASSERT_NO_FATAL_FAILURE(MakeSharedMountDir("lockstep-sds", root_));
     sources_ = root_ + "-src";
-    fs::permissions(root_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                               fs::perms::others_read | fs::perms::others_exec);
-    // The DaemonSet's mount root must be a shared mount on the host (Bidirectional), which this
-    // machine's private / is not: what deploy/kubernetes/storage-agent.yaml tells a site to do.
-    ASSERT_EQ(::mount(root_.c_str(), root_.c_str(), nullptr, MS_BIND, nullptr), 0);
-    ASSERT_EQ(::mount(nullptr, root_.c_str(), nullptr, MS_SHARED, nullptr), 0);
     fs::create_directories(sources_ + "/imagenet");
     std::ofstream(sources_ + "/imagenet/input.txt") << "dataset-line\n";
     fs::create_directories(sources_ + "/ckpt/project");

@@ -45,16 +45,8 @@ class StorageNodeTest : public RealNodeTest {
     RealNodeTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     if (::getuid() != 0) GTEST_SKIP() << "needs root: the test mounts on the host";
-    char tmpl[] = "/var/tmp/lockstep-storage-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    storage_ = tmpl;
-    fs::permissions(storage_, fs::perms::owner_all | fs::perms::group_read |
-                                  fs::perms::group_exec | fs::perms::others_read |
-                                  fs::perms::others_exec);
-    // HostToContainer propagation needs the directory in a shared mount, which this machine's
-    // private / is not (docs/storage.md): what a site does once for its storage.
-    ASSERT_EQ(::mount(storage_.c_str(), storage_.c_str(), nullptr, MS_BIND, nullptr), 0);
-    ASSERT_EQ(::mount(nullptr, storage_.c_str(), nullptr, MS_SHARED, nullptr), 0);
+    // HostToContainer propagation needs the directory in a shared mount.
+    ASSERT_NO_FATAL_FAILURE(MakeSharedMountDir("lockstep-storage", storage_));
   }
 
   void TearDown() override {
@@ -197,14 +189,9 @@ TEST_F(StorageNodeTest, ContainerMountsBindDeclaredDirectoriesOnlyAndJobsElsewhe
 TEST_F(StorageNodeTest, UpWithStorageRunsAUsersJobInItsSubmitDirectory) {
   ClusterOptions o;
   Cluster c(o);  // only for its directory and Run()
-  const std::string state = c.dir() + "/up";
-  struct Down {
-    Cluster& c;
-    std::string state;
-    ~Down() { c.Run({"down", "--state-dir", state}); }
-  } down{c, state};
-  CommandResult r = c.Run({"up", "--backend", "kubernetes", "--kubeconfig",
-                           run_dir_ + "/kubeconfig", "--state-dir", state, "--storage", storage_});
+  LockstepUp up(c, {"--storage", storage_});
+  const std::string& state = up.state;
+  CommandResult r = up.result;
   ASSERT_EQ(r.exit_code, 0) << r.err << c.ReadFile(state + "/lockstepd.log");
   const std::map<std::string, std::string> env = {{"LOCKSTEP_STATE_DIR", state}};
   const std::string project = storage_ + "/project";

@@ -291,14 +291,9 @@ TEST_F(KubernetesBackendTest, UpAndDown) {
   CreateNode("kbe-e", "kbe-e-1", 8);
   ClusterOptions o;
   Cluster c(o);  // only for its directory and Run()
-  const std::string state = c.dir() + "/up";
-  struct Down {
-    Cluster& c;
-    std::string state;
-    ~Down() { c.Run({"down", "--state-dir", state}); }
-  } down{c, state};
-  CommandResult r = c.Run({"up", "--backend", "kubernetes", "--kubeconfig",
-                           run_dir_ + "/kubeconfig", "--state-dir", state});
+  LockstepUp up(c);
+  const std::string& state = up.state;
+  CommandResult r = up.result;
   ASSERT_EQ(r.exit_code, 0) << r.err << c.ReadFile(state + "/lockstepd.log");
   EXPECT_TRUE(Contains(r.out, "lockstep is up on Kubernetes")) << r.out;
   EXPECT_TRUE(Contains(c.ReadFile(state + "/cluster.yaml"), "backend: kubernetes"));

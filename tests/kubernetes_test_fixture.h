@@ -188,6 +188,22 @@ class KubernetesBackendTest : public kube::testing::ApiServerTest {
 
   static std::string DaemonLog(Cluster& c) { return c.ReadFile(c.dir() + "/lockstepd.log"); }
 
+  // `lockstep up --backend kubernetes` against the test's apiserver, as a user types it, with
+  // `extra` options, its state in `c`'s directory; `lockstep down` when it goes.
+  struct LockstepUp {
+    LockstepUp(Cluster& cluster, const std::vector<std::string>& extra = {})
+        : c(cluster), state(cluster.dir() + "/up") {
+      std::vector<std::string> args = {"up", "--backend", "kubernetes", "--kubeconfig",
+                                       run_dir_ + "/kubeconfig", "--state-dir", state};
+      args.insert(args.end(), extra.begin(), extra.end());
+      result = c.Run(args);
+    }
+    ~LockstepUp() { c.Run({"down", "--state-dir", state}); }
+    Cluster& c;
+    const std::string state;
+    CommandResult result;  // what `lockstep up` said
+  };
+
   // A barrier for what must not follow a pod change: waits until lockstepd's Kubernetes backend
   // has handled pod `pod` of `job` in phase `phase` (its debug line "pod <pod> job <job> run <r>
   // phase <phase> ..."), by which time a run that this change ended would have been reported

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "controller/controller.h"
 #include "controller/controller_internal.h"
+#include "engine/gpu_devices.h"
 #include "jobspec/output_pattern.h"
 
 namespace lockstep::controller {
@@ -29,9 +30,10 @@ bool TakeGpuUuids(engine::Node& node, const std::vector<std::string>& types,
   for (const backend::GpuSeen& g : seen) by_index[g.index] = &g;
   std::map<int, std::vector<bool>> taken;  // per physical GPU: its MIG devices matched
   bool changed = false;
-  int physical = -1;
-  for (engine::GpuDevice& d : node.gpus) {
-    physical = d.parent < 0 ? physical + 1 : d.parent;
+  const std::vector<int> physical_of = engine::PhysicalGpuOf(node);
+  for (std::size_t i = 0; i < node.gpus.size(); ++i) {
+    engine::GpuDevice& d = node.gpus[i];
+    const int physical = physical_of[i];
     std::string uuid;
     if (auto it = by_index.find(physical); it != by_index.end()) {
       const backend::GpuSeen& g = *it->second;

@@ -6,6 +6,7 @@
 
 #include "common/hostlist.h"
 #include "controller/controller_internal.h"
+#include "engine/gpu_devices.h"
 #include "engine/request.h"
 
 namespace lockstep::controller {
@@ -32,15 +33,14 @@ std::string HostName() {
 }  // namespace
 
 std::vector<std::string> CudaDeviceNames(const engine::Node& node) {
+  const std::vector<int> physical = engine::PhysicalGpuOf(node);
   std::vector<std::string> names;
-  int physical = -1;  // the physical GPU of the device last seen
-  for (const engine::GpuDevice& d : node.gpus) {
-    if (d.parent < 0) {
-      names.push_back(std::to_string(++physical));
-      continue;
-    }
-    physical = d.parent;
-    names.push_back(d.uuid.empty() ? std::to_string(d.index) : d.uuid);
+  for (std::size_t i = 0; i < node.gpus.size(); ++i) {
+    const engine::GpuDevice& d = node.gpus[i];
+    if (d.parent < 0)
+      names.push_back(std::to_string(physical[i]));
+    else
+      names.push_back(d.uuid.empty() ? std::to_string(d.index) : d.uuid);
   }
   return names;
 }

@@ -27,6 +27,7 @@
 #include "controller/api_server.h"
 #include "controller/controller.h"
 #include "controller/web_routes.h"
+#include "engine/gpu_devices.h"
 #include "lockstepd/agent_endpoints.h"
 #include "lockstepd/health_only_sink.h"
 #include "lockstepd/config_watch.h"
@@ -189,14 +190,7 @@ int main(int argc, char** argv) {
     agent_storage = lockstep::lockstepd::AgentStorageSettings(*cluster);
     for (const lockstep::engine::Node& n : cluster->base.nodes) {
       configured_nodes.push_back(n.name);
-      // NVML counts physical GPUs: a GPU cut into MIG slices is one, however many its slices.
-      int physical = 0, last_parent = -1;
-      for (const lockstep::engine::GpuDevice& d : n.gpus) {
-        if (d.parent >= 0 && d.parent == last_parent) continue;
-        ++physical;
-        last_parent = d.parent;
-      }
-      configured_gpus[n.name] = physical;
+      configured_gpus[n.name] = lockstep::engine::PhysicalGpuCount(n);
     }
   }
   if (!kubeconfig.empty()) kset.kubeconfig = kubeconfig;
