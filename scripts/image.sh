@@ -42,8 +42,15 @@ for lib in $(ldd "$B/bin/lockstepd" "$B/bin/lockstep" "$B/bin/lockstep-agent" | 
   cp -L "$lib" "$rootfs$lib"
 done
 cp /bin/busybox "$rootfs/bin/busybox"
-# mount and umount: the storage DaemonSet's agent (deploy/kubernetes/storage-agent.yaml).
-for app in sh ls cat echo env id sleep hostname grep mount umount; do ln -s busybox "$rootfs/bin/$app"; done
+# Every applet busybox has (a login pod's shell tools; mount and umount for the storage
+# DaemonSet's agent, deploy/kubernetes/storage-agent.yaml).
+for app in $(/bin/busybox --list); do
+  [ -e "$rootfs/bin/$app" ] || ln -s busybox "$rootfs/bin/$app"
+done
+# The Slurm commands and `lockstep login`, as links to lockstep (lockstep install-aliases).
+for cmd in sbatch srun salloc squeue scancel sinfo scontrol sacct sprio sacctmgr sshare sstat sattach sreport sdiag; do
+  ln -s lockstep "$rootfs/usr/local/bin/$cmd"
+done
 cp /etc/ssl/certs/ca-certificates.crt "$rootfs/etc/ssl/certs/"
 printf 'root:x:0:0:root:/root:/bin/sh\nlockstep:x:10001:10001::/var/lib/lockstep:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > "$rootfs/etc/passwd"
 printf 'root:x:0:\nlockstep:x:10001:\nnogroup:x:65534:\n' > "$rootfs/etc/group"

@@ -34,6 +34,10 @@ int RunUp(int argc, char** argv);
 int RunDown(int argc, char** argv);
 int RunInstallAliases(int argc, char** argv);
 int RunToken(int argc, char** argv);
+int RunLogin(int argc, char** argv);  // cmd_login.cc
+// Called by another name (a link a site made): `lockstep login` when lockstepd's login.alias is
+// that name, else an error.
+int RunLoginAlias(const std::string& name, int argc, char** argv);
 // Node maintenance (cmd_drain.cc): drain [--rolling] NODES, resume NODES.
 int RunDrain(int argc, char** argv);
 int RunResume(int argc, char** argv);

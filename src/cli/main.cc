@@ -41,6 +41,8 @@ constexpr Verb kVerbs[] = {
     {"web", lockstep::cli::RunWeb, "the web view on a local port (--port N)"},
     {"up", lockstep::cli::RunUp, "start a cluster on this machine"},
     {"down", lockstep::cli::RunDown, "stop it"},
+    {"login", lockstep::cli::RunLogin,
+     "a shell (or -- COMMAND) in your login environment: your own pod on Kubernetes"},
     {"token", lockstep::cli::RunToken,
      "print a token for lockstepd's HTTPS API (LOCKSTEP_TOKEN=...)"},
     {"drain", lockstep::cli::RunDrain,
@@ -74,6 +76,9 @@ int main(int argc, char** argv) {
     // Called as sbatch, squeue, ...: only the Slurm names, not lockstep's own verbs.
     const Verb* v = Find(base);
     if (v && base[0] == 's') return v->run(argc, argv);
+    if (base == "lockstep-login") return lockstep::cli::RunLogin(argc, argv);
+    // A name of the site's own for `lockstep login` (login.alias), such as slogin.
+    if (!v && base.rfind("lockstep", 0) != 0) return lockstep::cli::RunLoginAlias(base, argc, argv);
   }
   if (argc < 2) {
     PrintUsage(stderr);

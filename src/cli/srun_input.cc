@@ -33,6 +33,8 @@ void OnWindowChange(int) {
   }
 }
 
+}  // namespace
+
 bool TerminalSize(int& rows, int& cols) {
   struct winsize ws {};
   for (int fd : {0, 1})
@@ -42,8 +44,6 @@ bool TerminalSize(int& rows, int& cols) {
     }
   return false;
 }
-
-}  // namespace
 
 bool StdinIsEmpty() {
   struct stat st {
@@ -91,10 +91,15 @@ RawTerminal::~RawTerminal() {
 }
 
 StdinForwarder::StdinForwarder(unsigned long long job, int step, bool pty, Writer writer)
-    : where_("/api/v1/jobs/" + std::to_string(job) + "/steps/" + std::to_string(step) +
-             "/input?wait_ms=" + std::to_string(kRoomWaitMs)),
-      pty_(pty),
-      writer_(writer) {
+    : StdinForwarder("/api/v1/jobs/" + std::to_string(job) + "/steps/" + std::to_string(step) +
+                         "/input?wait_ms=" + std::to_string(kRoomWaitMs),
+                     pty, writer) {}
+
+StdinForwarder::StdinForwarder(std::string target, bool pty)
+    : StdinForwarder(std::move(target), pty, Writer::kSrun) {}
+
+StdinForwarder::StdinForwarder(std::string target, bool pty, Writer writer)
+    : where_(std::move(target)), pty_(pty), writer_(writer) {
   if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
   if (pty_ && wake_[1] >= 0) {
     g_winch_fd = wake_[1];

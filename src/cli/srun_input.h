@@ -37,6 +37,9 @@ class RawTerminal {
   termios saved_{};
 };
 
+// The size of the terminal on stdin or stdout; false when neither is one.
+bool TerminalSize(int& rows, int& cols);
+
 // stdin is /dev/null or not open: there is nothing to forward.
 bool StdinIsEmpty();
 
@@ -48,11 +51,14 @@ class StdinForwarder {
  public:
   enum class Writer { kSrun, kAttached };
   StdinForwarder(unsigned long long job, int step, bool pty, Writer writer = Writer::kSrun);
+  // srun's protocol to another input: a login session's (docs/api.md, "Login").
+  StdinForwarder(std::string target, bool pty);
   ~StdinForwarder();
   StdinForwarder(const StdinForwarder&) = delete;
   StdinForwarder& operator=(const StdinForwarder&) = delete;
 
  private:
+  StdinForwarder(std::string target, bool pty, Writer writer);
   void Loop();
   const std::string where_;
   const bool pty_;

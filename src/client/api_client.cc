@@ -11,6 +11,7 @@
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <cstdlib>
+#include <fstream>
 #include <optional>
 
 namespace lockstep::client {
@@ -190,12 +191,27 @@ Status ConnectTls(ApiClient::Connection& c, const std::string& url) {
   return Status::Ok();
 }
 
+// $LOCKSTEP_TOKEN, else the first line of the file $LOCKSTEP_TOKEN_FILE (a login pod's, which
+// lockstepd renews in place: read at each request).
+std::string BearerToken() {
+  std::string token = Env("LOCKSTEP_TOKEN");
+  if (!token.empty()) return token;
+  const std::string file = Env("LOCKSTEP_TOKEN_FILE");
+  if (file.empty()) return "";
+  std::ifstream in(file);
+  std::getline(in, token);
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  return token;
+}
+
 Status FromResponse(unsigned code, const nlohmann::json& j) {
   std::string msg = j.is_object() ? j.value("error", "request failed") : "request failed";
   if (code == 401) {
-    std::string hint = Env("LOCKSTEP_TOKEN").empty()
+    std::string hint = BearerToken().empty()
                            ? "set LOCKSTEP_TOKEN (lockstep token, on a host of the cluster)"
-                           : "LOCKSTEP_TOKEN was refused; get a new one (lockstep token)";
+                           : !Env("LOCKSTEP_TOKEN").empty()
+                               ? "LOCKSTEP_TOKEN was refused; get a new one (lockstep token)"
+                               : "the token of LOCKSTEP_TOKEN_FILE was refused";
     return Status(StatusCode::kPermissionDenied, "authentication failed: " + msg + "; " + hint);
   }
   StatusCode sc = code == 403   ? StatusCode::kPermissionDenied
@@ -269,7 +285,7 @@ Result<std::pair<unsigned, std::string>> ApiClient::Exchange(int method, const s
     req.set(http::field::host, "lockstepd");
     req.set(http::field::content_type, "application/json");
     if (https) {
-      std::string token = Env("LOCKSTEP_TOKEN");
+      std::string token = BearerToken();
       if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
     }
     req.keep_alive(true);

@@ -21,8 +21,8 @@ std::string DefaultServer();
 class ApiClient {
  public:
   // `server`: a Unix socket's path, or "https://HOST[:PORT]" (port 443 by default). Over HTTPS
-  // every request carries $LOCKSTEP_TOKEN as its bearer token, and the server's certificate is
-  // verified, with its host name, against $LOCKSTEP_CA_CERT (a PEM file) or the system's CAs.
+  // every request carries $LOCKSTEP_TOKEN (else the first line of the file $LOCKSTEP_TOKEN_FILE)
+  // as its bearer token, and the server's certificate is verified, with its host name, against $LOCKSTEP_CA_CERT (a PEM file) or the system's CAs.
   explicit ApiClient(std::string server = DefaultServer());
   ~ApiClient();
   ApiClient(ApiClient&&) noexcept;

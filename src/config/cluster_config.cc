@@ -60,6 +60,8 @@ Result<ClusterConfig> ClusterConfigParser::Parse(std::string_view yaml_text) {
     ReadKubernetes(top.Value("kubernetes"));
     ReadHealth(top.Value("health"));
     ReadStorage(top.Value("storage"));
+    ReadIdentity(top.Value("identity"));
+    ReadLogin(top.Value("login"));
     ReadJobHook(top.Value("prolog"), "prolog", config_.job_hooks.prolog);
     ReadJobHook(top.Value("epilog"), "epilog", config_.job_hooks.epilog);
     top.Finish();

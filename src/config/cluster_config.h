@@ -22,6 +22,7 @@
 #include "common/types.h"
 #include "config/health_config.h"
 #include "config/job_hooks_config.h"
+#include "config/login_config.h"
 #include "config/storage_config.h"
 #include "config/submit_limits.h"
 #include "engine/model.h"
@@ -120,6 +121,9 @@ struct ClusterConfig {
   std::vector<std::size_t> StorageOfNode(std::uint32_t node) const;
   // For each file system of `storage`, in order, the names of the nodes that get it.
   std::vector<std::vector<std::string>> StorageNodes() const;
+  // `identity:` and `login:` (login_config.h, docs/login.md).
+  IdentityConfig identity;
+  LoginConfig login;
 
   // Adds a node found at run time (Kubernetes) to the cluster and to every partition declared
   // with `nodes: ALL`; its index. Names of GPU types, features, switches and blocks are

@@ -60,6 +60,8 @@ class ClusterConfigParser {
   void ReadKubernetes(const YAML::Node& map);  // cluster_config_kubernetes.cc
   void ReadHealth(const YAML::Node& map);      // cluster_config_health.cc
   void ReadStorage(const YAML::Node& list);    // cluster_config_storage.cc
+  void ReadIdentity(const YAML::Node& map);    // cluster_config_login.cc
+  void ReadLogin(const YAML::Node& map);       // cluster_config_login.cc (after storage)
   // `prolog:` or `epilog:` (cluster_config_job_hooks.cc).
   void ReadJobHook(const YAML::Node& node, const std::string& key, JobHook& hook);
 

@@ -524,6 +524,8 @@ Routed Route(Controller& c, AgentEndpoints* agents, const Caller& caller,
 
 }  // namespace
 
+ApiResponse ErrorResponse(const Status& status) { return Error(status); }
+
 void HandleRequest(Controller& c, AgentEndpoints* agents, const Caller& caller,
                    const http::request<http::string_body>& req, Replier reply) {
   Routed response = Route(c, agents, caller, req, reply);
@@ -532,7 +534,8 @@ void HandleRequest(Controller& c, AgentEndpoints* agents, const Caller& caller,
 
 // --- Tokens (tokens.h): the caller's own, or anyone's for an operator. ---
 Response HandleTokenRequest(Controller& c, TokenRegistry& tokens, const Caller& caller,
-                            const http::request<http::string_body>& req, Time now) {
+                            const http::request<http::string_body>& req, Time now,
+                            const identity::UserDirectory* directory) {
   std::string_view target(req.target().data(), req.target().size());
   const std::vector<std::string_view> path = Split(target.substr(0, target.find('?')));
   const bool revoke = path.size() == 4 && path[3] == "revoke";
@@ -547,7 +550,7 @@ Response HandleTokenRequest(Controller& c, TokenRegistry& tokens, const Caller& 
   if (!body->is_object() || (body->contains("user") && !(*body)["user"].is_string()) ||
       (body->contains("lifespan") && !(*body)["lifespan"].is_number_integer()))
     return Error(InvalidArgument("expected {\"user\": NAME, \"lifespan\": SECONDS}"));
-  Result<Caller> who = TokenSubject(c, caller, body->value("user", ""));
+  Result<Caller> who = TokenSubject(c, caller, body->value("user", ""), directory);
   if (!who.ok()) return Error(who.status());
   Seconds lifespan = body->value("lifespan", kDefaultTokenLifespan);
   Result<std::string> token = tokens.Issue(*who, lifespan, now);

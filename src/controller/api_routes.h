@@ -30,6 +30,8 @@ using ApiResponse = boost::beast::http::response<boost::beast::http::string_body
 // `body` as a JSON response; bytes in its strings that are not UTF-8 (programs' output, names
 // from elsewhere) become U+FFFD rather than an error.
 ApiResponse JsonResponse(boost::beast::http::status status, const nlohmann::json& body);
+// A Status as the API answers it: {"error": message} with 400, 403, 404, 409 or 500.
+ApiResponse ErrorResponse(const Status& status);
 // Called once with the answer to a request, from any thread.
 using Replier = std::function<void(ApiResponse)>;
 
@@ -45,8 +47,10 @@ void HandleRequest(Controller& controller, AgentEndpoints* agents, const Caller&
 // POST /api/v1/tokens {"user": NAME, "lifespan": SECONDS} (both optional): a new bearer token
 // for the caller, or for NAME when the caller is an operator (docs/api.md). ApiService sends it
 // only requests from its Unix socket.
+// `directory`: whom an operator may name (null: the host's users).
 boost::beast::http::response<boost::beast::http::string_body> HandleTokenRequest(
     Controller& controller, TokenRegistry& tokens, const Caller& caller,
-    const boost::beast::http::request<boost::beast::http::string_body>& request, Time now);
+    const boost::beast::http::request<boost::beast::http::string_body>& request, Time now,
+    const identity::UserDirectory* directory = nullptr);
 
 }  // namespace lockstep::controller

@@ -1,12 +1,11 @@
 #include "controller/api_server.h"
 
-#include <pwd.h>
-
 #include <ctime>
 #include <string_view>
 #include <utility>
 
 #include "controller/api_routes.h"
+#include "controller/login_routes.h"
 #include "controller/web_routes.h"
 
 namespace lockstep::controller {
@@ -26,17 +25,14 @@ bool IsTokensTarget(const server::Request& req) {
   return PathOf(req) == "/api/v1/tokens" || PathOf(req) == "/api/v1/tokens/revoke";
 }
 
-// The controller's caller; a Unix peer's name from the user database (it may block: this
-// runs on a worker thread).
-Caller ControllerCaller(const server::Caller& who) {
+// The controller's caller; a Unix peer's name from the identity source, else the host's user
+// database (it may block: this runs on a worker thread).
+Caller ControllerCaller(const server::Caller& who, const identity::UserDirectory& directory) {
   Caller c{who.uid, who.gid, who.user};
   if (c.user.empty()) {
-    passwd pw{}, *result = nullptr;
-    char buf[4096];
-    if (::getpwuid_r(c.uid, &pw, buf, sizeof buf, &result) == 0 && result)
-      c.user = pw.pw_name;
-    else
-      c.user = std::to_string(c.uid);
+    std::optional<identity::UserRecord> u = directory.UserByUid(c.uid);
+    if (!u) u = identity::HostDirectory()->UserByUid(c.uid);
+    c.user = u ? u->name : std::to_string(c.uid);
   }
   return c;
 }
@@ -56,7 +52,14 @@ ApiService::ApiService(Controller& controller, const ApiServiceOptions& options)
     : controller_(controller),
       agents_(options.agents),
       observe_(options.observe),
-      tokens_(controller.store()),
+      login_(options.login),
+      directory_(options.directory ? options.directory : [] { return identity::HostDirectory(); }),
+      tokens_(controller.store(),
+              [directory = directory_](std::uint32_t uid) -> std::optional<std::string> {
+                std::optional<identity::UserRecord> u = directory()->UserByUid(uid);
+                if (!u) return std::nullopt;
+                return u->name;
+              }),
       route_pool_(options.route_threads) {}
 
 void ApiService::Handle(server::Request request, server::Caller caller, server::Responder respond) {
@@ -88,7 +91,7 @@ void ApiService::Route(const server::Request& req, const server::Caller& who,
                        const server::Responder& respond) {
   // Every request is counted (sdiag, lockstep_api_request_seconds) when it is answered.
   const auto arrived = std::chrono::steady_clock::now();
-  const Caller caller = ControllerCaller(who);
+  const Caller caller = ControllerCaller(who, *directory_());
   Replier reply = [this, respond, arrived, caller,
                    route = RouteOf(std::string(req.method_string()),
                                    std::string_view(req.target().data(), req.target().size()))](
@@ -103,8 +106,10 @@ void ApiService::Route(const server::Request& req, const server::Caller& who,
       return reply(server::JsonError(
           http::status::forbidden,
           "tokens are issued only on lockstepd's Unix socket (lockstep token)"));
-    return reply(HandleTokenRequest(controller_, tokens_, caller, req, std::time(nullptr)));
+    return reply(HandleTokenRequest(controller_, tokens_, caller, req, std::time(nullptr),
+                                    directory_().get()));
   }
+  if (HandleLoginRequest(controller_, login_, caller, req, reply)) return;
   if (HandleObserveRequest(controller_, observe_, caller, req, reply)) return;
   if (HandleWebRequest(controller_, caller, req, reply)) return;
   HandleRequest(controller_, agents_, caller, req, std::move(reply));

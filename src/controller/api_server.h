@@ -18,7 +18,9 @@
 #include "common/status.h"
 #include "controller/api_routes.h"
 #include "controller/controller.h"
+#include "controller/login_endpoints.h"
 #include "controller/observe_routes.h"
+#include "identity/user_directory.h"
 #include "controller/tokens.h"
 #include "server/blocking_handler.h"
 #include "server/handler.h"
@@ -35,6 +37,11 @@ struct ApiServiceOptions {
   AgentEndpoints* agents = nullptr;
   // What the metrics show beyond the controller's state (the agents' heartbeats).
   ObserveSources observe;
+  // The login environments (login_endpoints.h); null: the bare hosts' answer. Not owned.
+  LoginEndpoints* login = nullptr;
+  // The users lockstepd knows (identity/identity_source.h): callers' names, whom tokens stand
+  // for (a user gone from it has their tokens refused). Null: the host's users.
+  std::function<std::shared_ptr<const identity::UserDirectory>()> directory;
 };
 
 // Ownership: borrows the controller (and its store), which must outlive the service; owns its
@@ -62,6 +69,8 @@ class ApiService : public server::Handler, public server::Authenticator {
   Controller& controller_;
   AgentEndpoints* const agents_;
   const ObserveSources observe_;
+  LoginEndpoints* const login_;
+  const std::function<std::shared_ptr<const identity::UserDirectory>()> directory_;
   TokenRegistry tokens_;
   server::WorkerPool route_pool_;
 };

@@ -9,15 +9,6 @@ namespace {
 
 namespace http = boost::beast::http;
 
-ApiResponse ErrorResponse(const Status& s) {
-  const http::status code = s.code() == StatusCode::kPermissionDenied     ? http::status::forbidden
-                            : s.code() == StatusCode::kFailedPrecondition ? http::status::conflict
-                            : s.code() == StatusCode::kNotFound           ? http::status::not_found
-                            : s.code() == StatusCode::kInvalidArgument    ? http::status::bad_request
-                                                                          : http::status::internal_server_error;
-  return JsonResponse(code, {{"error", s.message()}});
-}
-
 ApiResponse Answer(const Result<nlohmann::json>& r) {
   return r.ok() ? JsonResponse(http::status::ok, *r) : ErrorResponse(r.status());
 }

@@ -172,16 +172,15 @@ Result<std::size_t> TokenRegistry::RemoveExpired(Time now) {
 }
 
 Result<Caller> TokenSubject(const Controller& controller, const Caller& caller,
-                            const std::string& user) {
+                            const std::string& user, const identity::UserDirectory* directory) {
   if (user.empty() || user == caller.user) return caller;
   if (!controller.IsOperator(caller.uid))
     return PermissionDenied("access/permission denied: " + caller.user +
                             " may get a token only for " + caller.user);
-  passwd pw{}, *found = nullptr;
-  std::vector<char> buf(16384);
-  if (::getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
-    return NotFound("invalid user: " + user);
-  return Caller{pw.pw_uid, pw.pw_gid, pw.pw_name};
+  std::optional<identity::UserRecord> found =
+      directory ? directory->UserByName(user) : identity::HostDirectory()->UserByName(user);
+  if (!found) return NotFound("invalid user: " + user);
+  return Caller{found->uid, found->gid, found->name};
 }
 
 Result<nlohmann::json> RevokeTokens(const Controller& controller, TokenRegistry& tokens,

@@ -16,6 +16,7 @@
 #include "common/status.h"
 #include "common/types.h"
 #include "controller/controller.h"
+#include "identity/user_directory.h"
 #include "store/store.h"
 
 namespace lockstep::controller {
@@ -83,10 +84,11 @@ class TokenRegistry {
 };
 
 // Whom a token asked for by `caller` may stand for: `user` (empty: the caller). A user may get
-// a token only for themself; operators for anyone the system's user database knows.
+// a token only for themself; operators for anyone `directory` knows (null: the host's users).
 // PermissionDenied or NotFound (no such user) otherwise.
 Result<Caller> TokenSubject(const Controller& controller, const Caller& caller,
-                            const std::string& user);
+                            const std::string& user,
+                            const identity::UserDirectory* directory = nullptr);
 
 // The body of a revocation request ({"id": ID} or {"user": NAME}) decoded, applied for `caller`,
 // and the answer {"revoked": N}. For the API's route POST /api/v1/tokens/revoke, which, like

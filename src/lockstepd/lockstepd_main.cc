@@ -30,6 +30,7 @@
 #include "engine/gpu_devices.h"
 #include "lockstepd/agent_endpoints.h"
 #include "lockstepd/health_only_sink.h"
+#include "lockstepd/login_wiring.h"
 #include "lockstepd/config_watch.h"
 #include "lockstepd/observe_wiring.h"
 #include "lockstepd/state_dir_lock.h"
@@ -176,12 +177,19 @@ int main(int argc, char** argv) {
   std::map<std::string, int> configured_gpus;  // per node, for the agents' GPU count check
   std::vector<lockstep::config::FileSystem> storage;  // the file YAML's, as last applied
   nlohmann::json agent_storage = nlohmann::json::array();
+  std::unique_ptr<lockstep::lockstepd::LoginWiring> logins;  // identity and login environments
   {
     auto cluster = lockstep::config::LoadClusterConfig(o.cluster_config, o.backend);
     if (!cluster.ok()) {
       lockstep::log::Error("{}", cluster.status().message());
       return 1;
     }
+    auto wiring = lockstep::lockstepd::LoginWiring::Create(*cluster);
+    if (!wiring.ok()) {
+      lockstep::log::Error("{}", wiring.status().message());
+      return 1;
+    }
+    logins = std::move(*wiring);
     if (cluster->backend == "kubernetes") o.backend = "kubernetes";
     kset = cluster->kubernetes;
     health = cluster->health;
@@ -324,6 +332,7 @@ int main(int argc, char** argv) {
     bo.settings = kset;
     bo.kill_wait = o.kill_wait;
     bo.storage = storage;
+    bo.groups_of = logins->GroupsOf();
     kube.backend = std::make_unique<lockstep::kube::KubernetesBackend>(
         kube.client.get(), (*controller)->events(), &(*controller)->admission(), bo);
     (*controller)->AttachBackend(kube.backend.get());
@@ -345,6 +354,8 @@ int main(int argc, char** argv) {
   }
   lockstep::controller::ApiServiceOptions service_options;
   service_options.agents = agent_endpoints.get();
+  service_options.login = logins.get();
+  service_options.directory = logins->Directory();
   if (agents)
     service_options.observe.agent_heartbeats = lockstep::lockstepd::AgentHeartbeatsOf(*agents);
   auto service = lockstep::controller::ApiService::Create(**controller, service_options);
@@ -372,6 +383,14 @@ int main(int argc, char** argv) {
     metrics = std::move(*started);
     lockstep::log::Info("metrics on http://{} (port {})", metrics_listen, metrics->port());
   }
+  if (lockstep::Status s = logins->Start(**controller, kube.client.get(), kset.ns,
+                                         {api.listen, api.tls_cert});
+      !s.ok()) {
+    lockstep::log::Error("{}", s.message());
+    server->reset();
+    (*controller)->DetachBackend();
+    return 1;
+  }
   std::ofstream(o.state_dir + "/lockstepd.pid") << ::getpid() << "\n";
   lockstep::log::Info("listening on {}", api.socket_path);
   if (!api.listen.empty())
@@ -384,6 +403,7 @@ int main(int argc, char** argv) {
         storage = changed.storage;
         (*controller)->SetStorage(storage);
         if (kube.backend) kube.backend->SetStorage(storage);
+        logins->SetStorage(storage);
         if (agents)
           agents->SetHealthSettings(lockstep::lockstepd::AgentHealthSettings(
               health, configured_gpus, lockstep::lockstepd::AgentStorageSettings(changed)));
@@ -396,6 +416,7 @@ int main(int argc, char** argv) {
   metrics.reset();
   server->reset();
   service->reset();
+  logins.reset();  // its sessions close; login pods stay for the next lockstepd
   (*controller)->DetachBackend();
   if (kube.backend) kube.backend->Stop();
   agents.reset();  // its watchdog reports to the controller: it goes first

@@ -73,6 +73,9 @@ struct KubernetesBackendOptions {
   // job pod, and a job whose directory lies on one starts there and writes its output files
   // there. SetStorage replaces the list (the cluster YAML changed).
   std::vector<config::FileSystem> storage;
+  // A user's supplementary groups (the identity source's), the pods' supplementalGroups; null:
+  // none.
+  std::function<std::vector<std::uint32_t>(const std::string& user)> groups_of;
   // Every decision about time (forced deletions, finished_pod_ttl, pods' end times) reads this
   // clock; waits on condition variables keep real-time timeouts. Must outlive the backend.
   // Tests give a ManualClock, advance it, then call WakeForTest().

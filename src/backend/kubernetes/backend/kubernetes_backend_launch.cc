@@ -73,6 +73,7 @@ void KubernetesBackend::DoLaunch(const backend::LaunchOrder& order) {
   spec.user = order.user;
   spec.uid = order.uid;
   spec.gid = order.gid;
+  if (options_.groups_of) spec.groups = options_.groups_of(order.user);
   spec.partition = order.partition;
   spec.ns = options_.settings.ns;
   spec.image = order.container_image.empty() ? options_.settings.image : order.container_image;

@@ -225,6 +225,7 @@ Json PodObject(const JobPodsSpec& spec, const PodSlot& slot, const PodNodeAlloca
       {"securityContext", {{"runAsUser", spec.uid}, {"runAsGroup", spec.gid}}},
       {"containers", Json::array({container})},
   };
+  if (!spec.groups.empty()) pod_spec["securityContext"]["supplementalGroups"] = spec.groups;
   if (spec.time_limit > 0 && spec.time_limit < kUnlimited)
     pod_spec["activeDeadlineSeconds"] = spec.time_limit + kDeadlineSlack;
   if (!spec.tolerations.empty()) pod_spec["tolerations"] = spec.tolerations;

@@ -57,6 +57,7 @@ struct JobPodsSpec {
   std::string job_name;
   std::string user;  // the submitter's name (an annotation)
   std::uint32_t uid = 0, gid = 0;
+  std::vector<std::uint32_t> groups;  // supplementary (the pods' supplementalGroups)
   std::string partition;
   std::string ns = "default";  // the namespace of the pods and the Service
   std::string image;

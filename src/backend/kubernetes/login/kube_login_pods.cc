@@ -1,0 +1,327 @@
+// KubeLogins' pods and Secrets: made, reused, adopted after a restart, reaped when idle.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include "backend/kubernetes/client/api_error.h"
+#include "backend/kubernetes/login/kube_login_internal.h"
+#include "backend/kubernetes/objects/login_pod.h"
+#include "common/log.h"
+
+namespace lockstep::kube {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr char kLoginSelector[] = "app.kubernetes.io/managed-by=lockstep,app.kubernetes.io/component=login";
+constexpr char kTokenIdAnnotation[] = "lockstep.dev/token-id";
+
+std::string SecretPath(const std::string& ns, const std::string& name) {
+  return "/api/v1/namespaces/" + ns + "/secrets/" + name;
+}
+
+// The pod's container is waiting for a reason it will not get over by itself.
+std::string StuckReason(const Json& pod) {
+  static const std::set<std::string> kStuck = {"ErrImagePull",      "ImagePullBackOff",
+                                               "ErrImageNeverPull", "InvalidImageName",
+                                               "CreateContainerConfigError", "CrashLoopBackOff",
+                                               "CreateContainerError", "RunContainerError"};
+  for (const Json& c : pod["status"].value("containerStatuses", Json::array())) {
+    const Json waiting = c.value("state", Json::object()).value("waiting", Json::object());
+    const std::string reason = waiting.value("reason", "");
+    if (kStuck.count(reason)) return reason + ": " + waiting.value("message", "");
+  }
+  return "";
+}
+
+bool Running(const Json& pod) {
+  if (pod["status"].value("phase", "") != "Running") return false;
+  for (const Json& c : pod["status"].value("containerStatuses", Json::array()))
+    if (c.value("ready", false)) return true;
+  return false;
+}
+
+bool NodeReady(const Json& node) {
+  if (node["spec"].value("unschedulable", false)) return false;
+  for (const Json& c : node["status"].value("conditions", Json::array()))
+    if (c.value("type", "") == "Ready") return c.value("status", "") == "True";
+  return false;
+}
+
+std::string Selector(const std::map<std::string, std::string>& labels) {
+  std::string s;
+  for (const auto& [k, v] : labels) s += (s.empty() ? "" : ",") + k + "=" + v;
+  return s;
+}
+
+// The declared file systems (or the login's share of them) as pod mounts, and the home when it
+// lies on one of them.
+std::vector<HostMount> LoginMounts(const config::LoginConfig& login,
+                                   const std::vector<config::FileSystem>& storage,
+                                   const identity::UserRecord& user, bool& home_mounted) {
+  std::vector<HostMount> out;
+  for (const config::FileSystem& fs : storage) {
+    if (!login.storage_all && std::find(login.storage.begin(), login.storage.end(), fs.name) == login.storage.end())
+      continue;
+    const std::string path = fs.kind == config::FileSystem::Kind::kHostPath ? fs.source : fs.MountPoint();
+    if (std::none_of(out.begin(), out.end(), [&](const HostMount& m) { return m.path == path; }))
+      out.push_back({path, "", fs.read_only});
+  }
+  home_mounted = false;
+  for (const HostMount& m : out) {
+    const bool within = user.home == m.path || user.home.rfind(m.path + "/", 0) == 0;
+    home_mounted = home_mounted || (login.home && within);
+  }
+  return out;
+}
+
+}  // namespace
+
+KubeLogins::KubeLogins(KubeClient* client, Directory directory, LoginTokens tokens,
+                       KubeLoginsOptions options)
+    : client_(client),
+      directory_(std::move(directory)),
+      tokens_(std::move(tokens)),
+      options_(std::move(options)) {}
+
+KubeLogins::~KubeLogins() { Stop(); }
+
+Status KubeLogins::Start() {
+  ListOptions lo;
+  lo.label_selector = kLoginSelector;
+  Result<Json> pods = client_->List(PodsPath(options_.ns), lo);
+  if (!pods.ok()) return pods.status();
+  const Time now = options_.clock->Now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Json& p : (*pods)["items"]) {
+      const std::string user = p["metadata"]["labels"].value(kLoginUserLabel, "");
+      if (user.empty()) continue;
+      auto& state = users_[user];
+      if (!state) state = std::make_shared<UserState>();
+      const std::string since = p["metadata"].value("annotations", Json::object()).value(kLoginIdleSinceAnnotation, "");
+      state->idle_since = since.empty() ? now : std::strtoll(since.c_str(), nullptr, 10);
+    }
+  }
+  housekeeping_ = std::thread([this] { Housekeeping(); });
+  return Status::Ok();
+}
+
+std::string KubeLogins::UserDatabase(bool groups) const {
+  std::shared_ptr<const identity::UserDirectory> dir = directory_();
+  std::string text;
+  if (groups) {
+    for (const identity::GroupRecord& g : dir->Groups())
+      if (identity::IsPlainUserName(g.name)) text += identity::GroupLine(g) + "\n";
+  } else {
+    for (const identity::UserRecord& u : dir->Users())
+      if (identity::IsPlainUserName(u.name)) text += identity::PasswdLine(u) + "\n";
+  }
+  return text;
+}
+
+Status KubeLogins::EnsureSecret(const identity::UserRecord& user) {
+  const std::string name = LoginPodName(user.name);
+  const Time now = options_.clock->Now();
+  Result<Json> old = client_->Get(SecretPath(options_.ns, name));
+  if (!old.ok() && !IsNotFound(old.status())) return old.status();
+  const Json notes = old.ok() ? (*old)["metadata"].value("annotations", Json::object()) : Json::object();
+  const Time expires = std::strtoll(notes.value(kLoginTokenExpiresAnnotation, "0").c_str(), nullptr, 10);
+  const std::string old_id = notes.value(kTokenIdAnnotation, "");
+  const bool renew = !old.ok() || expires < now + options_.token_lifespan / 2;
+  Json secret;
+  if (renew) {
+    auto issued = tokens_.issue(user, options_.token_lifespan);
+    if (!issued.ok()) return issued.status();
+    secret = BuildLoginSecret(options_.ns, user.name, issued->first, now + options_.token_lifespan,
+                              UserDatabase(false), UserDatabase(true), options_.ca_pem);
+    secret["metadata"]["annotations"][kTokenIdAnnotation] = issued->second;
+  } else {
+    secret = {{"stringData", {{"passwd", UserDatabase(false)}, {"group", UserDatabase(true)}}}};
+  }
+  Result<Json> r = !old.ok() ? client_->Create("/api/v1/namespaces/" + options_.ns + "/secrets", secret)
+                             : client_->Patch(SecretPath(options_.ns, name), PatchType::kMerge, secret);
+  if (!r.ok()) return r.status();
+  if (renew && !old_id.empty()) tokens_.revoke(old_id);
+  return Status::Ok();
+}
+
+Result<std::string> KubeLogins::PickNode() {
+  ListOptions nodes_query;
+  nodes_query.label_selector = Selector(options_.login.node_selector);
+  Result<Json> nodes = client_->List(NodesPath(), nodes_query);
+  if (!nodes.ok()) return nodes.status();
+  ListOptions pods_query;
+  pods_query.label_selector = kLoginSelector;
+  Result<Json> pods = client_->List(PodsPath(options_.ns), pods_query);
+  if (!pods.ok()) return pods.status();
+  std::map<std::string, int> logins;
+  for (const Json& p : (*pods)["items"]) ++logins[p["spec"].value("nodeName", "")];
+  std::string best;
+  for (const Json& n : (*nodes)["items"]) {
+    const std::string name = n["metadata"].value("name", "");
+    if (NodeReady(n) && (best.empty() || logins[name] < logins[best])) best = name;
+  }
+  if (best.empty())
+    return Unavailable("login: no Ready node" +
+                       (nodes_query.label_selector.empty() ? std::string()
+                                                           : " with " + nodes_query.label_selector) +
+                       " for login pods");
+  return best;
+}
+
+Result<Json> KubeLogins::WaitRunning(const std::string& pod) {
+  const auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
+  for (;;) {
+    Result<Json> p = client_->Get(PodPath(options_.ns, pod));
+    if (!p.ok()) return p.status();
+    if (Running(*p)) return p;
+    const std::string phase = (*p)["status"].value("phase", "");
+    if (phase == "Failed" || phase == "Succeeded")
+      return Unavailable("login: pod " + pod + " ended (" + phase + ")");
+    if (std::string stuck = StuckReason(*p); !stuck.empty())
+      return Unavailable("login: pod " + pod + " cannot start: " + stuck);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stopping_) return Unavailable("login: lockstepd is stopping");
+    if (std::chrono::steady_clock::now() >= deadline)
+      return Unavailable(fmt::format("login: pod {} did not start within {} s", pod,
+                                     options_.start_timeout.count() / 1000));
+    wake_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+}
+
+Result<Json> KubeLogins::EnsurePod(const identity::UserRecord& user, bool& created) {
+  created = false;
+  const std::string name = LoginPodName(user.name);
+  Result<Json> pod = client_->Get(PodPath(options_.ns, name));
+  if (!pod.ok() && !IsNotFound(pod.status())) return pod.status();
+  if (pod.ok()) {
+    const std::string phase = (*pod)["status"].value("phase", "");
+    const bool going = (*pod)["metadata"].contains("deletionTimestamp");
+    const bool other_uid = (*pod)["metadata"].value("annotations", Json::object())
+                               .value(kLoginUidAnnotation, "") != std::to_string(user.uid);
+    if (!going && !other_uid && phase != "Failed" && phase != "Succeeded") {
+      if (Status s = EnsureSecret(user); !s.ok()) return s;
+      return WaitRunning(name);
+    }
+    // Ended, going, or made for a former user of the name: gone before a new one.
+    DeleteOptions del;
+    del.grace_period_seconds = 0;
+    (void)client_->Delete(PodPath(options_.ns, name), del);
+    const auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
+    while (client_->Get(PodPath(options_.ns, name)).ok()) {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (stopping_ || std::chrono::steady_clock::now() >= deadline)
+        return Unavailable("login: the old pod " + name + " is still being deleted");
+      wake_.wait_for(lock, std::chrono::milliseconds(100));
+    }
+  }
+  if (Status s = EnsureSecret(user); !s.ok()) return s;
+  Result<std::string> node = PickNode();
+  if (!node.ok()) return node.status();
+  LoginPodSpec spec;
+  spec.ns = options_.ns;
+  spec.user = user.name;
+  spec.uid = user.uid;
+  spec.gid = user.gid;
+  spec.groups = user.groups;
+  spec.home = user.home;
+  spec.shell = user.shell;
+  spec.image = options_.login.image.empty() ? options_.default_image : options_.login.image;
+  spec.cpus = options_.login.cpus;
+  spec.memory_mb = options_.login.memory_mb;
+  spec.node = *node;
+  spec.host_network = options_.login.host_network;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    spec.mounts = LoginMounts(options_.login, options_.storage, user, spec.home_mounted);
+  }
+  spec.server = options_.server;
+  spec.has_ca = !options_.ca_pem.empty();
+  Result<Json> body = BuildLoginPod(spec);
+  if (!body.ok()) return body.status();
+  Result<Json> made = client_->Create(PodsPath(options_.ns), *body);
+  if (!made.ok() && !IsAlreadyExists(made.status())) return made.status();
+  created = made.ok();
+  log::Info("login: pod {} for {} on {}", name, user.name, *node);
+  return WaitRunning(name);
+}
+
+void KubeLogins::DeletePodAndSecret(const std::string& user, const std::string& why) {
+  const std::string name = LoginPodName(user);
+  DeleteOptions del;
+  del.grace_period_seconds = 5;
+  Result<Json> pod = client_->Delete(PodPath(options_.ns, name), del);
+  if (!pod.ok() && !IsNotFound(pod.status()))
+    log::Warning("login: cannot delete pod {}: {}", name, pod.status().message());
+  Result<Json> secret = client_->Get(SecretPath(options_.ns, name));
+  if (secret.ok()) {
+    const std::string id =
+        (*secret)["metadata"].value("annotations", Json::object()).value(kTokenIdAnnotation, "");
+    (void)client_->Delete(SecretPath(options_.ns, name));
+    if (!id.empty()) tokens_.revoke(id);
+  }
+  if (pod.ok()) log::Info("login: pod {} deleted ({})", name, why);
+}
+
+void KubeLogins::ReapIdle() {
+  ListOptions lo;
+  lo.label_selector = kLoginSelector;
+  Result<Json> pods = client_->List(PodsPath(options_.ns), lo);
+  if (!pods.ok()) return;
+  const Time now = options_.clock->Now();
+  for (const Json& p : (*pods)["items"]) {
+    const std::string user = p["metadata"]["labels"].value(kLoginUserLabel, "");
+    if (user.empty() || p["metadata"].contains("deletionTimestamp")) continue;
+    std::shared_ptr<UserState> state;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& s = users_[user];
+      if (!s) {
+        s = std::make_shared<UserState>();
+        s->idle_since = now;  // made by another lockstepd, or before the last restart
+      }
+      state = s;
+    }
+    std::unique_lock<std::mutex> ensure(state->ensure_mu, std::try_to_lock);
+    if (!ensure.owns_lock()) continue;  // a login is making or using it right now
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (state->open > 0 || now - state->idle_since < options_.login.idle_timeout) continue;
+    }
+    DeletePodAndSecret(user, fmt::format("idle for {} s", now - state->idle_since));
+  }
+}
+
+void KubeLogins::RemoveUser(const std::string& user) {
+  std::vector<std::shared_ptr<Session>> doomed;
+  std::shared_ptr<UserState> state;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, s] : sessions_)
+      if (s->user == user) doomed.push_back(s);
+    auto& st = users_[user];
+    if (!st) st = std::make_shared<UserState>();
+    state = st;
+  }
+  for (const std::shared_ptr<Session>& s : doomed) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->closed = true;
+    s->error = user + " is no longer a user of this cluster";
+    if (s->stream) s->stream->Close();
+    s->drained.notify_all();
+  }
+  std::lock_guard<std::mutex> ensure(state->ensure_mu);
+  DeletePodAndSecret(user, "the user was removed");
+}
+
+void KubeLogins::SetStorage(std::vector<config::FileSystem> storage) {
+  std::lock_guard<std::mutex> lock(mu_);
+  options_.storage = std::move(storage);
+}
+
+void KubeLogins::ReapForTest() { ReapIdle(); }
+
+}  // namespace lockstep::kube

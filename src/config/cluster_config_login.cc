@@ -1,0 +1,107 @@
+// The `identity:` and `login:` sections of the cluster YAML (login_config.h, docs/login.md).
+#include <cctype>
+#include <set>
+#include <string>
+
+#include "config/cluster_config_parser.h"
+
+namespace lockstep::config {
+namespace {
+
+// A Kubernetes label key or value as a node selector names it: no space, no control character,
+// at most 317 bytes (a 253-byte prefix, '/', a 63-byte name).
+bool PlainLabel(const std::string& s, bool key) {
+  if (s.size() > 317 || (key && s.empty())) return false;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u == 0x7f || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
+bool IsAbsolute(const std::string& path) { return !path.empty() && path[0] == '/'; }
+
+}  // namespace
+
+void ClusterConfigParser::ReadIdentity(const YAML::Node& map) {
+  if (reader_.failed()) return;
+  IdentityConfig& id = config_.identity;
+  MapView m(reader_, map, "identity");
+  id.users_file = m.String("users_file", "");
+  id.passwd_file = m.String("passwd_file", "");
+  id.group_file = m.String("group_file", "");
+  for (const char* key : {"users_file", "passwd_file", "group_file"}) {
+    const std::string& v = std::string(key) == "users_file"    ? id.users_file
+                           : std::string(key) == "passwd_file" ? id.passwd_file
+                                                               : id.group_file;
+    if (!v.empty() && !IsAbsolute(v)) m.Fail(key, "must be an absolute path");
+  }
+  if (!id.users_file.empty() && (!id.passwd_file.empty() || !id.group_file.empty()))
+    m.Fail("users_file", "name either users_file or passwd_file and group_file, not both");
+  else if (id.passwd_file.empty() != id.group_file.empty())
+    m.Fail(id.passwd_file.empty() ? "group_file" : "passwd_file",
+           "passwd_file and group_file go together");
+  id.source = !id.users_file.empty()    ? IdentityConfig::Source::kYaml
+              : !id.passwd_file.empty() ? IdentityConfig::Source::kFiles
+                                        : IdentityConfig::Source::kNss;
+  id.cancel_jobs_of_removed =
+      m.Enum<bool>("removed_users_jobs", {{"keep", false}, {"cancel", true}}, false);
+  id.reload_period = m.DurationSeconds("reload_period", id.reload_period);
+  if (id.reload_period < 1 || id.reload_period > 3600)
+    m.Fail("reload_period", "must be from 1 to 3600 seconds");
+  m.Finish();
+}
+
+void ClusterConfigParser::ReadLogin(const YAML::Node& map) {
+  if (reader_.failed()) return;
+  LoginConfig& l = config_.login;
+  MapView m(reader_, map, "login");
+  l.image = m.String("image", "");
+  l.cpus = m.Int("cpus", l.cpus, 1, 1024);
+  l.memory_mb = m.MemoryMb("memory", l.memory_mb);
+  if (l.memory_mb < 64) m.Fail("memory", "must be at least 64M");
+  if (YAML::Node sel = m.Value("node_selector"); sel.IsDefined() && !sel.IsNull()) {
+    if (!sel.IsMap()) {
+      m.Fail("node_selector", "must be a map of label: value");
+    } else {
+      for (const auto& kv : sel) {
+        const std::string k = kv.first.as<std::string>(), v = kv.second.as<std::string>("");
+        if (!kv.second.IsScalar() || !PlainLabel(k, true) || !PlainLabel(v, false)) {
+          m.Fail("node_selector", "'" + k + "' is not a label key with a plain value");
+          break;
+        }
+        l.node_selector[k] = v;
+      }
+    }
+  }
+  l.idle_timeout = m.DurationSeconds("idle_timeout", l.idle_timeout);
+  if (l.idle_timeout < 1) m.Fail("idle_timeout", "must be at least one second");
+  l.storage_all = !m.Has("storage");
+  l.storage = m.StringList("storage");
+  {
+    std::set<std::string> declared;
+    for (const FileSystem& fs : config_.storage) declared.insert(fs.name);
+    for (const std::string& name : l.storage)
+      if (!declared.count(name)) {
+        m.Fail("storage", "'" + name + "' is not a declared file system (storage:)");
+        break;
+      }
+  }
+  l.home = m.Bool("home", l.home);
+  l.server = m.String("server", "");
+  if (!l.server.empty() && l.server.rfind("https://", 0) != 0)
+    m.Fail("server", "must be an https:// URL (lockstepd's --listen)");
+  l.ca_cert = m.String("ca_cert", "");
+  if (!l.ca_cert.empty() && !IsAbsolute(l.ca_cert)) m.Fail("ca_cert", "must be an absolute path");
+  l.host_network = m.Bool("host_network", l.host_network);
+  l.hosts = m.Hostlist("hosts");
+  l.alias = m.String("alias", "");
+  for (char c : l.alias)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
+      m.Fail("alias", "must be a plain command name (letters, digits, - _ .)");
+      break;
+    }
+  m.Finish();
+}
+
+}  // namespace lockstep::config
