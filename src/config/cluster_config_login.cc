@@ -1,5 +1,7 @@
 // The `identity:` and `login:` sections of the cluster YAML (login_config.h, docs/login.md).
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <set>
 #include <string>
 
@@ -20,6 +22,21 @@ bool PlainLabel(const std::string& s, bool key) {
 }
 
 bool IsAbsolute(const std::string& path) { return !path.empty() && path[0] == '/'; }
+
+// "2", "0.5" or "500m" in thousandths of a CPU, rounded up; -1 when it is none of those.
+std::int64_t CpuMillis(const std::string& s) {
+  if (s.empty() || s.size() > 12) return -1;
+  if (s.back() == 'm') {
+    const std::string digits = s.substr(0, s.size() - 1);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::stoll(digits);
+  }
+  if (s.find_first_not_of("0123456789.") != std::string::npos || s.front() == '.' ||
+      std::count(s.begin(), s.end(), '.') > 1)
+    return -1;
+  const double v = std::stod(s);
+  return static_cast<std::int64_t>(std::ceil(v * 1000 - 1e-9));
+}
 
 }  // namespace
 
@@ -57,7 +74,11 @@ void ClusterConfigParser::ReadLogin(const YAML::Node& map) {
   LoginConfig& l = config_.login;
   MapView m(reader_, map, "login");
   l.image = m.String("image", "");
-  l.cpus = m.Int("cpus", l.cpus, 1, 1024);
+  if (std::optional<std::string> cpus = m.String("cpus")) {
+    l.cpu_millis = CpuMillis(*cpus);
+    if (l.cpu_millis < 1 || l.cpu_millis > 1'024'000)
+      m.Fail("cpus", "'" + *cpus + "' is not a CPU count from 0.001 to 1024 (2, 0.5 or 500m)");
+  }
   l.memory_mb = m.MemoryMb("memory", l.memory_mb);
   if (l.memory_mb < 64) m.Fail("memory", "must be at least 64M");
   if (YAML::Node sel = m.Value("node_selector"); sel.IsDefined() && !sel.IsNull()) {

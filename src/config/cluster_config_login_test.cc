@@ -63,7 +63,7 @@ login:
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   const LoginConfig& l = c->login;
   EXPECT_EQ(l.image, "registry.local/login:1");
-  EXPECT_EQ(l.cpus, 2);
+  EXPECT_EQ(l.cpu_millis, 2000);
   EXPECT_EQ(l.memory_mb, 4096);
   EXPECT_EQ(l.node_selector.at("node-role"), "login");
   EXPECT_EQ(l.idle_timeout, 7200);
@@ -80,7 +80,15 @@ TEST(LoginConfig, ErrorsNameTheKey) {
               HasSubstr("login.storage: 'nowhere' is not a declared file system"));
   EXPECT_THAT(ErrorOf(WithNodes("login:\n  server: http://x:1\n")),
               HasSubstr("login.server: must be an https:// URL"));
-  EXPECT_THAT(ErrorOf(WithNodes("login:\n  cpus: -1\n")), HasSubstr("login.cpus"));
+  EXPECT_THAT(ErrorOf(WithNodes("login:\n  cpus: -1\n")), HasSubstr("login.cpus: '-1' is not a CPU count"));
+  EXPECT_THAT(ErrorOf(WithNodes("login:\n  cpus: 0\n")), HasSubstr("login.cpus"));
+  EXPECT_THAT(ErrorOf(WithNodes("login:\n  cpus: 1.2.3\n")), HasSubstr("login.cpus"));
+  EXPECT_THAT(ErrorOf(WithNodes("login:\n  cpus: 99999999999m\n")), HasSubstr("login.cpus"));
+  for (auto [text, millis] : {std::pair{"0.25", 250}, std::pair{"100m", 100}, std::pair{"3", 3000}}) {
+    Result<ClusterConfig> c = Parse(WithNodes(std::string("login:\n  cpus: ") + text + "\n"));
+    ASSERT_TRUE(c.ok()) << text;
+    EXPECT_EQ(c->login.cpu_millis, millis) << text;
+  }
   EXPECT_THAT(ErrorOf(WithNodes("login:\n  memory: 1M\n")), HasSubstr("login.memory: must be at least 64M"));
   EXPECT_THAT(ErrorOf(WithNodes("login:\n  alias: 'rm -rf'\n")), HasSubstr("login.alias"));
   EXPECT_THAT(ErrorOf(WithNodes("login:\n  node_selector: [a]\n")), HasSubstr("login.node_selector"));

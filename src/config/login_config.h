@@ -36,7 +36,7 @@ struct IdentityConfig {
 // bare hosts a shell on a login host.
 struct LoginConfig {
   std::string image;  // "" : lockstep's own image (scripts/image.sh), docker.io/lockstep/lockstepd:<version>
-  std::int64_t cpus = 1;
+  std::int64_t cpu_millis = 1000;  // `cpus`: 2, 0.5 or 500m
   std::int64_t memory_mb = 2048;
   std::map<std::string, std::string> node_selector;
   // A login pod without a session for this long is deleted; the next login makes it again.

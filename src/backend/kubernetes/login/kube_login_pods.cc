@@ -179,8 +179,13 @@ Result<Json> KubeLogins::WaitRunning(const std::string& pod) {
     if (!p.ok()) return p.status();
     if (Running(*p)) return p;
     const std::string phase = (*p)["status"].value("phase", "");
-    if (phase == "Failed" || phase == "Succeeded")
-      return Unavailable("login: pod " + pod + " ended (" + phase + ")");
+    if (phase == "Failed" || phase == "Succeeded") {
+      const std::string reason = (*p)["status"].value("reason", "");
+      const std::string message = (*p)["status"].value("message", "");
+      return Unavailable("login: pod " + pod + " ended (" + phase +
+                         (reason.empty() ? "" : ": " + reason) +
+                         (message.empty() ? "" : ": " + message) + ")");
+    }
     if (std::string stuck = StuckReason(*p); !stuck.empty())
       return Unavailable("login: pod " + pod + " cannot start: " + stuck);
     std::unique_lock<std::mutex> lock(mu_);
@@ -230,7 +235,7 @@ Result<Json> KubeLogins::EnsurePod(const identity::UserRecord& user, bool& creat
   spec.home = user.home;
   spec.shell = user.shell;
   spec.image = options_.login.image.empty() ? options_.default_image : options_.login.image;
-  spec.cpus = options_.login.cpus;
+  spec.cpu_millis = options_.login.cpu_millis;
   spec.memory_mb = options_.login.memory_mb;
   spec.node = *node;
   spec.host_network = options_.login.host_network;

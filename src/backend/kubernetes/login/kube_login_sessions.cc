@@ -60,7 +60,12 @@ Result<Json> KubeLogins::Open(const Caller& caller, bool caller_is_operator, con
                                body[key].get<long long>() > 10000))
       return InvalidArgument(std::string("login: ") + key + " must be from 0 to 10000");
   std::optional<identity::UserRecord> user = directory_()->UserByName(name);
-  if (!user) return NotFound("login: " + name + " is not a user of this cluster (" + directory_()->Describe() + ")");
+  if (!user) {
+    // A caller the source does not know is named by its uid.
+    const std::string who = name == std::to_string(caller.uid) ? "uid " + name : name;
+    return NotFound("login: " + who + " is not a user of this cluster (" +
+                    directory_()->Describe() + ")");
+  }
   if (name == caller.user && user->uid != caller.uid)
     return PermissionDenied("login: uid " + std::to_string(caller.uid) + " is not " + name + "'s");
 

@@ -82,7 +82,7 @@ Result<Json> BuildLoginPod(const LoginPodSpec& spec) {
     if (m.read_only) mount["readOnly"] = true;
     mounts.push_back(std::move(mount));
   }
-  const std::string cpu = std::to_string(spec.cpus);
+  const std::string cpu = std::to_string(spec.cpu_millis) + "m";
   const std::string memory = std::to_string(spec.memory_mb) + "Mi";
   Json container = {
       {"name", "login"},

@@ -33,7 +33,7 @@ struct LoginPodSpec {
   bool home_mounted = false;
   std::string shell = "/bin/sh";
   std::string image;
-  std::int64_t cpus = 1;
+  std::int64_t cpu_millis = 1000;
   std::int64_t memory_mb = 2048;
   std::string node;  // spec.nodeName: lockstepd places login pods itself
   bool host_network = false;
