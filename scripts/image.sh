@@ -36,8 +36,17 @@ chmod 1777 "$rootfs/tmp"
 for b in lockstepd lockstep lockstep-agent; do
   strip -o "$rootfs/usr/local/bin/$b" "$B/bin/$b"
 done
+# The user's own sshd of a login pod (login.ssh, docs/login.md), when this host has one.
+sshd=()
+if [ -x /usr/sbin/sshd ]; then
+  mkdir -p "$rootfs/usr/sbin"
+  cp /usr/sbin/sshd "$rootfs/usr/sbin/sshd"
+  sshd=(/usr/sbin/sshd)
+else
+  log "no /usr/sbin/sshd (apt-get install openssh-server): login pods of this image run no sshd"
+fi
 # Every library the binaries load, at the path the dynamic loader looks for it (the loader too).
-for lib in $(ldd "$B/bin/lockstepd" "$B/bin/lockstep" "$B/bin/lockstep-agent" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// && $2 ~ /^\(/ {print $1}' | sort -u); do
+for lib in $(ldd "$B/bin/lockstepd" "$B/bin/lockstep" "$B/bin/lockstep-agent" "${sshd[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// && $2 ~ /^\(/ {print $1}' | sort -u); do
   mkdir -p "$rootfs$(dirname "$lib")"
   cp -L "$lib" "$rootfs$lib"
 done

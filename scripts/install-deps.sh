@@ -16,6 +16,9 @@ packages=(
   # registry (scripts/image.sh): containerd, runc, the CNI plugins, busybox for the images.
   containerd runc containernetworking-plugins busybox-static iptables iproute2 python3
   ca-certificates binutils
+  # Login pods' own sshd in lockstep's image (scripts/image.sh, docs/login.md) and the ssh client
+  # of its test.
+  openssh-server openssh-client
   # tests/observe_test: the metrics read by Prometheus' own text parser; curl for the
   # metrics-only listener.
   python3-prometheus-client curl
@@ -35,6 +38,13 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   "${sudo_cmd[@]}" apt-get update -qq
+  # No service starts from a package here (openssh-server would start an sshd on port 22):
+  # policy-rc.d says no to every start while it exists (only when none was there).
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | "${sudo_cmd[@]}" tee /usr/sbin/policy-rc.d >/dev/null
+    "${sudo_cmd[@]}" chmod 755 /usr/sbin/policy-rc.d
+    trap '"${sudo_cmd[@]}" rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 # puppeteer-core (tests/web/package-lock.json) into tests/web/node_modules, not committed.

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <sstream>
 #include <string>
 
 #include "client/api_client.h"
@@ -26,13 +27,19 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kAlice = 2001, kBob = 2002, kResearch = 3000;
+constexpr int kAlice = 2001, kBob = 2002, kCarol = 2003;
 constexpr int kJobSeconds = 60;
 
-std::string UsersYaml(bool with_alice) {
+// The users file; `keys`: alice's and bob's SSH public keys ("" : none).
+std::string UsersYaml(bool with_alice, const std::pair<std::string, std::string>& keys = {}) {
+  auto key_list = [](const std::string& key) {
+    return key.empty() ? std::string() : ", ssh_keys: [\"" + key + "\"]";
+  };
   std::string y = "groups:\n  - {name: research, gid: 3000}\nusers:\n";
-  if (with_alice) y += "  - {name: alice, uid: 2001, groups: [research], home: HOME/alice}\n";
-  y += "  - {name: bob, uid: 2002, home: HOME/bob}\n";
+  if (with_alice)
+    y += "  - {name: alice, uid: 2001, groups: [research], home: HOME/alice" + key_list(keys.first) + "}\n";
+  y += "  - {name: bob, uid: 2002, home: HOME/bob" + key_list(keys.second) + "}\n";
+  y += "  - {name: carol, uid: 2003, groups: [research], home: HOME/carol}\n";
   return y;
 }
 
@@ -52,7 +59,8 @@ class LoginNodeTest : public RealNodeTest {
     if (IsSkipped() || HasFatalFailure()) return;
     if (::getuid() != 0) GTEST_SKIP() << "needs root: the test makes users' homes";
     ASSERT_NO_FATAL_FAILURE(MakeSharedMountDir("lockstep-login", storage_));
-    for (auto [name, uid] : {std::pair{"alice", kAlice}, std::pair{"bob", kBob}}) {
+    for (auto [name, uid] :
+         {std::pair{"alice", kAlice}, std::pair{"bob", kBob}, std::pair{"carol", kCarol}}) {
       const std::string home = storage_ + "/home/" + name;
       fs::create_directories(home);
       ASSERT_EQ(::chown(home.c_str(), uid, uid), 0);
@@ -86,7 +94,8 @@ class LoginNodeTest : public RealNodeTest {
 
   // lockstepd for the node labelled `tag`, serving HTTPS on 127.0.0.1 (login pods share the
   // host's network here: this one-machine cluster has no Service routing), users from a file.
-  std::unique_ptr<Cluster> StartWithLogins(const std::string& tag, const std::string& idle) {
+  std::unique_ptr<Cluster> StartWithLogins(const std::string& tag, const std::string& idle,
+                                           const std::string& more_login = "") {
     const std::string tls = run_dir_ + "/" + tag + "-tls";
     fs::create_directories(tls);
     EXPECT_EQ(std::system(("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=lockstepd"
@@ -109,7 +118,8 @@ class LoginNodeTest : public RealNodeTest {
                      "storage:\n  - name: shared\n    host_path: " + storage_ + "\n" +
                          "identity:\n  users_file: " + users_file_ + "\n  removed_users_jobs: cancel\n" +
                          "login:\n  host_network: true\n  cpus: 100m\n  memory: 128M\n"
-                         "  idle_timeout: " + idle + "\n  node_selector: {lockstep-test: " + tag + "}\n");
+                         "  idle_timeout: " + idle + "\n  node_selector: {lockstep-test: " + tag + "}\n" +
+                         more_login);
     c->Start(/*with_agent=*/false);
     EXPECT_TRUE(c->WaitNodes("idle", 1, 30)) << c->Get("/api/v1/nodes").dump();
     return c;
@@ -117,7 +127,7 @@ class LoginNodeTest : public RealNodeTest {
 
   void WriteUsers(bool with_alice) {
     const std::string tmp = users_file_ + ".new";
-    std::ofstream(tmp) << Replace(UsersYaml(with_alice), "HOME", storage_ + "/home");
+    std::ofstream(tmp) << Replace(UsersYaml(with_alice, ssh_keys_), "HOME", storage_ + "/home");
     fs::rename(tmp, users_file_);
   }
 
@@ -170,6 +180,7 @@ class LoginNodeTest : public RealNodeTest {
   }
 
   std::string storage_, users_file_, ca_, ns_;
+  std::pair<std::string, std::string> ssh_keys_;  // alice's and bob's public keys
   int port_ = 0;
 };
 
@@ -225,6 +236,9 @@ TEST_F(LoginNodeTest, AliceGetsHerOwnPodRunsAJobFromItAndBobCannotReachIt) {
   r = c->Run({"login", "--user", "alice", "--", "id"}, "", kBob);
   EXPECT_EQ(r.exit_code, 255);
   EXPECT_TRUE(Contains(r.err, "bob may log in only as bob")) << r.err;
+  r = c->Run({"login", "--ssh"}, "", kBob);  // this cluster's login pods run no sshd
+  EXPECT_EQ(r.exit_code, 255);
+  EXPECT_TRUE(Contains(r.err, "login pods run no sshd (login.ssh")) << r.err;
   r = Login(*c, kBob, {"scancel", std::to_string(job)});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_EQ(c->Job(job).value("state", ""), "RUNNING") << c->Job(job).dump();
@@ -318,6 +332,102 @@ TEST_F(LoginNodeTest, AnIdlePodIsReapedAndTheNextLoginBringsItBack) {
   }
   std::printf("[ figure ] lockstep login to a shell prompt: cold (pod made) %lld ms, warm %lld ms\n",
               to_prompt_ms[0], to_prompt_ms[1]);
+}
+
+// `lockstep login --ssh` (login.ssh): the user's own sshd in their pod, behind their Service's
+// node port (a host-network pod listens on it itself here, where nothing routes node ports),
+// taking their key and no one else's, its sessions reaching lockstepd as the user.
+TEST_F(LoginNodeTest, SshReachesTheUsersOwnSshdWithTheirKeyOnly) {
+  if (!fs::exists("/usr/sbin/sshd") || !fs::exists("/usr/bin/ssh")) {
+    const std::string why = "needs openssh-server and openssh-client (scripts/install-deps.sh)";
+    if (std::getenv("CI")) FAIL() << why;
+    GTEST_SKIP() << why;
+  }
+  const std::string keys = run_dir_ + "/login-ssh-keys";
+  fs::create_directories(keys);
+  for (const char* who : {"alice", "bob"}) {
+    fs::remove(keys + "/" + who);
+    fs::remove(keys + "/" + who + ".pub");
+    ASSERT_EQ(std::system(("ssh-keygen -q -t ed25519 -N '' -C " + std::string(who) + "@test -f " +
+                           keys + "/" + who)
+                              .c_str()),
+              0);
+  }
+  auto pub = [&](const char* who) {
+    std::string k = ReadAll(keys + "/" + who + ".pub");
+    while (!k.empty() && k.back() == '\n') k.pop_back();
+    return k;
+  };
+  ssh_keys_ = {pub("alice"), pub("bob")};
+  std::unique_ptr<Cluster> c = StartWithLogins("login-c", "1-00:00:00", "  ssh: true\n");
+
+  CommandResult r = c->Run({"login", "--ssh"}, "", kAlice);
+  ASSERT_EQ(r.exit_code, 0) << r.err << DaemonLog(*c);
+  ASSERT_TRUE(r.out.rfind("ssh -p ", 0) == 0) << r.out;
+  const int port = std::stoi(r.out.substr(7));
+  EXPECT_TRUE(Contains(r.out, " alice@")) << r.out;
+  const std::string ssh = "ssh -o BatchMode=yes -o StrictHostKeyChecking=no "
+                          "-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -p " +
+                          std::to_string(port) + " ";
+  // Her key: her shell, her identity, the Slurm commands reaching lockstepd with her token.
+  std::string out;
+  ASSERT_TRUE(WaitFor(
+      [&] {  // sshd binds its port a moment after the pod runs
+        out = Output(ssh + "-i " + keys + "/alice alice@127.0.0.1 "
+                     "'id -un; squeue --me -h -o %u; echo done' 2>&1");
+        return Contains(out, "done");
+      },
+      seconds(30)))
+      << out << DaemonLog(*c);
+  EXPECT_TRUE(Contains(out, "alice\n")) << out;
+  // Bob's key is not hers: refused by her sshd.
+  const std::string refused =
+      Output("{ " + ssh + "-i " + keys + "/bob alice@127.0.0.1 true 2>&1; echo rc=$?; }");
+  EXPECT_TRUE(Contains(refused, "Permission denied (publickey)")) << refused;
+  EXPECT_TRUE(Contains(refused, "rc=255")) << refused;
+  // Bob's own: another pod, another port.
+  r = c->Run({"login", "--ssh"}, "", kBob);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(std::stoi(r.out.substr(7)), port);
+}
+
+// A team's shared pool (login.pools): alice and carol of group research share one pod, each
+// session running as its user with that user's token alone; bob, not in research, is refused.
+TEST_F(LoginNodeTest, ATeamsPoolRunsEachMembersSessionAsThemAndNoOneElses) {
+  std::unique_ptr<Cluster> c = StartWithLogins("login-d", "1-00:00:00",
+                                               "  pools:\n    - {name: research, groups: [research]}\n");
+  CommandResult r = c->Run({"login", "--pool", "research", "--", "id", "-u;", "echo", "$USER", "$HOME;",
+                            "hostname;", "grep", "CapEff", "/proc/self/status;",
+                            "sbatch", "--parsable", "--wrap", "true"},
+                           "", kAlice);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << DaemonLog(*c);
+  std::istringstream alice(r.out);
+  std::string uid, who, host, caps, job;
+  std::getline(alice, uid);
+  std::getline(alice, who);
+  std::getline(alice, host);
+  std::getline(alice, caps);
+  std::getline(alice, job);
+  EXPECT_EQ(uid, "2001");
+  EXPECT_EQ(who, "alice " + storage_ + "/home/alice");
+  EXPECT_EQ(caps, "CapEff:\t0000000000000000");  // no capability left to the session
+  ASSERT_FALSE(job.empty()) << r.out;
+  EXPECT_EQ(c->Job(std::stoull(job)).value("user", ""), "alice");  // her token, her job
+
+  // carol: the same pod, as carol; alice's token is not hers to read.
+  r = c->Run({"login", "--pool", "research", "--", "id", "-un;", "hostname;", "cat",
+              "/run/lockstep-users/2001/token", "2>&1"},
+             "", kCarol);
+  EXPECT_TRUE(Contains(r.out, "carol\n" + host + "\n")) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "Permission denied")) << r.out;
+
+  // bob is not in research.
+  r = c->Run({"login", "--pool", "research", "--", "true"}, "", kBob);
+  EXPECT_EQ(r.exit_code, 255);
+  EXPECT_TRUE(Contains(r.err, "bob is not in a group of pool research (research)")) << r.err;
+  // Nor is there a pool by another name.
+  r = c->Run({"login", "--pool", "vision", "--", "true"}, "", kAlice);
+  EXPECT_TRUE(Contains(r.err, "no pool vision")) << r.err;
 }
 
 }  // namespace

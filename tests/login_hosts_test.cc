@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -70,6 +72,29 @@ TEST(LoginOnHosts, TheSitesOwnNameForLoginWorksThroughALink) {
   std::tie(out, status) = Shell(env + c.dir() + "/blogin -- echo no");
   EXPECT_EQ(status, 2);
   EXPECT_EQ(out, "lockstep: unknown command name 'blogin' (try 'lockstep help')\n");
+}
+
+// An identity file's default_account is the user's default account, as sacctmgr's
+// DefaultAccount: a job without -A charges it, and sacctmgr shows it.
+TEST(Identity, AUsersFileGivesTheirDefaultAccount) {
+  char tmpl[] = "/tmp/lockstep-identity-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::ofstream(dir + "/users.yaml")
+      << "users:\n  - {name: nobody, uid: 65534, gid: 65534, default_account: physics}\n";
+  ClusterOptions o;
+  o.extra_yaml = "accounts:\n  - {name: physics}\n  - {name: chem}\nusers:\n"
+                 "  - {name: nobody, account: chem}\nidentity:\n  users_file: " + dir + "/users.yaml\n";
+  {
+    Cluster c(o);
+    ASSERT_TRUE(c.Start());
+    CommandResult r = c.Run({"sbatch", "--parsable", "--wrap", "true"}, c.work(), 65534);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(c.Job(std::stoull(r.out)).value("account", ""), "physics");
+    r = c.Run({"sacctmgr", "-n", "-P", "show", "user", "nobody", "format=DefaultAccount"});
+    EXPECT_EQ(r.out, "physics\n") << r.err;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

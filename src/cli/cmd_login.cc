@@ -95,11 +95,13 @@ int LoginOnHost(const Json& how, const std::string& user, const std::vector<std:
 }
 
 // Kubernetes: a session in the user's login pod, relayed through lockstepd.
-int LoginInPod(const std::string& user, const std::vector<std::string>& command) {
+int LoginInPod(const std::string& user, const std::string& pool,
+               const std::vector<std::string>& command) {
   // ssh's rule: a command runs without a terminal; a shell gets one when there is one here.
   const bool tty = command.empty() && ::isatty(0) && ::isatty(1);
   Json open = {{"tty", tty}, {"stdin", tty || !StdinIsEmpty()}};
   if (!user.empty()) open["user"] = user;
+  if (!pool.empty()) open["pool"] = pool;
   if (!command.empty()) open["command"] = command;
   int rows = 0, cols = 0;
   if (tty && TerminalSize(rows, cols)) open["rows"] = rows, open["cols"] = cols;
@@ -139,6 +141,24 @@ int LoginInPod(const std::string& user, const std::vector<std::string>& command)
   }
 }
 
+// --ssh: where the user's sshd in their login pod answers, as the ssh command to type.
+int PrintSshCommand(const std::string& user) {
+  Json open = {{"ssh", true}};
+  if (!user.empty()) open["user"] = user;
+  client::ApiClient api;
+  Result<Json> r = api.Post("/api/v1/login", open);
+  if (!r.ok()) {
+    std::fprintf(stderr, "lockstep login: %s\n", r.status().message().c_str());
+    return kSshFailure;
+  }
+  const Json& ssh = (*r)["ssh"];
+  if (r->contains("warning"))
+    std::fprintf(stderr, "lockstep login: warning: %s\n", (*r)["warning"].get<std::string>().c_str());
+  std::printf("ssh -p %d %s@%s\n", ssh.value("port", 0), ssh.value("user", "").c_str(),
+              ssh.value("host", "").c_str());
+  return 0;
+}
+
 }  // namespace
 
 int RunLogin(int argc, char** argv) {
@@ -149,6 +169,12 @@ int RunLogin(int argc, char** argv) {
   std::string user;
   std::vector<std::string> command;
   app.add_option("-u,--user", user, "log in as this user (operators only)");
+  std::string pool;
+  app.add_option("--pool", pool, "log in to this shared pool of your team's (login.pools)");
+  bool ssh = false;
+  app.add_flag("--ssh", ssh,
+               "print how to reach your login pod's sshd with your SSH keys (login.ssh), and "
+               "start it if needed");
   app.add_option("command", command, "a command and its arguments, after --");
   app.positionals_at_end();
   CLI11_PARSE(app, argc, argv);
@@ -158,7 +184,22 @@ int RunLogin(int argc, char** argv) {
     std::fprintf(stderr, "lockstep login: %s\n", how.status().message().c_str());
     return kSshFailure;
   }
-  if (how->value("mode", "") == "kubernetes") return LoginInPod(user, command);
+  const bool pods = how->value("mode", "") == "kubernetes";
+  if (ssh && !command.empty()) {
+    std::fprintf(stderr, "lockstep login: --ssh takes no command: it prints the ssh command\n");
+    return 2;
+  }
+  if (!pool.empty() && (ssh || !pods)) {
+    std::fprintf(stderr, "lockstep login: --pool is for shared login pods on Kubernetes\n");
+    return kSshFailure;
+  }
+  if (ssh && !pods) {
+    std::fprintf(stderr, "lockstep login: --ssh is for login pods on Kubernetes; on hosts, ssh to "
+                         "a login host\n");
+    return kSshFailure;
+  }
+  if (ssh) return PrintSshCommand(user);
+  if (pods) return LoginInPod(user, pool, command);
   return LoginOnHost(*how, user, command);
 }
 

@@ -35,6 +35,7 @@ int RunDown(int argc, char** argv);
 int RunInstallAliases(int argc, char** argv);
 int RunToken(int argc, char** argv);
 int RunLogin(int argc, char** argv);  // cmd_login.cc
+int RunLoginAs(int argc, char** argv);  // login_as.cc: lockstepd's, in shared login pods
 // Called by another name (a link a site made): `lockstep login` when lockstepd's login.alias is
 // that name, else an error.
 int RunLoginAlias(const std::string& name, int argc, char** argv);

@@ -94,6 +94,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (const Verb* v = Find(verb)) return v->run(argc - 1, argv + 1);
+  // Not a user's command (so not listed): lockstepd's in a team's shared login pod.
+  if (verb == "login-as") return lockstep::cli::RunLoginAs(argc - 1, argv + 1);
   std::fprintf(stderr, "lockstep: unknown command '%s' (try 'lockstep help')\n", verb.c_str());
   return 2;
 }

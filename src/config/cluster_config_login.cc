@@ -38,6 +38,38 @@ std::int64_t CpuMillis(const std::string& s) {
   return static_cast<std::int64_t>(std::ceil(v * 1000 - 1e-9));
 }
 
+// A pool's name: a DNS label short enough for "lockstep-login-pool-<name>".
+bool PoolName(const std::string& s) {
+  if (s.empty() || s.size() > 40 || s.front() == '-' || s.back() == '-') return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
+void ReadLoginPools(MapView& login, LoginConfig& l) {
+  YamlReader& r = login.reader();
+  std::set<std::string> names;
+  r.ForEach(login.Value("pools"), login.KeyPath("pools"), [&](const YAML::Node& item, const std::string& path) {
+    MapView m(r, item, path);
+    LoginPool p;
+    p.name = m.RequiredString("name");
+    if (!r.failed() && !PoolName(p.name))
+      m.Fail("name", "'" + p.name + "' is not a pool name (a-z, 0-9 and -, at most 40)");
+    if (!r.failed() && !names.insert(p.name).second) m.Fail("name", "pool " + p.name + " again");
+    p.groups = m.StringList("groups");
+    if (!r.failed() && p.groups.empty()) m.Fail("groups", "name the groups whose members may log in");
+    if (std::optional<std::string> cpus = m.String("cpus")) {
+      p.cpu_millis = CpuMillis(*cpus);
+      if (p.cpu_millis < 1 || p.cpu_millis > 1'024'000)
+        m.Fail("cpus", "'" + *cpus + "' is not a CPU count from 0.001 to 1024 (2, 0.5 or 500m)");
+    }
+    p.memory_mb = m.MemoryMb("memory", 0);
+    if (m.Has("memory") && p.memory_mb < 64) m.Fail("memory", "must be at least 64M");
+    m.Finish();
+    l.pools.push_back(std::move(p));
+  });
+}
+
 }  // namespace
 
 void ClusterConfigParser::ReadIdentity(const YAML::Node& map) {
@@ -115,8 +147,10 @@ void ClusterConfigParser::ReadLogin(const YAML::Node& map) {
   l.ca_cert = m.String("ca_cert", "");
   if (!l.ca_cert.empty() && !IsAbsolute(l.ca_cert)) m.Fail("ca_cert", "must be an absolute path");
   l.host_network = m.Bool("host_network", l.host_network);
+  l.ssh = m.Bool("ssh", l.ssh);
   l.hosts = m.Hostlist("hosts");
   l.alias = m.String("alias", "");
+  ReadLoginPools(m, l);
   for (char c : l.alias)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
       m.Fail("alias", "must be a plain command name (letters, digits, - _ .)");

@@ -57,8 +57,11 @@ login:
   server: https://lockstepd.lockstep.svc:6820
   ca_cert: /etc/lockstep/ca.crt
   host_network: true
+  ssh: true
   hosts: "login[1-2]"
   alias: slogin
+  pools:
+    - {name: vision, groups: [vision, ml], cpus: 4, memory: 16G}
 )"));
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   const LoginConfig& l = c->login;
@@ -71,8 +74,14 @@ login:
   EXPECT_EQ(l.storage, std::vector<std::string>{"shared"});
   EXPECT_FALSE(l.home);
   EXPECT_TRUE(l.host_network);
+  EXPECT_TRUE(l.ssh);
   EXPECT_EQ(l.hosts, (std::vector<std::string>{"login1", "login2"}));
   EXPECT_EQ(l.alias, "slogin");
+  ASSERT_EQ(l.pools.size(), 1u);
+  EXPECT_EQ(l.pools[0].name, "vision");
+  EXPECT_EQ(l.pools[0].groups, (std::vector<std::string>{"vision", "ml"}));
+  EXPECT_EQ(l.pools[0].cpu_millis, 4000);
+  EXPECT_EQ(l.pools[0].memory_mb, 16384);
 }
 
 TEST(LoginConfig, ErrorsNameTheKey) {
@@ -94,6 +103,12 @@ TEST(LoginConfig, ErrorsNameTheKey) {
   EXPECT_THAT(ErrorOf(WithNodes("login:\n  node_selector: [a]\n")), HasSubstr("login.node_selector"));
   EXPECT_THAT(ErrorOf(WithNodes("login:\n  idle_timeout: 0\n")), HasSubstr("login.idle_timeout"));
   EXPECT_THAT(ErrorOf(WithNodes("login:\n  colour: red\n")), HasSubstr("colour"));
+  EXPECT_THAT(ErrorOf(WithNodes("login:\n  pools:\n    - {name: Vision, groups: [v]}\n")),
+              HasSubstr("login.pools[0].name: 'Vision' is not a pool name"));
+  EXPECT_THAT(ErrorOf(WithNodes("login:\n  pools:\n    - {name: v}\n")),
+              HasSubstr("login.pools[0].groups: name the groups"));
+  EXPECT_THAT(ErrorOf(WithNodes("login:\n  pools:\n    - {name: v, groups: [a]}\n    - {name: v, groups: [b]}\n")),
+              HasSubstr("login.pools[1].name: pool v again"));
 }
 
 }  // namespace

@@ -32,6 +32,16 @@ struct IdentityConfig {
   bool operator==(const IdentityConfig&) const = default;
 };
 
+// A login pod shared by a team (LoginSet-like): members of its groups log in to it, each
+// session running as its user (docs/login.md, "Shared pools").
+struct LoginPool {
+  std::string name;                 // a DNS label of at most 40 characters
+  std::vector<std::string> groups;  // group names of the identity source; members may log in
+  std::int64_t cpu_millis = 0;      // 0: login.cpus
+  std::int64_t memory_mb = 0;       // 0: login.memory
+  bool operator==(const LoginPool&) const = default;
+};
+
 // Each user's login environment: on Kubernetes a pod of their own (lockstep-login-<user>), on
 // bare hosts a shell on a login host.
 struct LoginConfig {
@@ -51,10 +61,15 @@ struct LoginConfig {
   // The PEM file the commands verify the server with; "" : lockstepd's --tls-cert.
   std::string ca_cert;
   bool host_network = false;
+  // Login pods run the user's own sshd (the image's /usr/sbin/sshd, as the user, keys from the
+  // identity source) behind a NodePort Service: `lockstep login --ssh` says where.
+  bool ssh = false;
   // Bare hosts: the login hosts; `lockstep login` elsewhere goes there with ssh. Empty: this host.
   std::vector<std::string> hosts;
   // A second name for `lockstep login`, as a site calls it (a link to lockstep by that name).
   std::string alias;
+  // Shared pools for teams (`lockstep login --pool NAME`).
+  std::vector<LoginPool> pools;
 
   bool operator==(const LoginConfig&) const = default;
 };

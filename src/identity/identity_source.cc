@@ -28,6 +28,10 @@ DirectoryChange Compare(const UserDirectory& before, const UserDirectory& after)
     else if (!(*now == u))
       change.changed.push_back(*now);
   }
+  for (const UserRecord& u : after.Users()) {
+    std::optional<UserRecord> then = before.UserByName(u.name);
+    if (!then || then->uid != u.uid) change.added.push_back(u);
+  }
   return change;
 }
 
@@ -105,7 +109,7 @@ void IdentitySource::Loop(Changed changed) {
       failed_text_ = change.status().message();
     } else {
       failed_text_.clear();
-      if (!change->removed.empty() || !change->changed.empty()) {
+      if (!change->removed.empty() || !change->changed.empty() || !change->added.empty()) {
         for (const UserRecord& u : change->removed)
           log::Info("identity: user {} (uid {}) was removed", u.name, u.uid);
         changed(*change);

@@ -23,6 +23,7 @@ namespace lockstep::identity {
 struct DirectoryChange {
   std::vector<UserRecord> removed;  // gone from the source, or their uid changed
   std::vector<UserRecord> changed;  // still there with something else changed
+  std::vector<UserRecord> added;    // new, or back with another uid
 };
 
 // What changed from `before` to `after`.

@@ -36,13 +36,15 @@ TEST_F(IdentitySourceTest, ReloadSaysWhoWasRemovedAndKeepsTheLastGoodFile) {
   ASSERT_TRUE(same.ok());
   EXPECT_TRUE(same->removed.empty());
 
-  Write("users:\n  - {name: bob, uid: 2002, shell: /bin/bash}\n");
+  Write("users:\n  - {name: bob, uid: 2002, shell: /bin/bash}\n  - {name: carol, uid: 2003}\n");
   Result<DirectoryChange> change = (*source)->Reload();
   ASSERT_TRUE(change.ok()) << change.status().ToString();
   ASSERT_EQ(change->removed.size(), 1u);
   EXPECT_EQ(change->removed[0].name, "alice");
   ASSERT_EQ(change->changed.size(), 1u);
   EXPECT_EQ(change->changed[0].shell, "/bin/bash");
+  ASSERT_EQ(change->added.size(), 1u);
+  EXPECT_EQ(change->added[0].name, "carol");
   EXPECT_FALSE((*source)->Current()->UserByName("alice"));
 
   // A broken file: an error naming it, and the directory as it was.

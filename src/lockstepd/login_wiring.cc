@@ -88,11 +88,52 @@ Status LoginWiring::Start(controller::Controller& controller, kube::KubeClient* 
     pods_ = std::make_unique<kube::KubeLogins>(client, Directory(), std::move(tokens), o);
     if (Status s = pods_->Start(); !s.ok()) return s;
   }
-  identity_->Watch([this](const identity::DirectoryChange& change) { UsersRemoved(change); });
+  // The identity source's default accounts, as sacctmgr's DefaultAccount (the host's users have
+  // none: nothing to list).
+  if (identity_->config().source != config::IdentityConfig::Source::kNss)
+    for (const identity::UserRecord& u : identity_->Current()->Users()) ApplyDefaultAccount(u);
+  identity_->Watch([this](const identity::DirectoryChange& change) { UsersChanged(change); });
   return Status::Ok();
 }
 
-void LoginWiring::UsersRemoved(const identity::DirectoryChange& change) {
+void LoginWiring::ApplyDefaultAccount(const identity::UserRecord& user) {
+  if (user.default_account.empty()) return;
+  const Json tables = controller_->AccountsTables();
+  for (const Json& u : tables.value("users", Json::array()))
+    if (u.value("name", "") == user.name && u.value("default_account", "") == user.default_account)
+      return;  // already
+  bool exists = false, associated = false;
+  for (const Json& a : tables.value("accounts", Json::array()))
+    exists = exists || a.value("name", "") == user.default_account;
+  for (const Json& a : tables.value("associations", Json::array()))
+    associated = associated || (a.value("user", "") == user.name &&
+                                a.value("account", "") == user.default_account);
+  if (!exists) {
+    log::Warning("identity: {}'s default_account {} is not an account (sacctmgr add account)",
+                 user.name, user.default_account);
+    return;
+  }
+  // As sacctmgr would: the association if missing, then the default.
+  Result<Json> r = Result<Json>(Json::object());
+  if (!associated)
+    r = controller_->ChangeAccounts(kLockstepd, {{"action", "add"}, {"entity", "user"},
+                                                 {"names", {user.name}},
+                                                 {"set", {{"account", user.default_account}}}});
+  if (r.ok())
+    r = controller_->ChangeAccounts(kLockstepd, {{"action", "modify"}, {"entity", "user"},
+                                                 {"names", {user.name}},
+                                                 {"set", {{"defaultaccount", user.default_account}}}});
+  if (r.ok())
+    log::Info("identity: {}'s default account is {}", user.name, user.default_account);
+  else
+    log::Warning("identity: {}'s default account not set: {}", user.name, r.status().message());
+}
+
+void LoginWiring::UsersChanged(const identity::DirectoryChange& change) {
+  for (const std::vector<identity::UserRecord>* list : {&change.changed, &change.added})
+    for (const identity::UserRecord& u : *list) ApplyDefaultAccount(u);
+  if (pods_)
+    for (const identity::UserRecord& u : change.changed) pods_->UserChanged(u);
   for (const identity::UserRecord& u : change.removed) {
     if (pods_) pods_->RemoveUser(u.name);
     controller::TokenRevocation what;
@@ -117,7 +158,14 @@ void LoginWiring::SetStorage(std::vector<config::FileSystem> storage) {
 }
 
 Json LoginWiring::Describe() {
-  return {{"mode", pods_ ? "kubernetes" : "hosts"}, {"hosts", login_.hosts}, {"alias", login_.alias}};
+  Json pools = Json::array();
+  if (pods_)
+    for (const config::LoginPool& p : login_.pools) pools.push_back(p.name);
+  return {{"mode", pods_ ? "kubernetes" : "hosts"},
+          {"hosts", login_.hosts},
+          {"alias", login_.alias},
+          {"pools", pools},
+          {"ssh", pods_ && login_.ssh}};
 }
 
 Result<Json> LoginWiring::Open(const Caller& caller, bool caller_is_operator, const Json& body) {

@@ -55,7 +55,10 @@ class LoginWiring : public controller::LoginEndpoints {
   LoginWiring(config::LoginConfig login, std::vector<config::FileSystem> storage,
               std::unique_ptr<identity::IdentitySource> identity)
       : login_(std::move(login)), storage_(std::move(storage)), identity_(std::move(identity)) {}
-  void UsersRemoved(const identity::DirectoryChange& change);
+  void UsersChanged(const identity::DirectoryChange& change);
+  // The user's default_account made their default account (sacctmgr's DefaultAccount), with
+  // an association in it when they had none; logged when it is not an account.
+  void ApplyDefaultAccount(const identity::UserRecord& user);
 
   const config::LoginConfig login_;
   std::vector<config::FileSystem> storage_;

@@ -13,6 +13,7 @@
 
 #include "backend/kubernetes/client/exec_stream.h"
 #include "backend/kubernetes/login/kube_logins.h"
+#include "backend/kubernetes/objects/pod_builder.h"
 
 namespace lockstep::kube {
 
@@ -24,6 +25,7 @@ struct KubeLogins::UserState {
 
 struct KubeLogins::Session {
   std::string id, user, pod;
+  std::string key;  // whose pod: the user's name, or the pool's state key
   std::uint32_t uid = 0;
   bool tty = false;
   bool framed = false;  // stdin is framed (exec_steps.h: FramedStdinArgv)
@@ -51,6 +53,22 @@ struct KubeLogins::Session {
 // Bytes of output a session holds before its command waits for the CLI to read.
 inline constexpr std::size_t kLoginOutputCapacity = 1 << 20;
 inline constexpr char kLoginContainer[] = "login";
+
+// The declared file systems (or the login spec's share of them) as pod mounts; `home_mounted`:
+// the user's home lies on one of them (and login.home).
+std::vector<HostMount> LoginMounts(const config::LoginConfig& login,
+                                   const std::vector<config::FileSystem>& storage,
+                                   const identity::UserRecord& user, bool& home_mounted);
+
+// Supplementary gids as `lockstep login-as` takes them: "3000,3001", or "-" for none.
+inline std::string GidList(const std::vector<std::uint32_t>& groups) {
+  std::string out;
+  for (std::uint32_t g : groups) out += (out.empty() ? "" : ",") + std::to_string(g);
+  return out.empty() ? "-" : out;
+}
+
+// How users reach a node: its external address, else its internal one, else its name.
+std::string NodeAddress(const nlohmann::json& node);
 
 inline Status Unavailable(std::string message) {
   return Status(StatusCode::kUnavailable, std::move(message));

@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <set>
 
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/login/kube_login_internal.h"
 #include "backend/kubernetes/objects/login_pod.h"
@@ -20,6 +23,33 @@ constexpr char kTokenIdAnnotation[] = "lockstep.dev/token-id";
 
 std::string SecretPath(const std::string& ns, const std::string& name) {
   return "/api/v1/namespaces/" + ns + "/secrets/" + name;
+}
+
+std::string ServicePath(const std::string& ns, const std::string& name) {
+  return "/api/v1/namespaces/" + ns + "/services/" + name;
+}
+
+// A new host key for a user's sshd: ECDSA P-256 in PEM (PKCS#8), which sshd reads.
+Result<std::string> NewSshHostKey() {
+  EVP_PKEY* key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256");
+  if (key == nullptr) return Internal("login: cannot make an SSH host key");
+  BIO* bio = BIO_new(BIO_s_mem());
+  std::string pem;
+  if (bio != nullptr && PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr) == 1) {
+    char* data = nullptr;
+    const long n = BIO_get_mem_data(bio, &data);
+    pem.assign(data, static_cast<std::size_t>(n));
+  }
+  BIO_free(bio);
+  EVP_PKEY_free(key);
+  if (pem.empty()) return Internal("login: cannot write an SSH host key");
+  return pem;
+}
+
+std::string AuthorizedKeys(const identity::UserRecord& user) {
+  std::string keys;
+  for (const std::string& k : user.ssh_keys) keys += k + "\n";
+  return keys;
 }
 
 // The pod's container is waiting for a reason it will not get over by itself.
@@ -56,8 +86,17 @@ std::string Selector(const std::map<std::string, std::string>& labels) {
   return s;
 }
 
-// The declared file systems (or the login's share of them) as pod mounts, and the home when it
-// lies on one of them.
+}  // namespace
+
+std::string NodeAddress(const Json& node) {
+  std::string internal;
+  for (const Json& a : node["status"].value("addresses", Json::array())) {
+    if (a.value("type", "") == "ExternalIP") return a.value("address", "");
+    if (a.value("type", "") == "InternalIP" && internal.empty()) internal = a.value("address", "");
+  }
+  return internal.empty() ? node["metadata"].value("name", "") : internal;
+}
+
 std::vector<HostMount> LoginMounts(const config::LoginConfig& login,
                                    const std::vector<config::FileSystem>& storage,
                                    const identity::UserRecord& user, bool& home_mounted) {
@@ -77,7 +116,6 @@ std::vector<HostMount> LoginMounts(const config::LoginConfig& login,
   return out;
 }
 
-}  // namespace
 
 KubeLogins::KubeLogins(KubeClient* client, Directory directory, LoginTokens tokens,
                        KubeLoginsOptions options)
@@ -97,7 +135,7 @@ Status KubeLogins::Start() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const Json& p : (*pods)["items"]) {
-      const std::string user = p["metadata"]["labels"].value(kLoginUserLabel, "");
+      const std::string user = StateKeyOf(p);
       if (user.empty()) continue;
       auto& state = users_[user];
       if (!state) state = std::make_shared<UserState>();
@@ -131,21 +169,51 @@ Status KubeLogins::EnsureSecret(const identity::UserRecord& user) {
   const Time expires = std::strtoll(notes.value(kLoginTokenExpiresAnnotation, "0").c_str(), nullptr, 10);
   const std::string old_id = notes.value(kTokenIdAnnotation, "");
   const bool renew = !old.ok() || expires < now + options_.token_lifespan / 2;
-  Json secret;
+  const bool needs_host_key =
+      options_.login.ssh && (!old.ok() || !(*old).value("data", Json::object()).contains("ssh_host_key"));
+  LoginSecretData data;
+  data.passwd = UserDatabase(false);
+  data.group = UserDatabase(true);
+  data.authorized_keys = AuthorizedKeys(user);
+  data.ca_pem = options_.ca_pem;
+  if (needs_host_key) {
+    Result<std::string> key = NewSshHostKey();
+    if (!key.ok()) return key.status();
+    data.ssh_host_key = std::move(*key);
+  }
+  std::string issued_id;
   if (renew) {
     auto issued = tokens_.issue(user, options_.token_lifespan);
     if (!issued.ok()) return issued.status();
-    secret = BuildLoginSecret(options_.ns, user.name, issued->first, now + options_.token_lifespan,
-                              UserDatabase(false), UserDatabase(true), options_.ca_pem);
-    secret["metadata"]["annotations"][kTokenIdAnnotation] = issued->second;
-  } else {
-    secret = {{"stringData", {{"passwd", UserDatabase(false)}, {"group", UserDatabase(true)}}}};
+    data.token = issued->first;
+    data.token_expires = now + options_.token_lifespan;
+    issued_id = issued->second;
+  }
+  Json secret = BuildLoginSecret(options_.ns, user.name, data);
+  if (renew) {
+    secret["metadata"]["annotations"][kTokenIdAnnotation] = issued_id;
+  } else {  // the token stays as it is
+    secret["stringData"].erase("token");
+    secret["metadata"]["annotations"].erase(kLoginTokenExpiresAnnotation);
   }
   Result<Json> r = !old.ok() ? client_->Create("/api/v1/namespaces/" + options_.ns + "/secrets", secret)
                              : client_->Patch(SecretPath(options_.ns, name), PatchType::kMerge, secret);
   if (!r.ok()) return r.status();
   if (renew && !old_id.empty()) tokens_.revoke(old_id);
   return Status::Ok();
+}
+
+Result<std::int32_t> KubeLogins::EnsureService(const identity::UserRecord& user) {
+  const std::string path = ServicePath(options_.ns, LoginPodName(user.name));
+  Result<Json> svc = client_->Get(path);
+  if (!svc.ok() && IsNotFound(svc.status()))
+    svc = client_->Create("/api/v1/namespaces/" + options_.ns + "/services",
+                          BuildLoginService(options_.ns, user.name));
+  if (!svc.ok() && IsAlreadyExists(svc.status())) svc = client_->Get(path);
+  if (!svc.ok()) return svc.status();
+  for (const Json& port : (*svc)["spec"].value("ports", Json::array()))
+    if (port.value("nodePort", 0) > 0) return port["nodePort"].get<std::int32_t>();
+  return Internal("login: the Service of " + user.name + " has no node port");
 }
 
 Result<std::string> KubeLogins::PickNode() {
@@ -197,33 +265,38 @@ Result<Json> KubeLogins::WaitRunning(const std::string& pod) {
   }
 }
 
+Result<bool> KubeLogins::Reusable(const std::string& name,
+                                  const std::function<bool(const Json&)>& ours) {
+  Result<Json> pod = client_->Get(PodPath(options_.ns, name));
+  if (!pod.ok()) return IsNotFound(pod.status()) ? Result<bool>(false) : Result<bool>(pod.status());
+  const std::string phase = (*pod)["status"].value("phase", "");
+  const bool going = (*pod)["metadata"].contains("deletionTimestamp");
+  if (!going && ours(*pod) && phase != "Failed" && phase != "Succeeded") return true;
+  // Ended, going, or not what it should be: gone before a new one.
+  DeleteOptions del;
+  del.grace_period_seconds = 0;
+  (void)client_->Delete(PodPath(options_.ns, name), del);
+  const auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
+  while (client_->Get(PodPath(options_.ns, name)).ok()) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stopping_ || std::chrono::steady_clock::now() >= deadline)
+      return Unavailable("login: the old pod " + name + " is still being deleted");
+    wake_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
 Result<Json> KubeLogins::EnsurePod(const identity::UserRecord& user, bool& created) {
   created = false;
   const std::string name = LoginPodName(user.name);
-  Result<Json> pod = client_->Get(PodPath(options_.ns, name));
-  if (!pod.ok() && !IsNotFound(pod.status())) return pod.status();
-  if (pod.ok()) {
-    const std::string phase = (*pod)["status"].value("phase", "");
-    const bool going = (*pod)["metadata"].contains("deletionTimestamp");
-    const bool other_uid = (*pod)["metadata"].value("annotations", Json::object())
-                               .value(kLoginUidAnnotation, "") != std::to_string(user.uid);
-    if (!going && !other_uid && phase != "Failed" && phase != "Succeeded") {
-      if (Status s = EnsureSecret(user); !s.ok()) return s;
-      return WaitRunning(name);
-    }
-    // Ended, going, or made for a former user of the name: gone before a new one.
-    DeleteOptions del;
-    del.grace_period_seconds = 0;
-    (void)client_->Delete(PodPath(options_.ns, name), del);
-    const auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
-    while (client_->Get(PodPath(options_.ns, name)).ok()) {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (stopping_ || std::chrono::steady_clock::now() >= deadline)
-        return Unavailable("login: the old pod " + name + " is still being deleted");
-      wake_.wait_for(lock, std::chrono::milliseconds(100));
-    }
-  }
+  // A pod made for a former user of the name (another uid) is not theirs.
+  Result<bool> reuse = Reusable(name, [&](const Json& pod) {
+    return pod["metadata"].value("annotations", Json::object()).value(kLoginUidAnnotation, "") ==
+           std::to_string(user.uid);
+  });
+  if (!reuse.ok()) return reuse.status();
   if (Status s = EnsureSecret(user); !s.ok()) return s;
+  if (*reuse) return WaitRunning(name);
   Result<std::string> node = PickNode();
   if (!node.ok()) return node.status();
   LoginPodSpec spec;
@@ -245,6 +318,12 @@ Result<Json> KubeLogins::EnsurePod(const identity::UserRecord& user, bool& creat
   }
   spec.server = options_.server;
   spec.has_ca = !options_.ca_pem.empty();
+  if (options_.login.ssh) {
+    // Made first: a host-network pod's sshd listens on the node port the apiserver gave it.
+    Result<std::int32_t> node_port = EnsureService(user);
+    if (!node_port.ok()) return node_port.status();
+    spec.ssh_port = options_.login.host_network ? *node_port : kLoginSshPort;
+  }
   Result<Json> body = BuildLoginPod(spec);
   if (!body.ok()) return body.status();
   Result<Json> made = client_->Create(PodsPath(options_.ns), *body);
@@ -254,13 +333,15 @@ Result<Json> KubeLogins::EnsurePod(const identity::UserRecord& user, bool& creat
   return WaitRunning(name);
 }
 
-void KubeLogins::DeletePodAndSecret(const std::string& user, const std::string& why) {
-  const std::string name = LoginPodName(user);
+void KubeLogins::DeletePodAndSecret(const std::string& key, const std::string& why) {
+  const std::string name = PodNameOf(key);
+  if (IsPoolKey(key)) ForgetPoolTokens(key.substr(kPoolKeyPrefix.size()));
   DeleteOptions del;
   del.grace_period_seconds = 5;
   Result<Json> pod = client_->Delete(PodPath(options_.ns, name), del);
   if (!pod.ok() && !IsNotFound(pod.status()))
     log::Warning("login: cannot delete pod {}: {}", name, pod.status().message());
+  (void)client_->Delete(ServicePath(options_.ns, name));
   Result<Json> secret = client_->Get(SecretPath(options_.ns, name));
   if (secret.ok()) {
     const std::string id =
@@ -271,6 +352,16 @@ void KubeLogins::DeletePodAndSecret(const std::string& user, const std::string& 
   if (pod.ok()) log::Info("login: pod {} deleted ({})", name, why);
 }
 
+std::string KubeLogins::StateKeyOf(const Json& pod) {
+  const Json labels = pod["metadata"].value("labels", Json::object());
+  const std::string pool = labels.value(kLoginPoolLabel, "");
+  return pool.empty() ? labels.value(kLoginUserLabel, "") : std::string(kPoolKeyPrefix) + pool;
+}
+
+std::string KubeLogins::PodNameOf(const std::string& key) {
+  return IsPoolKey(key) ? LoginPoolPodName(key.substr(kPoolKeyPrefix.size())) : LoginPodName(key);
+}
+
 void KubeLogins::ReapIdle() {
   ListOptions lo;
   lo.label_selector = kLoginSelector;
@@ -278,7 +369,7 @@ void KubeLogins::ReapIdle() {
   if (!pods.ok()) return;
   const Time now = options_.clock->Now();
   for (const Json& p : (*pods)["items"]) {
-    const std::string user = p["metadata"]["labels"].value(kLoginUserLabel, "");
+    const std::string user = StateKeyOf(p);
     if (user.empty() || p["metadata"].contains("deletionTimestamp")) continue;
     std::shared_ptr<UserState> state;
     {
@@ -307,6 +398,9 @@ void KubeLogins::RemoveUser(const std::string& user) {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, s] : sessions_)
       if (s->user == user) doomed.push_back(s);
+    // Their tokens in pools are revoked with all theirs: forgotten here.
+    for (auto it = pool_tokens_.begin(); it != pool_tokens_.end();)
+      it = it->first.second == user ? pool_tokens_.erase(it) : std::next(it);
     auto& st = users_[user];
     if (!st) st = std::make_shared<UserState>();
     state = st;
@@ -320,6 +414,20 @@ void KubeLogins::RemoveUser(const std::string& user) {
   }
   std::lock_guard<std::mutex> ensure(state->ensure_mu);
   DeletePodAndSecret(user, "the user was removed");
+}
+
+void KubeLogins::UserChanged(const identity::UserRecord& user) {
+  std::shared_ptr<UserState> state;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = users_.find(user.name);
+    if (it == users_.end()) return;  // no pod of theirs known here
+    state = it->second;
+  }
+  std::lock_guard<std::mutex> ensure(state->ensure_mu);
+  if (!client_->Get(SecretPath(options_.ns, LoginPodName(user.name))).ok()) return;
+  if (Status s = EnsureSecret(user); !s.ok())
+    log::Warning("login: the Secret of {} was not updated: {}", user.name, s.message());
 }
 
 void KubeLogins::SetStorage(std::vector<config::FileSystem> storage) {

@@ -34,19 +34,20 @@ std::string CommandLine(const Json& command) {
   return line;
 }
 
-}  // namespace
-
-Result<Json> KubeLogins::Open(const Caller& caller, bool caller_is_operator, const Json& body) {
+// Every field of a login request of the right type (docs/api.md, "Login"); the error names it.
+Status CheckOpenBody(const Json& body) {
   if (!body.is_object()) return InvalidArgument("login: expected a JSON object");
   for (const auto& [key, value] : body.items()) {
-    const bool known = key == "user" || key == "command" || key == "tty" || key == "rows" ||
-                       key == "cols" || key == "stdin";
-    if (!known) return InvalidArgument("login: unexpected '" + key + "'");
+    const bool text = key == "user" || key == "pool";
+    const bool flag = key == "tty" || key == "stdin" || key == "ssh";
+    const bool size = key == "rows" || key == "cols";
+    if (!text && !flag && !size && key != "command")
+      return InvalidArgument("login: unexpected '" + key + "'");
+    if (text && !value.is_string()) return InvalidArgument("login: " + key + " must be a name");
+    if (flag && !value.is_boolean()) return InvalidArgument("login: " + key + " must be true or false");
+    if (size && (!value.is_number_integer() || value.get<long long>() < 0 || value.get<long long>() > 10000))
+      return InvalidArgument("login: " + key + " must be from 0 to 10000");
   }
-  const std::string name = body.value("user", caller.user);
-  if (name != caller.user && !caller_is_operator)
-    return PermissionDenied("login: " + caller.user + " may log in only as " + caller.user +
-                            " (--user is for operators)");
   if (body.contains("command")) {
     const Json& c = body["command"];
     if (!c.is_array() || c.empty() || c.size() > 4096)
@@ -55,10 +56,30 @@ Result<Json> KubeLogins::Open(const Caller& caller, bool caller_is_operator, con
       if (!w.is_string() || w.get<std::string>().find('\0') != std::string::npos)
         return InvalidArgument("login: command words must be strings without NUL");
   }
-  for (const char* key : {"rows", "cols"})
-    if (body.contains(key) && (!body[key].is_number_integer() || body[key].get<long long>() < 0 ||
-                               body[key].get<long long>() > 10000))
-      return InvalidArgument(std::string("login: ") + key + " must be from 0 to 10000");
+  if (body.value("ssh", false) && (body.contains("pool") || body.contains("command")))
+    return InvalidArgument("login: ssh is for your own pod, with no command");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Json> KubeLogins::Open(const Caller& caller, bool caller_is_operator, const Json& body) {
+  LOCKSTEP_RETURN_IF_ERROR(CheckOpenBody(body));
+  const std::string name = body.value("user", caller.user);
+  if (name != caller.user && !caller_is_operator)
+    return PermissionDenied("login: " + caller.user + " may log in only as " + caller.user +
+                            " (--user is for operators)");
+  const config::LoginPool* pool = nullptr;
+  if (body.contains("pool")) {
+    const std::string wanted = body["pool"].get<std::string>();
+    for (const config::LoginPool& p : options_.login.pools)
+      if (p.name == wanted) pool = &p;
+    if (!pool) return NotFound("login: no pool " + wanted + " (login.pools)");
+  }
+  const bool ssh = body.value("ssh", false);
+  if (ssh && !options_.login.ssh)
+    return FailedPrecondition("login: this cluster's login pods run no sshd (login.ssh in the "
+                              "cluster YAML)");
   std::optional<identity::UserRecord> user = directory_()->UserByName(name);
   if (!user) {
     // A caller the source does not know is named by its uid.
@@ -69,21 +90,38 @@ Result<Json> KubeLogins::Open(const Caller& caller, bool caller_is_operator, con
   if (name == caller.user && user->uid != caller.uid)
     return PermissionDenied("login: uid " + std::to_string(caller.uid) + " is not " + name + "'s");
 
+  if (pool) LOCKSTEP_RETURN_IF_ERROR(CheckPoolMember(*pool, *user));
+
   const auto started = SteadyClock::now();
+  const std::string key = pool ? std::string(kPoolKeyPrefix) + pool->name : name;
   std::shared_ptr<UserState> state;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return Unavailable("login: lockstepd is stopping");
-    auto& s = users_[name];
+    auto& s = users_[key];
     if (!s) s = std::make_shared<UserState>();
     state = s;
   }
   std::lock_guard<std::mutex> ensure(state->ensure_mu);
   bool created = false;
-  Result<Json> pod = EnsurePod(*user, created);
+  Result<Json> pod = pool ? EnsurePoolPod(*pool, created) : EnsurePod(*user, created);
   if (!pod.ok()) return pod.status();
   const std::string pod_name = (*pod)["metadata"].value("name", "");
-  Result<std::shared_ptr<Session>> session = StartSession(*user, pod_name, body);
+  std::vector<std::string> wrapper;
+  if (pool) {
+    LOCKSTEP_RETURN_IF_ERROR(StorePoolToken(*pool, *pod, *user));
+    wrapper = {"lockstep", "login-as", std::to_string(user->uid), std::to_string(user->gid),
+               GidList(user->groups), user->home, "--"};
+  }
+  if (ssh) {
+    Result<Json> where = SshAddress(*user, *pod);
+    if (!where.ok()) return where.status();
+    (*where)["pod"] = pod_name;
+    (*where)["node"] = (*pod)["spec"].value("nodeName", "");
+    (*where)["created"] = created;
+    return where;
+  }
+  Result<std::shared_ptr<Session>> session = StartSession(*user, pod_name, key, wrapper, body);
   if (!session.ok()) return session.status();
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - started);
   return Json{{"session", (*session)->id},
@@ -93,19 +131,34 @@ Result<Json> KubeLogins::Open(const Caller& caller, bool caller_is_operator, con
               {"started_ms", ms.count()}};
 }
 
+Result<Json> KubeLogins::SshAddress(const identity::UserRecord& user, const Json& pod) {
+  Result<std::int32_t> port = EnsureService(user);
+  if (!port.ok()) return port.status();
+  Result<Json> node = client_->Get(NodePath(pod["spec"].value("nodeName", "")));
+  if (!node.ok()) return node.status();
+  Json where = {{"ssh", {{"host", NodeAddress(*node)}, {"port", *port}, {"user", user.name}}}};
+  if (user.ssh_keys.empty())
+    where["warning"] = user.name + " has no ssh_keys in the identity source: sshd will refuse every key";
+  return where;
+}
+
 Result<std::shared_ptr<KubeLogins::Session>> KubeLogins::StartSession(
-    const identity::UserRecord& user, const std::string& pod, const Json& body) {
+    const identity::UserRecord& user, const std::string& pod, const std::string& key,
+    const std::vector<std::string>& wrapper, const Json& body) {
   auto s = std::make_shared<Session>();
   s->id = NewSessionId();
   if (s->id.empty()) return Internal("login: no random bytes for a session id");
   s->user = user.name;
   s->uid = user.uid;
   s->pod = pod;
+  s->key = key;
   s->tty = body.value("tty", false);
   const bool reads = body.value("stdin", s->tty);
   s->framed = reads && !s->tty;
-  std::vector<std::string> argv = {"sh", "-c", kShellScript,
-                                   body.contains("command") ? CommandLine(body["command"]) : "-l"};
+  std::vector<std::string> argv = wrapper;
+  for (std::string word : {std::string("sh"), std::string("-c"), std::string(kShellScript),
+                           body.contains("command") ? CommandLine(body["command"]) : "-l"})
+    argv.push_back(std::move(word));
   if (s->framed) argv = FramedStdinArgv(argv);
   s->last_poll = SteadyClock::now();
   std::weak_ptr<Session> weak = s;
@@ -135,7 +188,7 @@ Result<std::shared_ptr<KubeLogins::Session>> KubeLogins::StartSession(
   {
     std::lock_guard<std::mutex> lock(mu_);
     sessions_[s->id] = s;
-    users_[user.name]->open++;
+    users_[key]->open++;
   }
   // Open: the pod is not idle (a restarted lockstepd reads this).
   Json busy = {{"metadata", {{"annotations", {{kLoginIdleSinceAnnotation, nullptr}}}}}};
@@ -203,15 +256,14 @@ void KubeLogins::ReadSession(std::shared_ptr<Session> s) {
     answer = TakeAnswer(*s, false);
   }
   if (answer) answer();
-  SessionEnded(s->user);
+  SessionEnded(*s);
 }
 
-void KubeLogins::SessionEnded(const std::string& user) {
+void KubeLogins::SessionEnded(const Session& s) {
   bool idle = false;
-  std::string pod;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = users_.find(user);
+    auto it = users_.find(s.key);
     if (it == users_.end()) return;
     if (--it->second->open == 0) {
       it->second->idle_since = options_.clock->Now();
@@ -223,7 +275,7 @@ void KubeLogins::SessionEnded(const std::string& user) {
   Json note = {{"metadata",
                 {{"annotations",
                   {{kLoginIdleSinceAnnotation, std::to_string(options_.clock->Now())}}}}}};
-  (void)client_->Patch(PodPath(options_.ns, LoginPodName(user)), PatchType::kMerge, note);
+  (void)client_->Patch(PodPath(options_.ns, s.pod), PatchType::kMerge, note);
 }
 
 std::shared_ptr<KubeLogins::Session> KubeLogins::FindSession(const Caller& caller,

@@ -24,7 +24,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "backend/kubernetes/client/kube_client.h"
 #include "common/caller.h"
@@ -74,9 +76,10 @@ class KubeLogins {
   // Closes every session (their commands end) and joins the threads; pods stay.
   void Stop();
 
-  // POST /api/v1/login: {"user": NAME (operators), "command": [ARGS...], "tty": bool, "rows",
+  // POST /api/v1/login: {"user": NAME (operators), "pool": NAME, "command": [ARGS...], "tty": bool, "rows",
   // "cols", "stdin": bool}. Makes or reuses the user's pod, waits for it to run and starts the
-  // session: {"session", "pod", "node", "created", "started_ms"}.
+  // session: {"session", "pod", "node", "created", "started_ms"}. With "ssh": true (login.ssh),
+  // no session: where the pod's sshd answers, {"ssh": {"host", "port", "user"}, "pod", ...}.
   Result<nlohmann::json> Open(const Caller& caller, bool caller_is_operator,
                               const nlohmann::json& body);
   // POST /api/v1/login/sessions/ID/input: {"offset", "data" (base64), "eof", "rows", "cols"}.
@@ -93,6 +96,10 @@ class KubeLogins {
 
   // The user left the identity source: sessions closed, pod and Secret deleted, token revoked.
   void RemoveUser(const std::string& user);
+  // The user's entry changed (keys, groups, shell): their Secret, when there is one, gets the
+  // new authorized_keys, passwd and group at once (files the pod sees within the kubelet's
+  // sync; /etc/passwd and /etc/group themselves are the pod's from its start).
+  void UserChanged(const identity::UserRecord& user);
   // The storage or login settings changed (the cluster YAML): later pods get them.
   void SetStorage(std::vector<config::FileSystem> storage);
 
@@ -103,21 +110,44 @@ class KubeLogins {
   struct Session;
   struct UserState;
 
+  // Whether the pod `name` is there to be used (`ours` says it is the right one); false when
+  // absent, after deleting one that ended, is going, or is not ours.
+  Result<bool> Reusable(const std::string& name, const std::function<bool(const nlohmann::json&)>& ours);
   Result<nlohmann::json> EnsurePod(const identity::UserRecord& user, bool& created);
+  // Shared pools (kube_login_pools.cc): the pool's pod, and the user's token in it.
+  Result<nlohmann::json> EnsurePoolPod(const config::LoginPool& pool, bool& created);
+  Status EnsurePoolSecret(const config::LoginPool& pool);
+  Status StorePoolToken(const config::LoginPool& pool, const nlohmann::json& pod,
+                        const identity::UserRecord& user);
+  void ForgetPoolTokens(const std::string& pool);
+  // PermissionDenied unless `user` is in one of the pool's groups.
+  Status CheckPoolMember(const config::LoginPool& pool, const identity::UserRecord& user);
+  // Pods' state keys: a user's name, or kPoolKeyPrefix + the pool's.
+  static constexpr std::string_view kPoolKeyPrefix = "pool:";
+  static bool IsPoolKey(const std::string& key) { return key.rfind(kPoolKeyPrefix, 0) == 0; }
+  static std::string StateKeyOf(const nlohmann::json& pod);
+  static std::string PodNameOf(const std::string& key);
   Status EnsureSecret(const identity::UserRecord& user);
+  Result<std::int32_t> EnsureService(const identity::UserRecord& user);  // its node port
+  // {"ssh": {"host", "port", "user"}}: where the user's sshd answers (login.ssh).
+  Result<nlohmann::json> SshAddress(const identity::UserRecord& user, const nlohmann::json& pod);
   Result<std::string> PickNode();
   Result<nlohmann::json> WaitRunning(const std::string& pod);
+  // `wrapper`: the argv the session's command runs under (a pool's `lockstep login-as ...`);
+  // `key`: whose pod it is (StateKeyOf).
   Result<std::shared_ptr<Session>> StartSession(const identity::UserRecord& user,
-                                                const std::string& pod, const nlohmann::json& body);
+                                                const std::string& pod, const std::string& key,
+                                                const std::vector<std::string>& wrapper,
+                                                const nlohmann::json& body);
   void ReadSession(std::shared_ptr<Session> s);
-  void SessionEnded(const std::string& user);
+  void SessionEnded(const Session& s);
   std::shared_ptr<Session> FindSession(const Caller& caller, const std::string& id);
   // The answer to the session's pending output poll when it is due (output after its offset,
   // the end, or `timed_out`), the waiter taken; else nothing. s.mu held; call it after.
   static std::function<void()> TakeAnswer(Session& s, bool timed_out);
   void Housekeeping();
   void ReapIdle();
-  void DeletePodAndSecret(const std::string& user, const std::string& why);
+  void DeletePodAndSecret(const std::string& key, const std::string& why);
   std::string UserDatabase(bool groups) const;  // /etc/passwd or /etc/group text
 
   KubeClient* const client_;
@@ -129,7 +159,13 @@ class KubeLogins {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::map<std::string, std::shared_ptr<Session>> sessions_;  // by id
-  std::map<std::string, std::shared_ptr<UserState>> users_;    // by user name
+  std::map<std::string, std::shared_ptr<UserState>> users_;    // by state key
+  struct PoolToken {
+    std::string pod_uid;  // the pool pod it was stored in
+    Time expires = 0;
+    std::string id;       // to revoke it
+  };
+  std::map<std::pair<std::string, std::string>, PoolToken> pool_tokens_;  // (pool, user)
   std::thread housekeeping_;
 };
 

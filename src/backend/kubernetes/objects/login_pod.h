@@ -18,6 +18,9 @@ namespace lockstep::kube {
 // Labels and annotations of login pods and their Secrets.
 inline constexpr char kLoginUserLabel[] = "lockstep.dev/login-user";
 inline constexpr char kLoginUidAnnotation[] = "lockstep.dev/login-uid";
+inline constexpr char kLoginPoolLabel[] = "lockstep.dev/login-pool";
+// A pool pod's per-user token directories (<dir>/<uid>/token), an emptyDir in memory.
+inline constexpr char kLoginPoolTokenDir[] = "/run/lockstep-users";
 // When the pod's last session ended (Unix seconds); absent while one is open.
 inline constexpr char kLoginIdleSinceAnnotation[] = "lockstep.dev/idle-since";
 inline constexpr char kLoginTokenExpiresAnnotation[] = "lockstep.dev/token-expires";
@@ -40,7 +43,14 @@ struct LoginPodSpec {
   std::vector<HostMount> mounts;  // the declared file systems, the home
   std::string server;             // LOCKSTEP_SERVER in the pod; "" : none
   bool has_ca = false;            // the Secret holds ca.crt
+  // Not 0: the pod's main process is the user's own sshd on this port (login.ssh), with the
+  // Secret's host key and authorized_keys; the container's port "ssh".
+  std::int32_t ssh_port = 0;
 };
+
+// sshd's port in a login pod on the pods' network (host-network pods listen on their Service's
+// node port instead, which the apiserver keeps unique).
+inline constexpr std::int32_t kLoginSshPort = 2222;
 
 // "lockstep-login-<user>" when that is a DNS-1123 label (63 characters at most), else the user's
 // name made one (lower case, '_' and '.' to '-') with a hash of the real name after it, so two
@@ -54,10 +64,43 @@ std::string LoginPodName(const std::string& user);
 // ends at SIGTERM as its main process. InvalidArgument for a uid 0 or a name that is not plain.
 Result<nlohmann::json> BuildLoginPod(const LoginPodSpec& spec);
 
-// The Secret: `token`, `passwd`, `group`, and `ca.crt` when `ca_pem` is not empty.
+// A team's shared login pod (login.pools): root in the pod with only SETUID, SETGID and CHOWN,
+// so that each session runs as its user (`lockstep login-as`), never escalating; no token of its
+// own (each user's goes to kLoginPoolTokenDir/<uid>, theirs alone).
+struct LoginPoolPodSpec {
+  std::string ns;
+  std::string pool;
+  std::string image;
+  std::int64_t cpu_millis = 1000;
+  std::int64_t memory_mb = 2048;
+  std::string node;
+  bool host_network = false;
+  std::vector<HostMount> mounts;
+  std::string server;
+  bool has_ca = false;
+};
+
+// "lockstep-login-pool-<pool>".
+std::string LoginPoolPodName(const std::string& pool);
+Result<nlohmann::json> BuildLoginPoolPod(const LoginPoolPodSpec& spec);
+
+// What a login pod's Secret holds (the pod reads each as a file of kLoginSecretDir).
+struct LoginSecretData {
+  std::string token;
+  Time token_expires = 0;
+  std::string passwd, group;  // /etc/passwd and /etc/group
+  std::string ca_pem;         // "" : none
+  std::string authorized_keys;  // the user's SSH public keys, one per line
+  std::string ssh_host_key;     // PEM; "" : none (no sshd)
+};
+
+// The Secret: `token`, `passwd`, `group`, `authorized_keys`, and `ca.crt` and `ssh_host_key`
+// when given.
 nlohmann::json BuildLoginSecret(const std::string& ns, const std::string& user,
-                                const std::string& token, Time token_expires,
-                                const std::string& passwd_text, const std::string& group_text,
-                                const std::string& ca_pem);
+                                const LoginSecretData& data);
+
+// The NodePort Service of a user's sshd (login.ssh): port 22 to the pod's port "ssh"; the
+// apiserver picks the node port.
+nlohmann::json BuildLoginService(const std::string& ns, const std::string& user);
 
 }  // namespace lockstep::kube

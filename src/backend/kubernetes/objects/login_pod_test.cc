@@ -80,11 +80,67 @@ TEST(LoginPod, NamesAreDnsLabelsAndDistinct) {
 }
 
 TEST(LoginSecret, HoldsTheTokenTheUserDatabaseAndTheCa) {
-  Json s = BuildLoginSecret("lockstep", "alice", "tok", 1700000000, "alice:x:...\n", "g\n", "PEM");
+  LoginSecretData d;
+  d.token = "tok";
+  d.token_expires = 1700000000;
+  d.passwd = "alice:x:...\n";
+  d.group = "g\n";
+  d.ca_pem = "PEM";
+  d.authorized_keys = "ssh-ed25519 AAAA alice@laptop\n";
+  Json s = BuildLoginSecret("lockstep", "alice", d);
+  EXPECT_EQ(s["stringData"]["authorized_keys"], "ssh-ed25519 AAAA alice@laptop\n");
+  EXPECT_FALSE(s["stringData"].contains("ssh_host_key"));
   EXPECT_EQ(s["metadata"]["name"], "lockstep-login-alice");
   EXPECT_EQ(s["stringData"]["token"], "tok");
   EXPECT_EQ(s["stringData"]["ca.crt"], "PEM");
   EXPECT_EQ(s["metadata"]["annotations"][kLoginTokenExpiresAnnotation], "1700000000");
+}
+
+TEST(LoginPod, WithSshItsMainProcessIsTheUsersSshdBehindANodePort) {
+  LoginPodSpec spec = AliceSpec();
+  spec.ssh_port = kLoginSshPort;
+  Result<Json> pod = BuildLoginPod(spec);
+  ASSERT_TRUE(pod.ok());
+  const Json& c = (*pod)["spec"]["containers"][0];
+  EXPECT_NE(c["command"][2].get<std::string>().find("exec /usr/sbin/sshd -D"), std::string::npos);
+  EXPECT_EQ(c["ports"][0], (Json{{"name", "ssh"}, {"containerPort", 2222}, {"protocol", "TCP"}}));
+  EXPECT_EQ(c["securityContext"]["capabilities"]["drop"], Json::array({"ALL"}));  // still
+  bool key = false;
+  for (const Json& i : (*pod)["spec"]["volumes"][0]["secret"]["items"])
+    key = key || (i["key"] == "ssh_host_key" && i["mode"] == 0440);
+  EXPECT_TRUE(key);
+  Json svc = BuildLoginService("lockstep", "alice");
+  EXPECT_EQ(svc["metadata"]["name"], "lockstep-login-alice");
+  EXPECT_EQ(svc["spec"]["type"], "NodePort");
+  EXPECT_EQ(svc["spec"]["selector"][kLoginUserLabel], "alice");
+  EXPECT_EQ(svc["spec"]["ports"][0]["targetPort"], "ssh");
+}
+
+TEST(LoginPoolPod, RootWithOnlyWhatSwitchingUsersTakes) {
+  LoginPoolPodSpec spec;
+  spec.ns = "lockstep";
+  spec.pool = "research";
+  spec.image = "docker.io/lockstep/lockstepd:1";
+  spec.mounts = {{"/data", "", false}};
+  Result<Json> pod = BuildLoginPoolPod(spec);
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  EXPECT_EQ((*pod)["metadata"]["name"], "lockstep-login-pool-research");
+  EXPECT_EQ((*pod)["metadata"]["labels"][kLoginPoolLabel], "research");
+  EXPECT_FALSE((*pod)["metadata"]["labels"].contains(kLoginUserLabel));
+  const Json& spec_json = (*pod)["spec"];
+  EXPECT_EQ(spec_json["automountServiceAccountToken"], false);
+  const Json& c = spec_json["containers"][0];
+  EXPECT_EQ(c["securityContext"]["allowPrivilegeEscalation"], false);
+  EXPECT_EQ(c["securityContext"]["readOnlyRootFilesystem"], true);
+  EXPECT_EQ(c["securityContext"]["capabilities"],
+            (Json{{"drop", {"ALL"}}, {"add", {"SETUID", "SETGID", "CHOWN"}}}));
+  bool tokens = false;
+  for (const Json& m : c["volumeMounts"]) tokens = tokens || m["mountPath"] == kLoginPoolTokenDir;
+  EXPECT_TRUE(tokens);
+  // The Secret holds no token: each user's is stored by `lockstep login-as --store-token`.
+  for (const Json& i : spec_json["volumes"][0]["secret"]["items"]) EXPECT_NE(i["key"], "token");
+  spec.pool = "Not_A_Label";
+  EXPECT_FALSE(BuildLoginPoolPod(spec).ok());
 }
 
 }  // namespace
