@@ -67,6 +67,9 @@ inline std::string GidList(const std::vector<std::uint32_t>& groups) {
   return out.empty() ? "-" : out;
 }
 
+// Running, its container ready.
+bool PodRunning(const nlohmann::json& pod);
+
 // How users reach a node: its external address, else its internal one, else its name.
 std::string NodeAddress(const nlohmann::json& node);
 

@@ -11,6 +11,7 @@
 #include "backend/kubernetes/client/api_error.h"
 #include "backend/kubernetes/login/kube_login_internal.h"
 #include "backend/kubernetes/objects/login_pod.h"
+#include "common/base64.h"
 #include "common/log.h"
 
 namespace lockstep::kube {
@@ -46,6 +47,18 @@ Result<std::string> NewSshHostKey() {
   return pem;
 }
 
+// The Secret already holds these users, groups and keys (its data is base64).
+bool SecretHolds(const Json& secret, const LoginSecretData& want) {
+  const Json data = secret.value("data", Json::object());
+  auto holds = [&](const char* key, const std::string& text) {
+    Result<std::string> have = Base64Decode(data.value(key, ""));
+    return have.ok() && *have == text;
+  };
+  return holds("passwd", want.passwd) && holds("group", want.group) &&
+         holds("authorized_keys", want.authorized_keys) &&
+         (want.ca_pem.empty() || holds("ca.crt", want.ca_pem));
+}
+
 std::string AuthorizedKeys(const identity::UserRecord& user) {
   std::string keys;
   for (const std::string& k : user.ssh_keys) keys += k + "\n";
@@ -66,12 +79,6 @@ std::string StuckReason(const Json& pod) {
   return "";
 }
 
-bool Running(const Json& pod) {
-  if (pod["status"].value("phase", "") != "Running") return false;
-  for (const Json& c : pod["status"].value("containerStatuses", Json::array()))
-    if (c.value("ready", false)) return true;
-  return false;
-}
 
 bool NodeReady(const Json& node) {
   if (node["spec"].value("unschedulable", false)) return false;
@@ -87,6 +94,13 @@ std::string Selector(const std::map<std::string, std::string>& labels) {
 }
 
 }  // namespace
+
+bool PodRunning(const Json& pod) {
+  if (pod["status"].value("phase", "") != "Running") return false;
+  for (const Json& c : pod["status"].value("containerStatuses", Json::array()))
+    if (c.value("ready", false)) return true;
+  return false;
+}
 
 std::string NodeAddress(const Json& node) {
   std::string internal;
@@ -189,6 +203,7 @@ Status KubeLogins::EnsureSecret(const identity::UserRecord& user) {
     data.token_expires = now + options_.token_lifespan;
     issued_id = issued->second;
   }
+  if (!renew && !needs_host_key && SecretHolds(*old, data)) return Status::Ok();  // a warm login
   Json secret = BuildLoginSecret(options_.ns, user.name, data);
   if (renew) {
     secret["metadata"]["annotations"][kTokenIdAnnotation] = issued_id;
@@ -245,7 +260,7 @@ Result<Json> KubeLogins::WaitRunning(const std::string& pod) {
   for (;;) {
     Result<Json> p = client_->Get(PodPath(options_.ns, pod));
     if (!p.ok()) return p.status();
-    if (Running(*p)) return p;
+    if (PodRunning(*p)) return p;
     const std::string phase = (*p)["status"].value("phase", "");
     if (phase == "Failed" || phase == "Succeeded") {
       const std::string reason = (*p)["status"].value("reason", "");
@@ -265,13 +280,14 @@ Result<Json> KubeLogins::WaitRunning(const std::string& pod) {
   }
 }
 
-Result<bool> KubeLogins::Reusable(const std::string& name,
-                                  const std::function<bool(const Json&)>& ours) {
+Result<std::optional<Json>> KubeLogins::Reusable(const std::string& name,
+                                                 const std::function<bool(const Json&)>& ours) {
+  using Answer = Result<std::optional<Json>>;
   Result<Json> pod = client_->Get(PodPath(options_.ns, name));
-  if (!pod.ok()) return IsNotFound(pod.status()) ? Result<bool>(false) : Result<bool>(pod.status());
+  if (!pod.ok()) return IsNotFound(pod.status()) ? Answer(std::nullopt) : Answer(pod.status());
   const std::string phase = (*pod)["status"].value("phase", "");
   const bool going = (*pod)["metadata"].contains("deletionTimestamp");
-  if (!going && ours(*pod) && phase != "Failed" && phase != "Succeeded") return true;
+  if (!going && ours(*pod) && phase != "Failed" && phase != "Succeeded") return Answer(std::move(*pod));
   // Ended, going, or not what it should be: gone before a new one.
   DeleteOptions del;
   del.grace_period_seconds = 0;
@@ -283,20 +299,20 @@ Result<bool> KubeLogins::Reusable(const std::string& name,
       return Unavailable("login: the old pod " + name + " is still being deleted");
     wake_.wait_for(lock, std::chrono::milliseconds(100));
   }
-  return false;
+  return Answer(std::nullopt);
 }
 
 Result<Json> KubeLogins::EnsurePod(const identity::UserRecord& user, bool& created) {
   created = false;
   const std::string name = LoginPodName(user.name);
   // A pod made for a former user of the name (another uid) is not theirs.
-  Result<bool> reuse = Reusable(name, [&](const Json& pod) {
+  Result<std::optional<Json>> reuse = Reusable(name, [&](const Json& pod) {
     return pod["metadata"].value("annotations", Json::object()).value(kLoginUidAnnotation, "") ==
            std::to_string(user.uid);
   });
   if (!reuse.ok()) return reuse.status();
   if (Status s = EnsureSecret(user); !s.ok()) return s;
-  if (*reuse) return WaitRunning(name);
+  if (*reuse) return PodRunning(**reuse) ? std::move(**reuse) : WaitRunning(name);
   Result<std::string> node = PickNode();
   if (!node.ok()) return node.status();
   LoginPodSpec spec;

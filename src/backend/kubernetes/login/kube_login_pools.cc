@@ -58,10 +58,10 @@ Status KubeLogins::EnsurePoolSecret(const config::LoginPool& pool) {
 Result<Json> KubeLogins::EnsurePoolPod(const config::LoginPool& pool, bool& created) {
   created = false;
   const std::string name = LoginPoolPodName(pool.name);
-  Result<bool> reuse = Reusable(name, [](const Json&) { return true; });
+  Result<std::optional<Json>> reuse = Reusable(name, [](const Json&) { return true; });
   if (!reuse.ok()) return reuse.status();
   if (Status s = EnsurePoolSecret(pool); !s.ok()) return s;
-  if (*reuse) return WaitRunning(name);
+  if (*reuse) return PodRunning(**reuse) ? std::move(**reuse) : WaitRunning(name);
   Result<std::string> node = PickNode();
   if (!node.ok()) return node.status();
   LoginPoolPodSpec spec;

@@ -123,6 +123,11 @@ Result<Json> KubeLogins::Open(const Caller& caller, bool caller_is_operator, con
   }
   Result<std::shared_ptr<Session>> session = StartSession(*user, pod_name, key, wrapper, body);
   if (!session.ok()) return session.status();
+  // In use: not idle since anything (what a restarted lockstepd reads).
+  if ((*pod)["metadata"].value("annotations", Json::object()).contains(kLoginIdleSinceAnnotation)) {
+    Json busy = {{"metadata", {{"annotations", {{kLoginIdleSinceAnnotation, nullptr}}}}}};
+    (void)client_->Patch(PodPath(options_.ns, pod_name), PatchType::kMerge, busy);
+  }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - started);
   return Json{{"session", (*session)->id},
               {"pod", pod_name},
@@ -190,9 +195,6 @@ Result<std::shared_ptr<KubeLogins::Session>> KubeLogins::StartSession(
     sessions_[s->id] = s;
     users_[key]->open++;
   }
-  // Open: the pod is not idle (a restarted lockstepd reads this).
-  Json busy = {{"metadata", {{"annotations", {{kLoginIdleSinceAnnotation, nullptr}}}}}};
-  (void)client_->Patch(PodPath(options_.ns, pod), PatchType::kMerge, busy);
   s->reader = std::thread([this, s] { ReadSession(s); });
   log::Info("login: session {} of {} in {}{}", s->id.substr(0, 8), user.name, pod,
             body.contains("command") ? " (a command)" : "");

@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -110,9 +111,10 @@ class KubeLogins {
   struct Session;
   struct UserState;
 
-  // Whether the pod `name` is there to be used (`ours` says it is the right one); false when
+  // The pod `name` when it is there to be used (`ours` says it is the right one); nothing when
   // absent, after deleting one that ended, is going, or is not ours.
-  Result<bool> Reusable(const std::string& name, const std::function<bool(const nlohmann::json&)>& ours);
+  Result<std::optional<nlohmann::json>> Reusable(
+      const std::string& name, const std::function<bool(const nlohmann::json&)>& ours);
   Result<nlohmann::json> EnsurePod(const identity::UserRecord& user, bool& created);
   // Shared pools (kube_login_pools.cc): the pool's pod, and the user's token in it.
   Result<nlohmann::json> EnsurePoolPod(const config::LoginPool& pool, bool& created);
