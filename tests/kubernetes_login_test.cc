@@ -3,7 +3,8 @@
 // `lockstep login` as alice gives her own pod, running as her uid, gid and groups, names
 // resolving, in her home; sbatch from there runs a job as alice whose output lands in her home;
 // bob's refusals (another's login, another's session, another's job, the apiserver); an idle pod
-// reaped and brought back; alice removed from the file: logged out, pod gone, token refused.
+// reaped and brought back; alice removed from the file: logged out, pod gone, token refused; the
+// user's own sshd, and her pod kept across a restart of lockstepd; a team's shared pool.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -389,6 +390,20 @@ TEST_F(LoginNodeTest, SshReachesTheUsersOwnSshdWithTheirKeyOnly) {
   r = c->Run({"login", "--ssh"}, "", kBob);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(std::stoi(r.out.substr(7)), port);
+
+  // lockstepd dies and comes back: alice's pod is still hers, and so is its sshd's host key.
+  Result<Json> pod = kc().Get(kube::PodPath("login-c", PodOf("alice")));
+  ASSERT_TRUE(pod.ok());
+  c->KillDaemon();
+  c->StartDaemon();
+  ASSERT_TRUE(WaitFor([&] { return !c->Get("/api/v1/login").contains("error"); }, kWait));
+  r = Login(*c, kAlice, {"squeue", "--me", "-h;", "echo", "after-restart"});
+  EXPECT_EQ(r.out, "after-restart\n") << r.err << DaemonLog(*c);
+  Result<Json> same = kc().Get(kube::PodPath("login-c", PodOf("alice")));
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ((*same)["metadata"]["uid"], (*pod)["metadata"]["uid"]);
+  r = c->Run({"login", "--ssh"}, "", kAlice);
+  EXPECT_EQ(r.out.substr(0, r.out.find(' ', 7)), "ssh -p " + std::to_string(port));
 }
 
 // A team's shared pool (login.pools): alice and carol of group research share one pod, each

@@ -159,6 +159,17 @@ TEST(BuildJobPods, PodPerTaskSplitsEachNode) {
   EXPECT_FALSE(r->service["spec"].contains("ports"));
 }
 
+// The user's supplementary groups (the identity source's) go into every pod's securityContext.
+TEST(BuildJobPods, PodsCarryTheUsersSupplementaryGroups) {
+  JobPodsSpec spec = TwoNodeJob();
+  spec.groups = {3000, 3001};
+  Result<JobPods> pods = BuildJobPods(spec);
+  ASSERT_TRUE(pods.ok()) << pods.status().ToString();
+  for (const json& p : pods->pods)
+    EXPECT_EQ(p["spec"]["securityContext"],
+              (json{{"runAsUser", 1001}, {"runAsGroup", 1001}, {"supplementalGroups", {3000, 3001}}}));
+}
+
 TEST(BuildJobPods, UnevenSplitIsAnError) {
   JobPodsSpec s = TwoNodeJob();
   s.mode = PodMode::kPerTask;
