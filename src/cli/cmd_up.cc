@@ -20,6 +20,7 @@
 #include "cli/cli_util.h"
 #include "cli/up_health.h"
 #include "cli/up_storage.h"
+#include "policy/policy.h"
 #include "cli/commands.h"
 #include "common/types.h"
 
@@ -145,11 +146,23 @@ std::string KubernetesClusterYaml(const std::string& kubeconfig) {
   return y;
 }
 
+// `--policy FILE`: checked here, so that a bad rule is told before anything starts, and named
+// by its absolute path in the cluster YAML (lockstepd reads it again when it changes).
+Result<std::string> UpPolicyYaml(const std::string& file) {
+  if (file.empty()) return std::string();
+  Result<std::string> text = ReadTextFile(file);
+  if (!text.ok()) return Status(text.status().code(), "--policy: " + text.status().message());
+  const std::string path = fs::absolute(file).lexically_normal().string();
+  Result<policy::Policy> parsed = policy::ParsePolicy(*text, path);
+  if (!parsed.ok()) return Status(parsed.status().code(), "--policy: " + parsed.status().message());
+  return "admission:\n  policy_file: " + nlohmann::json(path).dump() + "\n";
+}
+
 // lockstepd answers once it has listed the cluster's nodes (or exits saying why it could not).
 int UpKubernetes(const std::string& state_dir, const std::string& kubeconfig,
                  const std::string& storage_yaml, client::ApiClient& api) {
   std::string config = state_dir + "/cluster.yaml";
-  std::ofstream(config) << KubernetesClusterYaml(kubeconfig) << storage_yaml;
+  std::ofstream(config) << KubernetesClusterYaml(kubeconfig) << storage_yaml;  // + admission
   std::string dir = SelfDir();
   pid_t d = Spawn({dir + "/lockstepd", "--config", config, "--state-dir", state_dir},
                   state_dir + "/lockstepd.log");
@@ -314,7 +327,12 @@ int RunUp(int argc, char** argv) {
   app.add_option("--storage", storage,
                  "DIR[:ro]: a host directory every node and job pod sees at the same path "
                  "(repeatable; docs/storage.md)");
+  std::string policy;
+  app.add_option("--policy", policy,
+                 "the admission policy's rules (YAML; docs/policy.md), read again when it changes");
   CLI11_PARSE(app, argc, argv);
+  Result<std::string> policy_yaml = UpPolicyYaml(policy);
+  if (!policy_yaml.ok()) return Fail("lockstep up", policy_yaml.status());
   Result<std::string> storage_yaml = UpStorageYaml(storage);
   if (!storage_yaml.ok()) return Fail("lockstep up", storage_yaml.status());
   Result<std::string> health_yaml = UpHealthYaml(health_program, health_interval);
@@ -342,7 +360,7 @@ int RunUp(int argc, char** argv) {
   if (backend == "kubernetes") {
     StopPrevious(state_dir, "agent.pid", "lockstep-agent");
     StopPrevious(state_dir, "lockstepd.pid", "lockstepd");  // alive but not answering
-    return UpKubernetes(state_dir, kubeconfig, *storage_yaml, api);
+    return UpKubernetes(state_dir, kubeconfig, *storage_yaml + *policy_yaml, api);
   }
   std::string config = state_dir + "/cluster.yaml";
   std::string dir = SelfDir();
@@ -366,7 +384,7 @@ int RunUp(int argc, char** argv) {
   if (!keep_agent) StopPrevious(state_dir, "agent.pid", "lockstep-agent");
   StopPrevious(state_dir, "lockstepd.pid", "lockstepd");  // alive but not answering
   std::ofstream(config) << ClusterYaml(nodes, gpus, cpus, mem, gpu_type) << *health_yaml
-                        << *hooks_yaml << *storage_yaml;
+                        << *hooks_yaml << *storage_yaml << *policy_yaml;
   pid_t d = Spawn({dir + "/lockstepd", "--config", config, "--state-dir", state_dir},
                   state_dir + "/lockstepd.log");
   // The jobs that ran when lockstep stopped, as lockstepd read them back, before any agent

@@ -20,6 +20,7 @@ int RunScontrol(int argc, char** argv);
 int RunWhy(int argc, char** argv);
 int RunHealth(int argc, char** argv);  // cmd_health.cc
 int RunStorage(int argc, char** argv);  // cmd_storage.cc
+int RunPolicy(int argc, char** argv);   // cmd_policy.cc
 int RunLogs(int argc, char** argv);  // cmd_logs.cc
 // Observability (cmd_observe.cc).
 int RunSdiag(int argc, char** argv);

@@ -30,6 +30,7 @@ constexpr Verb kVerbs[] = {
     {"why", lockstep::cli::RunWhy, "why a job is pending, and when it should start"},
     {"health", lockstep::cli::RunHealth, "GPUs and nodes by failures; clear a bad actor"},
     {"storage", lockstep::cli::RunStorage, "the shared file systems nodes and jobs see"},
+    {"policy", lockstep::cli::RunPolicy, "the admission policy: audit log (operators), test"},
     {"logs", lockstep::cli::RunLogs, "print a job's output (its pods' logs on Kubernetes)"},
     {"sdiag", lockstep::cli::RunSdiag, "scheduler statistics: cycles, jobs, RPCs"},
     {"sshare", lockstep::cli::RunSshare, "the fair-share tree: shares, usage, factors"},

@@ -62,6 +62,7 @@ Result<ClusterConfig> ClusterConfigParser::Parse(std::string_view yaml_text) {
     ReadStorage(top.Value("storage"));
     ReadIdentity(top.Value("identity"));
     ReadLogin(top.Value("login"));
+    ReadAdmission(top.Value("admission"));
     ReadJobHook(top.Value("prolog"), "prolog", config_.job_hooks.prolog);
     ReadJobHook(top.Value("epilog"), "epilog", config_.job_hooks.epilog);
     top.Finish();

@@ -22,6 +22,7 @@
 #include "common/types.h"
 #include "config/health_config.h"
 #include "config/job_hooks_config.h"
+#include "config/admission_config.h"
 #include "config/login_config.h"
 #include "config/storage_config.h"
 #include "config/submit_limits.h"
@@ -124,6 +125,8 @@ struct ClusterConfig {
   // `identity:` and `login:` (login_config.h, docs/login.md).
   IdentityConfig identity;
   LoginConfig login;
+  // `admission:` (admission_config.h, docs/policy.md).
+  AdmissionConfig admission;
 
   // Adds a node found at run time (Kubernetes) to the cluster and to every partition declared
   // with `nodes: ALL`; its index. Names of GPU types, features, switches and blocks are

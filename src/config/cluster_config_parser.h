@@ -62,6 +62,7 @@ class ClusterConfigParser {
   void ReadStorage(const YAML::Node& list);    // cluster_config_storage.cc
   void ReadIdentity(const YAML::Node& map);    // cluster_config_login.cc
   void ReadLogin(const YAML::Node& map);       // cluster_config_login.cc (after storage)
+  void ReadAdmission(const YAML::Node& map);   // cluster_config_admission.cc
   // `prolog:` or `epilog:` (cluster_config_job_hooks.cc).
   void ReadJobHook(const YAML::Node& node, const std::string& key, JobHook& hook);
 

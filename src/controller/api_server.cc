@@ -53,6 +53,7 @@ ApiService::ApiService(Controller& controller, const ApiServiceOptions& options)
       agents_(options.agents),
       observe_(options.observe),
       login_(options.login),
+      policy_(options.policy),
       directory_(options.directory ? options.directory : [] { return identity::HostDirectory(); }),
       tokens_(controller.store(),
               [directory = directory_](std::uint32_t uid) -> std::optional<std::string> {
@@ -110,6 +111,7 @@ void ApiService::Route(const server::Request& req, const server::Caller& who,
                                     directory_().get()));
   }
   if (HandleLoginRequest(controller_, login_, caller, req, reply)) return;
+  if (HandlePolicyRequest(controller_, policy_, caller, req, reply)) return;
   if (HandleObserveRequest(controller_, observe_, caller, req, reply)) return;
   if (HandleWebRequest(controller_, caller, req, reply)) return;
   HandleRequest(controller_, agents_, caller, req, std::move(reply));

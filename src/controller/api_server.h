@@ -20,6 +20,7 @@
 #include "controller/controller.h"
 #include "controller/login_endpoints.h"
 #include "controller/observe_routes.h"
+#include "controller/policy_routes.h"
 #include "identity/user_directory.h"
 #include "controller/tokens.h"
 #include "server/blocking_handler.h"
@@ -42,6 +43,8 @@ struct ApiServiceOptions {
   // The users lockstepd knows (identity/identity_source.h): callers' names, whom tokens stand
   // for (a user gone from it has their tokens refused). Null: the host's users.
   std::function<std::shared_ptr<const identity::UserDirectory>()> directory;
+  // The admission policy's log and test routes (policy_routes.h).
+  PolicyEndpoints policy;
 };
 
 // Ownership: borrows the controller (and its store), which must outlive the service; owns its
@@ -70,6 +73,7 @@ class ApiService : public server::Handler, public server::Authenticator {
   AgentEndpoints* const agents_;
   const ObserveSources observe_;
   LoginEndpoints* const login_;
+  const PolicyEndpoints policy_;
   const std::function<std::shared_ptr<const identity::UserDirectory>()> directory_;
   TokenRegistry tokens_;
   server::WorkerPool route_pool_;

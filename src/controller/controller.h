@@ -14,6 +14,7 @@
 // before the controller is destroyed (DetachBackend waits for calls in flight).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -56,6 +57,11 @@
 namespace lockstep::engine {
 class Scheduler;
 }  // namespace lockstep::engine
+
+namespace lockstep::policy {
+class PolicyGate;
+struct Request;
+}  // namespace lockstep::policy
 
 namespace lockstep::controller {
 
@@ -167,6 +173,14 @@ class Controller : private backend::EventSink,
   // storage` lists them; lockstepd replaces the list when the file changes (controller_storage.cc).
   nlohmann::json StorageView() const;
   void SetStorage(std::vector<config::FileSystem> storage);
+  // The admission policy (controller_policy.cc, docs/policy.md): every submission and every
+  // change of a job's spec is judged by it before anything changes. Null: none. Not owned; set
+  // before requests come and outlives them.
+  void SetPolicy(policy::PolicyGate* gate) { policy_.store(gate); }
+  // What the policy would decide of `spec` submitted by `as` (`lockstep policy test`): the
+  // decision as JSON (docs/api.md). Users may ask for themselves, operators for anyone.
+  Result<nlohmann::json> TestJobPolicy(const Caller& caller, const std::string& as,
+                                       jobspec::JobSpec spec);
   // What a submission should be told, though accepted: on a backend that runs jobs in images,
   // a directory on no declared file system (the job starts in its image's directory); nodes of
   // its partitions that cannot hold it to its memory or CPUs (controller_limits.cc).
@@ -620,6 +634,13 @@ class Controller : private backend::EventSink,
   jobspec::Limits ValidationLimits(const Caller& caller) const;
   Status CheckAccountLocked(const Caller& caller, const jobspec::JobSpec& spec) const;
   Status CheckJobCountLocked() const;
+  // The policy's view of `spec` submitted (or changed) by `user`: the default account, the
+  // default partition and its default time limit filled in as the scheduler will.
+  policy::Request JobPolicyRequestLocked(const Caller& owner, const jobspec::JobSpec& spec,
+                                         const char* operation) const;
+  // Judges a submission; the decision is in the audit log before it returns. Takes mu_ briefly.
+  Status CheckJobPolicy(const Caller& caller, const jobspec::JobSpec& spec);
+  std::atomic<policy::PolicyGate*> policy_{nullptr};
   // The cluster file's submit limits, copied at Start and never changed: read without mu_.
   config::SubmitLimits submit_limits_;
   std::vector<NodeInfo> nodes_;   // guarded by mu_, indexed like cluster_.base.nodes

@@ -35,6 +35,8 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
   // Every number in range and every product fits, before anything changes (jobspec/validate.h).
   // Sizes too (the cluster's max_name_length, max_script_size, max_env_size), off the lock.
   LOCKSTEP_RETURN_IF_ERROR(jobspec::Validate(spec, ValidationLimits(caller)));
+  // The site's admission policy (docs/policy.md), judged and logged before anything changes.
+  LOCKSTEP_RETURN_IF_ERROR(CheckJobPolicy(caller, spec));
   // Targets purged from memory after MinJobAge, as stored: read before the lock.
   Result<StoredTargets> stored = ReadStoredTargets(spec);
   if (!stored.ok()) return stored.status();

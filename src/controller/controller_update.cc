@@ -11,6 +11,7 @@
 
 #include "controller/account_access.h"
 #include "controller/controller.h"
+#include "policy/policy_gate.h"
 #include "controller/controller_internal.h"
 #include "controller/job_convert.h"
 #include "engine/request.h"
@@ -92,6 +93,16 @@ Status Controller::UpdateJobs(const Caller& caller, JobId id, const nlohmann::js
   Result<JobChanges> changes = DecodeChanges(body, op);
   if (!changes.ok()) return changes.status();
   const JobChanges& c = *changes;
+  // The policy judges every changed spec under the lock (Decide is pure); the decisions are
+  // logged once it is released, whether the update goes through or not.
+  policy::PolicyGate* gate = policy_.load();
+  struct Judged {
+    policy::PolicyGate* gate;
+    std::vector<std::pair<policy::Request, policy::Decision>> decisions;
+    ~Judged() {
+      for (const auto& [r, d] : decisions) gate->Record(r, d);
+    }
+  } judged{gate, {}};
   store::PendingWrite write;
   {
     HeldLock lock(*this);
@@ -107,6 +118,16 @@ Status Controller::UpdateJobs(const Caller& caller, JobId id, const nlohmann::js
       if (!c.changes_spec() || new_specs.count(e.spec.get())) return Status::Ok();
       Result<jobspec::JobSpec> spec = ChangedSpecLocked(e, c, op, label);
       if (!spec.ok()) return spec.status();
+      // No way around a rule by changing a job after it was admitted: judged as its owner's.
+      if (gate && spec->external.empty()) {
+        policy::Request r = JobPolicyRequestLocked(Caller{e.uid, e.gid, e.user}, *spec, "update");
+        gate->Identify(r);
+        policy::Decision d = gate->Decide(r);
+        const bool denied = d.verdict == policy::Verdict::kDeny;
+        std::string message = d.message;
+        judged.decisions.emplace_back(std::move(r), std::move(d));
+        if (denied) return PermissionDenied("update of job " + label + ": " + message);
+      }
       new_specs[e.spec.get()] = specs_.Intern(std::move(*spec));
       return Status::Ok();
     };

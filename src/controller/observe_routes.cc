@@ -78,6 +78,7 @@ std::optional<ApiResponse> MetricsResponse(const Controller& c, const ObserveSou
   ApiResponse res{http::status::ok, 11};
   res.set(http::field::content_type, std::string(kMetricsContentType));
   res.body() = RenderMetrics(view, *endpoint);
+  if (*endpoint == MetricsEndpoint::kAll && sources.extra_metrics) res.body() += sources.extra_metrics();
   res.prepare_payload();
   return res;
 }

@@ -16,6 +16,8 @@ namespace lockstep::controller {
 // What the controller cannot know: the agents' heartbeats (lockstepd asks its agents' backend).
 struct ObserveSources {
   std::function<std::vector<AgentHeartbeat>()> agent_heartbeats;  // may be empty
+  // Prometheus text appended to /metrics (the admission policy's decisions); may be empty.
+  std::function<std::string()> extra_metrics;
 };
 
 // The metrics at `path` ("/metrics", "/metrics/nodes", ...), or nullopt when `path` is not a

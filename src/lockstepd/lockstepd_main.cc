@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -31,6 +32,7 @@
 #include "lockstepd/agent_endpoints.h"
 #include "lockstepd/health_only_sink.h"
 #include "lockstepd/login_wiring.h"
+#include "lockstepd/policy_wiring.h"
 #include "lockstepd/config_watch.h"
 #include "lockstepd/observe_wiring.h"
 #include "lockstepd/state_dir_lock.h"
@@ -115,6 +117,10 @@ int main(int argc, char** argv) {
   app.add_option("--store-mode", o.store_mode,
                  "auto, wal, exclusive or truncate: the store's journaling (overrides the YAML's "
                  "store_mode; auto: exclusive on a network file system, else wal)");
+  std::string policy_file;
+  app.add_option("--policy", policy_file,
+                 "the admission policy's rules (YAML, docs/policy.md; overrides the YAML's "
+                 "admission.policy_file)");
   std::string log_level = "info", log_file;
   app.add_option("--log-level", log_level, "trace, debug, info, warn(ing), error or off")
       ->capture_default_str();
@@ -178,6 +184,7 @@ int main(int argc, char** argv) {
   std::vector<lockstep::config::FileSystem> storage;  // the file YAML's, as last applied
   nlohmann::json agent_storage = nlohmann::json::array();
   std::unique_ptr<lockstep::lockstepd::LoginWiring> logins;  // identity and login environments
+  std::unique_ptr<lockstep::lockstepd::PolicyWiring> policy;  // the admission policy; may be null
   {
     auto cluster = lockstep::config::LoadClusterConfig(o.cluster_config, o.backend);
     if (!cluster.ok()) {
@@ -190,6 +197,17 @@ int main(int argc, char** argv) {
       return 1;
     }
     logins = std::move(*wiring);
+    if (!policy_file.empty()) {
+      std::error_code ec;
+      cluster->admission.policy_file = std::filesystem::absolute(policy_file, ec).string();
+    }
+    auto admission = lockstep::lockstepd::PolicyWiring::Create(*cluster, o.state_dir,
+                                                               logins->Directory());
+    if (!admission.ok()) {
+      lockstep::log::Error("{}", admission.status().message());
+      return 1;
+    }
+    policy = std::move(*admission);
     if (cluster->backend == "kubernetes") o.backend = "kubernetes";
     kset = cluster->kubernetes;
     health = cluster->health;
@@ -353,6 +371,16 @@ int main(int argc, char** argv) {
     lockstep::log::Info("kubernetes: nodes listed");
   }
   lockstep::controller::ApiServiceOptions service_options;
+  if (policy) {
+    (*controller)->SetPolicy(&policy->gate());
+    service_options.policy = policy->Endpoints();
+    service_options.observe.extra_metrics = [p = policy.get()] { return p->gate().MetricsText(); };
+    if (lockstep::Status s = policy->Start(); !s.ok()) {
+      lockstep::log::Error("{}", s.message());
+      (*controller)->DetachBackend();
+      return 1;
+    }
+  }
   service_options.agents = agent_endpoints.get();
   service_options.login = logins.get();
   service_options.directory = logins->Directory();
@@ -404,6 +432,7 @@ int main(int argc, char** argv) {
         (*controller)->SetStorage(storage);
         if (kube.backend) kube.backend->SetStorage(storage);
         logins->SetStorage(storage);
+        if (policy) policy->SetStorage(storage);
         if (agents)
           agents->SetHealthSettings(lockstep::lockstepd::AgentHealthSettings(
               health, configured_gpus, lockstep::lockstepd::AgentStorageSettings(changed)));
@@ -417,6 +446,7 @@ int main(int argc, char** argv) {
   server->reset();
   service->reset();
   logins.reset();  // its sessions close; login pods stay for the next lockstepd
+  (*controller)->SetPolicy(nullptr);
   (*controller)->DetachBackend();
   if (kube.backend) kube.backend->Stop();
   agents.reset();  // its watchdog reports to the controller: it goes first
