@@ -120,7 +120,7 @@ TEST_F(KubernetesAdmissionTest, KubectlApplyOfAPrivilegedOrHostPathPodIsRefusedA
   const std::string ns = webhook_ns_ = "kbe-adm";
   std::unique_ptr<Cluster> c = StartWithWebhook(ns);
   auto [status, out] =
-      KubectlApply(run_dir_, Pod(ns, "priv", {}, {{"securityContext", {{"privileged", true}}}}));
+      KubectlApply(run_dir_, Pod(ns, "priv", Json::object(), {{"securityContext", {{"privileged", true}}}}));
   EXPECT_NE(status, 0);
   EXPECT_TRUE(Contains(out, "admission webhook \"pods.lockstep.dev\" denied the request")) << out;
   EXPECT_TRUE(Contains(out, "policy rule 'default-no-privileged'")) << out;

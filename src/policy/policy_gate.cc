@@ -77,22 +77,49 @@ PolicyGate::~PolicyGate() {
   if (watch_.joinable()) watch_.join();
 }
 
-void PolicyGate::Identify(Request& r) const {
+PolicyGate::Known PolicyGate::Lookup(const std::string& user,
+                                     std::optional<std::uint32_t> uid) const {
+  Known k;
   std::shared_ptr<const identity::UserDirectory> dir =
       options_.directory ? options_.directory() : nullptr;
   if (!dir) dir = identity::HostDirectory();
-  std::optional<identity::UserRecord> u =
-      !r.user.empty() ? dir->UserByName(r.user)
-      : r.uid         ? dir->UserByUid(*r.uid)
-                      : std::nullopt;
-  if (!u) return;
-  r.user = u->name;
-  r.uid = u->uid;
+  std::optional<identity::UserRecord> u = !user.empty() ? dir->UserByName(user)
+                                          : uid         ? dir->UserByUid(*uid)
+                                                        : std::nullopt;
+  k.at = std::chrono::steady_clock::now();
+  if (!u) return k;
+  k.uid = u->uid;
   std::vector<std::uint32_t> gids = u->groups;
   gids.insert(gids.begin(), u->gid);
-  // Added to what the request says already (a Kubernetes user's groups).
   for (std::uint32_t gid : gids)
-    if (std::optional<identity::GroupRecord> g = dir->GroupByGid(gid)) r.groups.push_back(g->name);
+    if (std::optional<identity::GroupRecord> g = dir->GroupByGid(gid)) k.groups.push_back(g->name);
+  k.groups.insert(k.groups.begin(), u->name);  // the name first, for Identify
+  return k;
+}
+
+void PolicyGate::Identify(Request& r) const {
+  // Cached by name (or "#uid"); an entry older than reload_period is looked up again, so a
+  // change of the identity source shows within that time, as the source's own reload does.
+  const std::string key = !r.user.empty() ? r.user : r.uid ? "#" + std::to_string(*r.uid) : "";
+  if (key.empty()) return;
+  const auto now = std::chrono::steady_clock::now();
+  Known k;
+  {
+    std::lock_guard<std::mutex> lock(known_mu_);
+    auto it = known_.find(key);
+    if (it != known_.end() && now - it->second.at < options_.reload_period) k = it->second;
+  }
+  if (k.at == std::chrono::steady_clock::time_point{}) {
+    k = Lookup(r.user, r.uid);
+    std::lock_guard<std::mutex> lock(known_mu_);
+    if (known_.size() >= 100'000) known_.clear();  // bounded: names are the callers' to choose
+    known_[key] = k;
+  }
+  if (!k.uid) return;
+  r.uid = k.uid;
+  r.user = k.groups.front();
+  // Added to what the request says already (a Kubernetes user's groups).
+  r.groups.insert(r.groups.end(), k.groups.begin() + 1, k.groups.end());
 }
 
 Decision PolicyGate::Decide(const Request& r) const {

@@ -66,7 +66,7 @@ Result<Json> ReviewAdmission(policy::PolicyGate& gate, const Json& review,
     return Answer(review, uid, false, "lockstep admission: " + r.status().message());
   std::transform(operation.begin(), operation.end(), operation.begin(),
                  [](unsigned char c) { return std::tolower(c); });
-  r->operation = operation;
+  r->operation = At(req, "dryRun") == true ? operation + "-dry-run" : operation;
   r->user = user;
   if (r->ns.empty()) r->ns = Str(At(req, "namespace"));
   for (const Json& g : At(At(req, "userInfo"), "groups"))
