@@ -71,11 +71,15 @@ class KubernetesAdmissionTest : public KubernetesBackendTest {
               0);
     port_ = kube::testing::FreePort();
     CreateNode(ns, ns + "-1", 8);
+    // A site rule beside the defaults: gangs of at most 4 nodes.
+    std::ofstream(tls + "/policy.yaml")
+        << "rules:\n  - name: small-gangs\n    match: {kinds: [podgroup]}\n"
+           "    limits: {nodes_per_job: 4}\n";
     // The apiserver's own user (the kubeconfig's) is lockstepd's too: trusted, so that the pods
     // lockstepd makes for sbatch jobs are not judged again.
     std::unique_ptr<Cluster> c = StartLockstepd(
         ns, 1,
-        "admission:\n  webhook:\n    listen: 127.0.0.1:" + std::to_string(port_) +
+        "admission:\n  policy_file: " + tls + "/policy.yaml\n  webhook:\n    listen: 127.0.0.1:" + std::to_string(port_) +
             "\n    tls_cert: " + tls + "/tls.crt\n    tls_key: " + tls + "/tls.key\n"
             "    trusted_users: [system:serviceaccount:lockstep:lockstepd]\n"
             "storage:\n  - {name: data, host_path: /srv/data}\n");
@@ -84,7 +88,8 @@ class KubernetesAdmissionTest : public KubernetesBackendTest {
                     .ok());
     std::string ca = c->ReadFile(tls + "/tls.crt");
     Json rules = Json::array(
-        {{{"operations", {"CREATE", "UPDATE"}}, {"apiGroups", {""}}, {"apiVersions", {"v1"}}, {"resources", {"pods"}}}});
+        {{{"operations", {"CREATE", "UPDATE"}}, {"apiGroups", {""}}, {"apiVersions", {"v1"}}, {"resources", {"pods"}}},
+         {{"operations", {"CREATE", "UPDATE"}}, {"apiGroups", {"scheduling.x-k8s.io"}}, {"apiVersions", {"*"}}, {"resources", {"podgroups"}}}});
     Json config = {
         {"apiVersion", "admissionregistration.k8s.io/v1"},
         {"kind", "ValidatingWebhookConfiguration"},
@@ -152,10 +157,34 @@ TEST_F(KubernetesAdmissionTest, KubectlApplyOfAPrivilegedOrHostPathPodIsRefusedA
   EXPECT_TRUE(Contains(log.out, "\"name\":\"good\"")) << log.out;
   log = c->Run({"policy", "log"}, "/tmp", 65534);
   EXPECT_NE(log.exit_code, 0);
-  // sbatch jobs' own pods (made by lockstepd, trusted) are not judged again.
   kube::DeleteOptions now;
   now.grace_period_seconds = 0;
   (void)kc().Delete(kube::PodPath(ns, "good"), now);
+}
+
+TEST_F(KubernetesAdmissionTest, APodGroupOverASitesRuleIsRefused) {
+  const std::string ns = webhook_ns_ = "kbe-adg";
+  std::unique_ptr<Cluster> c = StartWithWebhook(ns);
+  const std::string crd_file = std::string(LOCKSTEP_SOURCE_DIR_FOR_TEST) + "/deploy/kubernetes/podgroup-crd.yaml";
+  ASSERT_EQ(std::system(("KUBECONFIG=" + run_dir_ + "/kubeconfig " + KubeWork() +
+                         "/bin/kubectl apply -f " + crd_file + " >&2").c_str()),
+            0);
+  auto group = [&](const std::string& name, int members) {
+    return Json{{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                {"kind", "PodGroup"},
+                {"metadata", {{"name", name}, {"namespace", ns}}},
+                {"spec", {{"minMember", members}}}};
+  };
+  // The CRD is served once established: apply until it is (a barrier, not a sleep).
+  std::pair<int, std::string> r;
+  ASSERT_TRUE(WaitFor([&] {
+    r = KubectlApply(run_dir_, group("small", 2));
+    return r.first == 0;
+  }, kWait)) << r.second;
+  r = KubectlApply(run_dir_, group("big", 8));
+  EXPECT_NE(r.first, 0);
+  EXPECT_TRUE(Contains(r.second, "policy rule 'small-gangs'")) << r.second;
+  EXPECT_TRUE(Contains(r.second, "at most 4 nodes per job (asked for 8)")) << r.second;
 }
 
 TEST_F(KubernetesAdmissionTest, TheWebhooksAddedLatencyPerPodCreation) {
