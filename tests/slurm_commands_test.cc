@@ -92,5 +92,20 @@ TEST(SlurmCommands, WriteBatchScriptGivesTheScriptBackToItsOwner) {
   EXPECT_EQ(c.Run({"scancel", id}).exit_code, 0);
 }
 
+// Errors as Slurm 22.05 words them, and the usage after one on lines of its own (no "\n"
+// printed as two characters).
+TEST(SlurmCommands, ScontrolErrorsReadAsSlurmsAndTheUsageAsLines) {
+  Cluster c;
+  ASSERT_TRUE(c.Start(/*with_agent=*/false));
+  CommandResult r = c.Run({"scontrol", "show", "reservationz"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "invalid entity:reservationz for keyword:show \n");
+  r = c.Run({"scontrol", "update", "nonsense"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.find("\\n"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("scontrol: error: update: 'nonsense' is not Key=Value\nusage: scontrol show", 0), 0u)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace lockstep::testing

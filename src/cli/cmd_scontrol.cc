@@ -36,6 +36,13 @@ constexpr const char* kUsage =
     "       scontrol token [username=NAME] [lifespan=SECONDS]\n"
     "       scontrol token revoke id=ID | username=NAME\n";
 
+// An error, then the usage on lines of their own (the message itself is printed escaped).
+int FailWithUsage(const std::string& message) {
+  Fail("scontrol", message);
+  std::fputs(kUsage, stderr);
+  return 1;
+}
+
 // "Key=Value" words, keys case-insensitive (Slurm's scontrol accepts any case).
 std::map<std::string, std::string> KeyValues(const std::vector<std::string>& words,
                                              std::string* bad) {
@@ -94,8 +101,7 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
   o.now = std::time(nullptr);
   std::string what = a.size() > 1 ? a[1] : "";
   std::string name = a.size() > 2 ? a[2] : "";
-  Result<std::string> text =
-      InvalidArgument(std::string("invalid entity: ") + what + "\n" + kUsage);
+  Result<std::string> text = std::string();
   if (what == "job" || what == "jobs") {
     Result<nlohmann::json> r =
         name.empty() ? api.Get("/api/v1/jobs") : api.Get("/api/v1/jobs/" + name);
@@ -133,6 +139,9 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
     text = FormatScontrolShowConfig(*r, std::time(nullptr));
   } else if (what == "hostnames" || what == "hostname") {
     text = FormatScontrolShowHostnames(name.empty() ? Environment()["SLURM_JOB_NODELIST"] : name);
+  } else {
+    std::fprintf(stderr, "invalid entity:%s for keyword:show \n", what.c_str());  // Slurm's words
+    return 1;
   }
   if (!text.ok()) return Fail("scontrol", text.status());
   std::fputs((oneliner ? OneLiner(*text) : *text).c_str(), stdout);
@@ -142,7 +151,7 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
 // scontrol write batch_script JOBID [FILE]: slurm-JOBID.sh by default, "-" for stdout.
 int WriteBatchScript(client::ApiClient& api, const std::vector<std::string>& a) {
   if (a.size() < 3 || a.size() > 4 || (a[1] != "batch_script" && a[1] != "batch_scripts"))
-    return Fail("scontrol", std::string("invalid write command\n") + kUsage);
+    return FailWithUsage("invalid write command");
   Result<nlohmann::json> r = api.Get("/api/v1/jobs/" + a[2] + "/script");
   if (!r.ok()) return Fail("scontrol", r.status());
   const std::string script = r->value("script", "");
@@ -227,11 +236,11 @@ int UpdateNodes(client::ApiClient& api, std::map<std::string, std::string>& kv) 
 int Update(client::ApiClient& api, const std::vector<std::string>& a) {
   std::string bad;
   std::map<std::string, std::string> kv = KeyValues({a.begin() + 1, a.end()}, &bad);
-  if (!bad.empty()) return Fail("scontrol", "update: '" + bad + "' is not Key=Value\n" + kUsage);
+  if (!bad.empty()) return FailWithUsage("update: '" + bad + "' is not Key=Value");
   if (kv.count("nodename")) return UpdateNodes(api, kv);
   std::string id = kv.count("jobid") ? kv["jobid"] : kv.count("job") ? kv["job"] : "";
   if (id.empty())
-    return Fail("scontrol", std::string("update: name a JobId= or a NodeName=\n") + kUsage);
+    return FailWithUsage("update: name a JobId= or a NodeName=");
   nlohmann::json changes = nlohmann::json::object();
   for (auto& [k, v] : kv) {
     if (k == "jobid" || k == "job") continue;

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <numeric>
+#include <set>
 
 #include "controller/controller_test_util.h"
 
@@ -211,6 +212,41 @@ TEST_F(ArrayTest, AnArrayBeyondMaxArraySizeIsRefusedAndNothingIsQueued) {
   EXPECT_TRUE(controller_->ListJobs({{"all", "1"}})["jobs"].empty());
   EXPECT_EQ(Rows("pending_arrays"), 0u);
   EXPECT_TRUE(controller_->Submit(kAlice, ArraySpec(1001)).ok());
+}
+
+// squeue -j ID asks lockstepd for the jobs of those ids (and their arrays' tasks), which it
+// looks up: the same jobs a whole listing filtered by id gives.
+TEST_F(ArrayTest, JobsNamedByIdAreLookedUpWithTheirArraysTasks) {
+  Result<JobId> before = controller_->Submit(kAlice, Spec(8));
+  Result<JobId> array = controller_->Submit(kAlice, ArraySpec(10));
+  Result<JobId> after = controller_->Submit(kAlice, Spec(8));
+  ASSERT_TRUE(before.ok() && array.ok() && after.ok());
+  Passes();  // some tasks split off and started, the rest in the array's record
+  const nlohmann::json all = controller_->ListJobs({{"all", "1"}})["jobs"];
+  auto ids_of = [](const nlohmann::json& jobs) {
+    std::vector<std::pair<JobId, bool>> out;
+    for (const nlohmann::json& j : jobs) out.emplace_back(j["job_id"].get<JobId>(), j.value("array_rest", false));
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  auto expected = [&](std::set<JobId> named) {
+    nlohmann::json kept = nlohmann::json::array();
+    for (const nlohmann::json& j : all)
+      if (named.count(j["job_id"].get<JobId>()) || named.count(j.value("array_job_id", JobId{0})))
+        kept.push_back(j);
+    return ids_of(kept);
+  };
+  auto listed = [&](const std::string& job) {
+    return ids_of(controller_->ListJobs({{"all", "1"}, {"job", job}})["jobs"]);
+  };
+  EXPECT_EQ(listed(std::to_string(*before)), expected({*before}));
+  EXPECT_EQ(listed(std::to_string(*array)), expected({*array}));
+  EXPECT_GE(listed(std::to_string(*array)).size(), 3u);  // started tasks and the rest's record
+  EXPECT_EQ(listed(std::to_string(*after) + "," + std::to_string(*before)), expected({*before, *after}));
+  // A split-off task by its own job id: itself only.
+  EXPECT_EQ(listed(std::to_string(*array + 1)), expected({*array + 1}));
+  EXPECT_TRUE(listed("999999").empty());
+  EXPECT_TRUE(listed("x").empty());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // What the API shows: jobs, nodes, partitions, accounting, priorities, "why", and job steps.
 #include <bit>
+#include <charconv>
 #include <thread>
 
 #include "common/hostlist.h"
@@ -75,6 +76,24 @@ bool Matches(const nlohmann::json& filter, const char* key, const std::string& v
     start = comma + 1;
   }
   return false;
+}
+
+// The job ids of the filter's "job" ("40,41"): nullopt when it names none (every job). A word
+// that is not an id names no job.
+std::optional<std::vector<JobId>> NamedJobIds(const nlohmann::json& filter) {
+  if (!filter.contains("job") || !filter["job"].is_string() || filter["job"].get<std::string>().empty())
+    return std::nullopt;
+  std::vector<JobId> ids;
+  const std::string text = filter["job"].get<std::string>();
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string word = text.substr(start, comma - start);
+    JobId id = 0;
+    auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), id);
+    if (ec == std::errc() && end == word.data() + word.size() && !word.empty()) ids.push_back(id);
+    start = comma + 1;
+  }
+  return ids;
 }
 
 // {"jobs": [...]} as nlohmann's dump() writes it, from the jobs `produce` emits, each written
@@ -239,7 +258,7 @@ void Controller::VisitJobsInBatches(
 void Controller::ListJobsTo(const nlohmann::json& filter, const JobSink& emit) const {
   // Query values arrive as strings: "all=1" lists finished jobs too.
   bool all_states = filter.contains("all") && filter["all"] != "0" && filter["all"] != false;
-  VisitJobsInBatches([&](JobId id, const JobEntry& e) {
+  auto visit = [&](JobId id, const JobEntry& e) {
     // squeue shows what is queued or running (and what just ended: COMPLETING).
     if (!all_states && IsFinished(e.state) && !filter.contains("state")) return;
     bool job_named = Matches(filter, "job", std::to_string(id)) ||
@@ -250,8 +269,22 @@ void Controller::ListJobsTo(const nlohmann::json& filter, const JobSink& emit) c
     nlohmann::json j = JobJsonLocked(e);
     if (!Matches(filter, "partition", j["partition"].get<std::string>())) return;
     emit(std::move(j));
-  });
+  };
+  // Jobs named by id (squeue -j, scontrol show job): looked up, so that the answer costs the
+  // same with ten jobs held or a million.
+  const std::optional<std::vector<JobId>> named = NamedJobIds(filter);
+  if (!named) VisitJobsInBatches(visit);
   HeldLock lock(*this);
+  if (named) {
+    std::set<JobId> seen;
+    for (JobId id : *named) {
+      // The job itself, or an array's tasks: their ids follow the array's id, one block.
+      for (auto it = jobs_.lower_bound(id); it != jobs_.end(); ++it) {
+        if (it->first != id && it->second.array_job_id != id) break;
+        if (seen.insert(it->first).second) visit(it->first, it->second);
+      }
+    }
+  }
   // Each array's tasks not split off: one record, as Slurm's squeue shows 40_[5-3999999].
   auto add_rest = [&](const PendingArray& a) {
     const JobEntry& t = a.tmpl();
@@ -261,9 +294,16 @@ void Controller::ListJobsTo(const nlohmann::json& filter, const JobSink& emit) c
     nlohmann::json j = PendingArrayJsonLocked(a);
     if (Matches(filter, "partition", j["partition"].get<std::string>())) emit(std::move(j));
   };
-  for (const auto& [id, a] : pending_arrays_) add_rest(a);
-  if (all_states || filter.contains("state"))
-    for (const auto& [id, a] : cancelled_arrays_) add_rest(a);
+  auto rests = [&](const std::map<JobId, PendingArray>& arrays) {
+    if (!named) {
+      for (const auto& [id, a] : arrays) add_rest(a);
+      return;
+    }
+    for (JobId id : *named)
+      if (auto a = arrays.find(id); a != arrays.end()) add_rest(a->second);
+  };
+  rests(pending_arrays_);
+  if (all_states || filter.contains("state")) rests(cancelled_arrays_);
 }
 
 nlohmann::json Controller::ListJobs(const nlohmann::json& filter) const {
