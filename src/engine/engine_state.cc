@@ -37,6 +37,18 @@ EngineState::EngineState(const Snapshot& snapshot)
       free_index(snapshot, planner, node_partitions),
       eligibility(snapshot),
       limits(snapshot) {
+  for (std::uint32_t w = 0; w < snapshot.windows.size(); ++w) {
+    const Window& win = snapshot.windows[w];
+    if (win.end <= snapshot.now) continue;
+    if (win.start > snapshot.now) {  // to come: held in the planner until it starts
+      next_window_change = std::min(next_window_change, win.start);
+      continue;
+    }
+    next_window_change = std::min(next_window_change, win.end);
+    if (node_window.empty()) node_window.assign(snapshot.nodes.size(), kNone);
+    for (std::uint32_t n : win.nodes)
+      if (n < node_window.size()) node_window[n] = w;
+  }
   hot.reserve(snapshot.pending.size());
   for (std::uint32_t j = 0; j < snapshot.pending.size(); ++j)
     hot.push_back(HotOf(snapshot.pending[j], shapes[j]));
@@ -44,8 +56,9 @@ EngineState::EngineState(const Snapshot& snapshot)
 }
 
 EngineState::HotJob EngineState::HotOf(const Job& j, const JobShape& shape) {
+  // A job of a reservation is walked in every pass (its nodes are not its family's).
   bool plain = !j.held_by_user && !j.held_by_admin && j.dependencies.empty() &&
-               (j.array_job_id == 0 || j.array_max_running == 0);
+               (j.array_job_id == 0 || j.array_max_running == 0) && j.reservation == kNone;
   Time switches_free_at = std::numeric_limits<Time>::min();
   if (j.req.max_switches != 0)
     switches_free_at =
@@ -72,6 +85,7 @@ std::uint32_t EngineState::NeedClassOf(std::uint32_t j) {
   key.need = shapes[j].per_node;
   key.features = shapes[j].features;
   key.filter = {shapes[j].filter};
+  key.reservation = shapes[j].reservation;
   auto [it, added] = need_classes.try_emplace(key, static_cast<std::uint32_t>(need_classes.size()));
   known = it->second;
   if (added) {

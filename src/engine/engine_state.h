@@ -10,6 +10,7 @@
 // is. Not thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -42,6 +43,7 @@ struct ShapeKey {
   std::uint64_t features = 0;
   Seconds duration = 0;
   FilterRef filter;
+  std::uint32_t reservation = kNone;
   bool operator==(const ShapeKey&) const = default;
 };
 
@@ -164,6 +166,24 @@ struct EngineState {
   // adds its own starts) rather than recounted from every running job at every pass.
   LimitTracker limits;
   StartMemo start_memo;
+  // Reservations' windows as of s.now (Snapshot::windows): per node, the index of the window in
+  // force there (kNone: none), and when the next window starts or ends (kInfiniteTime: never).
+  // Windows still to come are the planner's holds; the Scheduler rebuilds at next_window_change.
+  std::vector<std::uint32_t> node_window;
+  Time next_window_change = kInfiniteTime;
+  // The earliest time from t at which the windows let a job of `shape` start on node n: t; the
+  // end of the window in force there, for a job not of it; kInfiniteTime for a job of a window
+  // not in force there, or from its end on.
+  Time WindowFrom(std::uint32_t n, const JobShape& shape, Time t) const {
+    const std::uint32_t w = node_window.empty() ? kNone : node_window[n];
+    if (w == kNone) return shape.reservation == kNone ? t : kInfiniteTime;
+    const Window& win = s.windows[w];
+    if (shape.reservation == win.id) return t < win.end ? t : kInfiniteTime;
+    return std::max(t, win.end);
+  }
+  bool WindowAllows(std::uint32_t n, const JobShape& shape, Time t) const {
+    return WindowFrom(n, shape, t) == t;
+  }
 };
 
 }  // namespace lockstep::engine

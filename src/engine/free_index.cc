@@ -100,11 +100,19 @@ void FreeNodeIndex::Update(std::uint32_t n) {
 }
 
 void FreeNodeIndex::AfterRollback(const std::vector<std::uint32_t>& touched) {
+  // Nodes irregular before the pass (a reservation's window still to come holds them in the
+  // planner's base state) are looked at again too: they stay irregular.
+  std::vector<std::uint32_t> were;
   for (PartitionIndex& p : partitions_) {
-    for (std::uint32_t n : p.irregular) irregular_[n] = 0;
+    for (std::uint32_t n : p.irregular)
+      if (irregular_[n]) {
+        irregular_[n] = 0;
+        were.push_back(n);
+      }
     p.irregular.clear();
   }
   for (std::uint32_t n : touched) Update(n);
+  for (std::uint32_t n : were) Update(n);
 }
 
 }  // namespace lockstep::engine

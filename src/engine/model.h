@@ -232,6 +232,9 @@ struct Job {
   bool held_by_admin = false;
   bool requeue = true;            // may go back to the queue (preemption, node failure)
   bool dependencies_any = false;  // "?" joined: any one suffices; else all
+  // --reservation: the Window (by id) whose nodes alone it runs on, once it has started;
+  // kNone: any node but those of a window in force (in the padding after the flags).
+  std::uint32_t reservation = kNone;
   std::vector<Dependency> dependencies;
   // Arrays: every task is a Job of its own in the Snapshot.
   JobId array_job_id = 0;
@@ -240,6 +243,16 @@ struct Job {
   // Running jobs only:
   Time start_time = 0;
   Allocation allocation;
+};
+
+// A reservation's window (scontrol create reservation): over [start, end) its nodes are for
+// its own jobs (Job::reservation == id). Before it starts they are held whole from `start`, so
+// no other job is started that would run into it (and the time before it is backfilled); while
+// it is in force only its jobs are placed on them; after `end` they are everyone's again.
+struct Window {
+  std::uint32_t id = 0;
+  Time start = 0, end = 0;
+  std::vector<std::uint32_t> nodes;  // indices into Snapshot::nodes, sorted, without repeats
 };
 
 // Everything the engine may look at. `now` is the only clock.
@@ -257,6 +270,7 @@ struct Snapshot {
   std::vector<Job> pending;
   std::vector<Job> running;
   std::vector<FinishedJob> finished;  // targets of dependencies that have ended
+  std::vector<Window> windows;        // reservations' windows not yet ended
 };
 
 // ---------------------------------------------------------------------------------------------

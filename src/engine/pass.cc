@@ -36,6 +36,7 @@ std::size_t ShapeKeyHash::operator()(const ShapeKey& k) const {
         std::uint64_t(k.need.gpu_type), std::uint64_t(k.need.exclusive), k.features,
         std::uint64_t(k.duration)})
     h = Mix(h, v);
+  h = Mix(h, k.reservation);
   if (k.filter.filter != nullptr) {
     for (std::uint32_t n : k.filter.filter->required) h = Mix(h, n);
     h = Mix(h, 0xffffffffu);
@@ -84,6 +85,7 @@ ShapeKey Pass::KeyOf(std::uint32_t j) const {
   k.features = sh.features;
   k.duration = sh.duration;
   k.filter = {sh.filter};
+  k.reservation = sh.reservation;
   return k;
 }
 
@@ -91,8 +93,9 @@ bool Pass::HasFeatures(std::uint32_t n, const JobShape& shape) const {
   return (s_.nodes[n].features & shape.features) == shape.features;
 }
 
-bool Pass::NodeMatches(std::uint32_t n, const JobShape& shape) const {
-  return HasFeatures(n, shape) && (shape.filter == nullptr || !shape.filter->Excludes(n));
+bool Pass::NodeMatches(std::uint32_t n, const JobShape& shape, Time t) const {
+  return HasFeatures(n, shape) && (shape.filter == nullptr || !shape.filter->Excludes(n)) &&
+         st_.WindowAllows(n, shape, t);
 }
 
 std::vector<Candidate> Pass::FeasibleAt(std::uint32_t j, Time t) const {
@@ -104,7 +107,7 @@ std::vector<Candidate> Pass::FeasibleAt(std::uint32_t j, Time t) const {
   const bool now = t <= s_.now;
   auto consider = [&](std::uint32_t n) {
     const NodeWork& w = planner_.node(n);
-    if (!w.usable || !NodeMatches(n, sh)) return;
+    if (!w.usable || !NodeMatches(n, sh, t)) return;
     // From now on a node never has more than it has free now: a cheap first test.
     if (now && (w.free_now.cpus < sh.per_node.cpus || w.free_now.total_gpus() < sh.per_node.gpus))
       return;
@@ -163,7 +166,7 @@ int Pass::FeasibleCountNow(std::uint32_t j) {
     free_index().VisitAtLeast(job.partition, sh.per_node.gpus, sh.per_node.cpus,
                               [&](std::uint32_t n) {
                                 const NodeWork& node = planner_.node(n);
-                                if (!node.usable || !NodeMatches(n, sh)) return;
+                                if (!node.usable || !NodeMatches(n, sh, s_.now)) return;
                                 if (node.free_now.cpus < sh.per_node.cpus ||
                                     node.free_now.total_gpus() < sh.per_node.gpus)
                                   return;
@@ -396,11 +399,17 @@ FoundStart Pass::SearchEarliestStart(std::uint32_t j, Time from) const {
     // many are known, the latest of the best so far bounds every other node's search.
     best.clear();
     for (std::uint32_t n : nodes) {
-      if (n >= planner_.node_count() || !planner_.node(n).usable || !NodeMatches(n, sh)) continue;
+      if (n >= planner_.node_count() || !planner_.node(n).usable || !HasFeatures(n, sh) ||
+          (sh.filter != nullptr && sh.filter->Excludes(n)))
+        continue;
+      // A reservation's window in force on the node: others' jobs from its end, its own only
+      // before it.
+      const Time window_from = st_.WindowFrom(n, sh, from);
+      if (window_from >= kInfiniteTime) continue;
       const Time bound =
           static_cast<int>(best.size()) < std::max(sh.nodes, 1) ? kInfiniteTime : best.front();
-      Time e = planner_.EarliestFit(n, sh.per_node, from, sh.duration, bound);
-      if (e >= kInfiniteTime) continue;
+      Time e = planner_.EarliestFit(n, sh.per_node, window_from, sh.duration, bound);
+      if (e >= kInfiniteTime || !st_.WindowAllows(n, sh, e)) continue;
       earliest.push_back({e, n});
       best.push_back(e);
       std::push_heap(best.begin(), best.end());
@@ -481,7 +490,8 @@ bool Pass::ReservationIsCertain(std::uint32_t j) {
   // enough nodes up for it (StaticReason said so before HandleBlocked) fits once every hold
   // has ended, and SearchEarliestStart finds the start whenever one exists.
   if (o_.preempt != PreemptType::kOff || o_.max_reservation_rounds > 0 ||
-      shapes_[j].filter != nullptr || KeyOf(j).max_switches > 0 || infinite_hold_)
+      shapes_[j].filter != nullptr || shapes_[j].reservation != kNone ||
+      KeyOf(j).max_switches > 0 || infinite_hold_)
     return false;
   if (!running_ends_checked_) {
     running_ends_checked_ = true;

@@ -81,7 +81,8 @@ class Pass {
   bool KnownNotToStartNow(std::uint32_t j) const;
   void NoteCannotStartNow(std::uint32_t j);
   // The node has the job's features (-C) and its filter (-x) does not exclude it.
-  bool NodeMatches(std::uint32_t n, const JobShape& shape) const;
+  // And the reservations' windows let it run there from t (EngineState::WindowAllows).
+  bool NodeMatches(std::uint32_t n, const JobShape& shape, Time t) const;
   bool HasFeatures(std::uint32_t n, const JobShape& shape) const;
   PendingReason CheckNodeFilter(std::uint32_t j) const;
   void StartJob(std::uint32_t j, const std::vector<Candidate>& chosen, bool backfilled);

@@ -12,6 +12,32 @@
 namespace lockstep::engine {
 namespace {
 
+// A start now on node n and the reservations' windows: a job of a window only on its nodes while
+// it is in force; any other job neither there while it is, nor so that it would run into one
+// still to come.
+Status CheckWindows(const Job& job, Seconds duration, std::uint32_t n, const Snapshot& s) {
+  const Time end = duration >= kUnlimited ? kInfiniteTime : s.now + duration;
+  bool in_own = false;
+  for (const Window& w : s.windows) {
+    if (w.end <= s.now || !std::binary_search(w.nodes.begin(), w.nodes.end(), n)) continue;
+    const bool in_force = w.start <= s.now;
+    if (job.reservation == w.id) {
+      in_own = in_own || in_force;
+      continue;
+    }
+    if (in_force)
+      return Internal("job " + std::to_string(job.id) + " started on node " + s.nodes[n].name +
+                      " of reservation window " + std::to_string(w.id));
+    if (end > w.start)
+      return Internal("job " + std::to_string(job.id) + " on node " + s.nodes[n].name +
+                      " would run into reservation window " + std::to_string(w.id));
+  }
+  if (job.reservation != kNone && !in_own)
+    return Internal("job " + std::to_string(job.id) + " of reservation " +
+                    std::to_string(job.reservation) + " started outside its window");
+  return Status::Ok();
+}
+
 // Something that occupies nodes over [start, end): a running, started or reserved job.
 struct Occupant {
   JobId job = 0;
@@ -44,6 +70,7 @@ Status CheckStartShape(const Snapshot& s, const Job& job, const Start& st) {
       return Internal(Where(job.id, node) + ": node lacks a requested feature");
     if (shape.filter != nullptr && shape.filter->Excludes(a.node))
       return Internal(Where(job.id, node) + ": node is excluded (-x)");
+    if (Status w = CheckWindows(job, shape.duration, a.node, s); !w.ok()) return w;
     int gpus = std::popcount(a.gpus);
     if (gpus < shape.per_node.gpus || a.cpus < shape.per_node.cpus ||
         a.mem_mb < shape.per_node.mem_mb)

@@ -98,6 +98,12 @@ AvailabilityPlanner::AvailabilityPlanner(const Snapshot& s, const std::vector<Ti
       w.free_devices &= ~a.gpus;
     }
   }
+  // Windows still to come hold their nodes whole from their start (owner kNone: no job's).
+  for (const Window& win : s.windows) {
+    if (win.start <= now_ || win.end <= win.start) continue;
+    for (std::uint32_t n : win.nodes)
+      if (n < nodes_.size()) Link(&nodes_[n].future_head, {win.start, win.end, nodes_[n].capacity, kNone});
+  }
 }
 
 std::optional<ResourceVec> AvailabilityPlanner::MapNeed(std::uint32_t n, const NodeNeed& need,

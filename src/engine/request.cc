@@ -45,6 +45,7 @@ JobShape ShapeOf(const Job& job, const Partition& partition) {
   s.features = r.features;
   s.duration = DurationOf(r, partition);
   s.filter = r.node_filter.get();
+  s.reservation = job.reservation;
   return s;
 }
 

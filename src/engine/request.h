@@ -15,6 +15,7 @@ struct JobShape {
   std::uint64_t features = 0;
   Seconds duration = 0;  // the time limit the planner assumes
   const NodeFilter* filter = nullptr;  // the job's own (JobRequest::node_filter), or none
+  std::uint32_t reservation = kNone;   // Job::reservation
 };
 
 // The job's shape in its partition. Memory per CPU and per GPU, GPUs per task or per job are

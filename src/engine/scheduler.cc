@@ -273,6 +273,11 @@ void Scheduler::SetCluster(const Snapshot& cluster) {
   Rebuild();
 }
 
+void Scheduler::SetWindows(std::vector<Window> windows) {
+  s_->windows = std::move(windows);
+  Rebuild();
+}
+
 void Scheduler::SetUsage(std::uint32_t association, double usage) {
   if (association >= s_->associations.size()) return;
   s_->associations[association].usage = usage;
@@ -391,6 +396,8 @@ void Scheduler::ForgetOldFinished() {
 
 engine::Plan Scheduler::Plan(Time now, PlanDetail detail) {
   s_->now = std::max(s_->now, now);
+  // A window starts or ends: its holds become its nodes' own (or theirs again), from scratch.
+  if (s_->now >= st_->next_window_change) Rebuild();
   st_->planner.SetNow(s_->now);
   MoveOverdueEnds();
   ForgetOldFinished();

@@ -86,6 +86,9 @@ class Scheduler {
   void SetLimits(std::vector<Partition> partitions, std::vector<Qos> qos,
                  std::vector<Account> accounts, std::vector<Association> associations);
   void SetPolicy(PolicyOptions options);
+  // The reservations' windows (Snapshot::windows): the pass's state is rebuilt, and again
+  // whenever the clock reaches a window's start or end.
+  void SetWindows(std::vector<Window> windows);
 
   // One planning pass at `now` (never earlier than the last). With PlanDetail::kFull the plan
   // equals plan(snapshot(), options()) up to the order of Plan::priorities.

@@ -121,6 +121,8 @@ class Sequence {
       Limits();
     else if (kind < 89)
       NodeResources();
+    else if (kind < 91)
+      Windows();
     else
       Advance(0);
     Compare(step);
@@ -148,6 +150,9 @@ class Sequence {
     Status st = CheckPlan(mirror_, o_, want);
     ASSERT_TRUE(st.ok()) << "step " << step << ": " << st.ToString();
     seen.starts += want.starts.size();
+    for (const Start& st : want.starts)
+      for (const Job& j : mirror_.pending)
+        if (j.id == st.job && j.reservation != kNone) ++seen.window_starts;
     seen.preemptions += want.preemptions.size();
     for (const Pending& p : want.pending) {
       seen.reserved += p.reserved;
@@ -177,7 +182,7 @@ class Sequence {
   // What the plans of the sequence did: a sequence that exercised nothing proves nothing.
   struct Seen {
     std::size_t starts = 0, preemptions = 0, reserved = 0, dependency = 0, limits = 0,
-                job_counts = 0, skipped = 0;
+                job_counts = 0, skipped = 0, windows = 0, window_starts = 0;
   } seen;
 
  private:
@@ -241,6 +246,8 @@ class Sequence {
         }
       r.node_filter = std::move(filter);
     }
+    if (!mirror_.windows.empty() && Pick(0, 5) == 0)
+      j.reservation = mirror_.windows[Pick(0, static_cast<int>(mirror_.windows.size()) - 1)].id;
     const Seconds limits[] = {300, 900, 3600, 4 * 3600, 8 * 3600};
     r.time_limit = limits[Pick(0, 4)];
     j.nice = Pick(0, 5) == 0 ? Pick(-50, 50) : 0;
@@ -384,6 +391,36 @@ class Sequence {
     sched_.SetUsage(a, mirror_.associations[a].usage);
   }
 
+  // Reservations' windows: those not ended kept (or, one time in four, all deleted), and up
+  // to two more on nodes of their own, starting now or within 90 minutes and lasting up to two
+  // hours; the jobs submitted from now on may name one.
+  void Windows() {
+    std::vector<Window> windows;
+    const int nodes = static_cast<int>(mirror_.nodes.size());
+    std::vector<bool> taken(nodes, false);
+    if (Pick(0, 3) != 0)
+      for (const Window& w : mirror_.windows) {
+        if (w.end <= mirror_.now) continue;
+        for (std::uint32_t n : w.nodes) taken[n] = true;
+        windows.push_back(w);
+      }
+    for (int k = Pick(0, 2); k > 0; --k) {
+      Window w;
+      w.id = next_window_id_++;
+      w.start = mirror_.now + Pick(0, 3) * 1800;
+      w.end = w.start + Pick(1, 4) * 1800;
+      for (int n = 0; n < nodes; ++n)
+        if (!taken[n] && Pick(0, 3) == 0) {
+          w.nodes.push_back(static_cast<std::uint32_t>(n));
+          taken[n] = true;
+        }
+      if (!w.nodes.empty()) windows.push_back(std::move(w));
+    }
+    mirror_.windows = windows;
+    sched_.SetWindows(std::move(windows));
+    ++seen.windows;
+  }
+
   void Limits() {
     if (limits_ == LimitSet::kNone) {
       mirror_.partitions[1].max_time = Pick(1, 8) * 3600;
@@ -419,6 +456,7 @@ class Sequence {
   Scheduler sched_;
   Plan last_;
   JobId next_id_ = 1;
+  std::uint32_t next_window_id_ = 1;
   std::vector<std::pair<Time, JobId>> finished_at_;
 };
 
@@ -433,6 +471,7 @@ Sequence::Seen RunSequence(std::uint64_t seed, PolicyOptions o, int steps,
     }
   }
   EXPECT_GT(seq.seen.starts, 100u) << "seed " << seed;
+  EXPECT_GT(seq.seen.window_starts, 0u) << "seed " << seed << ": no job of a window started";
   EXPECT_GT(seq.seen.reserved, 0u) << "seed " << seed;
   EXPECT_GT(seq.seen.dependency, 0u) << "seed " << seed;
   if (limits != LimitSet::kNone) {
@@ -463,7 +502,7 @@ TEST(SchedulerDifferential, ConservativeAndFifoMatchPlanAfterEveryEvent) {
   PolicyOptions fifo = Policy(0);
   Sequence seq(12, fifo);
   for (int i = 0; i < 1500 && !HasFatalFailure(); ++i) seq.Step(i);
-  EXPECT_GT(seq.seen.starts, 100u);
+  EXPECT_GT(seq.seen.starts, 50u);  // FIFO: reservations' windows hold the whole queue back
 }
 
 // Without preemption, plans of decisions skip the blocks of the queue whose jobs cannot start
