@@ -132,6 +132,27 @@ TEST(Cluster, TwoNodeTrainingJobGetsRanksAndGpusPerTask) {
   }
 }
 
+// A torchrun script sets its own rendezvous before srun: its steps see the script's values,
+// not lockstep's (which the script and steps get when it sets none).
+TEST(Cluster, AScriptsOwnMasterAddrAndPortReachItsSteps) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  WriteScript(c, "torchrun.sbatch",
+              "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n"
+              "echo batch master=$MASTER_ADDR:$MASTER_PORT\n"
+              "srun bash -c 'echo default master=$MASTER_ADDR port_set=${MASTER_PORT:+yes}'\n"
+              "export MASTER_ADDR=node2 MASTER_PORT=29400\n"
+              "srun bash -c 'echo own master=$MASTER_ADDR:$MASTER_PORT rank=$RANK'\n");
+  unsigned long long id = Submit(c, {"torchrun.sbatch"});
+  ASSERT_GT(id, 0u);
+  EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
+  const std::string out = c.ReadFile("slurm-" + std::to_string(id) + ".out");
+  EXPECT_TRUE(Contains(out, "batch master=127.0.0.1:")) << out;
+  EXPECT_TRUE(Contains(out, "default master=127.0.0.1 port_set=yes")) << out;
+  EXPECT_TRUE(Contains(out, "own master=node2:29400 rank=0")) << out;
+  EXPECT_TRUE(Contains(out, "own master=node2:29400 rank=1")) << out;
+}
+
 TEST(Cluster, ArraysRunEveryTaskWithinTheirThrottle) {
   Cluster c;
   ASSERT_TRUE(c.Start());

@@ -210,8 +210,11 @@ std::map<std::string, std::string> StepTaskEnvironment(
     set("SLURM_STEP_GPUS", JoinInts(t.gpus));
     set("SLURM_GPUS_ON_NODE", std::to_string(t.gpus.size()));
   }
-  set("MASTER_ADDR", in.master_addr);
-  set("MASTER_PORT", std::to_string(in.master_port));
+  // torchrun-style scripts choose their own rendezvous (MASTER_ADDR=$(scontrol show hostnames
+  // | head -n1), MASTER_PORT=29400) before srun: what the step's environment has is kept. The
+  // batch script got the job's values, which are the step's too.
+  if (!base.count("MASTER_ADDR")) set("MASTER_ADDR", in.master_addr);
+  if (!base.count("MASTER_PORT")) set("MASTER_PORT", std::to_string(in.master_port));
   set("WORLD_SIZE", std::to_string(t.step_tasks));
   set("RANK", std::to_string(t.rank));
   set("LOCAL_RANK", std::to_string(t.local_rank));
