@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -151,6 +152,35 @@ TEST(Cluster, AScriptsOwnMasterAddrAndPortReachItsSteps) {
   EXPECT_TRUE(Contains(out, "default master=127.0.0.1 port_set=yes")) << out;
   EXPECT_TRUE(Contains(out, "own master=node2:29400 rank=0")) << out;
   EXPECT_TRUE(Contains(out, "own master=node2:29400 rank=1")) << out;
+}
+
+// scancel's targets as Slurm's: --batch signals the batch script's shell alone (a trap there
+// sees it; its srun step runs on), and a plain -s signals the steps, not the shell.
+TEST(Cluster, ScancelBatchSignalsTheShellAloneAndPlainSignalsTheSteps) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  const std::string dir = c.work();
+  WriteScript(c, "trap.sbatch",
+              "#!/bin/bash\n"
+              "trap 'touch " + dir + "/batch-got' USR1\n"
+              "srun bash -c 'trap \"touch " + dir + "/step-got; exit 0\" USR1; touch " + dir +
+                  "/step-ready; while :; do sleep 0.1; done' &\n"
+              "step=$!\n"
+              "wait $step\n"  // returns early when the trap runs
+              "wait $step\n");
+  unsigned long long id = Submit(c, {"trap.sbatch"});
+  ASSERT_GT(id, 0u);
+  auto exists = [&](const char* name) { return std::filesystem::exists(dir + "/" + name); };
+  ASSERT_TRUE(WaitFor([&] { return exists("step-ready"); }, std::chrono::seconds(20)));
+  CommandResult r = c.Run({"scancel", "--batch", "--signal=USR1", std::to_string(id)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(WaitFor([&] { return exists("batch-got"); }, std::chrono::seconds(20)));
+  EXPECT_FALSE(exists("step-got")) << "the step was signalled too";
+  EXPECT_EQ(c.Job(id)["state"], "RUNNING");
+  r = c.Run({"scancel", "-s", "USR1", std::to_string(id)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
+  EXPECT_TRUE(exists("step-got"));
 }
 
 TEST(Cluster, ArraysRunEveryTaskWithinTheirThrottle) {

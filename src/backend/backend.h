@@ -261,7 +261,15 @@ class Backend {
   virtual Status Launch(LaunchOrder order) = 0;  // all of the job's tasks, or none
   // SIGTERM now, SIGKILL after `grace` (0: at once).
   virtual Status Terminate(RunId run, Seconds grace) = 0;
+  // Every process of the run: its batch script and children, and its steps (scancel --full).
   virtual Status Signal(RunId run, int signo) = 0;
+  // The batch script's shell alone, none of its children nor steps (scancel --batch,
+  // sbatch --signal=B:...). A backend that cannot tell them apart refuses.
+  virtual Status SignalBatch(RunId run, int signo) {
+    (void)run;
+    return FailedPrecondition("signal " + std::to_string(signo) +
+                              " cannot be sent to the batch script alone here");
+  }
   // Steps: only where the backend can start processes inside a running job's allocation.
   virtual bool SupportsSteps() const = 0;
   virtual Status LaunchStep(StepLaunch step) = 0;

@@ -37,6 +37,9 @@ namespace {
 struct ScancelRequest {
   JobFilter filter;
   std::string signal;
+  // Where a signal goes (Slurm's scancel): the steps by default, -b the batch script's shell
+  // alone, -f the batch script with its children and every step.
+  std::string target = "steps";
   bool me = false;
   bool quiet = false;
   bool verbose = false;
@@ -55,8 +58,8 @@ std::vector<SlurmOption> ScancelOptionTable(ScancelRequest& r) {
   };
   return {
       {"account", 'A', OptArg::kRequired, AddCommaItems(r.filter.accounts), "act only on jobs charging this account", "account"},
-      {"batch", 'b', OptArg::kNone, ignore, "signal batch shell for specified job (the whole job)"},
-      {"full", 'f', OptArg::kNone, ignore, "signal batch shell and all steps for specified job"},
+      {"batch", 'b', OptArg::kNone, [&r](const std::string&) { r.target = "batch"; return Status::Ok(); }, "signal only the batch shell of specified job"},
+      {"full", 'f', OptArg::kNone, [&r](const std::string&) { r.target = "full"; return Status::Ok(); }, "signal batch shell and all steps for specified job"},
       {"hurry", 'H', OptArg::kNone, ignore, "avoid burst buffer stage out (no effect)"},
       {"interactive", 'i', OptArg::kNone, ignore, "require response from user for each job (no effect)"},
       {"clusters", 'M', OptArg::kRequired, ignore, "clusters to issue commands to (this one)", "clusters"},
@@ -201,6 +204,7 @@ int RunScancel(int argc, char** argv) {
       continue;
     }
     nlohmann::json body = {{"signal", signo}};
+    if (signo != 0) body["target"] = r.target;
     if (rest) body["array_rest"] = true;
     Result<nlohmann::json> done = api.Post("/api/v1/jobs/" + id + "/cancel", body);
     if (rest && !done.ok() && done.status().code() == StatusCode::kNotFound) {

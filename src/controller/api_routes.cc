@@ -227,6 +227,16 @@ Result<int> SignalField(const nlohmann::json& body) {
   return body.value("signal", 0);
 }
 
+// The body's "target" of a signal: "steps", "batch" or "full" (the default).
+Result<Controller::SignalTarget> SignalTargetField(const nlohmann::json& body) {
+  LOCKSTEP_RETURN_IF_ERROR(ExpectFields(body, {{"target", FieldKind::kString}}));
+  const std::string t = body.value("target", "full");
+  if (t == "full") return Controller::SignalTarget::kFull;
+  if (t == "steps") return Controller::SignalTarget::kSteps;
+  if (t == "batch") return Controller::SignalTarget::kBatch;
+  return InvalidArgument("target: '" + t + "' is not one of steps, batch, full");
+}
+
 // What a JSON type error inside a route means to the client, without nlohmann's text: the
 // routes check the fields they know; this covers what the controller reads beyond them.
 std::string DescribeTypeError(const nlohmann::json::type_error& e) {
@@ -317,8 +327,12 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
       Status rest = c.ArrayRestAction(caller, id, std::string(p[4]));
       return rest.ok() ? Ok() : Error(rest);
     }
-    if (p[4] == "cancel")
-      s = signal.ok() ? c.Cancel(caller, id, *signal) : signal.status();
+    if (p[4] == "cancel") {
+      Result<Controller::SignalTarget> target = SignalTargetField(*body);
+      s = !signal.ok()   ? signal.status()
+          : !target.ok() ? target.status()
+                         : c.Cancel(caller, id, *signal, *target);
+    }
     else if (p[4] == "hold")
       s = c.Hold(caller, id);
     else if (p[4] == "release")

@@ -123,7 +123,10 @@ class Controller : private backend::EventSink,
   // view's job page, `lockstep why`, `lockstep logs`; controller_history.cc).
   Result<nlohmann::json> JobRecord(JobId id) const;
   // signal 0 cancels; another signal is delivered to the job's processes.
-  Status Cancel(const Caller& caller, JobId id, int signal);
+  // scancel: `signal` 0 cancels; another is sent to what `target` names (Slurm's default: the
+  // steps, not the batch script; --batch: its shell alone; --full: everything).
+  enum class SignalTarget { kSteps, kBatch, kFull };
+  Status Cancel(const Caller& caller, JobId id, int signal, SignalTarget target = SignalTarget::kFull);
   Status Hold(const Caller& caller, JobId id);
   Status Release(const Caller& caller, JobId id);
   Status Requeue(const Caller& caller, JobId id);

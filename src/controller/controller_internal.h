@@ -63,6 +63,7 @@ struct Controller::Command {
   struct Signal {
     backend::RunId run;
     int signo = 0;
+    bool batch_only = false;  // the batch script's shell alone (Backend::SignalBatch)
   };
   struct LaunchStep {
     backend::StepLaunch step;

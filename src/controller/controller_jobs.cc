@@ -162,7 +162,7 @@ Status Controller::ResolveDependenciesLocked(jobspec::JobSpec& spec, const Store
   return Status::Ok();
 }
 
-Status Controller::Cancel(const Caller& caller, JobId id, int signal) {
+Status Controller::Cancel(const Caller& caller, JobId id, int signal, SignalTarget target) {
   store::PendingWrite write;
   {
     HeldLock lock(*this);
@@ -176,7 +176,14 @@ Status Controller::Cancel(const Caller& caller, JobId id, int signal) {
       // A suspended job's tasks get the signal when they are resumed, as in Slurm.
       if (e.state != JobState::kRunning && e.state != JobState::kSuspended)
         return FailedPrecondition("job " + e.DisplayId() + " is not running");
-      SendLocked({Command::Signal{{e.id, e.restart_count}, signal}});
+      if (target == SignalTarget::kSteps) {
+        for (auto& [key, step] : steps_)
+          if (key.first == e.id && step->state == "RUNNING")
+            SendLocked({Command::SignalStep{e.id, key.second, signal, 0}});
+        return Status::Ok();
+      }
+      SendLocked({Command::Signal{{e.id, e.restart_count}, signal,
+                                  target == SignalTarget::kBatch}});
       return Status::Ok();
     }
     write = CancelLocked(e);

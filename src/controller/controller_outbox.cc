@@ -147,7 +147,9 @@ void Controller::Dispatch(Command& command) {
   if (auto* t = std::get_if<Command::Terminate>(&command.what))
     s = WithBackend([&](backend::Backend& b) { return b.Terminate(t->run, t->grace); });
   else if (auto* sig = std::get_if<Command::Signal>(&command.what))
-    s = WithBackend([&](backend::Backend& b) { return b.Signal(sig->run, sig->signo); });
+    s = WithBackend([&](backend::Backend& b) {
+      return sig->batch_only ? b.SignalBatch(sig->run, sig->signo) : b.Signal(sig->run, sig->signo);
+    });
   else if (auto* step = std::get_if<Command::LaunchStep>(&command.what))
     s = WithBackend([&](backend::Backend& b) { return b.LaunchStep(std::move(step->step)); });
   else if (auto* ss = std::get_if<Command::SignalStep>(&command.what))

@@ -24,7 +24,7 @@ void Controller::SendWarningSignalsLocked(Time now) {
     e.warned_run = e.restart_count;
     const int signo = e.spec->signal_number;
     if (e.spec->signal_batch_only) {
-      SendLocked({Command::Signal{{e.id, e.restart_count}, signo}});
+      SendLocked({Command::Signal{{e.id, e.restart_count}, signo, /*batch_only=*/true}});
       continue;
     }
     for (auto& [key, step] : steps_)

@@ -213,7 +213,7 @@ void Agent::HandleCommand(const nlohmann::json& c) {
   else if (type == "launch")
     Launch(c);
   else if (type == "signal")
-    SignalJob(job, c.value("signal", 15), c.value("step_id", -1));
+    SignalJob(job, c.value("signal", 15), c.value("step_id", -1), c.value("batch", false));
   else if (type == "suspend" || type == "resume")
     SuspendRun(job, c.value("run", 0), type == "suspend");
   else if (type == "terminate")
@@ -501,13 +501,19 @@ void Agent::KeepCoreLocked(const std::shared_ptr<Unit>& u, pid_t pid, int signal
   });
 }
 
-void Agent::SignalJob(std::uint64_t job, int signo, int step_id) {
+void Agent::SignalJob(std::uint64_t job, int signo, int step_id, bool batch_only) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& u : units_)
+  for (const auto& u : units_) {
+    if (batch_only) {  // the shell only: not its process group, nor the steps
+      if (u->job == job && u->step == "batch")
+        for (pid_t p : u->alive) (void)launcher_->SignalLeader(p, signo);
+      continue;
+    }
     if (u->job == job && (step_id < 0 || (u->step == "step" && u->step_id == step_id))) {
       for (pid_t p : u->alive) (void)launcher_->Signal(p, signo);
       if (u->launching) u->pending_signals.push_back(signo);  // for tasks not started yet
     }
+  }
 }
 
 void Agent::TerminateJob(std::uint64_t job, int grace_s, int run, int step_id) {

@@ -138,7 +138,8 @@ class Agent {
   // Keeps the core of the unit's task `pid` in a thread of its own; the unit's end waits for it.
   void KeepCoreLocked(const std::shared_ptr<Unit>& u, pid_t pid, int signal);  // requires mu_
   // step_id < 0: every unit of the job; else only that step's.
-  void SignalJob(std::uint64_t job, int signo, int step_id = -1);
+  // Every task of the job, or one step's; `batch_only`: the batch script's shell alone.
+  void SignalJob(std::uint64_t job, int signo, int step_id = -1, bool batch_only = false);
   // scontrol suspend/resume (agent_suspend.cc): every task of the run on this agent.
   void SuspendRun(std::uint64_t job, int run, bool stop);
   // sstat (agent_usage.cc): a "usage" event for every running task, when the interval is due.

@@ -173,6 +173,18 @@ Status AgentBackend::SignalLocked(backend::RunId run, int signo) {
   return Status::Ok();
 }
 
+Status AgentBackend::SignalBatch(backend::RunId run, int signo) {
+  return WithAnswers([&]() -> Status {
+    auto it = run_nodes_.find(run);
+    if (it == run_nodes_.end())
+      return NotFound("job " + std::to_string(run.job) + " runs on no agent");
+    // The agent of the node with the batch script signals its shell; the others have none.
+    for (const std::string& node : it->second)
+      SendLocked(node, {{"type", "signal"}, {"job_id", run.job}, {"signal", signo}, {"batch", true}});
+    return Status::Ok();
+  });
+}
+
 Status AgentBackend::Suspend(backend::RunId run, bool stop) {
   return WithAnswers([&]() -> Status {
     auto it = run_nodes_.find(run);

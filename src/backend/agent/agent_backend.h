@@ -63,6 +63,7 @@ class AgentBackend : public backend::Backend {
   Status Launch(backend::LaunchOrder order) override;
   Status Terminate(backend::RunId run, Seconds grace) override;
   Status Signal(backend::RunId run, int signo) override;
+  Status SignalBatch(backend::RunId run, int signo) override;
   bool SupportsSteps() const override { return true; }
   bool SupportsSuspend() const override { return true; }
   Status Suspend(backend::RunId run, bool stop) override;

@@ -298,6 +298,17 @@ Result<TaskExit> Launcher::Wait(pid_t pid) {
   }
 }
 
+Status Launcher::SignalLeader(pid_t pid, int signo) {
+  std::lock_guard<std::mutex> lock(mu_);  // the task cannot be reaped (its pid reused) meanwhile
+  auto it = tasks_.find(pid);
+  if (it == tasks_.end() || it->second.status_lost)
+    return NotFound("no running task with pid " + std::to_string(pid));
+  if (kill(pid, signo) != 0 && errno != ESRCH)
+    return Status(errno == EPERM ? StatusCode::kPermissionDenied : StatusCode::kIoError,
+                  "cannot signal " + std::to_string(pid) + ": " + ErrnoText(errno));
+  return Status::Ok();
+}
+
 Status Launcher::Signal(pid_t pid, int signo) {
   // Under the lock, so that the task cannot be reaped (and its pid reused) meanwhile.
   std::lock_guard<std::mutex> lock(mu_);

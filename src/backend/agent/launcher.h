@@ -130,6 +130,8 @@ class Launcher {
   // Sends signo to the task's process group and, with a cgroup, to every process in it.
   // NotFound when pid is not a task of this launcher (or has been reaped).
   Status Signal(pid_t pid, int signo);
+  // Sends signo to the task's own process only (scancel --batch: the batch script's shell).
+  Status SignalLeader(pid_t pid, int signo);
 
   // scontrol suspend/resume (launcher_suspend.cc): stops every process of the task where it is,
   // or lets it go on. With a cgroup, through the cgroup v2 freezer (cgroup.freeze: the tasks
