@@ -183,6 +183,34 @@ TEST(Cluster, ScancelBatchSignalsTheShellAloneAndPlainSignalsTheSteps) {
   EXPECT_TRUE(exists("step-got"));
 }
 
+// srun -o/-e with Slurm's filename patterns, as submitit writes them: each task's output in a
+// file of its own (%t), on the node it ran on (%N); without %t one file for all.
+TEST(Cluster, SrunOutputPatternsGiveEachTaskItsFile) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  const std::string logs = c.work() + "/logs";
+  std::filesystem::create_directories(logs);
+  WriteScript(c, "submitit.sbatch",
+              "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n"
+              "srun --output " + logs + "/%j_%t_log.out --error " + logs +
+                  "/%j_%t_log.err bash -c 'echo out of $SLURM_PROCID; echo err of $SLURM_PROCID >&2'\n"
+              "srun -o step-%s-%N.out bash -c 'echo on $SLURMD_NODENAME'\n"
+              "echo batch done\n");
+  unsigned long long id = Submit(c, {"submitit.sbatch"});
+  ASSERT_GT(id, 0u);
+  EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
+  const std::string j = std::to_string(id);
+  for (int t = 0; t < 2; ++t) {
+    const std::string base = logs + "/" + j + "_" + std::to_string(t) + "_log";
+    EXPECT_EQ(c.ReadFile(base + ".out"), "out of " + std::to_string(t) + "\n");
+    EXPECT_EQ(c.ReadFile(base + ".err"), "err of " + std::to_string(t) + "\n");
+  }
+  // The second step (id 1), one task on the first node, relative to srun's directory.
+  EXPECT_EQ(c.ReadFile(c.work() + "/step-1-node1.out"), "on node1\n");
+  const std::string out = c.ReadFile("slurm-" + j + ".out");
+  EXPECT_EQ(out, "batch done\n") << "the tasks' output went to their files, not the job's";
+}
+
 TEST(Cluster, ArraysRunEveryTaskWithinTheirThrottle) {
   Cluster c;
   ASSERT_TRUE(c.Start());

@@ -7,6 +7,7 @@
 // Ctrl-C as in Slurm: the first prints the step's state; a second within a second aborts the
 // step (SIGTERM to its tasks, SIGKILL after KillWait) and srun waits for its end; one more then
 // makes srun exit at once without waiting.
+#include <pwd.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include "cli/srun_input.h"
 #include "cli/step_output_writer.h"
 #include "common/base64.h"
+#include "jobspec/output_pattern.h"
 #include "jobspec/sbatch.h"
 
 namespace lockstep::cli {
@@ -64,11 +66,12 @@ void CatchInterrupts() {
 }
 
 // Follows the step's output to its end, minding Ctrl-C; then its exit code as srun returns it.
-int FollowStep(client::ApiClient& api, unsigned long long job, int step, int ntasks, bool label) {
+int FollowStep(client::ApiClient& api, unsigned long long job, int step, int ntasks, bool label,
+               StepOutputWriter::FileOf file_of = {}) {
   const std::string where =
       "/api/v1/jobs/" + std::to_string(job) + "/steps/" + std::to_string(step);
   const std::string name = std::to_string(job) + "." + std::to_string(step);
-  StepOutputWriter writer(label, ntasks);
+  StepOutputWriter writer(label, ntasks, std::move(file_of));
   unsigned long long offset = 0;
   int interrupts_seen = 0, repeats_seen = 0;
   bool aborted = false;
@@ -111,6 +114,7 @@ int FollowStep(client::ApiClient& api, unsigned long long job, int step, int nta
     }
     std::fflush(stdout);
     std::fflush(stderr);
+    writer.Flush();
     offset = r->value("offset", offset);
     if (r->value("done", false)) break;
   }
@@ -138,16 +142,53 @@ Result<nlohmann::json> StartStep(client::ApiClient& api, unsigned long long job,
   return api.Post("/api/v1/jobs/" + std::to_string(job) + "/steps", req);
 }
 
+// srun -o/-e (submitit's "%j_%t_log.out"): each task's stream to the file its pattern names
+// (jobspec/output_pattern.h), relative to srun's directory; none given: srun's own.
+struct StepFiles {
+  std::string out, err;  // patterns as given; err "" goes with out
+  std::string cwd, user, job_name;
+};
+
+StepOutputWriter::FileOf FileOfTasks(const StepFiles& f, unsigned long long job,
+                                     const nlohmann::json& step) {
+  if (f.out.empty() && f.err.empty()) return {};
+  // Ranks go to the step's nodes in order, tasks_per_node of them each.
+  std::vector<std::pair<std::string, int>> node_of_rank;
+  const nlohmann::json nodes = step.value("nodes", nlohmann::json::array());
+  const nlohmann::json per = step.value("tasks_per_node", nlohmann::json::array());
+  for (std::size_t i = 0; i < nodes.size() && i < per.size(); ++i)
+    for (int k = 0; k < per[i].get<int>(); ++k)
+      node_of_rank.emplace_back(nodes[i].get<std::string>(), static_cast<int>(i));
+  jobspec::OutputPatternVars vars;
+  vars.job_id = job;
+  vars.array_job_id = job;
+  vars.job_name = f.job_name;
+  vars.user = f.user;
+  vars.step_id = step["step_id"].get<std::uint32_t>();
+  return [f, vars, node_of_rank](int rank, bool is_stderr) {
+    const std::string& pattern = is_stderr && !f.err.empty() ? f.err : f.out;
+    if (pattern.empty()) return std::string();
+    jobspec::OutputPatternVars v = vars;
+    v.task_id = static_cast<std::uint32_t>(rank);
+    if (rank >= 0 && static_cast<std::size_t>(rank) < node_of_rank.size()) {
+      v.node = node_of_rank[rank].first;
+      v.node_id = static_cast<std::uint32_t>(node_of_rank[rank].second);
+    }
+    std::string name = jobspec::ExpandOutputPattern(pattern, v);
+    return name.empty() || name[0] == '/' ? name : f.cwd + "/" + name;
+  };
+}
+
 // Follows the step's output while srun's stdin goes to it (when it reads it), with srun's
 // terminal raw for --pty.
 int FollowStarted(client::ApiClient& api, unsigned long long job, const nlohmann::json& step,
-                  bool label, bool pty) {
+                  bool label, bool pty, const StepFiles& files = {}) {
   const int id = step["step_id"].get<int>();
   std::optional<RawTerminal> raw;
   std::optional<StdinForwarder> input;
   if (pty) raw.emplace();
   if (step.value("input", false)) input.emplace(job, id, pty);
-  int code = FollowStep(api, job, id, step.value("ntasks", 1), label);
+  int code = FollowStep(api, job, id, step.value("ntasks", 1), label, FileOfTasks(files, job, step));
   input.reset();
   raw.reset();
   return code;
@@ -155,7 +196,8 @@ int FollowStarted(client::ApiClient& api, unsigned long long job, const nlohmann
 
 // Outside an allocation: a job that holds the nodes until the step is done, then exits with its
 // code (kAwaitStepFlag), so the job's accounting shows the step's outcome.
-int AllocateAndRun(client::ApiClient& api, jobspec::SrunParse p, bool label) {
+int AllocateAndRun(client::ApiClient& api, jobspec::SrunParse p, bool label,
+                   const StepFiles& files) {
   const bool pty = p.srun_options.count("pty") > 0;
   p.spec.script = std::string("#!/bin/sh\nexec srun ") + kAwaitStepFlag + "\n";
   if (p.spec.name.empty()) p.spec.name = p.command.front();
@@ -192,7 +234,7 @@ int AllocateAndRun(client::ApiClient& api, jobspec::SrunParse p, bool label) {
     (void)api.Post(where + "/cancel", {{"signal", 0}});  // nothing will run in it
     return Fail("srun", step.status());
   }
-  return FollowStarted(api, job, *step, label, pty);  // the job ends with the step
+  return FollowStarted(api, job, *step, label, pty, files);  // the job ends with the step
 }
 
 // The allocation job's side of AllocateAndRun: waits for the job's first step to start and
@@ -275,13 +317,20 @@ int RunSrun(int argc, char** argv) {
       return Fail("srun", "Invalid job id specified: " + it->second);
   }
   CatchInterrupts();
+  StepFiles files;
+  files.out = p->spec.output;
+  files.err = p->spec.error;
+  files.cwd = p->spec.work_dir.empty() ? CurrentDir() : p->spec.work_dir;
+  files.job_name = p->spec.name.empty() ? p->command.front() : p->spec.name;
+  if (const passwd* pw = ::getpwuid(::getuid())) files.user = pw->pw_name;
   if (in_job) {
     unsigned long long job = std::stoull(job_id->second);
+    if (auto it = env.find("SLURM_JOB_NAME"); it != env.end()) files.job_name = it->second;
     Result<nlohmann::json> step = StartStep(api, job, *p);
     if (!step.ok()) return Fail("srun", step.status());
-    return FollowStarted(api, job, *step, label, pty);
+    return FollowStarted(api, job, *step, label, pty, files);
   }
-  return AllocateAndRun(api, std::move(*p), label);
+  return AllocateAndRun(api, std::move(*p), label, files);
 }
 
 }  // namespace lockstep::cli

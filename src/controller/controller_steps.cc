@@ -258,6 +258,7 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
   nlohmann::json answer = {{"job_id", id},
                            {"step_id", t.step_id},
                            {"nodes", t.step_nodes},
+                           {"tasks_per_node", t.step_tasks_per_node},
                            {"ntasks", t.step_tasks},
                            {"input", !input_readers.empty()}};
   steps_[{id, t.step_id}] = std::move(step);
