@@ -107,5 +107,30 @@ TEST(SlurmCommands, ScontrolErrorsReadAsSlurmsAndTheUsageAsLines) {
       << r.err;
 }
 
+// The scontrol entities and verbs tools use beside show job: jobid, hostlist and
+// hostlistsorted, version, uhold (a hold the owner may release, whoever put it); srun's older
+// --cpu_bind spelling.
+TEST(SlurmCommands, ScontrolHostlistsVersionJobidAndUhold) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  EXPECT_EQ(c.Run({"scontrol", "show", "hostlist", "n3,n1,n2,gpu07,gpu08"}).out, "n[3,1-2],gpu[07-08]\n");
+  EXPECT_EQ(c.Run({"scontrol", "show", "hostlistsorted", "n3,n1,n2"}).out, "n[1-3]\n");
+  EXPECT_EQ(c.Run({"scontrol", "version"}).out.rfind("slurm 22.05", 0), 0u);
+  CommandResult r = c.Run({"sbatch", "--parsable", "--wrap", "true", "--begin", "now+1hour"}, "/tmp", 65534);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string id = r.out.substr(0, r.out.find('\n'));
+  r = c.Run({"scontrol", "show", "jobid", id});
+  EXPECT_EQ(r.out.rfind("JobId=" + id + " ", 0), 0u) << r.out << r.err;
+  // root's uhold on nobody's job: a user hold, which nobody may release.
+  ASSERT_EQ(c.Run({"scontrol", "uhold", id}).exit_code, 0);
+  EXPECT_EQ(c.Job(std::stoull(id))["reason"], "JobHeldUser");
+  r = c.Run({"scontrol", "release", id}, "/tmp", 65534);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(c.Job(std::stoull(id))["reason"], "JobHeldUser");
+  r = c.Run({"srun", "--cpu_bind=cores", "-N1", "true"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(c.Run({"scancel", id}).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace lockstep::testing

@@ -2,6 +2,7 @@
 // token (cmd_token.cc).
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cerrno>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "cli/format/scontrol_config.h"
 #include "cli/scontrol_suspend.h"
 #include "cli/scontrol_options.h"
+#include "cli/slurm/slurm_options.h"
 #include "common/duration.h"
 #include "common/hostlist.h"
 
@@ -87,6 +89,61 @@ std::string OneLiner(const std::string& text) {
   return first ? out : out + "\n";
 }
 
+// `show hostlist`: the hosts in the order given, neighbours with one prefix and width in one
+// bracket, ascending runs as ranges (Slurm's unsorted hostlist: "n3,n1,n2" -> "n[3,1-2]").
+std::string HostlistInOrder(const std::vector<std::string>& hosts) {
+  struct Group {
+    std::string prefix;
+    std::size_t width = 0;
+    std::vector<std::pair<long long, long long>> runs;  // [first, last]
+  };
+  std::vector<Group> groups;
+  for (const std::string& h : hosts) {
+    std::size_t d = h.size();
+    while (d > 0 && std::isdigit(static_cast<unsigned char>(h[d - 1]))) --d;
+    const std::string digits = h.substr(d);
+    if (digits.empty() || digits.size() > 18) {
+      groups.push_back({h, 0, {}});
+      continue;
+    }
+    const long long n = std::stoll(digits);
+    const std::size_t width = digits.size() > 1 && digits[0] == '0' ? digits.size() : 0;
+    Group* last = groups.empty() ? nullptr : &groups.back();
+    if (last && !last->runs.empty() && last->prefix == h.substr(0, d) && last->width == width) {
+      if (last->runs.back().second + 1 == n)
+        last->runs.back().second = n;
+      else
+        last->runs.push_back({n, n});
+      continue;
+    }
+    groups.push_back({h.substr(0, d), width, {{n, n}}});
+  }
+  std::string out;
+  auto number = [](long long n, std::size_t width) {
+    std::string s = std::to_string(n);
+    return s.size() < width ? std::string(width - s.size(), '0') + s : s;
+  };
+  for (const Group& g : groups) {
+    if (!out.empty()) out += ',';
+    if (g.runs.empty()) {
+      out += g.prefix;
+      continue;
+    }
+    if (g.runs.size() == 1 && g.runs[0].first == g.runs[0].second) {
+      out += g.prefix + number(g.runs[0].first, g.width);
+      continue;
+    }
+    out += g.prefix + '[';
+    for (std::size_t i = 0; i < g.runs.size(); ++i) {
+      if (i) out += ',';
+      out += number(g.runs[i].first, g.width);
+      if (g.runs[i].second != g.runs[i].first) out += '-' + number(g.runs[i].second, g.width);
+    }
+    out += ']';
+  }
+  return out;
+}
+
 // A job verb's error: an unknown job in Slurm's words ("Invalid job id specified for job 42",
 // which scripts look for), anything else as lockstep says it.
 int JobError(const std::string& id, const std::string& what, const Status& s) {
@@ -102,7 +159,7 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
   std::string what = a.size() > 1 ? a[1] : "";
   std::string name = a.size() > 2 ? a[2] : "";
   Result<std::string> text = std::string();
-  if (what == "job" || what == "jobs") {
+  if (what == "job" || what == "jobs" || what == "jobid") {
     Result<nlohmann::json> r =
         name.empty() ? api.Get("/api/v1/jobs") : api.Get("/api/v1/jobs/" + name);
     if (!r.ok() && r.status().code() == StatusCode::kNotFound) {
@@ -139,6 +196,11 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
     text = FormatScontrolShowConfig(*r, std::time(nullptr));
   } else if (what == "hostnames" || what == "hostname") {
     text = FormatScontrolShowHostnames(name.empty() ? Environment()["SLURM_JOB_NODELIST"] : name);
+  } else if (what == "hostlist" || what == "hostlistsorted") {
+    // The names (a list, or one a line from show hostnames) as one hostlist expression.
+    Result<std::vector<std::string>> hosts = ExpandHostlist(name);
+    if (!hosts.ok()) return Fail("scontrol", hosts.status());
+    text = (what == "hostlistsorted" ? CompressHostlist(*hosts) : HostlistInOrder(*hosts)) + "\n";
   } else {
     std::fprintf(stderr, "invalid entity:%s for keyword:show \n", what.c_str());  // Slurm's words
     return 1;
@@ -173,14 +235,18 @@ int JobAction(client::ApiClient& api, const std::string& action, const std::stri
   std::stringstream in(ids);
   std::string id;
   while (std::getline(in, id, ',')) {
-    Result<nlohmann::json> r =
-        api.Post("/api/v1/jobs/" + id + "/" + action, nlohmann::json::object());
+    // uhold: a hold its owner may release, even when an operator puts it (Slurm's).
+    const std::string route = action == "uhold" ? "hold" : action;
+    const nlohmann::json body =
+        action == "uhold" ? nlohmann::json{{"user_hold", true}} : nlohmann::json::object();
+    Result<nlohmann::json> r = api.Post("/api/v1/jobs/" + id + "/" + route, body);
     if (!r.ok()) rc = JobError(id, action + " of job " + id + ": ", r.status());
     // An array's id holds or releases its tasks lockstepd keeps in one record too (none left
     // is no error).
-    if ((action == "hold" || action == "release") && id.find('_') == std::string::npos) {
-      Result<nlohmann::json> rest =
-          api.Post("/api/v1/jobs/" + id + "/" + action, {{"array_rest", true}});
+    if ((route == "hold" || route == "release") && id.find('_') == std::string::npos) {
+      nlohmann::json rest_body = body;
+      rest_body["array_rest"] = true;
+      Result<nlohmann::json> rest = api.Post("/api/v1/jobs/" + id + "/" + route, rest_body);
       if (!rest.ok() && rest.status().code() != StatusCode::kNotFound)
         rc = JobError(id, action + " of job " + id + ": ", rest.status());
     }
@@ -342,6 +408,10 @@ int RunScontrol(int argc, char** argv) {
   if (verb == "token") return Token(a);
   client::ApiClient api;
   if (verb == "show") return Show(api, a, oneliner);
+  if (verb == "version") {
+    std::fputs(SlurmVersionText().c_str(), stdout);
+    return 0;
+  }
   if (verb == "ping") return Ping(api);
   if (verb == "write") return WriteBatchScript(api, a);
   if (verb == "requeuehold" && (a.size() == 2 || a.size() == 3)) {
@@ -356,6 +426,7 @@ int RunScontrol(int argc, char** argv) {
   }
   if ((verb == "hold" || verb == "release" || verb == "requeue") && a.size() == 2)
     return JobAction(api, verb, a[1]);
+  if (verb == "uhold" && a.size() == 2) return JobAction(api, verb, a[1]);
   if (verb == "update") return Update(api, a);
   if ((verb == "suspend" || verb == "resume") && a.size() == 2)
     return SuspendJobs(api, verb, a[1], cl.quiet);

@@ -333,8 +333,10 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
           : !target.ok() ? target.status()
                          : c.Cancel(caller, id, *signal, *target);
     }
-    else if (p[4] == "hold")
-      s = c.Hold(caller, id);
+    else if (p[4] == "hold") {  // {"user_hold": true}: scontrol uhold
+      s = ExpectFields(*body, {{"user_hold", FieldKind::kBool}});
+      if (s.ok()) s = c.Hold(caller, id, body->value("user_hold", false));
+    }
     else if (p[4] == "release")
       s = c.Release(caller, id);
     else if (p[4] == "requeue")  // {"hold": true}: requeuehold, one atomic change (docs/api.md)

@@ -127,7 +127,8 @@ class Controller : private backend::EventSink,
   // steps, not the batch script; --batch: its shell alone; --full: everything).
   enum class SignalTarget { kSteps, kBatch, kFull };
   Status Cancel(const Caller& caller, JobId id, int signal, SignalTarget target = SignalTarget::kFull);
-  Status Hold(const Caller& caller, JobId id);
+  // `user_hold`: a hold the owner may release even when an operator puts it (scontrol uhold).
+  Status Hold(const Caller& caller, JobId id, bool user_hold = false);
   Status Release(const Caller& caller, JobId id);
   Status Requeue(const Caller& caller, JobId id);
   // scontrol requeuehold (controller_jobs.cc): requeued and held (the user's hold, reason "job

@@ -212,7 +212,7 @@ store::PendingWrite Controller::CancelLocked(JobEntry& e) {
   return write;
 }
 
-Status Controller::Hold(const Caller& caller, JobId id) {
+Status Controller::Hold(const Caller& caller, JobId id, bool user_hold) {
   store::PendingWrite write;
   {
     HeldLock lock(*this);
@@ -224,7 +224,7 @@ Status Controller::Hold(const Caller& caller, JobId id) {
       return FailedPrecondition("job " + e.DisplayId() + " is not pending");
     // scontrol hold by an operator on another's job is an admin hold (JobHeldAdmin).
     // The reason shows at once, as Slurm's does; the next pass would say the same.
-    if (IsOperator(caller.uid) && caller.uid != e.uid) {
+    if (IsOperator(caller.uid) && caller.uid != e.uid && !user_hold) {
       e.held_by_admin = true;
       e.reason = "JobHeldAdmin";
     } else {

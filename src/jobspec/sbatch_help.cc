@@ -218,6 +218,7 @@ std::string SbatchHelpText(std::string_view prog) {
   std::string out = fmt::format("Usage: {} [OPTIONS...] {}\n\n", prog, Operands(prog));
   for (const OptionDef& d : sbatch_internal::OptionTable()) {
     if (!Offered(d, prog)) continue;
+    if (d.long_name.find('_') != std::string_view::npos) continue;  // old spellings
     const OptionHelp h = HelpFor(d);
     std::string text = h.text;
     if (d.id == Opt::kIgnored) text += " (accepted, no effect here)";

@@ -58,6 +58,7 @@ std::vector<OptionDef> BuildTable() {
       {"label", 'l', kNone, Opt::kSrunOnly, false, true},
       {"unbuffered", 'u', kNone, Opt::kSrunOnly, false, true},
       {"cpu-bind", 0, kReq, Opt::kSrunOnly, false, true},
+      {"cpu_bind", 0, kReq, Opt::kSrunOnly, false, true},  // srun's older spelling, still taken
       {"mpi", 0, kReq, Opt::kSrunOnly, false, true},
       {"multi-prog", 0, kNone, Opt::kSrunOnly, false, true},
       {"pty", 0, kNone, Opt::kSrunOnly, false, true},
