@@ -126,7 +126,10 @@ TEST(SlurmCommands, ScontrolHostlistsVersionJobidAndUhold) {
   EXPECT_EQ(c.Job(std::stoull(id))["reason"], "JobHeldUser");
   r = c.Run({"scontrol", "release", id}, "/tmp", 65534);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(c.Job(std::stoull(id))["reason"], "JobHeldUser");
+  // Released: the next pass says why it waits now (its begin time).
+  EXPECT_TRUE(WaitFor([&] { return c.Job(std::stoull(id))["reason"] == "BeginTime"; },
+                      std::chrono::seconds(20)))
+      << c.Job(std::stoull(id)).dump();
   r = c.Run({"srun", "--cpu_bind=cores", "-N1", "true"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(c.Run({"scancel", id}).exit_code, 0);
