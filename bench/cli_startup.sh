@@ -19,16 +19,6 @@ bench_tempdir cli_startup
 
 bench_start_four_gpu_nodes
 
-# Milliseconds per call of a loop of $calls calls of "$@".
-per_call() {
-  local start end
-  start=$(date +%s%N)
-  for ((i = 0; i < calls; i++)); do "$@" > /dev/null; done
-  end=$(date +%s%N)
-  echo "scale=3; ($end - $start) / $calls / 1000000" | bc
-}
-median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-
 : > "$dir/true" && : > "$dir/light" && : > "$dir/full"
 for ((r = 0; r < rounds; r++)); do
   per_call /bin/true >> "$dir/true"

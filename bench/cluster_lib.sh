@@ -10,6 +10,8 @@
 #   bench_start_four_gpu_nodes         # the same over node[1-4] in one partition (its own
 #                                      # cluster.yaml), LOCKSTEP_SOCKET exported, and sbatch and
 #                                      # squeue linked to lockstep-slurm in $dir/aliases
+#   per_call CMD ARGS...               # milliseconds a call over a loop of $calls calls
+#   median < FILE                      # the median of numbers one a line
 #
 # Expects $bin, the directory of the built binaries.
 
@@ -52,3 +54,15 @@ YAML
   mkdir -p "$dir/aliases"
   for c in sbatch squeue; do ln -s "$bin/lockstep-slurm" "$dir/aliases/$c"; done
 }
+
+# Milliseconds per call of a loop of $calls calls of "$@" (cli_startup.sh, squeue_by_id.sh).
+per_call() {
+  local start end
+  start=$(date +%s%N)
+  for ((i = 0; i < calls; i++)); do "$@" > /dev/null; done
+  end=$(date +%s%N)
+  echo "scale=3; ($end - $start) / $calls / 1000000" | bc
+}
+
+# The median of the numbers on stdin, one a line.
+median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }

@@ -18,15 +18,6 @@ bench_tempdir squeue_by_id
 bench_start_four_gpu_nodes
 squeue="$dir/aliases/squeue"
 
-per_call() {
-  local start end
-  start=$(date +%s%N)
-  for ((i = 0; i < calls; i++)); do "$@" > /dev/null; done
-  end=$(date +%s%N)
-  echo "scale=3; ($end - $start) / $calls / 1000000" | bc
-}
-median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-
 measure() {  # $1: label
   : > "$dir/true" && : > "$dir/byid"
   for ((r = 0; r < rounds; r++)); do

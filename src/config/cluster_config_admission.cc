@@ -4,11 +4,6 @@
 #include "config/cluster_config_parser.h"
 
 namespace lockstep::config {
-namespace {
-
-bool IsAbsolute(const std::string& path) { return !path.empty() && path[0] == '/'; }
-
-}  // namespace
 
 void ClusterConfigParser::ReadAdmission(const YAML::Node& map) {
   if (reader_.failed()) return;

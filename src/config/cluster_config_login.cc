@@ -21,8 +21,6 @@ bool PlainLabel(const std::string& s, bool key) {
   return true;
 }
 
-bool IsAbsolute(const std::string& path) { return !path.empty() && path[0] == '/'; }
-
 // "2", "0.5" or "500m" in thousandths of a CPU, rounded up; -1 when it is none of those.
 std::int64_t CpuMillis(const std::string& s) {
   if (s.empty() || s.size() > 12) return -1;

@@ -17,6 +17,9 @@
 
 namespace lockstep::config {
 
+// Paths the cluster YAML names for lockstepd's files must not depend on its working directory.
+inline bool IsAbsolute(const std::string& path) { return !path.empty() && path[0] == '/'; }
+
 // Model records with only their name (and parent) set; the rest keeps the model's defaults.
 inline engine::Account MakeAccount(std::string name, std::uint32_t parent) {
   engine::Account a;

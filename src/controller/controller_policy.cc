@@ -7,21 +7,6 @@
 #include "policy/policy_gate.h"
 
 namespace lockstep::controller {
-namespace {
-
-nlohmann::json DecisionJson(const policy::Request& r, const policy::Decision& d) {
-  nlohmann::json out = {{"verdict", d.verdict == policy::Verdict::kDeny ? "deny" : "allow"},
-                        {"user", r.user},
-                        {"kind", policy::KindName(r.kind)}};
-  if (!d.rule.empty()) out["rule"] = d.rule;
-  if (!d.message.empty()) out["message"] = d.message;
-  out["audited"] = nlohmann::json::array();
-  for (const policy::Finding& f : d.audited)
-    out["audited"].push_back({{"rule", f.rule}, {"message", f.message}});
-  return out;
-}
-
-}  // namespace
 
 policy::Request Controller::JobPolicyRequestLocked(const Caller& owner,
                                                    const jobspec::JobSpec& spec,
@@ -81,12 +66,12 @@ Result<nlohmann::json> Controller::TestJobPolicy(const Caller& caller, const std
   if (owner.user != caller.user) r.uid.reset();  // looked up by name
   if (!gate) {
     policy::Decision allow;
-    return DecisionJson(r, allow);
+    return policy::PolicyGate::DecisionJson(r, allow);
   }
   gate->Identify(r);
   const policy::Decision d = gate->Decide(r);
   gate->Record(r, d, caller.user);
-  return DecisionJson(r, d);
+  return policy::PolicyGate::DecisionJson(r, d);
 }
 
 }  // namespace lockstep::controller

@@ -226,6 +226,18 @@ void PolicyGate::Watch() {
   });
 }
 
+nlohmann::json PolicyGate::DecisionJson(const Request& r, const Decision& d) {
+  nlohmann::json out = {{"verdict", d.verdict == Verdict::kDeny ? "deny" : "allow"},
+                        {"user", r.user},
+                        {"kind", KindName(r.kind)},
+                        {"audited", nlohmann::json::array()}};
+  if (!d.rule.empty()) out["rule"] = d.rule;
+  if (!d.message.empty()) out["message"] = d.message;
+  for (const Finding& f : d.audited)
+    out["audited"].push_back({{"rule", f.rule}, {"message", f.message}});
+  return out;
+}
+
 std::size_t PolicyGate::RuleCount() const {
   std::lock_guard<std::mutex> lock(mu_);
   return policy_->rules.size() + defaults_.size();

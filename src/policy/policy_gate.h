@@ -15,6 +15,7 @@
 #include <optional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,6 +70,8 @@ class PolicyGate {
   // Prometheus text: lockstep_policy_decisions_total{kind,verdict,rule} and the rule count.
   std::string MetricsText() const;
   std::size_t RuleCount() const;
+  // A decision as the API answers `lockstep policy test` (docs/api.md, "Policy").
+  static nlohmann::json DecisionJson(const Request& r, const Decision& d);
 
  private:
   PolicyGate(GateOptions options, std::unique_ptr<AuditLog> audit);

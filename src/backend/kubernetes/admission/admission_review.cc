@@ -3,38 +3,25 @@
 #include <algorithm>
 #include <cctype>
 
+#include "backend/kubernetes/objects/json_util.h"
+
 namespace lockstep::kube {
 namespace {
 
 using Json = nlohmann::json;
+using internal::ChildOrNull;
+using internal::StringAt;
 
-const Json& At(const Json& j, const char* key) {
-  static const Json kNull;
-  return j.is_object() && j.contains(key) ? j[key] : kNull;
-}
-
-std::string Str(const Json& j) { return j.is_string() ? j.get<std::string>() : ""; }
+const Json& At(const Json& j, const char* key) { return ChildOrNull(j, key); }
 
 Json Answer(const Json& review, const std::string& uid, bool allowed, const std::string& message) {
   Json response = {{"uid", uid}, {"allowed", allowed}};
   if (!allowed)
     response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", message}};
-  return {{"apiVersion", Str(At(review, "apiVersion")).empty() ? "admission.k8s.io/v1"
-                                                               : Str(At(review, "apiVersion"))},
+  const std::string version = StringAt(review, "apiVersion");
+  return {{"apiVersion", version.empty() ? "admission.k8s.io/v1" : version},
           {"kind", "AdmissionReview"},
           {"response", std::move(response)}};
-}
-
-Json DecisionJson(const policy::Request& r, const policy::Decision& d) {
-  Json out = {{"verdict", d.verdict == policy::Verdict::kDeny ? "deny" : "allow"},
-              {"user", r.user},
-              {"kind", policy::KindName(r.kind)},
-              {"audited", Json::array()}};
-  if (!d.rule.empty()) out["rule"] = d.rule;
-  if (!d.message.empty()) out["message"] = d.message;
-  for (const policy::Finding& f : d.audited)
-    out["audited"].push_back({{"rule", f.rule}, {"message", f.message}});
-  return out;
 }
 
 }  // namespace
@@ -42,19 +29,19 @@ Json DecisionJson(const policy::Request& r, const policy::Decision& d) {
 Result<Json> ReviewAdmission(policy::PolicyGate& gate, const Json& review,
                              const WebhookOptions& options) {
   const Json& req = At(review, "request");
-  const std::string uid = Str(At(req, "uid"));
+  const std::string uid = StringAt(req, "uid");
   if (!req.is_object() || uid.empty())
     return InvalidArgument("not an AdmissionReview: request.uid is missing");
-  std::string operation = Str(At(req, "operation"));
-  const std::string kind = Str(At(At(req, "kind"), "kind"));
+  std::string operation = StringAt(req, "operation");
+  const std::string kind = StringAt(req, "kind", "kind");
   const Json& object = At(req, "object");
-  const std::string user = Str(At(At(req, "userInfo"), "username"));
+  const std::string user = StringAt(req, "userInfo", "username");
   if ((operation != "CREATE" && operation != "UPDATE") || !object.is_object() ||
       gate.Trusted(user))
     return Answer(review, uid, true, "");
   Result<policy::Request> r = InvalidArgument("");
   if (kind == "Pod") {
-    if (Str(At(At(object, "spec"), "schedulerName")) != options.scheduler_name)
+    if (StringAt(object, "spec", "schedulerName") != options.scheduler_name)
       return Answer(review, uid, true, "");
     r = RequestOfPod(object, options.pods);
   } else if (kind == "PodGroup") {
@@ -68,7 +55,7 @@ Result<Json> ReviewAdmission(policy::PolicyGate& gate, const Json& review,
                  [](unsigned char c) { return std::tolower(c); });
   r->operation = At(req, "dryRun") == true ? operation + "-dry-run" : operation;
   r->user = user;
-  if (r->ns.empty()) r->ns = Str(At(req, "namespace"));
+  if (r->ns.empty()) r->ns = StringAt(req, "namespace");
   for (const Json& g : At(At(req, "userInfo"), "groups"))
     if (g.is_string()) r->groups.push_back(g.get<std::string>());
   const policy::Decision d = gate.Check(std::move(*r), "kubernetes:" + user);
@@ -84,7 +71,7 @@ Result<Json> TestPod(policy::PolicyGate& gate, const std::string& as, const Json
   gate.Identify(*r);
   const policy::Decision d = gate.Decide(*r);
   gate.Record(*r, d, caller);
-  return DecisionJson(*r, d);
+  return policy::PolicyGate::DecisionJson(*r, d);
 }
 
 }  // namespace lockstep::kube

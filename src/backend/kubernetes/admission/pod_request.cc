@@ -1,5 +1,6 @@
 #include "backend/kubernetes/admission/pod_request.h"
 
+#include "backend/kubernetes/objects/json_util.h"
 #include "backend/kubernetes/objects/quantity.h"
 #include "common/duration.h"
 
@@ -7,14 +8,12 @@ namespace lockstep::kube {
 namespace {
 
 using Json = nlohmann::json;
+using internal::ChildOrNull;
 
 constexpr const char* kQueueLabel = "lockstep.dev/queue";
 constexpr const char* kTimeLimitAnnotation = "lockstep.dev/time-limit";
 
-const Json& At(const Json& j, const char* key) {
-  static const Json kNull;
-  return j.is_object() && j.contains(key) ? j[key] : kNull;
-}
+const Json& At(const Json& j, const char* key) { return ChildOrNull(j, key); }
 
 std::map<std::string, std::string> StringMap(const Json& j) {
   std::map<std::string, std::string> out;

@@ -20,6 +20,13 @@ inline const Json* Child(const Json& obj, std::string_view key) {
   return it == obj.end() ? nullptr : &*it;
 }
 
+// obj[key], or a null value when absent: for reading optional fields and lists in place.
+inline const Json& ChildOrNull(const Json& obj, std::string_view key) {
+  static const Json kNull;
+  const Json* c = Child(obj, key);
+  return c ? *c : kNull;
+}
+
 // obj[k1][k2]... as above.
 template <typename... Keys>
 const Json* Path(const Json& obj, std::string_view key, Keys... rest) {
