@@ -2,6 +2,7 @@
 // nodes a batch at a time (rolling_drain.h); plain `drain NODES --reason TEXT` and
 // `resume NODES` set the state of every node, after checking that all of them exist.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/cli_util.h"
@@ -47,8 +48,10 @@ int RunDrain(int argc, char** argv) {
   bool rolling = false, no_resume = false;
   int max_unavailable = 0;
   std::string deadline;
-  app.add_option("NODES", words, "a hostlist: node[1-4], gpu[001-064]")->required();
+  app.add_option("NODES", words, "a hostlist: node[1-4], gpu[001-064] (default: --reservation's)");
   app.add_flag("--rolling", rolling, "rolling maintenance, a batch at a time");
+  app.add_option("--reservation", o.reservation,
+                 "wait for this reservation's window and maintain its nodes in it");
   app.add_option("--batch", o.batch, "nodes drained at a time (default 1)")
       ->check(CLI::PositiveNumber);
   app.add_option("--max-unavailable", max_unavailable, "the same as --batch")
@@ -67,6 +70,8 @@ int RunDrain(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   o.resume = !no_resume;
   if (!rolling) {
+    if (!o.reservation.empty()) return Fail("lockstep drain", "--reservation needs --rolling");
+    if (words.empty()) return Fail("lockstep drain", "name the NODES to drain");
     if (o.reason.empty())
       return Fail("lockstep drain", "give a --reason (or --rolling for rolling maintenance)");
     if (!o.exec.empty() || !deadline.empty() || max_unavailable || o.json || !o.resume)
@@ -83,10 +88,21 @@ int RunDrain(int argc, char** argv) {
     if (!d.ok()) return Fail("lockstep drain", "--deadline: " + d.status().message());
     if (*d < kUnlimited) o.deadline = *d;
   }
+  client::ApiClient api;
+  if (!o.reservation.empty()) {
+    Result<std::vector<std::string>> in_window = ReservationNodes(api, o.reservation);
+    if (!in_window.ok()) return Fail("lockstep drain", in_window.status());
+    if (words.empty()) words = *in_window;
+    Result<std::vector<std::string>> named = ExpandNodes(words);
+    if (!named.ok()) return Fail("lockstep drain", named.status());
+    for (const std::string& n : *named)
+      if (std::find(in_window->begin(), in_window->end(), n) == in_window->end())
+        return Fail("lockstep drain", n + " is not in reservation " + o.reservation);
+  }
+  if (words.empty()) return Fail("lockstep drain", "name the NODES (or a --reservation)");
   Result<std::vector<std::string>> names = ExpandNodes(words);
   if (!names.ok()) return Fail("lockstep drain", names.status());
   o.nodes = *names;
-  client::ApiClient api;
   Result<std::vector<NodeBefore>> nodes = ReadNodes(api, o.nodes);
   if (!nodes.ok()) return Fail("lockstep drain", nodes.status());
   return RunRollingDrain(api, std::move(o), std::move(*nodes));

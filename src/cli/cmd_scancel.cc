@@ -70,7 +70,7 @@ std::vector<SlurmOption> ScancelOptionTable(ScancelRequest& r) {
       {"partition", 'p', OptArg::kRequired, AddCommaItems(r.filter.partitions), "act only on jobs in this partition", "partition"},
       {"quiet", 'Q', OptArg::kNone, [&r](const std::string&) { r.quiet = true; return Status::Ok(); }, "disable warnings"},
       {"qos", 'q', OptArg::kRequired, AddCommaItems(r.filter.qos), "act only on jobs with this quality of service", "qos"},
-      {"reservation", 'R', OptArg::kRequired, ignore, "act only on jobs with this reservation (none)", "reservation"},
+      {"reservation", 'R', OptArg::kRequired, AddCommaItems(r.filter.reservations), "act only on jobs with this reservation", "reservation"},
       {"sibling", 0, OptArg::kRequired, ignore, "remove an active sibling job (no effect)", "cluster_name"},
       {"signal", 's', OptArg::kRequired, [&r](const std::string& v) { r.signal = v; return Status::Ok(); }, "signal to send to job, default is SIGKILL", "name | integer"},
       {"state", 't', OptArg::kRequired, states, "act only on jobs in this state (PENDING, RUNNING, SUSPENDED)", "states"},
@@ -169,7 +169,7 @@ int RunScancel(int argc, char** argv) {
   const JobFilter& f = r.filter;
   if (f.ids.empty() && steps.empty() && f.users.empty() && f.names.empty() &&
       f.states.empty() && f.partitions.empty() && f.accounts.empty() && f.qos.empty() &&
-      f.nodes.empty())
+      f.nodes.empty() && f.reservations.empty())
     return Fail("scancel", "No job identification provided");
   client::ApiClient api;
   int rc = 0;
@@ -191,7 +191,7 @@ int RunScancel(int argc, char** argv) {
   // the listing and its cancel (an array's tasks end by the hundred while scancel runs).
   const bool plain = r.signal.empty() && f.users.empty() && f.names.empty() &&
                      f.states.empty() && f.partitions.empty() && f.accounts.empty() &&
-                     f.qos.empty() && f.nodes.empty();
+                     f.qos.empty() && f.nodes.empty() && f.reservations.empty();
   for (const auto& j : jobs) {
     if (!Passes(j, f)) continue;
     std::string id = std::to_string(j["job_id"].get<unsigned long long>());

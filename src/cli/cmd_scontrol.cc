@@ -14,9 +14,11 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/format/scontrol.h"
+#include "cli/format/reservations.h"
 #include "cli/format/scontrol_config.h"
 #include "cli/scontrol_suspend.h"
 #include "cli/scontrol_options.h"
+#include "cli/scontrol_reservation.h"
 #include "cli/slurm/slurm_options.h"
 #include "common/duration.h"
 #include "common/hostlist.h"
@@ -35,6 +37,12 @@ constexpr const char* kUsage =
     "       scontrol update JobId=ID [TimeLimit=[+|-]T] [Priority=N] [Nice=N] [JobName=X]\n"
     "                       [Account=A]\n"
     "       scontrol update NodeName=NODES State=DRAIN|RESUME|DOWN [Reason=TEXT]\n"
+    "       scontrol show reservation [NAME]\n"
+    "       scontrol create reservation StartTime=T Duration=D|EndTime=T Nodes=LIST|NodeCnt=N\n"
+    "                Users=U[,U...]|Accounts=A[,A...] [ReservationName=NAME] [PartitionName=P]\n"
+    "                [Flags=MAINT,IGNORE_JOBS,DAILY,WEEKLY,FLEX,OVERLAP,PURGE_COMP[=T]]\n"
+    "       scontrol update ReservationName=NAME KEY=VALUE... (Users+=U, Flags-=F, ...)\n"
+    "       scontrol delete ReservationName=NAME\n"
     "       scontrol token [username=NAME] [lifespan=SECONDS]\n"
     "       scontrol token revoke id=ID | username=NAME\n";
 
@@ -194,6 +202,14 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
     Result<nlohmann::json> r = api.Get("/api/v1/config");
     if (!r.ok()) return Fail("scontrol", r.status());
     text = FormatScontrolShowConfig(*r, std::time(nullptr));
+  } else if (IsReservationEntity(what)) {
+    Result<nlohmann::json> r = api.Get("/api/v1/reservations");
+    if (!r.ok()) return Fail("scontrol", r.status());
+    text = FormatScontrolShowReservations((*r)["reservations"], name);
+    if (!name.empty() && text->rfind("Reservation " + name + " not found", 0) == 0) {
+      std::fputs(text->c_str(), stdout);  // on stdout, as Slurm's
+      return 1;
+    }
   } else if (what == "hostnames" || what == "hostname") {
     text = FormatScontrolShowHostnames(name.empty() ? Environment()["SLURM_JOB_NODELIST"] : name);
   } else if (what == "hostlist" || what == "hostlistsorted") {
@@ -427,6 +443,14 @@ int RunScontrol(int argc, char** argv) {
   if ((verb == "hold" || verb == "release" || verb == "requeue") && a.size() == 2)
     return JobAction(api, verb, a[1]);
   if (verb == "uhold" && a.size() == 2) return JobAction(api, verb, a[1]);
+  if (verb == "create" && a.size() >= 2 && IsReservationEntity(a[1]))
+    return CreateReservation(api, {a.begin() + 2, a.end()});
+  if (verb == "update" && a.size() >= 2 && IsReservationKey(a[1]))
+    return UpdateReservation(api, {a.begin() + 1, a.end()});
+  if (verb == "delete" && a.size() == 2 && IsReservationKey(a[1]))
+    return DeleteReservation(api, a[1].substr(a[1].find('=') + 1));
+  if (verb == "delete" && a.size() == 3 && IsReservationEntity(a[1]))
+    return DeleteReservation(api, a[2]);
   if (verb == "update") return Update(api, a);
   if ((verb == "suspend" || verb == "resume") && a.size() == 2)
     return SuspendJobs(api, verb, a[1], cl.quiet);

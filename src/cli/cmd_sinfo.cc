@@ -6,6 +6,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/format/reservations.h"
 #include "cli/format/sinfo.h"
 #include "cli/format/sinfo_record.h"
 #include "cli/format/unknown_letters.h"
@@ -24,6 +25,7 @@ struct SinfoRequest {
   NodeFilter filter;
   bool json = false;
   bool yaml = false;  // --yaml: the --json document as YAML
+  bool reservations = false;  // -T: the reservations instead of the nodes
   int iterate = 0;
 };
 
@@ -71,14 +73,25 @@ std::vector<SlurmOption> SinfoOptionTable(SinfoRequest& r) {
       {"summarize", 's', OptArg::kNone, flag(r.format.summarize), "report state summary only"},
       {"sort", 'S', OptArg::kRequired, [&r](const std::string& v) { r.format.sort = v; return Status::Ok(); }, "comma separated list of fields to sort on", "fields"},
       {"states", 't', OptArg::kRequired, [&r](const std::string& v) { return AddNodeStates(r.filter, v); }, "specify the what states of nodes to view", "node_state"},
-      {"reservation", 'T', OptArg::kNone, ignore, "show only reservation information (lockstep has none)"},
+      {"reservation", 'T', OptArg::kNone, flag(r.reservations), "show only reservation information"},
       {"verbose", 'v', OptArg::kNone, ignore, "verbosity level"},
       {"version", 'V', OptArg::kNone, ignore, "output version information and exit"},
       {"yaml", 0, OptArg::kNone, flag(r.yaml), "produce YAML output"},
   };
 }
 
+// sinfo -T: the reservations (-l: after the date line, as Slurm's).
+int ReportReservations(client::ApiClient& api, const SinfoRequest& r) {
+  Result<nlohmann::json> all = api.Get("/api/v1/reservations");
+  if (!all.ok()) return Fail("sinfo", all.status());
+  if (r.format.long_format) std::printf("%s\n", DateLine(std::time(nullptr)).c_str());
+  std::fputs(FormatSinfoReservations((*all)["reservations"]).c_str(), stdout);
+  std::fflush(stdout);
+  return 0;
+}
+
 int Report(client::ApiClient& api, SinfoRequest& r) {
+  if (r.reservations) return ReportReservations(api, r);
   Result<nlohmann::json> parts = api.Get("/api/v1/partitions");
   if (!parts.ok()) return Fail("sinfo", parts.status());
   Result<nlohmann::json> nodes = api.Get("/api/v1/nodes");

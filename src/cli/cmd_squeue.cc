@@ -86,7 +86,7 @@ std::vector<SlurmOption> SqueueOptionTable(SqueueRequest& r) {
       {"partitions", 'p', OptArg::kRequired, AddCommaItems(r.filter.partitions), nullptr},
       {"priority", 'P', OptArg::kNone, ignore, "sort by priority across partitions"},
       {"qos", 'q', OptArg::kRequired, AddCommaItems(r.filter.qos), "comma separated list of qos's to view", "qos(s)"},
-      {"reservation", 'R', OptArg::kRequired, ignore, "reservation to view (lockstep has none)", "name"},
+      {"reservation", 'R', OptArg::kRequired, AddCommaItems(r.filter.reservations), "reservation to view", "name"},
       {"sibling", 0, OptArg::kNone, ignore, "report sibling jobs (no effect)"},
       {"steps", 's', OptArg::kOptional, [&r](const std::string&) { return Flag(r.steps); }, "list job steps", "step(s)"},
       {"sort", 'S', OptArg::kRequired, [&r](const std::string& v) { r.format.sort = v; return Status::Ok(); }, "comma separated list of fields to sort on", "fields"},

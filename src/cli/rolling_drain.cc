@@ -151,6 +151,9 @@ class RollingDrain {
       return Finish("planned", 0);
     }
     InstallSignalHandlers();
+    if (!o_.reservation.empty()) {
+      if (int rc = WaitForWindow(); rc != 0) return Finish(Interrupted() ? "interrupted" : "failed", rc);
+    }
     for (std::size_t i = 0; i < batches_.size(); ++i) {
       if (Interrupted()) return Finish("interrupted", InterruptCode());
       batch_ = i;
@@ -400,6 +403,31 @@ class RollingDrain {
     return rc;
   }
 
+  // Polls lockstepd until the reservation is in force (its own clock decides).
+  int WaitForWindow() {
+    bool said = false;
+    while (!Interrupted()) {
+      Result<json> all = api_.Get("/api/v1/reservations");
+      if (!all.ok()) return Fail("lockstep drain", all.status());
+      const json* found = nullptr;
+      for (const json& r : (*all)["reservations"])
+        if (r.value("name", "") == o_.reservation) found = &r;
+      if (!found) return Fail("lockstep drain", "reservation " + o_.reservation + " is gone");
+      if (found->value("state", "") == "ACTIVE") {
+        Say("lockstep drain: reservation " + o_.reservation + " is in force");
+        return 0;
+      }
+      if (!said) {
+        const Time start = found->value("start_time", Time{0});
+        Say("lockstep drain: waiting for reservation " + o_.reservation + " to start (in " +
+            FormatSlurmDuration(std::max<Time>(0, start - (*all).value("now", start))) + ")");
+        said = true;
+      }
+      Nap(o_.interval_s);
+    }
+    return InterruptCode();
+  }
+
   client::ApiClient& api_;
   RollingDrainOptions o_;
   std::vector<NodeBefore> nodes_;
@@ -412,6 +440,14 @@ class RollingDrain {
 };
 
 }  // namespace
+
+Result<std::vector<std::string>> ReservationNodes(client::ApiClient& api, const std::string& name) {
+  Result<json> all = api.Get("/api/v1/reservations");
+  if (!all.ok()) return all.status();
+  for (const json& r : (*all)["reservations"])
+    if (r.value("name", "") == name) return r.value("node_names", std::vector<std::string>{});
+  return NotFound("no reservation " + name);
+}
 
 int RunRollingDrain(client::ApiClient& api, RollingDrainOptions options,
                     std::vector<NodeBefore> nodes) {

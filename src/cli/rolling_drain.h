@@ -30,7 +30,14 @@ struct RollingDrainOptions {
   bool dry_run = false;
   bool json = false;
   double interval_s = 1.0;  // how often lockstepd is polled
+  // --reservation NAME: the maintenance waits for this reservation's window (its nodes take no
+  // job that would run into it) and works in it; empty: starts at once.
+  std::string reservation;
 };
+
+// --reservation NAME: the reservation's nodes, in the cluster's order; NotFound when lockstepd
+// has no such reservation.
+Result<std::vector<std::string>> ReservationNodes(client::ApiClient& api, const std::string& name);
 
 // What lockstepd says of one node before anything changes.
 struct NodeBefore {

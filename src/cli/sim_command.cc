@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <iostream>
 
 #include "sim/simulator.h"
@@ -25,6 +27,7 @@ struct SimArgs {
   std::string jobs_out;
   std::string plot_dir;
   std::string events_out;
+  std::vector<std::string> reservations;  // --reservation "WORDS", one each
 };
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
@@ -96,6 +99,10 @@ int RunSim(int argc, char** argv) {
   app.add_option("--nodes", a.nodes, "the Alibaba node list (default: beside the trace)");
   app.add_option("--policy", a.policy, "fcfs, easy or conservative (default: the cluster file's)");
   app.add_option("--depth", a.depth, "reservations for conservative (default 100)");
+  app.add_option("--reservation", a.reservations,
+                 "a reservation held during the replay, as scontrol create reservation's words "
+                 "(\"StartTime=now+1hour Duration=120 Nodes=n[1-2] Flags=MAINT Users=root\"); "
+                 "now is the trace's first submission; repeatable");
   app.add_flag("--json", a.json, "print the summary as one JSON object");
   app.add_option("--jobs-out", a.jobs_out, "write one CSV row per job");
   app.add_option("--plot", a.plot_dir, "write SVG charts into this directory");
@@ -115,6 +122,11 @@ int RunSim(int argc, char** argv) {
   sim::SimOptions o;
   if (Status s = ApplyPolicy(a, *cluster, o); !s.ok()) return Fail(s);
   o.progress = isatty(STDERR_FILENO) && !a.json;
+  for (const std::string& text : a.reservations) {
+    std::istringstream words(text);
+    o.reservations.emplace_back(std::istream_iterator<std::string>(words),
+                                std::istream_iterator<std::string>());
+  }
   std::ofstream events;
   if (!a.events_out.empty()) {
     events.open(a.events_out);

@@ -177,4 +177,15 @@ Result<std::int64_t> ParseMemoryMb(std::string_view text) {
   return static_cast<std::int64_t>(mb);
 }
 
+std::string FormatSlurmSpan(Seconds seconds) {
+  const long long s = seconds < 0 ? 0 : static_cast<long long>(seconds);
+  char buf[48];
+  if (s >= 86400)
+    std::snprintf(buf, sizeof buf, "%lld-%02lld:%02lld:%02lld", s / 86400, s / 3600 % 24,
+                  s / 60 % 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+  return buf;
+}
+
 }  // namespace lockstep

@@ -29,6 +29,10 @@ Result<Seconds> ParseSlurmDuration(std::string_view text);
 // kUnlimited (or more) -> "UNLIMITED"; negative -> "INVALID".
 std::string FormatSlurmDuration(Seconds seconds);
 
+// Formats seconds as scontrol and sacctmgr print a span (Slurm's secs2time_str): "00:05:00",
+// "1-00:00:00" from a day on; negative as 0.
+std::string FormatSlurmSpan(Seconds seconds);
+
 // Parses a Slurm memory size ("--mem=16G") into megabytes: a non-negative integer with an
 // optional unit K, M, G or T (either case; default M). Kilobytes round up to whole megabytes,
 // as Slurm does: "2048K" -> 2, "1K" -> 1. "4096" -> 4096, "512M" -> 512, "16G" -> 16384,

@@ -127,6 +127,9 @@ struct ClusterConfig {
   LoginConfig login;
   // `admission:` (admission_config.h, docs/policy.md).
   AdmissionConfig admission;
+  // The reservations' window ids by name (engine::Window::id), kept by whoever keeps the
+  // reservations (lockstepd, the simulator): --reservation=NAME becomes Job::reservation.
+  std::map<std::string, std::uint32_t, std::less<>> reservation_ids;
 
   // Adds a node found at run time (Kubernetes) to the cluster and to every partition declared
   // with `nodes: ALL`; its index. Names of GPU types, features, switches and blocks are

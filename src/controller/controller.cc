@@ -69,6 +69,7 @@ Result<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& o
   if (!st.ok()) return st.status();
   c->store_ = std::move(*st);
   LOCKSTEP_RETURN_IF_ERROR(c->ReplayAccountsChanges());  // sacctmgr's, over the YAML
+  LOCKSTEP_RETURN_IF_ERROR(c->LoadReservations());
   LOCKSTEP_RETURN_IF_ERROR(c->RecoverUsage());
   LOCKSTEP_RETURN_IF_ERROR(c->Recover());
   Controller* raw = c.get();
@@ -266,6 +267,7 @@ void Controller::ScheduleLoop() {
     const std::size_t known = jobs_.size();
     PurgeFinishedJobsLocked(now);
     forgotten += known - jobs_.size();  // only the purge removes jobs
+    AdvanceReservationsLocked(now);
     if (ReplayChangesLocked(now)) {
       if (!PassLocked(lock, held, now, full ? engine::PlanDetail::kFull
                                             : engine::PlanDetail::kDecisions))
@@ -400,6 +402,9 @@ engine::Snapshot Controller::BuildSnapshotLocked(Time now) {
   s.associations = cluster_.base.associations;  // ToEngineJob may have added some
   s.accounts = cluster_.base.accounts;
   for (std::uint32_t n = 0; n < nodes_.size(); ++n) s.nodes[n].state = SchedulingStateLocked(n);
+  std::vector<std::string> names;
+  for (const engine::Node& n : s.nodes) names.push_back(n.name);
+  s.windows = reservations_.Windows(now, names);
   s.now = now;
   return s;
 }
@@ -413,7 +418,9 @@ bool Controller::ReplayChangesLocked(Time now) {
   if (!sched_ || limits_changed_) {  // sacctmgr changed QoS, accounts or associations
     limits_changed_ = false;
     NewSchedulerLocked();
+    windows_changed_ = true;
   } else if (cluster_changed_) {
+    windows_changed_ = true;  // a reservation may name a node that has just joined
     // Nodes joined or changed (a backend's; nodes are only ever added, so indices hold): the
     // scheduler takes the cluster anew, and running jobs are replayed, since one that named a
     // node not known at its last replay must now be placed with its allocation.
@@ -421,6 +428,7 @@ bool Controller::ReplayChangesLocked(Time now) {
     dirty_.insert(active_.begin(), active_.end());
   }
   cluster_changed_ = false;
+  SyncWindowsLocked(now);  // before the replay: it marks the jobs whose window id changed
   SplitArrayWindowsLocked();
   // The metrics' job counts follow the same changes (every TouchLocked marks both).
   const JobTally::Lookup tally_lookup = TallyLookupLocked();

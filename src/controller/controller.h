@@ -52,6 +52,7 @@
 #include "controller/step_output.h"
 #include "engine/model.h"
 #include "jobspec/validate.h"
+#include "reservation/reservation.h"
 #include "store/store.h"
 
 namespace lockstep::engine {
@@ -170,6 +171,11 @@ class Controller : private backend::EventSink,
   // scontrol show config (controller_config_view.cc): settings by Slurm's names, as text.
   nlohmann::json ConfigView() const;
   Result<nlohmann::json> ChangeAccounts(const Caller& caller, const nlohmann::json& request);
+  // Reservations (controller_reservations.cc, docs/reservations.md): scontrol show reservation
+  // and sinfo -T read them; operators create, update and delete them with scontrol's words,
+  // {"action": "create"|"update"|"delete", "words": ["StartTime=now", ...]}.
+  nlohmann::json ReservationsView() const;
+  Result<nlohmann::json> ChangeReservations(const Caller& caller, const nlohmann::json& request);
   // The QoS and the fair-share tree as sshare shows it (controller_shares.cc).
   nlohmann::json ListQos() const;
   nlohmann::json Shares() const;
@@ -619,6 +625,22 @@ class Controller : private backend::EventSink,
   bool limits_changed_ = false;       // guarded by mu_
   std::uint64_t accounts_changes_ = 0;  // guarded by mu_: changes stored (their keys)
   Status ReplayAccountsChanges();       // at Start: the stored changes over the cluster YAML
+  // Reservations (controller_reservations.cc), stored one record each (table "reservations").
+  reservation::ReservationBook reservations_;  // guarded by mu_
+  bool windows_changed_ = true;                // guarded by mu_: the engine's windows are stale
+  // guarded by mu_: the PURGE_COMP reservations that had jobs at the last Advance.
+  std::set<std::string> reservations_with_jobs_;
+  Status LoadReservations();  // at Start
+  reservation::ClusterFacts ReservationFactsLocked() const;
+  // Gives the scheduler the windows and the jobs their window ids when reservations changed.
+  void SyncWindowsLocked(Time now);
+  // Each turn of the loop: repeats DAILY/WEEKLY ones, ends and purges the others, durably.
+  void AdvanceReservationsLocked(Time now);
+  // --reservation at submission: the name must exist and admit the caller and account.
+  Status CheckReservationAccessLocked(const Caller& caller, const jobspec::JobSpec& spec) const;
+  // What squeue says of a pending job that a reservation keeps waiting, or "" when none does.
+  std::string ReservationReasonLocked(const JobEntry& e, Time expected_start) const;
+  store::PendingWrite StoreReservationsLocked(const std::vector<std::string>& names);
   // Fair-share usage (controller_fairshare_usage.cc): charged by running jobs, decayed, and stored.
   Time usage_time_ = 0;  // guarded by mu_: when usage was last charged; 0 before the first pass
   Seconds UsagePeriodLocked() const;

@@ -102,7 +102,13 @@ void Controller::PublishPendingViewsLocked(
       shown_.erase(id);
       continue;
     }
-    e->reason = engine::PendingReasonName(v.reason);
+    // Waiting for room: a reservation may be what it waits for (held or dependent jobs say so).
+    const bool for_room = v.reason == engine::PendingReason::kResources ||
+                          v.reason == engine::PendingReason::kPriority ||
+                          v.reason == engine::PendingReason::kReqNodeNotAvail;
+    const std::string held_back =
+        for_room ? ReservationReasonLocked(*e, v.expected_start) : std::string();
+    e->reason = held_back.empty() ? engine::PendingReasonName(v.reason) : held_back;
     e->expected_start = v.expected_start;
     e->priority = v.priority;
     if (v.reason == engine::PendingReason::kDependencyNeverSatisfied &&

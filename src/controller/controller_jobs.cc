@@ -46,6 +46,7 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
     if (spec.account.empty() && spec.external.empty())
       spec.account = DefaultAccountOf(cluster_, caller.user);
     LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));
+    LOCKSTEP_RETURN_IF_ERROR(CheckReservationAccessLocked(caller, spec));
     LOCKSTEP_RETURN_IF_ERROR(CheckContainerMountsLocked(spec));
     // Slurm's MaxArraySize: every index below it (Slurm's words: "Invalid job array
     // specification").

@@ -138,6 +138,7 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
       {"account", e.spec->account.empty() ? "root" : e.spec->account},
       {"partition", part.name},
       {"qos", j.qos < cluster_.base.qos.size() ? cluster_.base.qos[j.qos].name : "normal"},
+      {"reservation", e.spec->reservation},
       {"state", e.ShownState()},
       {"reason", e.state != JobState::kPending ? "None"
                  : e.requeue_held              ? "job requeued in held state"  // Slurm's words
@@ -431,6 +432,15 @@ nlohmann::json Controller::ListNodes() const {
       if (e.state == JobState::kCompleting) completing[n] = true;
     }
   }
+  // An idle node in a reservation in force shows it, as Slurm's: "maint" (MAINT) or "reserved".
+  std::vector<std::string> reserved(nodes_.size());
+  const Time now = clock_.Now();
+  for (const auto& [name, r] : reservations_.all()) {
+    if (!r.ActiveAt(now)) continue;
+    for (const std::string& node : r.nodes)
+      if (std::uint32_t n = NodeIndexLocked(node); n != engine::kNone && reserved[n] != "maint")
+        reserved[n] = r.Has(reservation::kMaint) ? "maint" : "reserved";
+  }
   nlohmann::json out = nlohmann::json::array();
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
     const engine::Node& node = cluster_.base.nodes[n];
@@ -438,10 +448,11 @@ nlohmann::json Controller::ListNodes() const {
     bool busy = cpus[n] > 0 || gpus[n] != 0;
     bool full = cpus[n] >= node.cpus ||
                 (gpus[n] != 0 && std::popcount(gpus[n]) >= static_cast<int>(node.gpus.size()));
-    std::string state = completing[n] ? "completing"
-                        : !busy       ? "idle"
-                        : full        ? "allocated"
-                                      : "mixed";
+    std::string state = completing[n]                   ? "completing"
+                        : !busy && !reserved[n].empty() ? reserved[n]
+                        : !busy                         ? "idle"
+                        : full                          ? "allocated"
+                                                        : "mixed";
     if (info.admin == engine::NodeState::kDrain) state = busy ? "draining" : "drained";
     if (info.admin == engine::NodeState::kDown) state = "down";
     // A backend's own view (Kubernetes): a cordon drains, NotReady is down, each with its reason.

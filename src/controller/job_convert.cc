@@ -194,6 +194,11 @@ engine::Job ToEngineJob(const JobEntry& e, config::ClusterConfig& c) {
   j.held_by_admin = e.held_by_admin;
   j.requeue = s.requeue.value_or(true);
   j.admin_priority = e.admin_priority;
+  if (!s.reservation.empty()) {
+    // A reservation since deleted names no window: the job waits (ReservationDeleted).
+    auto r = c.reservation_ids.find(s.reservation);
+    j.reservation = r == c.reservation_ids.end() ? kDeletedReservation : r->second;
+  }
   for (const jobspec::DependencySpec& d : s.dependencies)
     j.dependencies.push_back({static_cast<engine::DependencyKind>(d.type), d.job});
   j.dependencies_any = s.dependencies_any;

@@ -10,6 +10,10 @@
 
 namespace lockstep::controller {
 
+// The window id of a job whose reservation no longer exists: no window has it, so the engine
+// never starts the job (ids count up from 1).
+inline constexpr std::uint32_t kDeletedReservation = 0xFFFFFFFEu;
+
 // Checks a submission; the error is what sbatch prints ("Invalid partition name specified").
 Status ValidateSpec(const jobspec::JobSpec& spec, config::ClusterConfig& cluster);
 

@@ -24,6 +24,17 @@ std::optional<ApiResponse> Accounts(Controller& c, const Caller& caller,
   return Answer(c.ChangeAccounts(caller, body));
 }
 
+std::optional<ApiResponse> Reservations(Controller& c, const Caller& caller,
+                                        const http::request<http::string_body>& req) {
+  if (req.method() == http::verb::get) return JsonResponse(http::status::ok, c.ReservationsView());
+  if (req.method() != http::verb::post)
+    return JsonResponse(http::status::method_not_allowed, {{"error", "GET or POST"}});
+  nlohmann::json body = nlohmann::json::parse(req.body(), nullptr, false);
+  if (body.is_discarded() || !body.is_object())
+    return JsonResponse(http::status::bad_request, {{"error", "the body is not a JSON object"}});
+  return Answer(c.ChangeReservations(caller, body));
+}
+
 // "/api/v1/jobs/{id}/script" -> id; 0 when `path` is not that.
 JobId ScriptPathId(std::string_view path) {
   constexpr std::string_view kPrefix = "/api/v1/jobs/", kSuffix = "/script";
@@ -42,6 +53,7 @@ std::optional<ApiResponse> SlurmCommandsRoute(Controller& c, const Caller& calle
                                               std::string_view path,
                                               const http::request<http::string_body>& req) {
   if (path == "/api/v1/accounts") return Accounts(c, caller, req);
+  if (path == "/api/v1/reservations") return Reservations(c, caller, req);
   if (path == "/api/v1/config" && req.method() == http::verb::get)
     return JsonResponse(http::status::ok, c.ConfigView());
   if (path == "/api/v1/jobs/test" && req.method() == http::verb::post) {

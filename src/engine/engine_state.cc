@@ -40,6 +40,7 @@ EngineState::EngineState(const Snapshot& snapshot)
   for (std::uint32_t w = 0; w < snapshot.windows.size(); ++w) {
     const Window& win = snapshot.windows[w];
     if (win.end <= snapshot.now) continue;
+    if (win.flex) flex_windows.push_back(win.id);
     if (win.start > snapshot.now) {  // to come: held in the planner until it starts
       next_window_change = std::min(next_window_change, win.start);
       continue;
@@ -49,6 +50,7 @@ EngineState::EngineState(const Snapshot& snapshot)
     for (std::uint32_t n : win.nodes)
       if (n < node_window.size()) node_window[n] = w;
   }
+  std::sort(flex_windows.begin(), flex_windows.end());
   hot.reserve(snapshot.pending.size());
   for (std::uint32_t j = 0; j < snapshot.pending.size(); ++j)
     hot.push_back(HotOf(snapshot.pending[j], shapes[j]));

@@ -174,12 +174,19 @@ struct EngineState {
   // The earliest time from t at which the windows let a job of `shape` start on node n: t; the
   // end of the window in force there, for a job not of it; kInfiniteTime for a job of a window
   // not in force there, or from its end on.
+  // A job of a FLEX window may also start where no window is, and on its own after it.
   Time WindowFrom(std::uint32_t n, const JobShape& shape, Time t) const {
     const std::uint32_t w = node_window.empty() ? kNone : node_window[n];
-    if (w == kNone) return shape.reservation == kNone ? t : kInfiniteTime;
+    const bool flex = shape.reservation != kNone && IsFlexWindow(shape.reservation);
+    if (w == kNone) return shape.reservation == kNone || flex ? t : kInfiniteTime;
     const Window& win = s.windows[w];
-    if (shape.reservation == win.id) return t < win.end ? t : kInfiniteTime;
+    if (shape.reservation == win.id) return t < win.end || flex ? t : kInfiniteTime;
     return std::max(t, win.end);
+  }
+  std::vector<std::uint32_t> flex_windows;  // ids of the FLEX windows, sorted
+  bool IsFlexWindow(std::uint32_t id) const {
+    return !flex_windows.empty() &&
+           std::binary_search(flex_windows.begin(), flex_windows.end(), id);
   }
   bool WindowAllows(std::uint32_t n, const JobShape& shape, Time t) const {
     return WindowFrom(n, shape, t) == t;

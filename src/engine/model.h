@@ -249,10 +249,12 @@ struct Job {
 // its own jobs (Job::reservation == id). Before it starts they are held whole from `start`, so
 // no other job is started that would run into it (and the time before it is backfilled); while
 // it is in force only its jobs are placed on them; after `end` they are everyone's again.
+// `flex` (Slurm's FLEX): its jobs may also run on nodes of no window, and on its own after it.
 struct Window {
   std::uint32_t id = 0;
   Time start = 0, end = 0;
   std::vector<std::uint32_t> nodes;  // indices into Snapshot::nodes, sorted, without repeats
+  bool flex = false;
 };
 
 // Everything the engine may look at. `now` is the only clock.

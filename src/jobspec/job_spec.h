@@ -43,6 +43,7 @@ struct JobSpec {
   std::string partition;  // -p
   std::string account;    // -A
   std::string qos;        // -q
+  std::string reservation;  // --reservation: a reservation's name (lockstepd checks access)
   // Size.
   std::int32_t min_nodes = 0;  // -N a[-b]; 0: not given
   std::int32_t max_nodes = 0;

@@ -205,6 +205,7 @@ std::map<std::string_view, FieldReader> SpecFields(JobSpec& s) {
       {"partition", str(s.partition)},
       {"account", str(s.account)},
       {"qos", str(s.qos)},
+      {"reservation", str(s.reservation)},
       {"min_nodes", num(s.min_nodes)},
       {"max_nodes", num(s.max_nodes)},
       {"ntasks", num(s.ntasks)},
@@ -265,6 +266,7 @@ std::string JobSpecToJson(const JobSpec& s) {
   j["partition"] = s.partition;
   j["account"] = s.account;
   j["qos"] = s.qos;
+  if (!s.reservation.empty()) j["reservation"] = s.reservation;
   j["min_nodes"] = s.min_nodes;
   j["max_nodes"] = s.max_nodes;
   j["ntasks"] = s.ntasks;

@@ -14,6 +14,7 @@ bool TakesText(Opt id) {
     case Opt::kPartition:
     case Opt::kAccount:
     case Opt::kQos:
+    case Opt::kReservation:
     case Opt::kConstraint:
     case Opt::kNodelist:
     case Opt::kExclude:
@@ -59,12 +60,10 @@ Status SpecBuilder::Apply(const Occurrence& occ) {
   return st;
 }
 
-// --reservation and --licenses: lockstep defines no reservation and no license, so any name is
-// one the cluster does not have, refused with the words and the exit code of Slurm's refusal.
+// --licenses: lockstep defines no license, so any name is one the cluster does not have,
+// refused with the words and the exit code of Slurm's refusal.
 Status SpecBuilder::UndefinedName(const Occurrence& occ) const {
-  const std::string_view why = occ.def->long_name == "reservation"
-                                   ? "Requested reservation is invalid"
-                                   : "Invalid license specification";
+  const std::string_view why = "Invalid license specification";
   const std::string_view failed =
       prog_ == "sbatch" ? "Batch job submission failed" : "Unable to allocate resources";
   if (occ.place.source == Source::kCommandLine)
@@ -126,6 +125,9 @@ Status SpecBuilder::ApplyValue(const Occurrence& occ, const std::string& v) {
       return Status::Ok();
     case Opt::kQos:
       spec_.qos = v;
+      return Status::Ok();
+    case Opt::kReservation:
+      spec_.reservation = v;
       return Status::Ok();
     case Opt::kConstraint:
       spec_.constraint = v;

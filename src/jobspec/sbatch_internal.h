@@ -51,6 +51,7 @@ enum class Opt : std::uint8_t {
   kNoRequeue,
   kQos,
   kAccount,
+  kReservation,  // --reservation: a name lockstepd checks at submission
   kExclusive,
   kHold,
   kBegin,
@@ -73,7 +74,7 @@ enum class Opt : std::uint8_t {
   kTestOnly,  // sbatch/srun --test-only
   kSrunOnly,     // srun's own (--pty, --jobid, --cpu-bind, ...): handed to srun (SrunParse)
   kIgnored,      // a Slurm option accepted without effect: a warning
-  kUnsupported,  // --reservation, --licenses: names lockstep defines none of, refused as Slurm does
+  kUnsupported,  // --licenses: names lockstep defines none of, refused as Slurm does
 };
 
 enum class ArgKind : std::uint8_t { kNone, kRequired, kOptional };

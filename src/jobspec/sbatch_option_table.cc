@@ -37,6 +37,7 @@ std::vector<OptionDef> BuildTable() {
       {"requeue", 0, kNone, Opt::kRequeue},
       {"no-requeue", 0, kNone, Opt::kNoRequeue},
       {"qos", 'q', kReq, Opt::kQos},
+      {"reservation", 0, kReq, Opt::kReservation},
       {"account", 'A', kReq, Opt::kAccount},
       {"exclusive", 0, kOpt, Opt::kExclusive},
       {"hold", 'H', kNone, Opt::kHold},
@@ -113,7 +114,6 @@ std::vector<OptionDef> BuildTable() {
       {"test-only", 0, kNone, Opt::kTestOnly},
       {"wait", 'W', kNone, Opt::kWait, true},
       // Names that lockstep defines none of: refused as Slurm refuses an undefined one.
-      {"reservation", 0, kReq, Opt::kUnsupported},
       {"licenses", 'L', kReq, Opt::kUnsupported},
       // Accepted without effect (a warning), docs/commands.md says why for each: placement and
       // binding hints lockstep's placement does not take, limits it does not apply, and

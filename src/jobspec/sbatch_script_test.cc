@@ -170,9 +170,9 @@ TEST_F(SbatchScriptTest, UnknownDirectiveNamesTheLine) {
             "sbatch: train.sbatch line 2: #SBATCH: unterminated double quote");
   EXPECT_EQ(Error({Script("#!/bin/sh\n#SBATCH --time\n")}),
             "sbatch: train.sbatch line 2: #SBATCH: option '--time' requires an argument");
-  EXPECT_EQ(Error({Script("#!/bin/sh\n#SBATCH --reservation=a1\n")}),
-            "sbatch: train.sbatch line 2: #SBATCH --reservation: Batch job submission failed: "
-            "Requested reservation is invalid");
+  EXPECT_EQ(Error({Script("#!/bin/sh\n#SBATCH --licenses=a1\n")}),
+            "sbatch: train.sbatch line 2: #SBATCH --licenses: Batch job submission failed: "
+            "Invalid license specification");
 }
 
 TEST_F(SbatchScriptTest, BadValueNamesTheLine) {

@@ -240,10 +240,10 @@ TEST_F(SbatchCommandLineTest, IgnoredSlurmOptionsBecomeWarnings) {
   EXPECT_EQ(s.warnings[2], "sbatch: -v has no effect in lockstep and is ignored");
 }
 
-// lockstep defines no reservation and no license: any name is refused in Slurm's words.
-TEST_F(SbatchCommandLineTest, UndefinedReservationsAndLicensesAreRefusedAsSlurmDoes) {
-  EXPECT_EQ(Error({"--reservation=maint", Script(kPlain)}),
-            "sbatch: Batch job submission failed: Requested reservation is invalid");
+// lockstep defines no license: any name is refused in Slurm's words. A reservation's name is
+// kept for lockstepd, which knows the reservations.
+TEST_F(SbatchCommandLineTest, UndefinedLicensesAreRefusedAsSlurmDoesReservationsAreKept) {
+  EXPECT_EQ(Parse({"--reservation=maint", Script(kPlain)})->reservation, "maint");
   EXPECT_EQ(Error({"-L", "matlab", Script(kPlain)}),
             "sbatch: Batch job submission failed: Invalid license specification");
 }

@@ -10,6 +10,7 @@
 #include "common/hostlist.h"
 #include "engine/fairshare.h"
 #include "engine/scheduler.h"
+#include "reservation/reservation.h"
 
 namespace lockstep::sim {
 namespace {
@@ -58,8 +59,9 @@ struct Completion {
 class Replay {
  public:
   Replay(const trace::Trace& trace, JobIndex index, config::ClusterConfig cluster,
-         const SimOptions& o)
-      : trace_(trace), index_(std::move(index)), cluster_(std::move(cluster)), o_(o) {
+         const SimOptions& o, std::vector<engine::Window> windows)
+      : trace_(trace), index_(std::move(index)), cluster_(std::move(cluster)), o_(o),
+        windows_(std::move(windows)) {
     for (const engine::Node& n : cluster_.base.nodes) gpu_cluster_ |= !n.gpus.empty();
     for (const engine::Node& n : cluster_.base.nodes)
       result_.capacity_units += gpu_cluster_ ? static_cast<std::int64_t>(n.gpus.size()) : n.cpus;
@@ -94,12 +96,15 @@ class Replay {
     usage_.clear();
     for (const auto& a : base.associations) usage_.push_back(a.usage);
     sched_.emplace(std::move(base), o_.policy);
+    if (!windows_.empty()) sched_->SetWindows(windows_);
     ProgressBar progress(o_.progress ? static_cast<std::int64_t>(jobs.size()) : 0);
     std::size_t next_submit = 0;
     while (true) {
       Time t = kInfiniteTime;
       if (next_submit < jobs.size()) t = jobs[next_submit].submit;
       if (!completions_.empty()) t = std::min(t, completions_.top().at);
+      // A window that starts or ends while jobs wait changes what may start.
+      if (!sched_->snapshot().pending.empty()) t = std::min(t, NextWindowChange());
       if (t == kInfiniteTime) break;
       Advance(t);
       bool freed = false;
@@ -122,6 +127,15 @@ class Replay {
   }
 
  private:
+  Time NextWindowChange() const {
+    Time next = kInfiniteTime;
+    for (const engine::Window& w : windows_) {
+      if (w.start > now_) next = std::min(next, w.start);
+      if (w.end > now_) next = std::min(next, w.end);
+    }
+    return next;
+  }
+
   void Advance(Time t) {
     if (o_.policy.weights.fairshare > 0 && t > now_) {
       for (std::uint32_t a = 0; a < usage_.size(); ++a) {
@@ -284,6 +298,7 @@ class Replay {
   const JobIndex index_;  // job id -> position in trace_.jobs, which the vectors below share
   config::ClusterConfig cluster_;
   const SimOptions& o_;
+  const std::vector<engine::Window> windows_;  // the reservations' (SimOptions::reservations)
   std::optional<engine::Scheduler> sched_;
   Time now_ = 0;
   std::vector<double> usage_;  // fair-share usage per association, decayed as time passes
@@ -302,12 +317,36 @@ class Replay {
 
 }  // namespace
 
+// The reservations' windows, checked as lockstepd checks them; `start`: the replay's "now".
+Result<std::vector<engine::Window>> WindowsOf(const std::vector<std::vector<std::string>>& all,
+                                              const config::ClusterConfig& cluster, Time start) {
+  reservation::ClusterFacts facts;
+  for (const engine::Node& n : cluster.base.nodes) facts.node_names.push_back(n.name);
+  facts.node_usable.assign(facts.node_names.size(), true);
+  facts.busy_until.assign(facts.node_names.size(), 0);
+  for (const engine::Partition& p : cluster.base.partitions) {
+    facts.partition_names.push_back(p.name);
+    facts.partition_nodes.push_back(p.nodes);
+  }
+  facts.default_partition = cluster.default_partition;
+  reservation::ReservationBook book;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    Result<std::string> made = book.Create(all[i], facts, start);
+    if (!made.ok())
+      return InvalidArgument("reservation " + std::to_string(i + 1) + ": " + made.status().message());
+  }
+  return book.Windows(start, facts.node_names);
+}
+
 Result<SimResult> Simulate(const trace::Trace& trace, config::ClusterConfig cluster,
                            const SimOptions& options) {
   if (cluster.base.nodes.empty()) return InvalidArgument("the cluster has no nodes");
   Result<JobIndex> index = JobIndex::Build(trace.jobs);
   if (!index.ok()) return index.status();
-  return Replay(trace, std::move(*index), std::move(cluster), options).Run();
+  const Time start = trace.jobs.empty() ? 0 : trace.jobs.front().submit;
+  Result<std::vector<engine::Window>> windows = WindowsOf(options.reservations, cluster, start);
+  if (!windows.ok()) return windows.status();
+  return Replay(trace, std::move(*index), std::move(cluster), options, std::move(*windows)).Run();
 }
 
 Result<config::ClusterConfig> ClusterFromTrace(const trace::Trace& trace) {

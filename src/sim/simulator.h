@@ -23,6 +23,11 @@ struct SimOptions {
   Seconds fairshare_half_life = 7 * 24 * 3600;
   bool progress = false;              // a progress bar on a terminal
   std::ostream* event_log = nullptr;  // one line per start, end and preemption (golden tests)
+  // Reservations held on the cluster during the replay, each as scontrol create reservation's
+  // words ("StartTime=now+1hour Duration=120 Nodes=n[1-2] Flags=MAINT Users=root"); "now" is
+  // the trace's first submission. No trace job asks for one: they are windows the jobs keep out
+  // of (maintenance, dedicated capacity).
+  std::vector<std::vector<std::string>> reservations;
 };
 
 // Replays `trace` on `cluster`. Jobs the cluster can never run (too big, over a limit) are

@@ -18,6 +18,7 @@ lockstep_cc_library(NAME lockstep_cli_format FOLDER cli/format
     ${CMAKE_CURRENT_LIST_DIR}/event_line.cc
     ${CMAKE_CURRENT_LIST_DIR}/sacctmgr.cc
     ${CMAKE_CURRENT_LIST_DIR}/scontrol_config.cc
+    ${CMAKE_CURRENT_LIST_DIR}/reservations.cc
     ${CMAKE_CURRENT_LIST_DIR}/sstat.cc
     ${CMAKE_CURRENT_LIST_DIR}/unknown_letters.cc
   DEPS lockstep_common nlohmann_json::nlohmann_json fmt::fmt)
@@ -27,6 +28,7 @@ lockstep_cc_test(NAME cli_format_test
     ${CMAKE_CURRENT_LIST_DIR}/field_format_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/squeue_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/sinfo_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/reservations_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/sacct_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/sprio_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/scontrol_test.cc

@@ -6,6 +6,8 @@
 #include <functional>
 #include <set>
 
+#include "common/duration.h"
+
 namespace lockstep::cli {
 namespace {
 
@@ -130,13 +132,7 @@ std::string Str(const nlohmann::json& j, const char* key) {
 // sacctmgr's times: "HH:MM:SS", or "D-HH:MM:SS" from a day on.
 std::string Duration(const nlohmann::json& seconds) {
   if (!seconds.is_number_integer()) return "";
-  long long s = seconds.get<long long>();
-  char buf[48];
-  if (s >= 86400)
-    std::snprintf(buf, sizeof buf, "%lld-%02lld:%02lld:%02lld", s / 86400, s / 3600 % 24, s / 60 % 60, s % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
-  return buf;
+  return FormatSlurmSpan(seconds.get<long long>());
 }
 
 std::string QosNames(const nlohmann::json& tables) {
@@ -353,3 +349,4 @@ Result<std::string> FormatSacctmgrList(const nlohmann::json& tables, const Sacct
 }
 
 }  // namespace lockstep::cli
+#include "common/duration.h"

@@ -164,7 +164,8 @@ bool Passes(const nlohmann::json& job, const JobFilter& filter) {
     return false;
   if (!InSet(filter.names, job, "name") || !InSet(filter.accounts, job, "account") ||
       !InSet(filter.qos, job, "qos") || !InSet(filter.partitions, job, "partition") ||
-      !InSet(filter.users, job, "user") || !InSet(filter.states, job, "state"))
+      !InSet(filter.users, job, "user") || !InSet(filter.states, job, "state") ||
+      !InSet(filter.reservations, job, "reservation"))
     return false;
   if (filter.nodes.empty()) return true;
   Result<std::vector<std::string>> hosts = ExpandHostlist(job.value("nodes", ""));

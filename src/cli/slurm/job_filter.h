@@ -46,6 +46,7 @@ struct JobFilter {
   std::set<std::string> partitions;  // -p/--partition
   std::set<std::string> users;       // -u/--user, --me
   std::set<std::string> states;      // long names (PENDING, RUNNING, ...)
+  std::set<std::string> reservations;  // -R/--reservation
 };
 
 // The comma-separated items of `text`, for the sets above.
