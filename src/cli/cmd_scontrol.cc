@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/format/scontrol.h"
 #include "cli/format/scontrol_config.h"
+#include "cli/scontrol_show.h"
 #include "cli/scontrol_suspend.h"
 #include "cli/scontrol_options.h"
 #include "cli/slurm/slurm_options.h"
@@ -27,6 +28,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: scontrol show job [ID] | show node [NAME] | show partition [NAME] | show hostnames "
     "LIST | show config\n"
+    "       scontrol show steps [JOBID[.STEP]] | show topology [NAME]\n"
     "       scontrol hold|release|requeue|requeuehold JOBID[,JOBID...]\n"
     "       scontrol requeuehold State=SpecialExit JOBID[,JOBID...]\n"
     "       scontrol suspend|resume JOBID[,JOBID...]\n"
@@ -194,6 +196,10 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
     Result<nlohmann::json> r = api.Get("/api/v1/config");
     if (!r.ok()) return Fail("scontrol", r.status());
     text = FormatScontrolShowConfig(*r, std::time(nullptr));
+  } else if (what == "step" || what == "steps") {
+    return ShowSteps(api, name, oneliner);
+  } else if (what == "topology") {
+    return ShowTopology(api, name);
   } else if (what == "hostnames" || what == "hostname") {
     text = FormatScontrolShowHostnames(name.empty() ? Environment()["SLURM_JOB_NODELIST"] : name);
   } else if (what == "hostlist" || what == "hostlistsorted") {
