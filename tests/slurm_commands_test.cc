@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <fstream>
 #include <regex>
 #include <string>
 
@@ -107,8 +108,65 @@ TEST(SlurmCommands, ScontrolErrorsReadAsSlurmsAndTheUsageAsLines) {
       << r.err;
 }
 
+// What tools read at start-up: every key of Slurm 22.05's show config (a workflow engine failed
+// without SchedulerTimeSlice and AcctGatherNodeFreq), the steps that run, the switches.
+TEST(SlurmCommands, ScontrolShowConfigStepsAndTopology) {
+  ClusterOptions o;
+  o.extra_yaml =
+      "topology:\n  switches:\n    - {name: leaf0, nodes: node1}\n"
+      "    - {name: leaf1, nodes: node2}\n    - {name: spine, switches: \"leaf[0-1]\"}\n";
+  Cluster c(o);
+  ASSERT_TRUE(c.Start());
+  CommandResult r = c.Run({"scontrol", "show", "config"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* line : {"\nSchedulerTimeSlice      = 30 sec\n",
+                           "\nAcctGatherNodeFreq      = 0 sec\n",
+                           "\nTopologyPlugin          = topology/tree\n",
+                           "\nClusterName             = lockstep\n"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << r.out;
+  EXPECT_NE(r.out.find(" is UP\n"), std::string::npos) << r.out;
+
+  r = c.Run({"scontrol", "show", "topology"});
+  EXPECT_EQ(r.out,
+            "SwitchName=leaf0 Level=0 LinkSpeed=1 Nodes=node1 \n"
+            "SwitchName=leaf1 Level=0 LinkSpeed=1 Nodes=node2 \n"
+            "SwitchName=spine Level=1 LinkSpeed=1 Nodes=node[1-2] Switches=leaf[0-1] \n")
+      << r.err;
+  EXPECT_EQ(c.Run({"scontrol", "show", "topology", "node2"}).out,
+            "SwitchName=leaf1 Level=0 LinkSpeed=1 Nodes=node2 \n"
+            "SwitchName=spine Level=1 LinkSpeed=1 Nodes=node[1-2] Switches=leaf[0-1] \n");
+
+  EXPECT_EQ(c.Run({"scontrol", "show", "steps"}).out, "No job steps in the system\n");
+  // A step that runs until the file "go" appears.
+  const unsigned long long id =
+      Submit(c, {"-t", "5", "--wrap", "srun sh -c 'while [ ! -e go ]; do sleep 0.05; done'"});
+  ASSERT_GT(id, 0u);
+  const std::string ids = std::to_string(id);
+  ASSERT_TRUE(WaitFor(
+      [&] { return c.Get("/api/v1/jobs/" + ids + "/steps/0").value("state", "") == "RUNNING"; },
+      20s));
+  r = c.Run({"scontrol", "show", "steps"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("StepId=" + ids + ".batch UserId="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("StepId=" + ids + ".0 UserId="), std::string::npos) << r.out;
+  r = c.Run({"scontrol", "show", "step", ids + ".0", "-o"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_match(
+      r.out, std::regex("StepId=" + ids + R"(\.0 UserId=\d+ StartTime=\S+ TimeLimit=UNLIMITED )"
+                        R"(State=RUNNING Partition=\S+ NodeList=node\d Nodes=1 CPUs=\d+ Tasks=1 )"
+                        R"(Name=sh Network=\(null\) TRES=cpu=\S+ ResvPorts=\(null\) )"
+                        R"(CPUFreqReq=Default Dist=Block SrunHost:Pid=\S+:[1-9]\d*\n)")))
+      << r.out;
+  std::ofstream(c.work() + "/go") << "";
+  EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
+  r = c.Run({"scontrol", "show", "steps", ids});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "Job step " + ids + ".4294967294 not found\n");
+  EXPECT_EQ(c.Run({"scontrol", "show", "steps"}).out, "No job steps in the system\n");
+}
+
 // The scontrol entities and verbs tools use beside show job: jobid, hostlist and
-// hostlistsorted, version, uhold (a hold the owner may release, whoever put it); srun's older
+// hostlistsorted, version, topology (of a cluster without one), uhold (a hold the owner may release, whoever put it); srun's older
 // --cpu_bind spelling.
 TEST(SlurmCommands, ScontrolHostlistsVersionJobidAndUhold) {
   Cluster c;
@@ -116,6 +174,11 @@ TEST(SlurmCommands, ScontrolHostlistsVersionJobidAndUhold) {
   EXPECT_EQ(c.Run({"scontrol", "show", "hostlist", "n3,n1,n2,gpu07,gpu08"}).out, "n[3,1-2],gpu[07-08]\n");
   EXPECT_EQ(c.Run({"scontrol", "show", "hostlistsorted", "n3,n1,n2"}).out, "n[1-3]\n");
   EXPECT_EQ(c.Run({"scontrol", "version"}).out.rfind("slurm 22.05", 0), 0u);
+  // A cluster without switches: Slurm's error, and its exit code 0.
+  CommandResult topology = c.Run({"scontrol", "show", "topology"});
+  EXPECT_EQ(topology.exit_code, 0);
+  EXPECT_EQ(topology.out, "");
+  EXPECT_EQ(topology.err, "scontrol: error: No topology information available\n");
   CommandResult r = c.Run({"sbatch", "--parsable", "--wrap", "true", "--begin", "now+1hour"}, "/tmp", 65534);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string id = r.out.substr(0, r.out.find('\n'));

@@ -16,6 +16,7 @@
 #include "cli/format/scontrol.h"
 #include "cli/format/reservations.h"
 #include "cli/format/scontrol_config.h"
+#include "cli/scontrol_show.h"
 #include "cli/scontrol_suspend.h"
 #include "cli/scontrol_options.h"
 #include "cli/scontrol_reservation.h"
@@ -29,6 +30,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: scontrol show job [ID] | show node [NAME] | show partition [NAME] | show hostnames "
     "LIST | show config\n"
+    "       scontrol show steps [JOBID[.STEP]] | show topology [NAME]\n"
     "       scontrol hold|release|requeue|requeuehold JOBID[,JOBID...]\n"
     "       scontrol requeuehold State=SpecialExit JOBID[,JOBID...]\n"
     "       scontrol suspend|resume JOBID[,JOBID...]\n"
@@ -210,6 +212,10 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
       std::fputs(text->c_str(), stdout);  // on stdout, as Slurm's
       return 1;
     }
+  } else if (what == "step" || what == "steps") {
+    return ShowSteps(api, name, oneliner);
+  } else if (what == "topology") {
+    return ShowTopology(api, name);
   } else if (what == "hostnames" || what == "hostname") {
     text = FormatScontrolShowHostnames(name.empty() ? Environment()["SLURM_JOB_NODELIST"] : name);
   } else if (what == "hostlist" || what == "hostlistsorted") {

@@ -138,6 +138,11 @@ Result<nlohmann::json> StartStep(client::ApiClient& api, unsigned long long job,
                         {"cwd", p.spec.work_dir},
                         {"stream", true}};
   if (!p.spec.nodelist.empty()) req["nodelist"] = p.spec.nodelist;  // -w: which of the job's nodes
+  // Who started the step, for scontrol show steps' SrunHost:Pid (tools find srun by it).
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  req["srun_host"] = host;
+  req["srun_pid"] = static_cast<int>(::getpid());
   if (Status s = AddStepInputFields(p.srun_options, req); !s.ok()) return s;
   return api.Post("/api/v1/jobs/" + std::to_string(job) + "/steps", req);
 }

@@ -218,7 +218,9 @@ Status ExpectStepFields(const nlohmann::json& body) {
                              {"input_file", FieldKind::kString},
                              {"pty", FieldKind::kBool},
                              {"rows", FieldKind::kInteger},
-                             {"cols", FieldKind::kInteger}});
+                             {"cols", FieldKind::kInteger},
+                             {"srun_host", FieldKind::kString},
+                             {"srun_pid", FieldKind::kInteger}});
 }
 
 // The body's "signal" (0 when absent).

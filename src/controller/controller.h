@@ -170,6 +170,10 @@ class Controller : private backend::EventSink,
   Result<std::string> BatchScript(const Caller& caller, JobId id) const;
   // scontrol show config (controller_config_view.cc): settings by Slurm's names, as text.
   nlohmann::json ConfigView() const;
+  // scontrol show topology (controller_topology_view.cc): {"plugin", "switches": [{"name",
+  // "level", "link_speed", "nodes", "switches"}], "blocks": [{"name", "index", "nodes",
+  // "block_size"}]}, as Slurm's topology records.
+  nlohmann::json TopologyView() const;
   Result<nlohmann::json> ChangeAccounts(const Caller& caller, const nlohmann::json& request);
   // Reservations (controller_reservations.cc, docs/reservations.md): scontrol show reservation
   // and sinfo -T read them; operators create, update and delete them with scontrol's words,

@@ -416,6 +416,34 @@ TEST_F(ControllerTest, ASwitchCountHoldsAJobAtMostMaxSwitchWait) {
   EXPECT_EQ(Field(*waits, "state"), "RUNNING") << "waited long enough: any two nodes";
 }
 
+// scontrol show topology's records: leaves at level 0 with their nodes, a switch above them one
+// level up with its children and every node below; a node under no switch is in none. Show
+// config names the plugin and what lockstepd knows of itself.
+TEST_F(ControllerTest, TopologyViewReportsTheSwitchesAsSlurmsTreeDoes) {
+  Stop();
+  std::ofstream(dir_.File("cluster.yaml"))
+      << "nodes:\n  - {names: \"n[1-5]\", cpus: 8, memory: 1G}\n"
+         "topology:\n  switches:\n    - {name: spine, switches: \"leaf[1-2]\"}\n"
+         "    - {name: leaf1, nodes: \"n[1-2]\"}\n    - {name: leaf2, nodes: \"n[3-4]\"}\n"
+         "partitions:\n  - {name: gpu, nodes: ALL, default: true}\n";
+  Start();
+  const nlohmann::json expected = nlohmann::json::parse(R"({"plugin": "topology/tree",
+    "switches": [
+      {"name": "spine", "level": 1, "link_speed": 1, "nodes": "n[1-4]", "switches": "leaf[1-2]"},
+      {"name": "leaf1", "level": 0, "link_speed": 1, "nodes": "n[1-2]", "switches": ""},
+      {"name": "leaf2", "level": 0, "link_speed": 1, "nodes": "n[3-4]", "switches": ""}],
+    "blocks": []})");
+  EXPECT_EQ(controller_->TopologyView(), expected);
+  const nlohmann::json config = controller_->ConfigView();
+  EXPECT_EQ(config["TopologyPlugin"], "topology/tree");
+  EXPECT_EQ(config["MaxNodeCount"], "5");
+  EXPECT_TRUE(config["BOOT_TIME"].is_number_integer());
+  EXPECT_EQ(config["HealthCheckProgram"], "(null)");
+  Result<JobId> next = controller_->Submit(kAlice, Spec());
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(config["NEXT_JOB_ID"], std::to_string(*next));
+}
+
 }  // namespace
 }  // namespace lockstep::controller
 

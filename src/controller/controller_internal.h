@@ -46,6 +46,10 @@ struct Controller::StepInfo {
   std::string state = "RUNNING";  // RUNNING, COMPLETED, FAILED, CANCELLED
   std::int32_t exit_code = 0, signal = 0;
   Time start_time = 0, end_time = 0;
+  // The host and pid of the srun that started it (scontrol show steps' SrunHost:Pid), as srun
+  // told them: "" and 0 when it did not.
+  std::string srun_host;
+  std::int32_t srun_pid = 0;
 };
 
 // A command for the backend, decided under mu_ and carried out by the dispatcher.

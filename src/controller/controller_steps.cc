@@ -61,6 +61,8 @@ struct StepRequest {
   bool stream = false;
   std::string stdout_path, stderr_path, cwd;
   std::vector<std::string> nodelist;  // -w: the job's nodes the step runs on (empty: the first)
+  std::string srun_host;              // where srun runs, and its pid: shown, never used
+  int srun_pid = 0;
 };
 
 Result<StepRequest> DecodeStepRequest(const nlohmann::json& req, const std::string& work_dir) {
@@ -92,6 +94,11 @@ Result<StepRequest> DecodeStepRequest(const nlohmann::json& req, const std::stri
   for (const Result<std::string>* f : {&out, &err, &cwd})
     if (!f->ok()) return f->status();
   r.stdout_path = *out, r.stderr_path = *err, r.cwd = *cwd;
+  Result<std::string> srun_host = StringField(req, "srun_host", "");
+  Result<int> srun_pid = IntField(req, "srun_pid", 0, 0, 0x7fffffff);
+  if (!srun_host.ok()) return srun_host.status();
+  if (!srun_pid.ok()) return srun_pid.status();
+  r.srun_host = *srun_host, r.srun_pid = *srun_pid;
   Result<std::string> nodelist = StringField(req, "nodelist", "");
   if (!nodelist.ok()) return nodelist.status();
   if (!nodelist->empty()) {
@@ -198,6 +205,8 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
   step->nodes = t.step_nodes;
   step->ntasks = t.step_tasks;
   step->start_time = clock_.Now();
+  step->srun_host = req->srun_host;
+  step->srun_pid = req->srun_pid;
   // Streamed: the agents send the tasks' output to lockstepd, where srun reads it from any host.
   // Else the tasks write the files named (on their own nodes).
   backend::StepLaunch launch;

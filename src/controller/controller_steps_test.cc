@@ -124,6 +124,30 @@ TEST_F(StepOutputWaitTest, ReadsStillWaitingAreAnsweredWhenTheControllerStops) {
   EXPECT_TRUE(read.get().ok());
 }
 
+// scontrol show steps reads the job's steps: each with what its job holds on its nodes, and
+// the srun that started it as srun named itself.
+class StepViewTest : public RunningJobTest {};
+
+TEST_F(StepViewTest, AJobsStepsCarryTheirResourcesAndTheirSrun) {
+  Result<nlohmann::json> step = controller_->CreateStep(
+      kAlice, job_, {{"argv", {"train"}}, {"srun_host", "login1"}, {"srun_pid", 4242}});
+  ASSERT_TRUE(step.ok()) << step.status().ToString();
+  Result<nlohmann::json> job = controller_->ShowJob(job_);
+  ASSERT_TRUE(job.ok());
+  const nlohmann::json& steps = (*job)["steps"];
+  ASSERT_EQ(steps.size(), 2u) << steps.dump();
+  EXPECT_EQ(steps[0]["step_id"], "batch");
+  EXPECT_EQ(steps[0]["cpus"], 4);  // the job's 4 CPUs, all on its one node
+  EXPECT_EQ(steps[1]["cpus"], 4);
+  EXPECT_EQ(steps[1]["srun_host"], "login1");
+  EXPECT_EQ(steps[1]["srun_pid"], 4242);
+  Result<nlohmann::json> bad = controller_->CreateStep(
+      kAlice, job_, {{"argv", {"train"}}, {"srun_pid", -1}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'srun_pid'"), std::string::npos)
+      << bad.status().message();
+}
+
 }  // namespace
 }  // namespace lockstep::controller
 

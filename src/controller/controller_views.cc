@@ -1,4 +1,5 @@
 // What the API shows: jobs, nodes, partitions, accounting, priorities, "why", and job steps.
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <thread>
@@ -13,6 +14,22 @@
 namespace lockstep::controller {
 
 namespace {
+
+// What a step may use, for scontrol show steps' CPUs= and TRES=: its job's CPUs, memory and GPUs
+// on the step's nodes (a lockstep step shares its job's allocation there).
+void AddStepResources(const std::vector<PlacedNode>& placement,
+                      const std::vector<std::string>& step_nodes, nlohmann::json& step) {
+  std::int64_t cpus = 0, mem = 0, gpus = 0;
+  for (const PlacedNode& p : placement) {
+    if (std::find(step_nodes.begin(), step_nodes.end(), p.node) == step_nodes.end()) continue;
+    cpus += p.cpus;
+    mem += p.mem_mb;
+    gpus += std::popcount(p.gpus);
+  }
+  step["cpus"] = cpus;
+  step["mem_mb"] = mem;
+  step["gpus"] = gpus;
+}
 
 // "gres/gpu:h100:2" for `count` GPUs of the spec's type; "" for none.
 std::string GpuTres(const jobspec::JobSpec& s, std::int32_t count) {
@@ -211,7 +228,7 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
   // An application XID seen on one of the running job's GPUs: the evidence if it fails.
   if (!e.app_evidence.empty()) out["health_evidence"] = e.app_evidence;
   nlohmann::json steps = nlohmann::json::array();
-  if (e.start_time > 0)
+  if (e.start_time > 0) {
     steps.push_back({{"step_id", "batch"},
                      {"name", "batch"},
                      {"state", JobStateName(e.state)},
@@ -220,6 +237,8 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
                      {"start_time", e.start_time},
                      {"end_time", e.end_time},
                      {"nodes", nodes.empty() ? "" : nodes.front()}});
+    if (!nodes.empty()) AddStepResources(e.placement, {nodes.front()}, steps.back());
+  }
   for (auto it = steps_.lower_bound({e.id, 0}); it != steps_.end() && it->first.first == e.id;
        ++it) {
     const StepInfo& s = *it->second;
@@ -231,7 +250,10 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
                      {"start_time", s.start_time},
                      {"end_time", s.end_time},
                      {"nodes", CompressHostlist(s.nodes)},
-                     {"ntasks", s.ntasks}});
+                     {"ntasks", s.ntasks},
+                     {"srun_host", s.srun_host},
+                     {"srun_pid", s.srun_pid}});
+    AddStepResources(e.placement, s.nodes, steps.back());
   }
   out["steps"] = std::move(steps);
   return out;

@@ -71,6 +71,8 @@ class SchedStats {
                  std::chrono::nanoseconds took);
 
   StatsReading Read() const;
+  // When lockstepd started (scontrol show config's BOOT_TIME).
+  Time since() const { return since_; }
 
   // The GPU class of a job holding `gpus` GPUs: 0, 1, 2, then powers of two ("64+" beyond).
   static std::string GpuClass(std::int64_t gpus);

@@ -56,6 +56,8 @@ std::optional<ApiResponse> SlurmCommandsRoute(Controller& c, const Caller& calle
   if (path == "/api/v1/reservations") return Reservations(c, caller, req);
   if (path == "/api/v1/config" && req.method() == http::verb::get)
     return JsonResponse(http::status::ok, c.ConfigView());
+  if (path == "/api/v1/topology" && req.method() == http::verb::get)
+    return JsonResponse(http::status::ok, c.TopologyView());
   if (path == "/api/v1/jobs/test" && req.method() == http::verb::post) {
     Result<jobspec::JobSpec> spec = jobspec::JobSpecFromJson(req.body());
     if (!spec.ok()) return ErrorResponse(spec.status());

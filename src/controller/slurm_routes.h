@@ -1,6 +1,7 @@
 // The routes behind Slurm's commands that are not the jobs' own (docs/api.md): sacctmgr's
 // GET/POST /api/v1/accounts, sbatch/srun --test-only's POST /api/v1/jobs/test, scontrol write
-// batch_script's GET /api/v1/jobs/{id}/script and scontrol show config's GET /api/v1/config.
+// batch_script's GET /api/v1/jobs/{id}/script, scontrol show config's GET /api/v1/config and
+// scontrol show topology's GET /api/v1/topology.
 #pragma once
 
 #include <optional>

@@ -19,6 +19,9 @@ lockstep_cc_library(NAME lockstep_cli_format FOLDER cli/format
     ${CMAKE_CURRENT_LIST_DIR}/sacctmgr.cc
     ${CMAKE_CURRENT_LIST_DIR}/scontrol_config.cc
     ${CMAKE_CURRENT_LIST_DIR}/reservations.cc
+    ${CMAKE_CURRENT_LIST_DIR}/scontrol_config_keys.cc
+    ${CMAKE_CURRENT_LIST_DIR}/scontrol_steps.cc
+    ${CMAKE_CURRENT_LIST_DIR}/scontrol_topology.cc
     ${CMAKE_CURRENT_LIST_DIR}/sstat.cc
     ${CMAKE_CURRENT_LIST_DIR}/unknown_letters.cc
   DEPS lockstep_common nlohmann_json::nlohmann_json fmt::fmt)
@@ -37,6 +40,8 @@ lockstep_cc_test(NAME cli_format_test
     ${CMAKE_CURRENT_LIST_DIR}/sdiag_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/sacctmgr_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/scontrol_config_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/scontrol_steps_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/scontrol_topology_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/sshare_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/sstat_test.cc
   DEPS lockstep_cli_format)
