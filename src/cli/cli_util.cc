@@ -50,6 +50,10 @@ int Fail(const std::string& command, const Status& status) {
   return Fail(command, status.message());
 }
 
+void PrintOptionWarnings(const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) std::fprintf(stderr, "%s\n", w.c_str());
+}
+
 int FailOptions(const std::string& command, const Status& status) {
   std::string text = status.message();
   if (text.rfind(command + ": ", 0) == 0) text = text.substr(command.size() + 2);

@@ -25,6 +25,10 @@ int Fail(const std::string& command, const std::string& message);
 // or "sbatch: error: <message>" for a bad value (exit code 1 for a batch script it cannot use).
 int FailOptions(const std::string& command, const Status& status);
 
+// The parser's warnings of a job spec (options accepted without effect: "sbatch: --tmp has no
+// effect in lockstep and is ignored"), each on a line of stderr, as docs/sbatch.md promises.
+void PrintOptionWarnings(const std::vector<std::string>& warnings);
+
 // sbatch's, srun's and salloc's -h/--help, --usage and -V/--version, looked for among the options
 // before the script or command: printed, and the exit code 0; nullopt when none is there.
 std::optional<int> SbatchHelpRequested(const std::vector<std::string>& args,

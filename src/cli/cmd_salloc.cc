@@ -112,6 +112,7 @@ int RunSalloc(int argc, char** argv) {
   Result<jobspec::SrunParse> p =
       jobspec::ParseSrunArgs(args, env, CurrentDir(), std::time(nullptr), ReadTextFile);
   if (!p.ok()) return FailOptions("salloc", p.status());
+  PrintOptionWarnings(p->spec.warnings);
   if (p->spec.test_only) return Fail("salloc", "--test-only is an sbatch and srun option");
   std::vector<std::string> command = p->command;
   if (command.empty()) command = {env.count("SHELL") ? env["SHELL"] : "/bin/sh"};

@@ -290,6 +290,8 @@ int RunSrun(int argc, char** argv) {
   Result<jobspec::SrunParse> p =
       jobspec::ParseSrunArgs(args, env, CurrentDir(), now, ReadTextFile);
   if (!p.ok()) return FailOptions("srun", p.status());
+  // Inside a job, the job's own SLURM_* variables would warn again at every step.
+  if (!in_job) PrintOptionWarnings(p->spec.warnings);
   for (const char* salloc_only : {"no-shell", "bell", "no-bell", "kill-command"}) {
     if (p->srun_options.count(salloc_only))
       return FailOptions("srun", InvalidArgument(std::string("unrecognized option '--") +

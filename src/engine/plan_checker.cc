@@ -13,7 +13,7 @@ namespace lockstep::engine {
 namespace {
 
 // A start now on node n and the reservations' windows: a job of a window only on its nodes while
-// it is in force; any other job neither there while it is, nor so that it would run into one
+// it is in force (a FLEX one's anywhere else too); any other job neither there while it is, nor so that it would run into one
 // still to come.
 Status CheckWindows(const Job& job, Seconds duration, std::uint32_t n, const Snapshot& s) {
   const Time end = duration >= kUnlimited ? kInfiniteTime : s.now + duration;
@@ -32,7 +32,10 @@ Status CheckWindows(const Job& job, Seconds duration, std::uint32_t n, const Sna
       return Internal("job " + std::to_string(job.id) + " on node " + s.nodes[n].name +
                       " would run into reservation window " + std::to_string(w.id));
   }
-  if (job.reservation != kNone && !in_own)
+  // A FLEX window's job may also run where no window is in force.
+  const bool flex = std::any_of(s.windows.begin(), s.windows.end(),
+                                [&](const Window& w) { return w.id == job.reservation && w.flex; });
+  if (job.reservation != kNone && !in_own && !flex)
     return Internal("job " + std::to_string(job.id) + " of reservation " +
                     std::to_string(job.reservation) + " started outside its window");
   return Status::Ok();

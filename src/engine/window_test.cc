@@ -135,5 +135,21 @@ TEST(Windows, TheSchedulerFollowsTheClockThroughAWindow) {
   EXPECT_EQ(NodesOf(FindStart(p, 1)), std::vector<std::uint32_t>{1});
 }
 
+// FLEX (Slurm's): a window's job may also run on nodes outside it, and after it; others still
+// keep out of the window's nodes.
+TEST(Windows, AFlexWindowsJobsMayAlsoRunOutsideIt) {
+  SnapshotBuilder b = TwoNodes(4000);  // the window is in force
+  b.Running(100, {1}, 8, 10'000, 0);  // the window's node is busy with one of its jobs
+  b.Pending(1, 1, 8, 600).reservation = kMaint;
+  Snapshot s = b.Build();
+  Window w = Maint();
+  w.flex = true;
+  s.windows = {w};
+  Plan p = PlanChecked(s);
+  EXPECT_EQ(NodesOf(FindStart(p, 1)), std::vector<std::uint32_t>{0});
+  s.windows[0].flex = false;  // the same job of a plain window waits for the window's node
+  EXPECT_EQ(FindStart(PlanChecked(s), 1), nullptr);
+}
+
 }  // namespace
 }  // namespace lockstep::engine
