@@ -236,5 +236,33 @@ TEST(Drain, UnknownNodesOperatorDrainsFailingExecAndPlainDrainResume) {
   EXPECT_EQ(NodeJson(c, "node3")["state"], "idle");
 }
 
+// --reservation: the maintenance waits for the window (lockstepd's clock says when it is in
+// force), takes the reservation's nodes when none are named, and refuses nodes outside it.
+TEST(Drain, RollingInAReservationsWindow) {
+  ClusterOptions o;
+  o.nodes = 3;
+  Cluster c(o);
+  ASSERT_TRUE(c.Start());
+  CommandResult r = c.Run({"scontrol", "create", "reservation", "ReservationName=fw",
+                           "StartTime=now+2", "Duration=10", "Nodes=node[1-2]",
+                           "Flags=MAINT", "Users=root"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = c.Run({"drain", "--rolling", "--reservation", "fw", "node3"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(Contains(r.err, "node3 is not in reservation fw")) << r.err;
+  r = c.Run({"drain", "--rolling", "--reservation", "nosuch"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(Contains(r.err, "no reservation nosuch")) << r.err;
+
+  r = c.Run({"drain", "--rolling", "--reservation", "fw", "--interval", "0.1", "--exec",
+             "echo $LOCKSTEP_NODES >> maint.log"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(Contains(r.out, "waiting for reservation fw to start")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "reservation fw is in force")) << r.out;
+  EXPECT_EQ(Lines(c.ReadFile(c.work() + "/maint.log")),
+            (std::vector<std::string>{"node1", "node2"}));
+  EXPECT_EQ(NodeJson(c, "node3")["state"], "idle");  // never touched
+}
+
 }  // namespace
 }  // namespace lockstep::testing
