@@ -110,12 +110,9 @@ Result<nlohmann::json> Controller::ChangeReservations(const Caller& caller,
       if (!made.ok()) return made.status();
       name = *made;
     } else if (action == "update") {
-      LOCKSTEP_RETURN_IF_ERROR(reservations_.Update(words, ReservationFactsLocked(), now));
-      name = request.value("name", "");
-      for (const std::string& w : words)  // the name is one of the words
-        if (w.size() > 1 && (w[0] == 'r' || w[0] == 'R') && w.find('=') != std::string::npos &&
-            reservations_.Find(w.substr(w.find('=') + 1)))
-          name = w.substr(w.find('=') + 1);
+      Result<std::string> changed = reservations_.Update(words, ReservationFactsLocked(), now);
+      if (!changed.ok()) return changed.status();
+      name = *changed;
     } else if (action == "delete") {
       name = request.value("name", "");
       bool running = false;

@@ -178,7 +178,7 @@ Result<std::string> ReservationBook::Create(const std::vector<std::string>& word
   return name;
 }
 
-Status ReservationBook::Update(const std::vector<std::string>& words, const ClusterFacts& facts,
+Result<std::string> ReservationBook::Update(const std::vector<std::string>& words, const ClusterFacts& facts,
                                Time now) {
   Result<ReservationWords> w = ReadReservationWords(words, now, "update");
   if (!w.ok()) return w.status();
@@ -214,7 +214,7 @@ Status ReservationBook::Update(const std::vector<std::string>& words, const Clus
   }
   LOCKSTEP_RETURN_IF_ERROR(Check(r, facts, now));
   it->second = std::move(r);
-  return Status::Ok();
+  return it->first;
 }
 
 Status ReservationBook::Delete(const std::string& name, bool jobs_in_it) {

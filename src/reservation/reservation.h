@@ -75,8 +75,9 @@ class ReservationBook {
   // "<first user or account>_<id>" as Slurm makes it). `now` resolves StartTime=now+1hour.
   Result<std::string> Create(const std::vector<std::string>& words, const ClusterFacts& facts,
                              Time now);
-  // scontrol update ReservationName=NAME KEY=VALUE... (Users+=x, Users-=x, Flags-=MAINT too).
-  Status Update(const std::vector<std::string>& words, const ClusterFacts& facts, Time now);
+  // scontrol update ReservationName=NAME KEY=VALUE... (Users+=x, Users-=x, Flags-=MAINT too);
+  // the name of the reservation changed.
+  Result<std::string> Update(const std::vector<std::string>& words, const ClusterFacts& facts, Time now);
   // scontrol delete ReservationName=NAME; refused while jobs run in it (`jobs_in_it`).
   Status Delete(const std::string& name, bool jobs_in_it);
 

@@ -138,10 +138,11 @@ TEST_F(ReservationBookTest, UpdateMovesAddsAndRemoves) {
   EXPECT_EQ(FlagsText(*r), "SPEC_NODES");
   EXPECT_EQ(r->users, (std::vector<std::string>{"nobody"}));
   // A refused update changes nothing.
-  Status bad = book_.Update({"ReservationName=fut", "Duration=30", "Nodes=node99"}, facts_, kNow);
+  Result<std::string> bad =
+      book_.Update({"ReservationName=fut", "Duration=30", "Nodes=node99"}, facts_, kNow);
   EXPECT_FALSE(bad.ok());
   EXPECT_EQ(r->end, kNow + 4 * 3600);
-  EXPECT_EQ(book_.Update({"ReservationName=nosuch", "Duration=20"}, facts_, kNow).message(),
+  EXPECT_EQ(book_.Update({"ReservationName=nosuch", "Duration=20"}, facts_, kNow).status().message(),
             "Requested reservation is invalid");
 }
 
