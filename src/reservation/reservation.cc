@@ -47,13 +47,15 @@ bool Overlaps(const Reservation& a, const Reservation& b) {
   return false;
 }
 
-// NodeCnt=N: the first N nodes of the partition that are up, in no other reservation over the
+// NodeCnt=N: the first N nodes of r's partition that are up, in no other reservation over the
 // window (unless OVERLAP) and, unless IGNORE_JOBS, free of running work at its start.
 Result<std::vector<std::string>> PickNodes(const Reservation& r, std::uint32_t count,
-                                           std::uint32_t partition, const ClusterFacts& facts,
+                                           const ClusterFacts& facts,
                                            const std::map<std::string, Reservation>& others) {
+  auto part = std::find(facts.partition_names.begin(), facts.partition_names.end(), r.partition);
+  if (part == facts.partition_names.end()) return InvalidArgument("Invalid partition name specified");
   std::vector<std::string> picked;
-  for (std::uint32_t n : facts.partition_nodes[partition]) {
+  for (std::uint32_t n : facts.partition_nodes[part - facts.partition_names.begin()]) {
     if (picked.size() == count) break;
     if (!facts.node_usable[n]) continue;
     if (!r.Has(kIgnoreJobs) && facts.busy_until[n] > r.start) continue;
@@ -164,10 +166,7 @@ Result<std::string> ReservationBook::Create(const std::vector<std::string>& word
     // Slurm's: without named nodes the reservation lies in one partition, the default.
     if (r.partition.empty() && !facts.partition_names.empty())
       r.partition = facts.partition_names[facts.default_partition];
-    const std::int64_t p = IndexOf(facts.partition_names, r.partition);
-    if (p < 0) return InvalidArgument("Invalid partition name specified");
-    Result<std::vector<std::string>> picked =
-        PickNodes(r, *w->node_count, static_cast<std::uint32_t>(p), facts, by_name_);
+    Result<std::vector<std::string>> picked = PickNodes(r, *w->node_count, facts, by_name_);
     if (!picked.ok()) return picked.status();
     r.nodes = std::move(*picked);
   }
@@ -178,8 +177,8 @@ Result<std::string> ReservationBook::Create(const std::vector<std::string>& word
   return name;
 }
 
-Result<std::string> ReservationBook::Update(const std::vector<std::string>& words, const ClusterFacts& facts,
-                               Time now) {
+Result<std::string> ReservationBook::Update(const std::vector<std::string>& words,
+                                            const ClusterFacts& facts, Time now) {
   Result<ReservationWords> w = ReadReservationWords(words, now, "update");
   if (!w.ok()) return w.status();
   if (!w->name) return InvalidArgument("Reservation must be given.  No reservation update.");
@@ -204,10 +203,7 @@ Result<std::string> ReservationBook::Update(const std::vector<std::string>& word
     r.nodes = std::move(*named);
     r.flags |= kSpecNodes;
   } else if (w->node_count) {
-    const std::int64_t p = IndexOf(facts.partition_names, r.partition);
-    if (p < 0) return InvalidArgument("Invalid partition name specified");
-    Result<std::vector<std::string>> picked =
-        PickNodes(r, *w->node_count, static_cast<std::uint32_t>(p), facts, by_name_);
+    Result<std::vector<std::string>> picked = PickNodes(r, *w->node_count, facts, by_name_);
     if (!picked.ok()) return picked.status();
     r.nodes = std::move(*picked);
     r.flags &= ~kSpecNodes;
