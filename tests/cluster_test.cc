@@ -243,6 +243,46 @@ TEST(Cluster, DependencyChainsRunInOrderAndFailedOnesNeverStart) {
   EXPECT_EQ(n["reason"], "DependencyNeverSatisfied");
 }
 
+// aftercorr: each task of the second array waits for the same task of the first; the one whose
+// task failed never starts. sacct shows the command lines they were submitted with.
+TEST(Cluster, AftercorrTasksFollowTheirOwnTaskAndSacctShowsTheSubmitLine) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  unsigned long long first =
+      Submit(c, {"--array=0-2", "--wrap", "test $SLURM_ARRAY_TASK_ID != 1"});
+  ASSERT_TRUE(first);
+  unsigned long long second = Submit(
+      c, {"--array=0-2", "-d", "aftercorr:" + std::to_string(first), "--wrap",
+          "echo done > corr.$SLURM_ARRAY_TASK_ID"});
+  ASSERT_TRUE(second);
+  EXPECT_EQ(c.WaitJob(second)["state"], "COMPLETED");
+  EXPECT_EQ(c.WaitJob(second + 2)["state"], "COMPLETED");
+  nlohmann::json middle;
+  WaitFor([&] { return (middle = c.Job(second + 1))["reason"] == "DependencyNeverSatisfied"; },
+          std::chrono::seconds(10));
+  EXPECT_EQ(middle["reason"], "DependencyNeverSatisfied") << middle.dump();
+  EXPECT_EQ(c.ReadFile("corr.0"), "done\n");
+  EXPECT_EQ(c.ReadFile("corr.2"), "done\n");
+
+  CommandResult line =
+      c.Run({"sacct", "-X", "-n", "-P", "-o", "submitline", "-j", std::to_string(first)});
+  EXPECT_TRUE(Contains(line.out, "sbatch --parsable --array=0-2 --wrap test $SLURM_ARRAY_TASK_ID != 1\n"))
+      << line.out << line.err;
+  CommandResult help = c.Run({"sacct", "-e"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_TRUE(Contains(help.out, "Account             AdminComment        AllocCPUS           AllocNodes"))
+      << help.out;
+  CommandResult both = c.Run({"sacct", "-l", "-o", "jobid"});
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_EQ(both.err,
+            "sacct: fatal: Options -o(--format) and -l(--long) are mutually exclusive. Please "
+            "remove one and retry.\n");
+  CommandResult wide = c.Run({"sacct", "-l", "-P", "-X", "-j", std::to_string(first)});
+  EXPECT_EQ(wide.out.substr(0, wide.out.find('\n')).substr(0, 41),
+            "JobID|JobIDRaw|JobName|Partition|MaxVMSiz")
+      << wide.out;
+}
+
 TEST(Cluster, CancelEndsARunningJobAndItsProcesses) {
   Cluster c;
   ASSERT_TRUE(c.Start());

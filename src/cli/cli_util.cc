@@ -37,6 +37,12 @@ std::vector<std::string> Args(int argc, char** argv) {
   return std::vector<std::string>(argv + 1, argv + argc);
 }
 
+std::string SubmitLine(int argc, char** argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) line += (i == 0 ? "" : " ") + std::string(argv[i]);
+  return line;
+}
+
 int Fail(const std::string& command, const std::string& message) {
   // Parsers name the command themselves ("sbatch: train.sbatch line 4: ..."): say it once.
   std::string text =

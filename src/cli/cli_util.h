@@ -15,6 +15,9 @@ namespace lockstep::cli {
 std::map<std::string, std::string> Environment();
 std::string CurrentDir();
 std::vector<std::string> Args(int argc, char** argv);  // argv[1..]
+// The command line as sacct's SubmitLine shows it: every argument, argv[0] as typed, joined by
+// spaces (Slurm's slurm_option_get_argv_str).
+std::string SubmitLine(int argc, char** argv);
 
 // "sbatch: error: <message>" on stderr; returns the exit code 1.
 int Fail(const std::string& command, const Status& status);

@@ -26,6 +26,7 @@ struct SacctRequest {
   std::string start, end;
   bool all_users = false, parsable = false, parsable2 = false, json = false;
   bool yaml = false;  // --yaml: the --json document as YAML
+  bool help_format = false;  // -e: the field names, and nothing else
 };
 
 std::vector<SlurmOption> SacctOptionTable(SacctRequest& r) {
@@ -73,14 +74,14 @@ std::vector<SlurmOption> SacctOptionTable(SacctRequest& r) {
       {"flags", 'F', OptArg::kRequired, ignore, "filter flags (no effect)", "flags"},
       {"gid", 'g', OptArg::kRequired, ignore, "only jobs of these groups", "gid_list"},
       {"group", 'g', OptArg::kRequired, ignore, nullptr},
-      {"helpformat", 'e', OptArg::kNone, ignore, "print the fields -o can show"},
+      {"helpformat", 'e', OptArg::kNone, flag(r.help_format), "print the fields -o can show"},
       {"nnodes", 'i', OptArg::kRequired, ignore, "only jobs with this many nodes", "min[-max]"},
       {"ncpus", 'I', OptArg::kRequired, ignore, "only jobs with this many CPUs", "min[-max]"},
       {"jobs", 'j', OptArg::kRequired, jobs, "only these jobs", "job(.step)"},
       {"timelimit-min", 'k', OptArg::kRequired, ignore, "only jobs with a longer time limit", "time"},
       {"timelimit-max", 'K', OptArg::kRequired, ignore, "only jobs with a shorter time limit", "time"},
       {"local", 0, OptArg::kNone, ignore, "jobs of this cluster only (the only one)"},
-      {"long", 'l', OptArg::kNone, ignore, "long format"},
+      {"long", 'l', OptArg::kNone, flag(r.format.long_format), "long format (usage and TRES fields)"},
       {"allclusters", 'L', OptArg::kNone, ignore, "all clusters (this one)"},
       {"clusters", 'M', OptArg::kRequired, ignore, "clusters (this one)", "cluster_list"},
       {"name", 0, OptArg::kRequired, AddCommaItems(r.filter.names), "only jobs with these names", "jobname_list"},
@@ -124,9 +125,20 @@ int RunSacct(int argc, char** argv) {
   SacctRequest r;
   ParsedCommandLine cl = ParseSlurmCommandLine("sacct", argc, argv, SacctOptionTable(r));
   if (cl.exit_code) return *cl.exit_code;
+  if (r.help_format) {
+    std::fputs(SacctHelpFormat().c_str(), stdout);
+    return 0;
+  }
+  if (r.format.long_format && !r.format.format.empty()) {
+    std::fputs("sacct: fatal: Options -o(--format) and -l(--long) are mutually exclusive. "
+               "Please remove one and retry.\n", stderr);
+    return 1;
+  }
   if (r.parsable) r.format.parsable = SacctParsable::kTrailing;
   if (r.parsable2) r.format.parsable = SacctParsable::kNoTrailing;
-  if (const char* f = std::getenv("SACCT_FORMAT"); f && r.format.format.empty())
+  // Slurm reads SACCT_FORMAT only when neither -o, -b nor -l chose the fields.
+  if (const char* f = std::getenv("SACCT_FORMAT");
+      f && r.format.format.empty() && !r.format.brief && !r.format.long_format)
     r.format.format = f;
   std::string q = "?";
   // Slurm's default: jobs since midnight, unless jobs are named.

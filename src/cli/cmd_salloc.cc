@@ -117,6 +117,7 @@ int RunSalloc(int argc, char** argv) {
   std::vector<std::string> command = p->command;
   if (command.empty()) command = {env.count("SHELL") ? env["SHELL"] : "/bin/sh"};
   jobspec::JobSpec spec = p->spec;
+  spec.submit_line = SubmitLine(argc, argv);
   spec.script = kHoldScript;
   spec.output = "/dev/null";
   if (p->command.empty()) spec.name = "interactive";

@@ -337,6 +337,7 @@ int RunSrun(int argc, char** argv) {
     if (!step.ok()) return Fail("srun", step.status());
     return FollowStarted(api, job, *step, label, pty, files);
   }
+  p->spec.submit_line = SubmitLine(argc, argv);
   return AllocateAndRun(api, std::move(*p), label, files);
 }
 

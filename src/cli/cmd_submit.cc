@@ -74,6 +74,7 @@ int RunSbatch(int argc, char** argv) {
   };
   Result<jobspec::JobSpec> job = jobspec::ParseSbatch(in);
   if (!job.ok()) return FailOptions("sbatch", job.status());
+  job->submit_line = SubmitLine(argc, argv);
   PrintOptionWarnings(job->warnings);
   if (Status st = CheckMountSources(job->container_mounts); !st.ok())
     return FailOptions("sbatch", st);

@@ -370,14 +370,17 @@ void Controller::PlaceJobLocked(const JobEntry& e, engine::Scheduler& s) {
     // of those it purged while a pending job names them (controller_purge.cc).
     for (const engine::Dependency& d : job.dependencies) {
       if (d.kind == engine::DependencyKind::kSingleton) continue;
-      if (std::optional<JobState> ended = EndedTargetLocked(d.target))
-        s.SetFinished(d.target, OutcomeOf(*ended));
+      if (std::optional<JobState> ended = EndedTargetLocked(d.target)) {
+        auto target = jobs_.find(d.target);  // purged: its time is long past
+        s.SetFinished(d.target, OutcomeOf(*ended),
+                      target == jobs_.end() ? 0 : DependencySince(target->second));
+      }
     }
     s.SetPending(std::move(job));
   } else if (HoldsAllocation(e.state)) {
     s.SetRunning(RunningEngineJobLocked(e));
   } else {
-    s.SetFinished(e.id, OutcomeOf(e.state));
+    s.SetFinished(e.id, OutcomeOf(e.state), DependencySince(e));
   }
 }
 
@@ -396,7 +399,7 @@ engine::Snapshot Controller::BuildSnapshotLocked(Time now) {
     else if (HoldsAllocation(e.state))
       s.running.push_back(RunningEngineJobLocked(e));
     else
-      s.finished.push_back({id, OutcomeOf(e.state)});
+      s.finished.push_back({id, OutcomeOf(e.state), DependencySince(e)});
   }
   for (const auto& [id, state] : purged_targets_) s.finished.push_back({id, OutcomeOf(state)});
   s.associations = cluster_.base.associations;  // ToEngineJob may have added some

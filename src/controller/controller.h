@@ -615,6 +615,14 @@ class Controller : private backend::EventSink,
   JobEntry& SplitTaskLocked(PendingArray& a, JobId id);
   // Before each replay: each array offers the scheduler a window of split-off pending tasks.
   void SplitArrayWindowsLocked();
+  // --- Dependencies the spec alone cannot resolve (controller_depend.cc). ---
+  // The job id of task `index` of `array` (split off or not); `array` itself when it is not an
+  // array; nullopt when there is no such task (or it is long gone).
+  std::optional<JobId> CorrespondingTaskLocked(JobId array, std::uint32_t index) const;
+  // A dependent task being split off: each aftercorr dependency becomes an afterok on the
+  // target's task (split off too, its records and its array's added to `records`), in a spec
+  // of the dependent's own.
+  void ResolveCorrespondingLocked(JobEntry& dependent, std::vector<store::Record>& records);
   store::PendingWrite QueueWriteLocked(std::vector<store::Record> records);
   store::PendingWrite HoldArrayRestLocked(const Caller& caller, PendingArray& a, bool hold);
   // squeue's and sacct's record of the unsplit tasks: one job, "array_task_str" "5-3999999".

@@ -14,6 +14,17 @@ namespace {
 // at one task and doubles while every task in it starts, so a pass can start many tasks of an
 // array on a large cluster, and an array that waits costs one task.
 constexpr std::size_t kArrayWindowMax = 1024;
+// An array whose tasks wait on another's (aftercorr) offers this many at once, each waiting for
+// its own target, as slurmctld splits up to correspond_after_task_cnt (10) such tasks.
+constexpr std::size_t kCorrespondWindow = 10;
+
+bool WaitsOnCorrespondingTasks(const PendingArray& a) {
+  if (!a.tmpl().spec) return false;
+  const auto& deps = a.tmpl().spec->dependencies;
+  return std::any_of(deps.begin(), deps.end(), [](const jobspec::DependencySpec& d) {
+    return d.type == jobspec::DependencyType::kAfterCorr;
+  });
+}
 
 }  // namespace
 
@@ -39,6 +50,7 @@ store::Record Controller::PendingArrayRecordLocked(const PendingArray& a) {
 JobEntry& Controller::SplitOffLocked(PendingArray& a, JobId id,
                                      std::vector<store::Record>& records) {
   JobEntry& e = jobs_.emplace(id, a.Take(id)).first->second;
+  ResolveCorrespondingLocked(e, records);
   records.push_back({"jobs", JobKey(id), RecordOfLocked(e)});
   TouchLocked(e);
   return e;
@@ -78,6 +90,7 @@ void Controller::SplitArrayWindowsLocked() {
     std::size_t target = 0;
     if (left > 0) target = std::clamp<std::size_t>(2 * left, 1, kArrayWindowMax);
     if (window.empty()) target = std::max<std::size_t>(target, 1);
+    if (WaitsOnCorrespondingTasks(a)) target = std::max(target, kCorrespondWindow);
     const std::size_t first = records.size();
     while (window.size() < target && !a.empty()) {
       const JobId id = a.FirstPendingId();

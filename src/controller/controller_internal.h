@@ -35,6 +35,10 @@ struct Controller::NodeInfo {
 // "memory,cpus", "memory", "cpus" or "none": the limits a node holds jobs to.
 std::string LimitsEnforced(bool memory, bool cpus);
 
+// Where an after:ID+MIN dependency on `e` counts from: its start, or its end when it never
+// started (engine::FinishedJob::since).
+Time DependencySince(const JobEntry& e);
+
 // A job step (srun): tasks spread over some of the job's nodes.
 struct Controller::StepInfo {
   JobId job = 0;

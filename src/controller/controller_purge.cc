@@ -29,7 +29,8 @@ std::unordered_set<JobId> Controller::AwaitedTargetsLocked() const {
   };
   for (JobId id : dependents_) {
     auto it = jobs_.find(id);
-    if (it != jobs_.end() && it->second.state == JobState::kPending) add(*it->second.spec);
+    if (it == jobs_.end() || it->second.state != JobState::kPending) continue;
+    add(*it->second.spec);
   }
   // An array's tasks not split off yet wait for what the array's spec names.
   for (const auto& [id, a] : pending_arrays_)

@@ -72,12 +72,14 @@ nlohmann::json SecondsOrNull(Seconds s) {
 }
 
 std::string DependencyText(const jobspec::JobSpec& s) {
-  static const char* kNames[] = {"after", "afterany", "afterok", "afternotok", "singleton"};
+  static const char* kNames[] = {"after",      "afterany",  "afterok",
+                                 "afternotok", "singleton", "aftercorr"};
   std::string out;
   for (const jobspec::DependencySpec& d : s.dependencies) {
     if (!out.empty()) out += s.dependencies_any ? "?" : ",";
     out += kNames[static_cast<int>(d.type)];
     if (d.type != jobspec::DependencyType::kSingleton) out += ":" + std::to_string(d.job);
+    if (d.delay_minutes > 0) out += "+" + std::to_string(d.delay_minutes);
   }
   return out;
 }
@@ -182,6 +184,7 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
       {"exit_code", e.exit_code},
       {"signal", e.signal},
       {"work_dir", e.spec->work_dir},
+      {"submit_line", e.spec->submit_line},
       {"dependency", DependencyText(*e.spec)},
       {"restart_count", e.restart_count},
       {"requeue", e.spec->requeue.value_or(true)},

@@ -78,6 +78,7 @@ engine::JobRequest RequestOf(const jobspec::JobSpec& s, const config::ClusterCon
   r.ntasks = s.ntasks > 0 ? s.ntasks : r.min_nodes * std::max(1, s.ntasks_per_node);
   r.cpus_per_task = std::max(1, s.cpus_per_task);
   r.mem_per_node_mb = s.mem_mb;
+  r.mem_whole_node = s.mem_whole_node;
   r.mem_per_cpu_mb = s.mem_per_cpu_mb;
   r.mem_per_gpu_mb = s.mem_per_gpu_mb;
   r.gpus = s.gpus;
@@ -199,8 +200,14 @@ engine::Job ToEngineJob(const JobEntry& e, config::ClusterConfig& c) {
     auto r = c.reservation_ids.find(s.reservation);
     j.reservation = r == c.reservation_ids.end() ? kDeletedReservation : r->second;
   }
-  for (const jobspec::DependencySpec& d : s.dependencies)
-    j.dependencies.push_back({static_cast<engine::DependencyKind>(d.type), d.job});
+  // One engine dependency per spec dependency, in order (the controller resolves aftercorr's
+  // task by position, controller_depend.cc).
+  for (const jobspec::DependencySpec& d : s.dependencies) {
+    const engine::DependencyKind kind = d.type == jobspec::DependencyType::kAfterCorr
+                                            ? engine::DependencyKind::kAfterOk
+                                            : static_cast<engine::DependencyKind>(d.type);
+    j.dependencies.push_back({kind, d.job, Seconds{d.delay_minutes} * 60});
+  }
   j.dependencies_any = s.dependencies_any;
   if (e.is_array_task()) {
     j.array_job_id = e.array_job_id;

@@ -27,20 +27,20 @@ void EligibilityIndex::TrackDependencies(const Snapshot& s) {
   tracking_ = true;
   state_.clear();
   singleton_.clear();
-  for (const FinishedJob& f : s.finished) state_[f.id] = Ended(f.outcome);
+  for (const FinishedJob& f : s.finished) state_[f.id] = {Ended(f.outcome), f.since};
   for (const Job& j : s.running) {
-    state_[j.id] = TargetState::kRunning;
+    state_[j.id] = {TargetState::kRunning, j.start_time};
     ++singleton_[SingletonKey(j)].running;
   }
   for (const Job& j : s.pending) {
-    state_.try_emplace(j.id, TargetState::kPending);
+    state_.try_emplace(j.id, Target{});
     singleton_[SingletonKey(j)].pending.insert(j.id);
   }
 }
 
 void EligibilityIndex::AddPending(const Job& j) {
   if (!tracking_) return;
-  state_[j.id] = TargetState::kPending;
+  state_[j.id] = {};
   singleton_[SingletonKey(j)].pending.insert(j.id);
 }
 
@@ -56,7 +56,7 @@ void EligibilityIndex::RemovePending(const Job& j) {
 void EligibilityIndex::AddRunning(const Job& j) {
   if (j.array_job_id != 0) ++array_running_[j.array_job_id];
   if (!tracking_) return;
-  state_[j.id] = TargetState::kRunning;
+  state_[j.id] = {TargetState::kRunning, j.start_time};
   ++singleton_[SingletonKey(j)].running;
 }
 
@@ -74,14 +74,14 @@ void EligibilityIndex::RemoveRunning(const Job& j) {
 }
 
 void EligibilityIndex::AddFinished(const FinishedJob& f) {
-  if (tracking_) state_[f.id] = Ended(f.outcome);
+  if (tracking_) state_[f.id] = {Ended(f.outcome), f.since};
 }
 
 void EligibilityIndex::RemoveFinished(JobId id) {
   if (tracking_) state_.erase(id);
 }
 
-int EligibilityIndex::Evaluate(const Dependency& d, const Job& job) const {
+int EligibilityIndex::Evaluate(const Dependency& d, const Job& job, Time now) const {
   if (d.kind == DependencyKind::kSingleton) {
     auto it = singleton_.find(SingletonKey(job));
     if (it == singleton_.end()) return 1;
@@ -93,12 +93,13 @@ int EligibilityIndex::Evaluate(const Dependency& d, const Job& job) const {
   // and cannot tell whether it succeeded.
   if (it == state_.end())
     return d.kind == DependencyKind::kAfter || d.kind == DependencyKind::kAfterAny ? 1 : -1;
-  TargetState t = it->second;
+  const TargetState t = it->second.state;
   bool ended =
       t == TargetState::kCompleted || t == TargetState::kFailed || t == TargetState::kCancelled;
   switch (d.kind) {
     case DependencyKind::kAfter:
-      return t == TargetState::kPending ? 0 : 1;
+      if (t == TargetState::kPending) return 0;
+      return now >= it->second.since + d.delay ? 1 : 0;
     case DependencyKind::kAfterAny:
       return ended ? 1 : 0;
     case DependencyKind::kAfterOk:
@@ -119,7 +120,7 @@ PendingReason EligibilityIndex::Check(const Job& job, Time now, std::uint32_t ar
   if (!job.dependencies.empty()) {
     bool all = true, any = false, never_all = false, never_any = true;
     for (const Dependency& d : job.dependencies) {
-      int r = Evaluate(d, job);
+      int r = Evaluate(d, job, now);
       all &= r == 1;
       any |= r == 1;
       never_all |= r == -1;

@@ -40,10 +40,16 @@ class EligibilityIndex {
   static TargetState Ended(Outcome o);
   static std::string SingletonKey(const Job& j);
   // 1 satisfied, 0 waiting, -1 never.
-  int Evaluate(const Dependency& d, const Job& job) const;
+  int Evaluate(const Dependency& d, const Job& job, Time now) const;
 
+  // A job dependencies may name: its state, and when it started (or, never started, ended),
+  // which after:ID+MIN counts from.
+  struct Target {
+    TargetState state = TargetState::kPending;
+    Time since = 0;
+  };
   bool tracking_ = false;
-  std::unordered_map<JobId, TargetState> state_;
+  std::unordered_map<JobId, Target> state_;
   // (user, name) -> running jobs and the pending ids, for singleton.
   struct SingletonInfo {
     int running = 0;

@@ -178,6 +178,7 @@ struct JobRequest {
   std::uint32_t gpu_type = kNone;    // index into Snapshot::gpu_types; kNone: any
   std::uint64_t features = 0;        // -C: every bit must be on the node
   bool exclusive = false;            // --exclusive: whole nodes
+  bool mem_whole_node = false;       // --mem=0: all of each node's memory (no other size given)
   std::int32_t max_switches = 0;     // --switches=N: at most N leaf switches (0: any)
   Seconds switches_wait = 0;         // --switches=N@wait: then any
   Seconds time_limit = 0;            // -t; 0: the partition's DefaultTime
@@ -189,7 +190,8 @@ enum class DependencyKind : std::uint8_t { kAfter, kAfterAny, kAfterOk, kAfterNo
 
 struct Dependency {
   DependencyKind kind = DependencyKind::kAfterAny;
-  JobId target = 0;  // unused for kSingleton
+  JobId target = 0;   // unused for kSingleton
+  Seconds delay = 0;  // kAfter only (after:ID+MIN): this long after the target's start
 };
 
 // How a job that is no longer pending or running ended, for dependencies.
@@ -198,6 +200,9 @@ enum class Outcome : std::uint8_t { kCompleted, kFailed, kCancelled };
 struct FinishedJob {
   JobId id = 0;
   Outcome outcome = Outcome::kCompleted;
+  // Where an after:ID+MIN dependency counts from: the job's start, or its end when it never
+  // started (cancelled while pending); 0: long ago.
+  Time since = 0;
 };
 
 struct Allocation;

@@ -33,7 +33,8 @@ std::size_t ShapeKeyHash::operator()(const ShapeKey& k) const {
   for (std::uint64_t v :
        {std::uint64_t(k.nodes), std::uint64_t(k.max_nodes), std::uint64_t(k.max_switches),
         std::uint64_t(k.need.cpus), std::uint64_t(k.need.mem_mb), std::uint64_t(k.need.gpus),
-        std::uint64_t(k.need.gpu_type), std::uint64_t(k.need.exclusive), k.features,
+        std::uint64_t(k.need.gpu_type), std::uint64_t(k.need.exclusive),
+        std::uint64_t(k.need.whole_memory), k.features,
         std::uint64_t(k.duration)})
     h = Mix(h, v);
   h = Mix(h, k.reservation);

@@ -119,6 +119,10 @@ void Pass::AddToSummary(BlockSummary& summary, std::uint32_t j) {
     return;
   }
   const EngineState::NeedClassInfo& c = st_.need_class_info[st_.NeedClassOf(j)];
+  if (c.need.whole_memory) {  // its memory is each node's own: no floor stands for it
+    summary.must_visit = true;
+    return;
+  }
   auto* end = summary.floors.begin() + summary.families;
   auto* floor = std::find_if(summary.floors.begin(), end,
                              [&](const JobFamilyFloor& f) { return f.family == c.family; });
@@ -143,6 +147,7 @@ void Pass::NoteFamilyFailure(std::uint32_t j) {
   const std::uint32_t family = st_.need_class_info[st_.NeedClassOf(j)].family;
   if (family >= family_failed_.size()) family_failed_.resize(st_.families.size());
   const JobShape& sh = shapes_[j];
+  if (sh.per_node.whole_memory) return;  // a failure of all-memory says nothing of sizes
   const FailedNeed failed{sh.per_node.cpus, sh.per_node.gpus, sh.nodes, sh.per_node.mem_mb,
                           sh.duration};
   auto covers = [](const FailedNeed& a, const FailedNeed& b) {  // a failing implies b fails

@@ -106,9 +106,22 @@ AvailabilityPlanner::AvailabilityPlanner(const Snapshot& s, const std::vector<Ti
   }
 }
 
+namespace {
+
+// --mem=0 on node n: its whole memory is the need there.
+NodeNeed WithMemoryOf(const NodeNeed& need, std::int64_t node_mem_mb) {
+  NodeNeed on_node = need;
+  on_node.mem_mb = node_mem_mb;
+  on_node.whole_memory = false;
+  return on_node;
+}
+
+}  // namespace
+
 std::optional<ResourceVec> AvailabilityPlanner::MapNeed(std::uint32_t n, const NodeNeed& need,
                                                         const ResourceVec& available) const {
   const NodeWork& w = nodes_[n];
+  if (need.whole_memory) return MapNeed(n, WithMemoryOf(need, w.capacity.mem_mb), available);
   if (need.gpus == 0 && !need.exclusive) {  // the common CPU-only case
     if (available.cpus < need.cpus || available.mem_mb < need.mem_mb) return std::nullopt;
     ResourceVec take;
@@ -234,6 +247,8 @@ std::pair<const std::pair<Time, ResourceVec>*, std::size_t> AvailabilityPlanner:
 Time AvailabilityPlanner::EarliestFit(std::uint32_t n, const NodeNeed& need, Time from,
                                       Seconds duration, Time latest) const {
   const NodeWork& w = nodes_[n];
+  if (need.whole_memory)
+    return EarliestFit(n, WithMemoryOf(need, w.capacity.mem_mb), from, duration, latest);
   const auto [steps, count] = StepsOf(w);
   if (need.gpus == 0 && !need.exclusive) {  // MapNeed's CPU-only test, written out
     return EarliestWindow(steps, count, from, duration, latest, /*jump=*/true,

@@ -40,6 +40,8 @@ JobShape ShapeOf(const Job& job, const Partition& partition) {
     n.mem_mb = r.mem_per_cpu_mb * n.cpus;
   } else if (r.mem_per_gpu_mb > 0) {
     n.mem_mb = r.mem_per_gpu_mb * n.gpus;
+  } else {
+    n.whole_memory = r.mem_whole_node;
   }
   n.exclusive = r.exclusive;
   s.features = r.features;

@@ -60,6 +60,7 @@ struct NodeNeed {
   std::int32_t gpus = 0;
   std::uint32_t gpu_type = kNone;  // kNone: any type
   bool exclusive = false;          // the whole node
+  bool whole_memory = false;       // --mem=0: all of the node's memory (mem_mb is then 0)
   bool operator==(const NodeNeed&) const = default;
 };
 

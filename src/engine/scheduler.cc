@@ -60,9 +60,9 @@ void Scheduler::SetRunning(Job job) {
   AddRunning(std::move(job));
 }
 
-void Scheduler::SetFinished(JobId id, Outcome outcome) {
+void Scheduler::SetFinished(JobId id, Outcome outcome, Time since) {
   Unplace(id);
-  AddFinished({id, outcome});
+  AddFinished({id, outcome, since});
 }
 
 void Scheduler::Remove(JobId id) {

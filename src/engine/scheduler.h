@@ -61,8 +61,9 @@ class Scheduler {
   void SetPending(Job job);
   // Puts `job`, with its start time and allocation, among the running jobs.
   void SetRunning(Job job);
-  // Records how `id` ended, for the dependencies of others (and forgets it as a job).
-  void SetFinished(JobId id, Outcome outcome);
+  // Records how `id` ended, for the dependencies of others (and forgets it as a job); `since`:
+  // its start, or its end if it never started (FinishedJob::since).
+  void SetFinished(JobId id, Outcome outcome, Time since = 0);
   // Forgets `id` entirely.
   void Remove(JobId id);
 

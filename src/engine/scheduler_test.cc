@@ -195,6 +195,55 @@ TEST(Plan, DependenciesFollowTheirTargets) {
   EXPECT_NE(FindStart(p, 7), nullptr) << "one of two ?-joined dependencies suffices";
 }
 
+TEST(Plan, AfterWithADelayWaitsThatLongAfterTheTargetStarted) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(4, 64, 1 << 20, 8).Now(1000);
+  Snapshot& s = b.snapshot();
+  b.Running(60, {3}, 1, 3600, 900);
+  // Cancelled while pending at 950: the delay counts from then.
+  s.finished = {{70, Outcome::kCancelled, 950}};
+  b.Pending(1, 1, 1, 600).dependencies = {{DependencyKind::kAfter, 60, 300}};  // 1200
+  b.Pending(2, 1, 1, 600).dependencies = {{DependencyKind::kAfter, 60, 60}};   // 960
+  b.Pending(3, 1, 1, 600).dependencies = {{DependencyKind::kAfter, 70, 120}};  // 1070
+  b.Pending(4, 1, 1, 600).dependencies = {{DependencyKind::kAfter, 70, 50}};   // 1000
+  Plan p = PlanChecked(s);
+  EXPECT_EQ(ReasonOf(p, 1), PendingReason::kDependency) << "60 started 100 s ago, not 300";
+  EXPECT_NE(FindStart(p, 2), nullptr);
+  EXPECT_EQ(ReasonOf(p, 3), PendingReason::kDependency);
+  EXPECT_NE(FindStart(p, 4), nullptr) << "the delay is over at exactly 950 + 50";
+
+  s.now = 1200;
+  p = PlanChecked(s);
+  EXPECT_NE(FindStart(p, 1), nullptr) << "at 900 + 300 the delay is over";
+}
+
+TEST(Plan, MemZeroTakesAllOfANodesMemory) {
+  SnapshotBuilder b;
+  b.Partition("cpu").Nodes(3, 64, 1000, 0);
+  Snapshot& s = b.snapshot();
+  b.Running(60, {0}, 0, 3600, 0).allocation.nodes[0].mem_mb = 100;
+  Job& whole = b.Pending(1, 1, 0, 600);
+  whole.req.mem_whole_node = true;
+  b.Pending(2, 1, 0, 600, 1).req.mem_per_node_mb = 10;
+  Job& second = b.Pending(3, 1, 0, 600, 2);
+  second.req.mem_whole_node = true;
+  Job& third = b.Pending(4, 1, 0, 600, 3);
+  third.req.mem_whole_node = true;
+  Plan p = PlanChecked(s);
+  const Start* a = FindStart(p, 1);
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(a->allocation.nodes.size(), 1u);
+  EXPECT_NE(a->allocation.nodes[0].node, 0u) << "node 0 has 100 MB taken";
+  EXPECT_EQ(a->allocation.nodes[0].mem_mb, 1000) << "the node's whole memory";
+  const Start* small = FindStart(p, 2);
+  ASSERT_NE(small, nullptr);
+  const Start* b2 = FindStart(p, 3);
+  ASSERT_NE(b2, nullptr) << "one node is left whole for it";
+  EXPECT_EQ(b2->allocation.nodes[0].mem_mb, 1000);
+  EXPECT_EQ(small->allocation.nodes[0].node, 0u) << "10 MB fits only beside the running job";
+  EXPECT_EQ(ReasonOf(p, 4), PendingReason::kResources) << "no node's memory is all free";
+}
+
 TEST(Plan, SingletonRunsOneJobOfANameAtATime) {
   SnapshotBuilder b;
   b.Partition("gpu").Nodes(2, 64, 1 << 20, 8);

@@ -27,13 +27,19 @@ struct ArraySpec {
   bool operator==(const ArraySpec&) const = default;
 };
 
-enum class DependencyType : std::uint8_t { kAfter, kAfterAny, kAfterOk, kAfterNotOk, kSingleton };
+// kAfterCorr (Slurm's aftercorr): each task of an array waits for the task of the same index of
+// the target array to complete successfully (lockstepd resolves the task, controller_depend.cc).
+enum class DependencyType : std::uint8_t {
+  kAfter, kAfterAny, kAfterOk, kAfterNotOk, kSingleton, kAfterCorr
+};
 
 struct DependencySpec {
   DependencyType type = DependencyType::kAfterAny;
   JobId job = 0;                 // 0 for singleton
   std::uint32_t array_task = 0;  // with has_task: "after:123_4"
   bool has_task = false;
+  // after:ID+MIN: the job may start MIN minutes after ID started (or was cancelled); 0: at once.
+  std::int32_t delay_minutes = 0;
   bool operator==(const DependencySpec&) const = default;
 };
 
@@ -54,6 +60,7 @@ struct JobSpec {
   // never with cpus_per_task.
   std::int32_t cpus_per_gpu = 0;
   std::int64_t mem_mb = 0;         // --mem (per node)
+  bool mem_whole_node = false;     // --mem=0: all the memory of each node (mem_mb stays 0)
   std::int64_t mem_per_cpu_mb = 0;
   std::int64_t mem_per_gpu_mb = 0;
   std::int32_t gpus = 0;           // -G/--gpus [type:]N
@@ -96,6 +103,8 @@ struct JobSpec {
   // Set by the Kubernetes backend only: the job stands for a group of pods that others created
   // ("namespace/group"), which are bound to its allocation rather than launched.
   std::string external;
+  // sacct's SubmitLine: the command line the job was submitted with, as the CLI saw it.
+  std::string submit_line;
   // Output of the CLI only.
   bool parsable = false;  // --parsable
   bool wait = false;      // -W/--wait: sbatch returns when the job ends (not in the JSON)

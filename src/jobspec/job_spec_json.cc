@@ -26,7 +26,7 @@ struct DependencyName {
 constexpr DependencyName kDependencyNames[] = {
     {DependencyType::kAfter, "after"},         {DependencyType::kAfterAny, "afterany"},
     {DependencyType::kAfterOk, "afterok"},     {DependencyType::kAfterNotOk, "afternotok"},
-    {DependencyType::kSingleton, "singleton"},
+    {DependencyType::kSingleton, "singleton"}, {DependencyType::kAfterCorr, "aftercorr"},
 };
 
 std::string_view DependencyTypeName(DependencyType t) {
@@ -159,13 +159,16 @@ Status ReadDependency(const Json& v, const std::string& path, DependencySpec& d)
                  }
                }
              }
-             return TypeError(p, "one of after, afterany, afterok, afternotok, singleton");
+             return TypeError(
+                 p, "one of after, afterany, afterok, afternotok, singleton, aftercorr");
            }},
           {"job", [&](const Json& x, const std::string& p) { return ReadInt(x, p, d.job); }},
           {"array_task",
            [&](const Json& x, const std::string& p) { return ReadInt(x, p, d.array_task); }},
           {"has_task",
            [&](const Json& x, const std::string& p) { return ReadBool(x, p, d.has_task); }},
+          {"delay_minutes",
+           [&](const Json& x, const std::string& p) { return ReadInt(x, p, d.delay_minutes); }},
       });
 }
 
@@ -213,6 +216,7 @@ std::map<std::string_view, FieldReader> SpecFields(JobSpec& s) {
       {"cpus_per_task", num(s.cpus_per_task)},
       {"cpus_per_gpu", num(s.cpus_per_gpu)},
       {"mem_mb", num(s.mem_mb)},
+      {"mem_whole_node", flag(s.mem_whole_node)},
       {"mem_per_cpu_mb", num(s.mem_per_cpu_mb)},
       {"mem_per_gpu_mb", num(s.mem_per_gpu_mb)},
       {"gpus", num(s.gpus)},
@@ -252,6 +256,7 @@ std::map<std::string_view, FieldReader> SpecFields(JobSpec& s) {
       {"container_image", str(s.container_image)},
       {"container_mounts", str(s.container_mounts)},
       {"external", str(s.external)},
+      {"submit_line", str(s.submit_line)},
       {"parsable", flag(s.parsable)},
       {"warnings",
        [&s](const Json& x, const std::string& p) { return ReadStringList(x, p, s.warnings); }},
@@ -274,6 +279,7 @@ std::string JobSpecToJson(const JobSpec& s) {
   j["cpus_per_task"] = s.cpus_per_task;
   if (s.cpus_per_gpu > 0) j["cpus_per_gpu"] = s.cpus_per_gpu;
   j["mem_mb"] = s.mem_mb;
+  if (s.mem_whole_node) j["mem_whole_node"] = true;
   j["mem_per_cpu_mb"] = s.mem_per_cpu_mb;
   j["mem_per_gpu_mb"] = s.mem_per_gpu_mb;
   j["gpus"] = s.gpus;
@@ -305,10 +311,12 @@ std::string JobSpecToJson(const JobSpec& s) {
   }
   j["dependencies"] = OrderedJson::array();
   for (const DependencySpec& d : s.dependencies) {
-    j["dependencies"].push_back({{"type", DependencyTypeName(d.type)},
-                                 {"job", d.job},
-                                 {"array_task", d.array_task},
-                                 {"has_task", d.has_task}});
+    OrderedJson dep = {{"type", DependencyTypeName(d.type)},
+                       {"job", d.job},
+                       {"array_task", d.array_task},
+                       {"has_task", d.has_task}};
+    if (d.delay_minutes != 0) dep["delay_minutes"] = d.delay_minutes;
+    j["dependencies"].push_back(std::move(dep));
   }
   j["dependencies_any"] = s.dependencies_any;
   j["requeue"] = s.requeue ? OrderedJson(*s.requeue) : OrderedJson(nullptr);
@@ -324,6 +332,7 @@ std::string JobSpecToJson(const JobSpec& s) {
   j["container_image"] = s.container_image;
   if (!s.container_mounts.empty()) j["container_mounts"] = s.container_mounts;
   if (!s.external.empty()) j["external"] = s.external;
+  if (!s.submit_line.empty()) j["submit_line"] = s.submit_line;
   j["parsable"] = s.parsable;
   j["warnings"] = s.warnings;
   // Bytes that are not UTF-8 become U+FFFD rather than an exception. Validate (validate.h)

@@ -189,7 +189,7 @@ TEST(JobSpecJsonTest, WrongTypesNameTheKey) {
   EXPECT_EQ(ErrorOf(R"({"array": 5})"), "job spec: 'array' must be an object");
   EXPECT_EQ(ErrorOf(R"({"dependencies": [{"type": "before"}]})"),
             "job spec: 'dependencies[0].type' must be one of after, afterany, afterok, "
-            "afternotok, singleton");
+            "afternotok, singleton, aftercorr");
   EXPECT_EQ(ErrorOf(R"({"dependencies": {}})"),
             "job spec: 'dependencies' must be an array of dependencies");
 }

@@ -226,10 +226,14 @@ Status SpecBuilder::ApplyValue(const Occurrence& occ, const std::string& v) {
 Status SpecBuilder::ApplyMemory(const Occurrence& occ, const std::string& v) {
   Result<std::int64_t> mb = ParseMemorySize(v);
   if (!mb.ok()) return ValueError(prog_, occ, mb.status().message());
+  // Only --mem has a 0 (all of each node's memory); per CPU or GPU it would be no memory.
+  if (*mb == 0 && occ.def->id != Opt::kMem)
+    return ValueError(prog_, occ, "is not a memory size: it must be above 0");
   LOCKSTEP_RETURN_IF_ERROR(EnterGroup({Opt::kMem, Opt::kMemPerCpu, Opt::kMemPerGpu}, occ));
   switch (occ.def->id) {
     case Opt::kMem:
       spec_.mem_mb = *mb;
+      spec_.mem_whole_node = *mb == 0;  // Slurm's --mem=0: all the memory of each node
       break;
     case Opt::kMemPerCpu:
       spec_.mem_per_cpu_mb = *mb;

@@ -43,7 +43,7 @@ const std::map<std::string_view, OptionHelp>& HelpTexts() {
       {"output", {"pattern", "file for standard output (%j, %A, %a, %x, %u, %N, %%)"}},
       {"error", {"pattern", "file for standard error"}},
       {"array", {"indexes", "job array: 0-15, 1,3,5, 0-15:4, %N at most N at once"}},
-      {"dependency", {"type:jobid[:jobid...]", "after, afterany, afterok, afternotok, singleton"}},
+      {"dependency", {"type:jobid[:jobid...]", "after[+min], afterany, afterok, afternotok, aftercorr, singleton"}},
       {"requeue", {"", "the job may be requeued"}},
       {"no-requeue", {"", "the job is never requeued"}},
       {"qos", {"qos", "quality of service"}},

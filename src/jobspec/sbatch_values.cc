@@ -156,11 +156,14 @@ Status ParseDependencyItem(std::string_view item, std::vector<DependencySpec>& o
       type = DependencyType::kAfterOk;
     } else if (name == "afternotok") {
       type = DependencyType::kAfterNotOk;
-    } else if (name == "aftercorr" || name == "afterburstbuffer" || name == "expand") {
+    } else if (name == "aftercorr") {
+      type = DependencyType::kAfterCorr;
+    } else if (name == "afterburstbuffer" || name == "expand") {
       return InvalidArgument(fmt::format("'{}' dependencies are not supported by lockstep", name));
     } else {
       return InvalidArgument(fmt::format(
-          "unknown dependency type '{}' (after, afterany, afterok, afternotok or singleton)",
+          "unknown dependency type '{}' (after, afterany, afterok, afternotok, aftercorr or "
+          "singleton)",
           name));
     }
     parts.erase(parts.begin());
@@ -168,9 +171,19 @@ Status ParseDependencyItem(std::string_view item, std::vector<DependencySpec>& o
   }
   for (std::string_view id : parts) {
     DependencySpec d{type, 0, 0, false};
-    if (id.find('+') != std::string_view::npos) {
-      return InvalidArgument(
-          fmt::format("'{}': a delay after a job (+minutes) is not supported by lockstep", id));
+    if (const std::size_t plus = id.find('+'); plus != std::string_view::npos) {
+      if (type != DependencyType::kAfter) {
+        return InvalidArgument(fmt::format(
+            "'{}': a delay (+minutes) follows only an 'after' dependency's job", id));
+      }
+      std::optional<std::uint64_t> minutes =
+          ParseUnsigned(id.substr(plus + 1), std::numeric_limits<std::int32_t>::max());
+      if (!minutes) {
+        return InvalidArgument(
+            fmt::format("'{}': the delay after '+' must be a number of minutes", id));
+      }
+      d.delay_minutes = static_cast<std::int32_t>(*minutes);
+      id = id.substr(0, plus);
     }
     std::string_view job = id;
     if (const std::size_t us = id.find('_'); us != std::string_view::npos) {
@@ -179,6 +192,10 @@ Status ParseDependencyItem(std::string_view item, std::vector<DependencySpec>& o
       if (task != "*") {
         std::optional<std::uint64_t> t = ParseUnsigned(task, kMaxArrayIndex);
         if (!t) return InvalidArgument(fmt::format("'{}' is not a job or array task id", id));
+        if (type == DependencyType::kAfterCorr) {
+          return InvalidArgument(
+              fmt::format("'{}': aftercorr names a whole array, not one of its tasks", id));
+        }
         d.array_task = static_cast<std::uint32_t>(*t);
         d.has_task = true;
       }
@@ -220,10 +237,6 @@ Result<std::int64_t> ParseMemorySize(std::string_view text) {
   }
   Result<std::int64_t> mb = ParseMemoryMb(t);
   if (!mb.ok()) return InvalidArgument("is not a memory size: " + Reason(mb.status()));
-  if (*mb == 0) {
-    return InvalidArgument(
-        "is not a memory size: lockstep has no 0 (all of a node's memory); give a size");
-  }
   return *mb;
 }
 

@@ -37,9 +37,10 @@ TEST_F(SbatchValuesTest, ZeroAndNegativeCountsAreErrors) {
   EXPECT_EQ(ErrorWith({"-G", "0"}), "sbatch: -G: '0' is not a GPU count: it must be at least 1");
   EXPECT_EQ(ErrorWith({"--gres=gpu:0"}),
             "sbatch: --gres: 'gpu:0' is not a GRES request: '0' is not a positive GPU count");
-  EXPECT_EQ(ErrorWith({"--mem=0"}),
-            "sbatch: --mem: '0' is not a memory size: lockstep has no 0 (all of a node's "
-            "memory); give a size");
+  EXPECT_EQ(ErrorWith({"--mem-per-cpu=0"}),
+            "sbatch: --mem-per-cpu: '0' is not a memory size: it must be above 0");
+  EXPECT_EQ(ErrorWith({"--mem-per-gpu=0G"}),
+            "sbatch: --mem-per-gpu: '0G' is not a memory size: it must be above 0");
   EXPECT_EQ(ErrorWith({"--mem=12X"}).rfind("sbatch: --mem: '12X' is not a memory size: ", 0), 0u);
 }
 
@@ -159,6 +160,32 @@ TEST_F(SbatchValuesTest, DependencyForms) {
   EXPECT_EQ(s.dependencies[4].job, 0u);
 }
 
+TEST_F(SbatchValuesTest, DependencyDelaysAndAftercorr) {
+  JobSpec s = With({"--dependency=after:12+5:13,aftercorr:40"});
+  ASSERT_EQ(s.dependencies.size(), 3u);
+  EXPECT_EQ(s.dependencies[0].type, DependencyType::kAfter);
+  EXPECT_EQ(s.dependencies[0].job, 12u);
+  EXPECT_EQ(s.dependencies[0].delay_minutes, 5);
+  EXPECT_EQ(s.dependencies[1].job, 13u);
+  EXPECT_EQ(s.dependencies[1].delay_minutes, 0);
+  EXPECT_EQ(s.dependencies[2].type, DependencyType::kAfterCorr);
+  EXPECT_EQ(s.dependencies[2].job, 40u);
+  // Through the API's JSON and back.
+  Result<JobSpec> back = JobSpecFromJson(JobSpecToJson(s));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->dependencies, s.dependencies);
+}
+
+TEST_F(SbatchValuesTest, MemZeroIsAllOfEachNodesMemory) {
+  JobSpec s = With({"--mem=0"});
+  EXPECT_TRUE(s.mem_whole_node);
+  EXPECT_EQ(s.mem_mb, 0);
+  Result<JobSpec> back = JobSpecFromJson(JobSpecToJson(s));
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->mem_whole_node);
+  EXPECT_FALSE(With({"--mem=1G"}).mem_whole_node);
+}
+
 TEST_F(SbatchValuesTest, DependencyAnyAndOldForm) {
   JobSpec s = With({"--dependency=afterok:1?afterany:2"});
   EXPECT_TRUE(s.dependencies_any);
@@ -178,12 +205,16 @@ TEST_F(SbatchValuesTest, DependencyErrors) {
   for (const Case& c :
        {Case{"afterok:1,afterok:2?afterok:3", "',' (all of) and '?' (any of) cannot be mixed"},
         Case{"before:1",
-             "unknown dependency type 'before' (after, afterany, afterok, afternotok "
-             "or singleton)"},
-        Case{"aftercorr:1", "'aftercorr' dependencies are not supported by lockstep"},
+             "unknown dependency type 'before' (after, afterany, afterok, afternotok, "
+             "aftercorr or singleton)"},
+        Case{"expand:1", "'expand' dependencies are not supported by lockstep"},
+        Case{"aftercorr:5_2", "'5_2': aftercorr names a whole array, not one of its tasks"},
         Case{"afterok", "'afterok' names no job"}, Case{"afterok:x", "'x' is not a job id"},
         Case{"afterok:0", "'0' is not a job id"}, Case{"afterok:1,", "an entry is empty"},
-        Case{"after:5+10", "'5+10': a delay after a job (+minutes) is not supported by lockstep"},
+        Case{"afterok:5+10", "'5+10': a delay (+minutes) follows only an 'after' dependency's job"},
+        Case{"after:5+x", "'5+x': the delay after '+' must be a number of minutes"},
+        Case{"after:5+-1", "'5+-1': the delay after '+' must be a number of minutes"},
+        Case{"after:5+99999999999", "'5+99999999999': the delay after '+' must be a number of minutes"},
         Case{"afterok:5_x", "'5_x' is not a job or array task id"}}) {
     EXPECT_EQ(ErrorWith({std::string("-d") + c.text}),
               std::string("sbatch: -d: '") + c.text + p + c.why);

@@ -66,6 +66,8 @@ Status CheckSingleValues(const JobSpec& s) {
   LOCKSTEP_RETURN_IF_ERROR(CheckCount("--gpus-per-task", s.gpus_per_task));
   LOCKSTEP_RETURN_IF_ERROR(CheckCount("--switches", s.max_switches));
   LOCKSTEP_RETURN_IF_ERROR(CheckMemory("--mem", s.mem_mb));
+  if (s.mem_whole_node && (s.mem_mb != 0 || s.mem_per_cpu_mb != 0 || s.mem_per_gpu_mb != 0))
+    return Invalid("--mem=0 (all of each node's memory) with another memory size");
   LOCKSTEP_RETURN_IF_ERROR(CheckMemory("--mem-per-cpu", s.mem_per_cpu_mb));
   LOCKSTEP_RETURN_IF_ERROR(CheckMemory("--mem-per-gpu", s.mem_per_gpu_mb));
   LOCKSTEP_RETURN_IF_ERROR(CheckDuration("--time", s.time_limit, /*unlimited_allowed=*/true));
@@ -124,6 +126,15 @@ Status CheckDependencies(const JobSpec& s) {
   for (const DependencySpec& d : s.dependencies) {
     if (d.type != DependencyType::kSingleton && d.job == 0) {
       return Invalid("--dependency: job dependency problem: job id 0 is not a job");
+    }
+    if (d.delay_minutes < 0 || (d.delay_minutes > 0 && d.type != DependencyType::kAfter)) {
+      return Invalid(fmt::format(
+          "--dependency: job dependency problem: a delay of {} minutes (only 'after' takes one, "
+          "of 0 or more)",
+          d.delay_minutes));
+    }
+    if (d.type == DependencyType::kAfterCorr && d.has_task) {
+      return Invalid("--dependency: job dependency problem: aftercorr names a whole array");
     }
     if (d.has_task && d.array_task > kMaxArrayIndex) {
       return Invalid(

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <vector>
@@ -17,6 +18,25 @@ struct Column {
   int width;  // signed as in Slurm: negative is left-justified
 };
 
+bool IsPrefixOfAll(std::string_view name) {
+  constexpr std::string_view kAll = "ALL";
+  if (name.empty() || name.size() > kAll.size()) return false;
+  for (std::size_t i = 0; i < name.size(); ++i)
+    if (std::toupper(static_cast<unsigned char>(name[i])) != kAll[i]) return false;
+  return true;
+}
+
+// The width after '%' in a token ("state%-12"), 0 when none is given.
+Result<int> WidthOf(std::string_view token, std::size_t percent) {
+  if (percent == std::string_view::npos) return 0;
+  std::string_view digits = token.substr(percent + 1);
+  int width = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), width);
+  if (ec != std::errc() || end != digits.data() + digits.size() || std::abs(width) > 10000)
+    return InvalidArgument(fmt::format("sacct: bad field width in \"{}\"", token));
+  return width;
+}
+
 // Parses "jobid,jobname%20,state%-12" as sacct's options.c does: each name a prefix of a field,
 // "%N" replacing its width (a negative width left-justifies). Empty names are skipped.
 Result<std::vector<Column>> ParseFields(std::string_view format) {
@@ -30,21 +50,20 @@ Result<std::vector<Column>> ParseFields(std::string_view format) {
     std::size_t percent = token.find('%');
     std::string_view name = token.substr(0, percent);
     if (name.empty() && percent == std::string_view::npos) continue;
+    if (IsPrefixOfAll(name)) {  // Slurm tests "ALL" before the fields: "-o a" is every field
+      Result<int> width = WidthOf(token, percent);
+      if (!width.ok()) return width.status();
+      for (const SacctField& field : AllSacctFields())
+        columns.push_back({&field, *width != 0 ? *width : field.width});
+      continue;
+    }
     const SacctField* field = FindSacctField(name);
     if (field == nullptr) {
       return InvalidArgument(fmt::format("sacct: invalid field requested: \"{}\"", name));
     }
-    Column column{field, field->width};
-    if (percent != std::string_view::npos) {
-      std::string_view digits = token.substr(percent + 1);
-      int width = 0;
-      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), width);
-      if (ec != std::errc() || end != digits.data() + digits.size() || std::abs(width) > 10000) {
-        return InvalidArgument(fmt::format("sacct: bad field width in \"{}\"", token));
-      }
-      if (width != 0) column.width = width;
-    }
-    columns.push_back(column);
+    Result<int> width = WidthOf(token, percent);
+    if (!width.ok()) return width.status();
+    columns.push_back({field, *width != 0 ? *width : field->width});
   }
   if (columns.empty()) return InvalidArgument("sacct: no fields requested");
   return columns;
@@ -92,7 +111,10 @@ std::string Line(const std::vector<Column>& columns,
 
 Result<std::string> FormatSacct(const nlohmann::json& jobs, const SacctOptions& options) {
   std::string format = options.format;
-  if (format.empty()) format = options.brief ? kSacctBriefFields : kSacctDefaultFields;
+  auto add = [&format](const char* list) { format += (format.empty() ? "" : ",") + std::string(list); };
+  if (options.brief) add(kSacctBriefFields);
+  if (options.long_format) add(kSacctLongFields);
+  if (format.empty()) format = kSacctDefaultFields;
   Result<std::vector<Column>> columns = ParseFields(format);
   if (!columns.ok()) return columns.status();
   Result<std::vector<const nlohmann::json*>> records = Records(jobs, "jobs");

@@ -16,6 +16,15 @@ namespace lockstep::cli {
 inline constexpr char kSacctDefaultFields[] =
     "jobid,jobname,partition,account,alloccpus,state,exitcode";
 inline constexpr char kSacctBriefFields[] = "jobid,state,exitcode";
+inline constexpr char kSacctLongFields[] =
+    "jobid,jobidraw,jobname,partition,maxvmsize,maxvmsizenode,maxvmsizetask,avevmsize,maxrss,"
+    "maxrssnode,maxrsstask,averss,maxpages,maxpagesnode,maxpagestask,avepages,mincpu,mincpunode,"
+    "mincputask,avecpu,ntasks,alloccpus,elapsed,state,exitcode,avecpufreq,reqcpufreqmin,"
+    "reqcpufreqmax,reqcpufreqgov,reqmem,consumedenergy,maxdiskread,maxdiskreadnode,"
+    "maxdiskreadtask,avediskread,maxdiskwrite,maxdiskwritenode,maxdiskwritetask,avediskwrite,"
+    "reqtres,alloctres,tresusageinave,tresusageinmax,tresusageinmaxn,tresusageinmaxt,"
+    "tresusageinmin,tresusageinminn,tresusageinmint,tresusageintot,tresusageoutmax,"
+    "tresusageoutmaxn,tresusageoutmaxt,tresusageoutave,tresusageouttot";
 
 enum class SacctParsable {
   kNone,        // columns of fixed width under a dashed underline
@@ -26,10 +35,12 @@ enum class SacctParsable {
 // The options of one sacct report. Defaults are sacct's with no options given.
 struct SacctOptions {
   // -o/--format: comma-separated field names, any case, each a prefix of a Slurm field name
-  // ("jobid", "elapsed", "nodel"), optionally followed by "%N" for a width (a negative width
-  // left-justifies). Empty: kSacctBriefFields with `brief`, else kSacctDefaultFields.
+  // ("jobid", "elapsed", "nodel"; a prefix of "ALL" is every field), optionally followed by
+  // "%N" for a width (a negative width left-justifies). As Slurm's options.c, -b and -l add
+  // their lists after it; with none of the three, kSacctDefaultFields.
   std::string format;
   bool brief = false;        // -b
+  bool long_format = false;  // -l
   bool noheader = false;     // -n
   bool allocations = false;  // -X: jobs only, no step lines
   SacctParsable parsable = SacctParsable::kNone;
@@ -45,5 +56,8 @@ struct SacctOptions {
 // API does not carry (MaxRSS, AveCPU, ...) print blank. An unknown field name or malformed input
 // is an InvalidArgument.
 Result<std::string> FormatSacct(const nlohmann::json& jobs, const SacctOptions& options);
+
+// sacct -e/--helpformat: every field name, four to a line, as Slurm's _help_fields_msg prints them.
+std::string SacctHelpFormat();
 
 }  // namespace lockstep::cli

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/format/field_format.h"
+#include "cli/format/sacct.h"
 #include "cli/format/job_view.h"
 #include "common/hostlist.h"
 
@@ -18,12 +19,12 @@ namespace {
 
 using K = SacctKind;
 
-// Slurm's field table in its order (src/sacct/sacct.c), which decides what an abbreviation means.
-constexpr std::array<SacctField, 104> kFields = {{
+// Slurm 22.05's field table in its order (src/sacct/sacct.c), which decides what an abbreviation
+// means ("p" is Partition) and is the order --helpformat prints; lockstep's own fields follow.
+constexpr std::array<SacctField, 111> kFields = {{
     {"Account", 10, K::kString},
     {"AdminComment", 15, K::kString},
     {"AllocCPUS", 10, K::kNumber},
-    {"AllocGRES", 12, K::kString},
     {"AllocNodes", 10, K::kString},
     {"AllocTRES", 10, K::kString},
     {"AssocID", 7, K::kNumber},
@@ -40,8 +41,10 @@ constexpr std::array<SacctField, 104> kFields = {{
     {"Constraints", 19, K::kString},
     {"ConsumedEnergy", 14, K::kString},
     {"ConsumedEnergyRaw", 17, K::kNumber},
+    {"Container", 19, K::kString},
     {"CPUTime", 10, K::kDuration},
     {"CPUTimeRAW", 10, K::kNumber},
+    {"DBIndex", -21, K::kNumber},
     {"DerivedExitCode", 15, K::kString},
     {"Elapsed", 10, K::kDuration},
     {"ElapsedRaw", 10, K::kNumber},
@@ -78,17 +81,16 @@ constexpr std::array<SacctField, 104> kFields = {{
     {"NNodes", 8, K::kNumber},
     {"NodeList", 15, K::kString},
     {"NTasks", 8, K::kNumber},
-    {"Priority", 10, K::kNumber},
     {"Partition", 10, K::kString},
+    {"Priority", 10, K::kNumber},
     {"QOS", 10, K::kString},
     {"QOSRAW", 6, K::kNumber},
     {"Reason", 22, K::kString},
     {"ReqCPUFreq", 10, K::kString},
-    {"ReqCPUFreqMin", 13, K::kString},
-    {"ReqCPUFreqMax", 13, K::kString},
     {"ReqCPUFreqGov", 13, K::kString},
+    {"ReqCPUFreqMax", 13, K::kString},
+    {"ReqCPUFreqMin", 13, K::kString},
     {"ReqCPUS", 8, K::kNumber},
-    {"ReqGRES", 12, K::kString},
     {"ReqMem", 10, K::kString},
     {"ReqNodes", 8, K::kString},
     {"ReqTRES", 10, K::kString},
@@ -100,9 +102,10 @@ constexpr std::array<SacctField, 104> kFields = {{
     {"Start", 19, K::kDate},
     {"State", 10, K::kString},
     {"Submit", 19, K::kDate},
+    {"SubmitLine", 20, K::kString},
     {"Suspended", 10, K::kDuration},
-    {"SystemCPU", 10, K::kString},
     {"SystemComment", 15, K::kString},
+    {"SystemCPU", 10, K::kString},
     {"Timelimit", 10, K::kString},
     {"TimelimitRaw", 10, K::kString},
     {"TotalCPU", 10, K::kString},
@@ -116,14 +119,21 @@ constexpr std::array<SacctField, 104> kFields = {{
     {"TRESUsageInTot", 14, K::kString},
     {"TRESUsageOutAve", 15, K::kString},
     {"TRESUsageOutMax", 15, K::kString},
+    {"TRESUsageOutMaxNode", 19, K::kString},
+    {"TRESUsageOutMaxTask", 19, K::kString},
+    {"TRESUsageOutMin", 15, K::kString},
+    {"TRESUsageOutMinNode", 19, K::kString},
+    {"TRESUsageOutMinTask", 19, K::kString},
+    {"TRESUsageOutTot", 15, K::kString},
     {"UID", 6, K::kNumber},
     {"User", 9, K::kString},
     {"UserCPU", 10, K::kString},
     {"WCKey", 10, K::kString},
     {"WCKeyID", 10, K::kNumber},
     {"WorkDir", 20, K::kString},
+    // lockstep's: how many times the job went back to the queue (Slurm 23.02's field), and why
+    // its last run did not complete (docs/health.md).
     {"Restarts", 8, K::kNumber},
-    // lockstep's: why a job's last run did not complete (docs/health.md).
     {"FailureCause", 12, K::kString},
 }};
 
@@ -227,6 +237,7 @@ std::optional<std::string> JobValue(std::string_view f, const nlohmann::json& jo
   if (f == "WorkDir") return NonEmpty(JStr(job, "work_dir"));
   if (f == "Constraints") return NonEmpty(JStr(job, "features"));
   if (f == "Comment") return NonEmpty(JStr(job, "comment"));
+  if (f == "SubmitLine") return NonEmpty(EscapeControl(JStr(job, "submit_line")));
   if (f == "DerivedExitCode") return std::string("0:0");
   if (f == "Suspended") return Num(0);
   return std::nullopt;
@@ -252,6 +263,20 @@ std::optional<std::string> StepValue(std::string_view f, const nlohmann::json& j
 }
 
 }  // namespace
+
+std::span<const SacctField> AllSacctFields() {
+  return kFields;
+}
+
+std::string SacctHelpFormat() {
+  std::string out;
+  for (std::size_t i = 0; i < kFields.size(); ++i) {
+    if (i % 4 != 0) out += ' ';
+    else if (i != 0) out += '\n';
+    out += fmt::format("{:<19}", kFields[i].name);
+  }
+  return out + '\n';
+}
 
 const SacctField* FindSacctField(std::string_view typed) {
   if (typed.empty()) return nullptr;

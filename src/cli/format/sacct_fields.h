@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,9 @@ struct SacctField {
   int width;         // negative: left-justified
   SacctKind kind;
 };
+
+// Every field, in Slurm's table order (lockstep's own last).
+std::span<const SacctField> AllSacctFields();
 
 // The field whose name `typed` is a case-insensitive prefix of, first in Slurm's table order
 // ("jobid" -> JobID, "elapsed" -> Elapsed), or nullptr.

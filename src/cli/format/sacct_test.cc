@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "cli/format/format_test_data.h"
 #include "cli/format/sacct_fields.h"
 
@@ -176,6 +178,75 @@ TEST(Sacct, FieldLookup) {
   EXPECT_STREQ(FindSacctField("maxrss")->name, "MaxRSS");
   EXPECT_EQ(FindSacctField("bogus"), nullptr);
   EXPECT_EQ(FindSacctField(""), nullptr);
+}
+
+// Slurm 22.05's table order decides abbreviations: "p" is Partition, "pri" Priority, and
+// a prefix of ALL is every field (options.c tests it first).
+TEST(Sacct, AbbreviationsFollowSlurmsTableOrder) {
+  EXPECT_STREQ(FindSacctField("p")->name, "Partition");
+  EXPECT_STREQ(FindSacctField("pri")->name, "Priority");
+  EXPECT_STREQ(FindSacctField("reqcpufreq")->name, "ReqCPUFreq");
+  EXPECT_STREQ(FindSacctField("reqcpufreqm")->name, "ReqCPUFreqMax");
+  EXPECT_STREQ(FindSacctField("systemc")->name, "SystemComment");
+  EXPECT_STREQ(FindSacctField("submitl")->name, "SubmitLine");
+  EXPECT_STREQ(FindSacctField("tresusageoutmaxn")->name, "TRESUsageOutMaxNode");
+  SacctOptions options;
+  options.format = "a";
+  options.parsable = SacctParsable::kNoTrailing;
+  options.allocations = true;
+  const std::string all = Sacct(nlohmann::json::array({Accounting()[0]}), options);
+  EXPECT_EQ(all.substr(0, all.find('|')), "Account");
+  EXPECT_EQ(std::count(all.begin(), all.begin() + all.find('\n'), '|') + 1,
+            static_cast<long>(AllSacctFields().size()));
+}
+
+// sacct -e: every name padded to 19, four to a line, as _help_fields_msg prints them.
+TEST(Sacct, HelpFormatListsEveryFieldFourToALine) {
+  const std::string help = SacctHelpFormat();
+  EXPECT_EQ(help.substr(0, help.find('\n') + 1),
+            "Account             AdminComment        AllocCPUS           AllocNodes         \n");
+  EXPECT_NE(help.find("\nSubmitLine          Suspended           SystemComment       SystemCPU"),
+            std::string::npos);
+  EXPECT_EQ(std::count(help.begin(), help.end(), '\n'),
+            static_cast<long>((AllSacctFields().size() + 3) / 4));
+}
+
+// -l: Slurm's LONG_FIELDS, after -o's and -b's fields when given with them.
+TEST(Sacct, LongFormat) {
+  SacctOptions options;
+  options.long_format = true;
+  options.parsable = SacctParsable::kNoTrailing;
+  options.allocations = true;
+  const std::string out = Sacct(nlohmann::json::array({Accounting()[0]}), options);
+  EXPECT_EQ(out.substr(0, out.find('\n')),
+            "JobID|JobIDRaw|JobName|Partition|MaxVMSize|MaxVMSizeNode|MaxVMSizeTask|AveVMSize|"
+            "MaxRSS|MaxRSSNode|MaxRSSTask|AveRSS|MaxPages|MaxPagesNode|MaxPagesTask|AvePages|"
+            "MinCPU|MinCPUNode|MinCPUTask|AveCPU|NTasks|AllocCPUS|Elapsed|State|ExitCode|"
+            "AveCPUFreq|ReqCPUFreqMin|ReqCPUFreqMax|ReqCPUFreqGov|ReqMem|ConsumedEnergy|"
+            "MaxDiskRead|MaxDiskReadNode|MaxDiskReadTask|AveDiskRead|MaxDiskWrite|"
+            "MaxDiskWriteNode|MaxDiskWriteTask|AveDiskWrite|ReqTRES|AllocTRES|TRESUsageInAve|"
+            "TRESUsageInMax|TRESUsageInMaxNode|TRESUsageInMaxTask|TRESUsageInMin|"
+            "TRESUsageInMinNode|TRESUsageInMinTask|TRESUsageInTot|TRESUsageOutMax|"
+            "TRESUsageOutMaxNode|TRESUsageOutMaxTask|TRESUsageOutAve|TRESUsageOutTot");
+  options.long_format = false;
+  options.brief = true;
+  options.format = "jobname";
+  options.noheader = true;
+  EXPECT_EQ(Sacct(nlohmann::json::array({Accounting()[0]}), options), "train|100|COMPLETED|0:0\n");
+}
+
+TEST(Sacct, SubmitLine) {
+  SacctOptions options;
+  options.format = "jobid,submitline%-40";
+  options.allocations = true;
+  options.noheader = true;
+  nlohmann::json job = Accounting()[0];
+  job["submit_line"] = "sbatch -N2 --gres=gpu:8 train.sh";
+  EXPECT_EQ(Sacct(nlohmann::json::array({job}), options),
+            "100          sbatch -N2 --gres=gpu:8 train.sh         \n");
+  job["submit_line"] = "sbatch --wrap=$'a\x1b[2Jb'";
+  EXPECT_EQ(Sacct(nlohmann::json::array({job}), options).find('\x1b'), std::string::npos)
+      << "control characters are escaped";
 }
 
 TEST(Sacct, UnknownToTheApiPrintsBlank) {
