@@ -35,6 +35,10 @@ struct Controller::NodeInfo {
 // "memory,cpus", "memory", "cpus" or "none": the limits a node holds jobs to.
 std::string LimitsEnforced(bool memory, bool cpus);
 
+// A partition's state as the API says it: "up", "down", "drain" or "inactive"
+// (controller_partitions.cc).
+const char* PartitionStateName(PartitionState s);
+
 // A job step (srun): tasks spread over some of the job's nodes.
 struct Controller::StepInfo {
   JobId job = 0;
