@@ -22,8 +22,7 @@ Status Controller::Notify(const Caller& caller, JobId id, const std::string& mes
   // Slurm's words (ESLURM_DISABLED) for a job that does not run.
   constexpr char kDisabled[] = "Requested operation is presently disabled";
   if (job.state != JobState::kRunning)
-    return FailedPrecondition(std::string(kDisabled) + ": job " + job.DisplayId() +
-                              " is not running");
+    return FailedPrecondition(kDisabled);
   int told = 0;
   for (auto it = steps_.lower_bound({id, std::numeric_limits<std::int32_t>::min()});
        it != steps_.end() && it->first.first == id; ++it) {

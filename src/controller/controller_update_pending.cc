@@ -168,22 +168,20 @@ Status Controller::CheckChangedPlacementLocked(const jobspec::JobSpec& spec) {
   const std::uint32_t p =
       spec.partition.empty() ? cluster_.default_partition : cluster_.PartitionIndex(spec.partition);
   if (p == engine::kNone)
-    return InvalidArgument("Invalid partition name specified: " + spec.partition);
+    return InvalidArgument("Invalid partition name specified");  // Slurm's words, exactly
   if (!spec.qos.empty() && cluster_.QosIndex(spec.qos) == engine::kNone)
-    return InvalidArgument("Invalid qos specification: " + spec.qos);
+    return InvalidArgument("Invalid qos specification");
   for (const std::string* list : {&spec.nodelist, &spec.exclude}) {
     Result<std::vector<std::string>> names = ExpandHostlist(*list);
-    if (!names.ok()) return InvalidArgument("Invalid node name specified: " + *list);
+    if (!names.ok()) return InvalidArgument("Invalid node name specified");
     for (const std::string& name : *names)
       if (cluster_.NodeIndex(name) == engine::kNone)
-        return InvalidArgument("Invalid node name specified: " + name);
+        return InvalidArgument("Invalid node name specified");
   }
   const engine::Partition& part = cluster_.base.partitions[p];
   // Slurm's ESLURM_INVALID_NODE_COUNT for more nodes than the partition has.
   if (static_cast<std::size_t>(std::max(1, spec.min_nodes)) > part.nodes.size())
-    return InvalidArgument(fmt::format("Node count specification invalid: {} node(s), partition "
-                                       "{} has {}",
-                                       spec.min_nodes, part.name, part.nodes.size()));
+    return InvalidArgument("Node count specification invalid");
   LOCKSTEP_RETURN_IF_ERROR(CheckPartitionOpenLocked(spec));
   return ValidatePlacement(spec, cluster_);
 }

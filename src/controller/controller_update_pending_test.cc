@@ -141,13 +141,13 @@ TEST_F(UpdatePendingTest, RefusalsChangeNothing) {
   EXPECT_EQ(Job(running)["comment"], "still running");
 
   s = Update(kAlice, pending, {{"partition", "nosuch"}, {"comment", "x"}});
-  EXPECT_EQ(s.message(), "Invalid partition name specified: nosuch");
+  EXPECT_EQ(s.message(), "Invalid partition name specified");
   s = Update(kAlice, pending, {{"qos", "nosuch"}});
-  EXPECT_EQ(s.message(), "Invalid qos specification: nosuch");
+  EXPECT_EQ(s.message(), "Invalid qos specification");
   s = Update(kAlice, pending, {{"nodelist", "n9"}});
-  EXPECT_EQ(s.message(), "Invalid node name specified: n9");
+  EXPECT_EQ(s.message(), "Invalid node name specified");
   s = Update(kAlice, pending, {{"min_nodes", 5}});
-  EXPECT_EQ(s.message().rfind("Node count specification invalid", 0), 0u) << s.ToString();
+  EXPECT_EQ(s.message(), "Node count specification invalid");
   s = Update(kAlice, pending, {{"num_cpus", 9}});
   EXPECT_EQ(s.message(), "requested node configuration is not available");
   s = Update(kAlice, pending, {{"dependency", "afterok:999999"}});
@@ -271,7 +271,7 @@ TEST_F(UpdatePendingTest, NotifyReachesTheSrunsOfTheJobsRunningSteps) {
   Report(testing::Nodes(4, 8));
   const JobId pending = Held();
   Status s = controller_->Notify(kAlice, pending, "hello");
-  EXPECT_EQ(s.message().rfind("Requested operation is presently disabled", 0), 0u) << s.ToString();
+  EXPECT_EQ(s.message(), "Requested operation is presently disabled");
   const JobId id = Running();
   s = controller_->Notify(kAlice, id, "hello");
   EXPECT_NE(s.message().find("has no running srun"), std::string::npos) << s.ToString();
