@@ -110,8 +110,13 @@ TEST(SubmitLimits, AFiveMegabyteNameOrScriptIsRefusedNamingTheLimit) {
             std::string::npos)
       << r.err;
   EXPECT_EQ(c.Job(held).value("name", ""), "small");
-  r = c.Run({"scontrol", "update", "JobId=" + std::to_string(held), "Comment=note"});
+  // A comment has Slurm's bound on short text (1024 bytes).
+  r = c.Run({"scontrol", "update", "JobId=" + std::to_string(held), "Comment=" + std::string(1025, 'c')});
   EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("the comment is 1025 bytes, more than 1024"), std::string::npos) << r.err;
+  r = c.Run({"scontrol", "update", "JobId=" + std::to_string(held), "Comment=note"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(c.Job(held).value("comment", ""), "note");
 }
 
 TEST(SubmitLimits, MaxJobCountAndMaxSubmitJobsRefuseJobsBeyondThem) {

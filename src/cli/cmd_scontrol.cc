@@ -1,5 +1,5 @@
-// scontrol: show job/node/partition/hostnames; hold, release, requeue; update job and node;
-// token (cmd_token.cc).
+// scontrol: show job/node/partition/hostnames; hold, release, requeue; update of nodes here, of
+// jobs and partitions and notify in scontrol_update.cc; token (cmd_token.cc).
 #include <unistd.h>
 
 #include <cctype>
@@ -18,6 +18,7 @@
 #include "cli/format/scontrol_config.h"
 #include "cli/scontrol_show.h"
 #include "cli/scontrol_suspend.h"
+#include "cli/scontrol_update.h"
 #include "cli/scontrol_options.h"
 #include "cli/scontrol_reservation.h"
 #include "cli/slurm/slurm_options.h"
@@ -31,14 +32,20 @@ constexpr const char* kUsage =
     "usage: scontrol show job [ID] | show node [NAME] | show partition [NAME] | show hostnames "
     "LIST | show config\n"
     "       scontrol show steps [JOBID[.STEP]] | show topology [NAME]\n"
-    "       scontrol hold|release|requeue|requeuehold JOBID[,JOBID...]\n"
-    "       scontrol requeuehold State=SpecialExit JOBID[,JOBID...]\n"
-    "       scontrol suspend|resume JOBID[,JOBID...]\n"
+    "       scontrol hold|uhold|release|requeue JOBID[,JOBID...] [JOBID...]\n"
+    "       scontrol requeuehold [State=SpecialExit] JOBID[,JOBID...]\n"
+    "       scontrol suspend|resume JOBID[,JOBID...] [JOBID...]\n"
+    "       scontrol notify JOBID MESSAGE...\n"
     "       scontrol ping\n"
     "       scontrol write batch_script JOBID [FILE|-]\n"
-    "       scontrol update JobId=ID [TimeLimit=[+|-]T] [Priority=N] [Nice=N] [JobName=X]\n"
-    "                       [Account=A]\n"
+    "       scontrol update JobId=ID[,ID...] [TimeLimit=[+|-]T] [Priority=N] [Nice=N]\n"
+    "                [JobName=X] [Comment=X] [ArrayTaskThrottle=N], and of a pending job\n"
+    "                [Account=A] [Partition=P] [QOS=Q] [NumNodes=N[-M]] [NumCPUs=N]\n"
+    "                [MinMemoryNode=M|MinMemoryCPU=M] [Gres=gpu[:type]:N] [ReqNodeList=L]\n"
+    "                [ExcNodeList=L] [Dependency=LIST] [StartTime=T]\n"
     "       scontrol update NodeName=NODES State=DRAIN|RESUME|DOWN [Reason=TEXT]\n"
+    "       scontrol update PartitionName=P [State=UP|DOWN|DRAIN|INACTIVE] [MaxTime=T]\n"
+    "                [Default=YES|NO]\n"
     "       scontrol show reservation [NAME]\n"
     "       scontrol create reservation StartTime=T Duration=D|EndTime=T Nodes=LIST|NodeCnt=N\n"
     "                Users=U[,U...]|Accounts=A[,A...] [ReservationName=NAME] [PartitionName=P]\n"
@@ -252,30 +259,6 @@ int WriteBatchScript(client::ApiClient& api, const std::vector<std::string>& a) 
   return 0;
 }
 
-int JobAction(client::ApiClient& api, const std::string& action, const std::string& ids) {
-  int rc = 0;
-  std::stringstream in(ids);
-  std::string id;
-  while (std::getline(in, id, ',')) {
-    // uhold: a hold its owner may release, even when an operator puts it (Slurm's).
-    const std::string route = action == "uhold" ? "hold" : action;
-    const nlohmann::json body =
-        action == "uhold" ? nlohmann::json{{"user_hold", true}} : nlohmann::json::object();
-    Result<nlohmann::json> r = api.Post("/api/v1/jobs/" + id + "/" + route, body);
-    if (!r.ok()) rc = JobError(id, action + " of job " + id + ": ", r.status());
-    // An array's id holds or releases its tasks lockstepd keeps in one record too (none left
-    // is no error).
-    if ((route == "hold" || route == "release") && id.find('_') == std::string::npos) {
-      nlohmann::json rest_body = body;
-      rest_body["array_rest"] = true;
-      Result<nlohmann::json> rest = api.Post("/api/v1/jobs/" + id + "/" + route, rest_body);
-      if (!rest.ok() && rest.status().code() != StatusCode::kNotFound)
-        rc = JobError(id, action + " of job " + id + ": ", rest.status());
-    }
-  }
-  return rc;
-}
-
 // requeuehold's "State=SpecialExit" (or "State=SE"), as Slurm's scontrol reads it: any case,
 // the value by its prefix.
 bool IsSpecialExit(std::string word) {
@@ -326,45 +309,10 @@ int Update(client::ApiClient& api, const std::vector<std::string>& a) {
   std::map<std::string, std::string> kv = KeyValues({a.begin() + 1, a.end()}, &bad);
   if (!bad.empty()) return FailWithUsage("update: '" + bad + "' is not Key=Value");
   if (kv.count("nodename")) return UpdateNodes(api, kv);
-  std::string id = kv.count("jobid") ? kv["jobid"] : kv.count("job") ? kv["job"] : "";
-  if (id.empty())
-    return FailWithUsage("update: name a JobId= or a NodeName=");
-  nlohmann::json changes = nlohmann::json::object();
-  for (auto& [k, v] : kv) {
-    if (k == "jobid" || k == "job") continue;
-    try {
-      if (k == "timelimit") {
-        // "+5" / "-5": the current limit moved by that much (Slurm's increment and decrement).
-        const int sign = !v.empty() && v[0] == '+' ? 1 : !v.empty() && v[0] == '-' ? -1 : 0;
-        const std::string amount = sign != 0 ? v.substr(1) : v;
-        Result<Seconds> t = ParseSlurmDuration(amount);
-        // A bare number is minutes for scontrol too.
-        if (!amount.empty() && amount.find_first_not_of("0123456789") == std::string::npos)
-          t = std::stoll(amount) * 60;
-        if (!t.ok()) return Fail("scontrol", "update: TimeLimit: " + t.status().message());
-        // +N/-N moves each job's own limit in lockstepd, so on an array each task's (Slurm's
-        // scontrol refuses it for arrays), in the one request.
-        if (sign != 0)
-          changes["time_limit_add"] = sign * *t;
-        else
-          changes["time_limit"] = *t;
-      } else if (k == "priority") {
-        changes["priority"] = std::stoul(v);
-      } else if (k == "nice") {
-        changes["nice"] = std::stoi(v);
-      } else if (k == "jobname" || k == "name") {
-        changes["name"] = v;
-      } else if (k == "account") {
-        changes["account"] = v;
-      } else {
-        return Fail("scontrol", "update: '" + k + "' cannot be changed here");
-      }
-    } catch (const std::exception&) {
-      return Fail("scontrol", "update: " + k + ": '" + v + "' is not a number");
-    }
-  }
-  Result<nlohmann::json> r = api.Patch("/api/v1/jobs/" + id, changes);
-  return r.ok() ? 0 : JobError(id, "", r.status());
+  if (kv.count("partitionname")) return UpdatePartition(api, {a.begin() + 1, a.end()});
+  if (!kv.count("jobid") && !kv.count("job"))
+    return FailWithUsage("update: name a JobId=, a NodeName= or a PartitionName=");
+  return UpdateJobs(api, {a.begin() + 1, a.end()});
 }
 
 // scontrol token revoke id=ID | username=NAME.
@@ -446,9 +394,16 @@ int RunScontrol(int argc, char** argv) {
     }
     return RequeueHold(api, a.back(), special_exit);
   }
-  if ((verb == "hold" || verb == "release" || verb == "requeue") && a.size() == 2)
-    return JobAction(api, verb, a[1]);
-  if (verb == "uhold" && a.size() == 2) return JobAction(api, verb, a[1]);
+  const bool job_list_verb = verb == "hold" || verb == "release" || verb == "requeue" ||
+                             verb == "uhold" || verb == "suspend" || verb == "resume" ||
+                             verb == "notify";
+  if (job_list_verb && a.size() < 2) {
+    std::fprintf(stderr, "too few arguments for keyword:%s\n", verb.c_str());  // Slurm's words
+    return 1;
+  }
+  if (verb == "hold" || verb == "release" || verb == "requeue" || verb == "uhold")
+    return JobActions(api, verb, {a.begin() + 1, a.end()});
+  if (verb == "notify") return Notify(api, {a.begin() + 1, a.end()});
   if (verb == "create" && a.size() >= 2 && IsReservationEntity(a[1]))
     return CreateReservation(api, {a.begin() + 2, a.end()});
   if (verb == "update" && a.size() >= 2 && IsReservationKey(a[1]))
@@ -458,8 +413,11 @@ int RunScontrol(int argc, char** argv) {
   if (verb == "delete" && a.size() == 3 && IsReservationEntity(a[1]))
     return DeleteReservation(api, a[2]);
   if (verb == "update") return Update(api, a);
-  if ((verb == "suspend" || verb == "resume") && a.size() == 2)
-    return SuspendJobs(api, verb, a[1], cl.quiet);
+  if (verb == "suspend" || verb == "resume") {  // "1 2", "1,2" or both: each job in turn
+    int rc = 0;
+    for (std::size_t i = 1; i < a.size(); ++i) rc |= SuspendJobs(api, verb, a[i], cl.quiet);
+    return rc;
+  }
   std::fprintf(stderr, "invalid keyword: %s\n", verb.c_str());  // Slurm's words
   return 1;
 }

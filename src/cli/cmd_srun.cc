@@ -27,6 +27,7 @@
 #include "cli/test_only.h"
 #include "cli/slurm/multi_prog.h"
 #include "cli/srun_input.h"
+#include "cli/format/field_format.h"
 #include "cli/step_output_writer.h"
 #include "common/base64.h"
 #include "jobspec/output_pattern.h"
@@ -73,6 +74,7 @@ int FollowStep(client::ApiClient& api, unsigned long long job, int step, int nta
   const std::string name = std::to_string(job) + "." + std::to_string(step);
   StepOutputWriter writer(label, ntasks, std::move(file_of));
   unsigned long long offset = 0;
+  unsigned long long notice = 0;  // scontrol notify's messages printed so far
   int interrupts_seen = 0, repeats_seen = 0;
   bool aborted = false;
   while (true) {
@@ -101,8 +103,14 @@ int FollowStep(client::ApiClient& api, unsigned long long job, int step, int nta
       repeats_seen = repeats;
     }
     Result<nlohmann::json> r = api.Get(where + "/output?offset=" + std::to_string(offset) +
+                                       "&notice=" + std::to_string(notice) +
                                        "&wait_ms=" + std::to_string(kOutputWaitMs));
     if (!r.ok()) return Fail("srun", r.status());
+    // scontrol notify: Slurm's srun prints each message on its stderr.
+    for (const auto& m : r->value("notices", nlohmann::json::array()))
+      if (m.is_string())
+        std::fprintf(stderr, "srun: %s\n", EscapeControl(m.get<std::string>()).c_str());
+    notice = r->value("notice", notice);
     if (unsigned long long dropped = r->value("dropped", 0ULL); dropped > 0)
       std::fprintf(stderr,
                    "srun: error: %llu bytes of the step's output were lost: srun read "

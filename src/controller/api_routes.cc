@@ -345,6 +345,11 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
       s = RequeueRoute(c, caller, id, *body);
     else if (p[4] == "suspend")
       s = c.Suspend(caller, id);
+    else if (p[4] == "notify") {  // {"message": "..."}: scontrol notify
+      s = ExpectFields(*body, {{"message", FieldKind::kString}});
+      if (s.ok() && !body->contains("message")) s = InvalidArgument("notify: no message");
+      if (s.ok()) s = c.Notify(caller, id, (*body)["message"].get<std::string>());
+    }
     else if (p[4] == "resume")
       s = c.Resume(caller, id);
     else if (p[4] == "steps") {
@@ -386,10 +391,13 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
       if (*offset < 0) return Error(InvalidArgument("offset: must not be negative"));
       Result<std::int64_t> attach = IntParam(query, "attach", 0);  // sattach's reads
       if (!attach.ok()) return Error(attach.status());
+      Result<std::int64_t> notice = IntParam(query, "notice", 0);  // scontrol notify's
+      if (!notice.ok()) return Error(notice.status());
+      if (*notice < 0) return Error(InvalidArgument("notice: must not be negative"));
       c.StepOutput(caller, id, static_cast<std::int32_t>(step),
                    static_cast<std::uint64_t>(*offset), *wait,
                    [reply = std::move(reply)](Result<nlohmann::json> j) { reply(Answer(j)); },
-                   *attach != 0);
+                   *attach != 0, static_cast<std::uint64_t>(*notice));
       return std::nullopt;
     }
     if (verb == http::verb::post && p[6] == "input") {  // srun's stdin (step_input.h)
@@ -513,6 +521,12 @@ Routed Route(Controller& c, AgentEndpoints* agents, const Caller& caller,
     }
     if (p[2] == "health") return HealthRoute(c, caller, verb, p, query, req);
     if (p[2] == "partitions" && verb == http::verb::get) return Ok(c.ListPartitions());
+    if (p[2] == "partitions" && verb == http::verb::patch && p.size() == 4) {  // scontrol update
+      Result<nlohmann::json> body = Body(req);
+      if (!body.ok()) return Error(body.status());
+      Status s = c.UpdatePartition(caller, std::string(p[3]), *body);
+      return s.ok() ? Ok() : Error(s);
+    }
     if (p[2] == "diag" && verb == http::verb::get) return Ok(c.Diagnostics());
     if (p[2] == "priorities" && verb == http::verb::get) return Ok(c.Priorities());
     if (p[2] == "accounting" && verb == http::verb::get) {

@@ -69,6 +69,7 @@ Result<std::unique_ptr<Controller>> Controller::Start(const ControllerOptions& o
   if (!st.ok()) return st.status();
   c->store_ = std::move(*st);
   LOCKSTEP_RETURN_IF_ERROR(c->ReplayAccountsChanges());  // sacctmgr's, over the YAML
+  LOCKSTEP_RETURN_IF_ERROR(c->ReplayPartitionChanges());  // scontrol update PartitionName=
   LOCKSTEP_RETURN_IF_ERROR(c->LoadReservations());
   LOCKSTEP_RETURN_IF_ERROR(c->RecoverUsage());
   LOCKSTEP_RETURN_IF_ERROR(c->Recover());
@@ -364,7 +365,7 @@ engine::Outcome OutcomeOf(JobState s) {
 
 void Controller::PlaceJobLocked(const JobEntry& e, engine::Scheduler& s) {
   if (e.state == JobState::kPending) {
-    engine::Job job = ToEngineJob(e, cluster_);
+    engine::Job job = PendingEngineJobLocked(e);
     // Every ended target the job's dependencies name, as the controller knows it: the
     // scheduler forgets finished jobs after MinJobAge, and the controller keeps the final state
     // of those it purged while a pending job names them (controller_purge.cc).
@@ -395,7 +396,7 @@ engine::Snapshot Controller::BuildSnapshotLocked(Time now) {
   engine::Snapshot s = cluster_.base;
   for (auto& [id, e] : jobs_) {
     if (e.state == JobState::kPending)
-      s.pending.push_back(ToEngineJob(e, cluster_));
+      s.pending.push_back(PendingEngineJobLocked(e));
     else if (HoldsAllocation(e.state))
       s.running.push_back(RunningEngineJobLocked(e));
     else

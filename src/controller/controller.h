@@ -67,6 +67,11 @@ struct Request;
 namespace lockstep::controller {
 
 struct HealthBook;  // health_book.h
+struct PendingJobChanges;  // job_changes.h
+
+// Slurm's partition State (controller_partitions.cc): UP runs its jobs; DRAIN runs the queued
+// ones and takes no new one; DOWN takes new ones and starts none; INACTIVE neither.
+enum class PartitionState : std::uint8_t { kUp, kDown, kDrain, kInactive };
 
 struct ControllerOptions {
   std::string state_dir;       // the store lives here
@@ -153,6 +158,10 @@ class Controller : private backend::EventSink,
   Status SetNodeState(const Caller& caller, const std::string& node, const std::string& state,
                       const std::string& reason);
   nlohmann::json ListPartitions() const;
+  // scontrol update PartitionName= (controller_partitions.cc), operators only: {"state": "up"|
+  // "down"|"drain"|"inactive", "max_time": seconds or null, "default": true}; durable when it
+  // returns, replayed over the cluster YAML at start; scheduling follows at the next pass.
+  Status UpdatePartition(const Caller& caller, const std::string& name, const nlohmann::json& body);
   nlohmann::json Accounting(const nlohmann::json& filter) const;
   std::string AccountingText(const nlohmann::json& filter) const;
   // sacct's filter, as AccountingTo reads it (controller_history.cc).
@@ -210,8 +219,15 @@ class Controller : private backend::EventSink,
   using StepOutputDone = std::function<void(Result<nlohmann::json>)>;
   // `attach` (sattach): a second reader, whose reading the end never frees the buffer (srun's
   // read does, or the 60 s after the step's end).
+  // `notice`: the first scontrol notify message srun has not printed (the answer's "notices"
+  // and "notice", docs/api.md); a new one answers a waiting read at once.
   void StepOutput(const Caller& caller, JobId id, std::int32_t step, std::uint64_t offset,
-                  std::chrono::milliseconds wait, StepOutputDone done, bool attach = false);
+                  std::chrono::milliseconds wait, StepOutputDone done, bool attach = false,
+                  std::uint64_t notice = 0);
+  // scontrol notify (controller_notify.cc): `message` for every srun that follows a running
+  // step of the job, each printing "srun: MESSAGE"; Slurm's "Requested operation is presently
+  // disabled" when the job does not run or has no such srun. An event "notified".
+  Status Notify(const Caller& caller, JobId id, const std::string& message);
   // srun's input for a step that reads it (controller_step_input.cc, step_input.h): srun's
   // write, checked against the step's owner; an agent's read for the tasks on `node`.
   void StepInput(const Caller& caller, JobId id, std::int32_t step, const nlohmann::json& body,
@@ -507,7 +523,15 @@ class Controller : private backend::EventSink,
   // `e`'s spec with the changes made, or why `caller` (an operator or not) may not make them;
   // `label` names the job in errors.
   Result<jobspec::JobSpec> ChangedSpecLocked(const JobEntry& e, const JobChanges& c, bool op,
-                                             const std::string& label);
+                                             const std::string& label,
+                                             const StoredTargets& stored);
+  // The fields only a pending job may change, and an array's throttle, made in `spec`
+  // (controller_update_pending.cc); "Job is no longer pending execution" for a job that is not.
+  Status ApplyPendingChangesLocked(const JobEntry& e, const PendingJobChanges& c,
+                                   const StoredTargets& stored, const std::string& label,
+                                   jobspec::JobSpec& spec);
+  // A changed spec checked as a submission's: ranges, names, fit, the partition's state.
+  Status CheckChangedPlacementLocked(const jobspec::JobSpec& spec);
   // Requeue and RequeueHold (controller_jobs.cc).
   Status RequeueJob(const Caller& caller, JobId id, bool hold, bool special_exit);
   // RequeueLocked's change in memory, without its write or pass (for requeuehold's one write).
@@ -544,9 +568,9 @@ class Controller : private backend::EventSink,
   void FreeStepOutputsLocked(Time now);
   // Step output (controller_steps.cc): what a read from `offset` answers (the buffer goes once
   // srun has read the end of an ended step), and whether it would answer now.
-  nlohmann::json ReadStepOutputLocked(StepOutputs::Key key, std::uint64_t offset,
-                                      bool attach = false);
-  bool StepOutputReadyLocked(StepOutputs::Key key, std::uint64_t offset);
+  nlohmann::json ReadStepOutputLocked(StepOutputs::Key key, std::uint64_t offset, bool attach,
+                                      std::uint64_t notice);
+  bool StepOutputReadyLocked(StepOutputs::Key key, std::uint64_t offset, std::uint64_t notice);
   // The timer of the step output waiters: answers those whose step has output past their
   // offset or has ended, and those whose wait ended, each after releasing mu_. Woken by
   // step_output_changed_.
@@ -637,6 +661,24 @@ class Controller : private backend::EventSink,
   bool limits_changed_ = false;       // guarded by mu_
   std::uint64_t accounts_changes_ = 0;  // guarded by mu_: changes stored (their keys)
   Status ReplayAccountsChanges();       // at Start: the stored changes over the cluster YAML
+  // Operators' partition changes (controller_partitions.cc): what each stored record says, by
+  // partition name (table "partitions").
+  std::map<std::string, nlohmann::json> partition_overrides_;  // guarded by mu_
+  std::vector<PartitionState> partition_states_;  // guarded by mu_: by index; absent: UP
+  PartitionState PartitionStateLocked(std::uint32_t partition) const;
+  void SetPartitionStateLocked(std::uint32_t partition, PartitionState s);
+  // A pending job as the engine is given it: held while its partition is DOWN or INACTIVE.
+  engine::Job PendingEngineJobLocked(const JobEntry& e);
+  // "PartitionDown" or "PartitionInactive" for a pending job the engine holds for its
+  // partition (none of its own holds), else null.
+  const char* ClosedPartitionReasonLocked(const JobEntry& e) const;
+  // Before a partition's MaxTime changes: its running jobs that named no limit keep the one
+  // they started with (Slurm sets a job's limit at submission), their records added.
+  void FreezeRunningLimitsLocked(std::uint32_t partition, std::vector<store::Record>& records);
+  Status ReplayPartitionChanges();  // at Start, after sacctmgr's
+  // "Required partition not available (inactive or drain)" for a job `spec` would put in a
+  // DRAIN or INACTIVE partition.
+  Status CheckPartitionOpenLocked(const jobspec::JobSpec& spec) const;
   // Reservations (controller_reservations.cc), stored one record each (table "reservations").
   reservation::ReservationBook reservations_;  // guarded by mu_
   bool windows_changed_ = true;                // guarded by mu_: the engine's windows are stale
@@ -707,6 +749,7 @@ class Controller : private backend::EventSink,
     std::chrono::steady_clock::time_point deadline;
     StepOutputDone done;
     bool attach = false;  // sattach's read: it never frees the buffer
+    std::uint64_t notice = 0;  // the first scontrol notify message not yet read
   };
   std::map<StepOutputs::Key, std::vector<StepWaiter>> step_waiters_;  // guarded by mu_
   // Output appended, a step ended, a waiter added, or stopping: wakes StepWaitLoop.

@@ -109,6 +109,8 @@ void Controller::PublishPendingViewsLocked(
     const std::string held_back =
         for_room ? ReservationReasonLocked(*e, v.expected_start) : std::string();
     e->reason = held_back.empty() ? engine::PendingReasonName(v.reason) : held_back;
+    if (v.reason == engine::PendingReason::kJobHeldAdmin)  // held for its partition's state?
+      if (const char* closed = ClosedPartitionReasonLocked(*e)) e->reason = closed;
     e->expected_start = v.expected_start;
     e->priority = v.priority;
     if (v.reason == engine::PendingReason::kDependencyNeverSatisfied &&

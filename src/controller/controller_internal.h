@@ -39,6 +39,10 @@ std::string LimitsEnforced(bool memory, bool cpus);
 // started (engine::FinishedJob::since).
 Time DependencySince(const JobEntry& e);
 
+// A partition's state as the API says it: "up", "down", "drain" or "inactive"
+// (controller_partitions.cc).
+const char* PartitionStateName(PartitionState s);
+
 // A job step (srun): tasks spread over some of the job's nodes.
 struct Controller::StepInfo {
   JobId job = 0;

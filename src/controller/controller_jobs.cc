@@ -46,6 +46,11 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
     if (spec.account.empty() && spec.external.empty())
       spec.account = DefaultAccountOf(cluster_, caller.user);
     LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));
+    LOCKSTEP_RETURN_IF_ERROR(CheckPartitionOpenLocked(spec));
+    // The partition is the job's from now on, as the account is: a later Default=YES of
+    // another partition moves no job (Slurm's job records name theirs).
+    if (spec.partition.empty() && cluster_.default_partition < cluster_.base.partitions.size())
+      spec.partition = cluster_.base.partitions[cluster_.default_partition].name;
     LOCKSTEP_RETURN_IF_ERROR(CheckReservationAccessLocked(caller, spec));
     LOCKSTEP_RETURN_IF_ERROR(CheckContainerMountsLocked(spec));
     // Slurm's MaxArraySize: every index below it (Slurm's words: "Invalid job array

@@ -299,7 +299,7 @@ namespace lockstep::controller {
 
 void Controller::StepOutput(const Caller& caller, JobId id, std::int32_t step,
                             std::uint64_t offset, std::chrono::milliseconds wait,
-                            StepOutputDone done, bool attach) {
+                            StepOutputDone done, bool attach, std::uint64_t notice) {
   Result<nlohmann::json> now = nlohmann::json();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -311,11 +311,11 @@ void Controller::StepOutput(const Caller& caller, JobId id, std::int32_t step,
       now = owner;
     } else if (!steps_.count(key)) {
       now = NotFound("no step " + std::to_string(id) + "." + std::to_string(step));
-    } else if (wait.count() <= 0 || StepOutputReadyLocked(key, offset)) {
-      now = ReadStepOutputLocked(key, offset, attach);
+    } else if (wait.count() <= 0 || StepOutputReadyLocked(key, offset, notice)) {
+      now = ReadStepOutputLocked(key, offset, attach, notice);
     } else {
       step_waiters_[key].push_back(
-          {offset, std::chrono::steady_clock::now() + wait, std::move(done), attach});
+          {offset, std::chrono::steady_clock::now() + wait, std::move(done), attach, notice});
       step_output_changed_.notify_all();  // its deadline may be the timer's next
       return;
     }
@@ -323,15 +323,16 @@ void Controller::StepOutput(const Caller& caller, JobId id, std::int32_t step,
   done(std::move(now));
 }
 
-bool Controller::StepOutputReadyLocked(StepOutputs::Key key, std::uint64_t offset) {
+bool Controller::StepOutputReadyLocked(StepOutputs::Key key, std::uint64_t offset,
+                                       std::uint64_t notice) {
   auto step = steps_.find(key);
   const StepOutputBuffer* b = step_outputs_.Find(key);
   return stopping_ || step == steps_.end() || step->second->state != "RUNNING" ||
-         (b && b->end() > offset);
+         (b && (b->end() > offset || b->notice_end() > notice));
 }
 
 nlohmann::json Controller::ReadStepOutputLocked(StepOutputs::Key key, std::uint64_t offset,
-                                                bool attach) {
+                                                bool attach, std::uint64_t notice) {
   auto step = steps_.find(key);
   const bool ended = step == steps_.end() || step->second->state != "RUNNING";
   StepOutputBuffer* buffer = step_outputs_.Find(key);
@@ -344,10 +345,16 @@ nlohmann::json Controller::ReadStepOutputLocked(StepOutputs::Key key, std::uint6
                       {"stream", c.is_stderr ? "stderr" : "stdout"},
                       {"data", Base64Encode(c.data)}});
   const bool done = ended && (!buffer || r.next == buffer->end());
+  // scontrol notify's messages since `notice`, and the number to ask from next.
+  nlohmann::json notices = buffer ? nlohmann::json(buffer->NoticesFrom(notice))
+                                  : nlohmann::json::array();
+  const std::uint64_t notice_next = buffer ? buffer->notice_end() : notice;
   // srun has read everything: the buffer goes (a later read answers done with nothing).
   if (done && buffer && !attach) step_outputs_.Free(key);
-  return nlohmann::json{{"job_id", key.first}, {"step_id", key.second}, {"offset", r.next},
-                        {"dropped", r.dropped}, {"done", done},      {"chunks", std::move(chunks)}};
+  return nlohmann::json{{"job_id", key.first},   {"step_id", key.second},
+                        {"offset", r.next},       {"dropped", r.dropped},
+                        {"done", done},           {"chunks", std::move(chunks)},
+                        {"notices", std::move(notices)}, {"notice", notice_next}};
 }
 
 void Controller::StepWaitLoop() {
@@ -361,8 +368,9 @@ void Controller::StepWaitLoop() {
       std::vector<StepWaiter>& waiters = it->second;
       for (std::size_t i = 0; i < waiters.size();) {
         StepWaiter& w = waiters[i];
-        if (w.deadline <= now || StepOutputReadyLocked(it->first, w.offset)) {
-          answers.emplace_back(std::move(w.done), ReadStepOutputLocked(it->first, w.offset, w.attach));
+        if (w.deadline <= now || StepOutputReadyLocked(it->first, w.offset, w.notice)) {
+          answers.emplace_back(std::move(w.done),
+                               ReadStepOutputLocked(it->first, w.offset, w.attach, w.notice));
           waiters.erase(waiters.begin() + static_cast<std::ptrdiff_t>(i));
         } else {
           next = std::min(next, w.deadline);

@@ -3,7 +3,9 @@
 // job=101" is the whole array, "job=101_1" one task): the running tasks, the pending ones split
 // off, and the tasks still in the array's one record (pending_array.h), which are split off with
 // the new values. Every task is checked before any changes, and all of them are one write.
-// A pending job's account may change to another of its user's associations (account_access.h).
+// A pending job's account may change to another of its user's associations (account_access.h);
+// the other fields only a pending job may change are controller_update_pending.cc's. Comment may
+// change while the job runs, as Slurm's.
 #include <fmt/format.h>
 
 #include <map>
@@ -13,22 +15,12 @@
 #include "controller/controller.h"
 #include "policy/policy_gate.h"
 #include "controller/controller_internal.h"
+#include "controller/job_changes.h"
 #include "controller/job_convert.h"
 #include "engine/request.h"
 #include "jobspec/validate.h"
 
 namespace lockstep::controller {
-
-// What an update asks, each value checked (docs/api.md, PATCH /api/v1/jobs/{id}).
-struct Controller::JobChanges {
-  std::optional<Seconds> time_limit;      // the new limit
-  std::optional<Seconds> time_limit_add;  // or the current one moved by this much (+N/-N)
-  std::optional<std::uint32_t> priority;
-  std::optional<int> nice;
-  std::optional<std::string> name;
-  std::optional<std::string> account;  // of a pending job, one of its user's associations
-  bool changes_spec() const { return time_limit || time_limit_add || nice || name || account; }
-};
 
 Result<Controller::JobChanges> Controller::DecodeChanges(const nlohmann::json& body, bool op) {
   if (!body.is_object()) return InvalidArgument("update: the body must be an object");
@@ -61,8 +53,14 @@ Result<Controller::JobChanges> Controller::DecodeChanges(const nlohmann::json& b
       c.name = value.get<std::string>();
     } else if (key == "account" && value.is_string()) {
       c.account = value.get<std::string>();
+    } else if (key == "comment" && value.is_string()) {
+      LOCKSTEP_RETURN_IF_ERROR(jobspec::CheckSize("the comment", value.get<std::string>().size(),
+                                                  "", jobspec::kMaxShortText));
+      c.comment = value.get<std::string>();
     } else {
-      return InvalidArgument("update: '" + key + "' cannot be changed");
+      Result<bool> pending = DecodePendingChange(key, value, c.pending);
+      if (!pending.ok()) return pending.status();
+      if (!*pending) return InvalidArgument("update: '" + key + "' cannot be changed");
     }
   }
   if (c.time_limit && c.time_limit_add)
@@ -93,6 +91,15 @@ Status Controller::UpdateJobs(const Caller& caller, JobId id, const nlohmann::js
   Result<JobChanges> changes = DecodeChanges(body, op);
   if (!changes.ok()) return changes.status();
   const JobChanges& c = *changes;
+  // Dependencies on jobs purged from memory are read from the store before the lock.
+  StoredTargets stored;
+  if (c.pending.dependencies) {
+    jobspec::JobSpec wanted;
+    wanted.dependencies = c.pending.dependencies->first;
+    Result<StoredTargets> read = ReadStoredTargets(wanted);
+    if (!read.ok()) return read.status();
+    stored = std::move(*read);
+  }
   // The policy judges every changed spec under the lock (Decide is pure); the decisions are
   // logged once it is released, whether the update goes through or not.
   policy::PolicyGate* gate = policy_.load();
@@ -115,8 +122,11 @@ Status Controller::UpdateJobs(const Caller& caller, JobId id, const nlohmann::js
     std::map<const jobspec::JobSpec*, std::shared_ptr<const jobspec::JobSpec>> new_specs;
     auto check = [&](const JobEntry& e, const std::string& label) -> Status {
       LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
+      // Per entry, not per spec: tasks that share a spec may be pending and running.
+      if ((c.account || c.pending.any_pending_only()) && e.state != JobState::kPending)
+        return FailedPrecondition("Job is no longer pending execution");
       if (!c.changes_spec() || new_specs.count(e.spec.get())) return Status::Ok();
-      Result<jobspec::JobSpec> spec = ChangedSpecLocked(e, c, op, label);
+      Result<jobspec::JobSpec> spec = ChangedSpecLocked(e, c, op, label, stored);
       if (!spec.ok()) return spec.status();
       // No way around a rule by changing a job after it was admitted: judged as its owner's.
       if (gate && spec->external.empty()) {
@@ -140,6 +150,7 @@ Status Controller::UpdateJobs(const Caller& caller, JobId id, const nlohmann::js
     auto apply = [&](JobEntry& e) {
       if (c.changes_spec()) e.spec = new_specs.at(e.spec.get());
       if (c.priority) e.admin_priority = *c.priority;
+      if (c.comment) e.comment = *c.comment;
     };
     std::vector<store::Record> records;
     for (JobEntry* e : targets) {
@@ -184,7 +195,8 @@ bool Controller::IsArrayIdLocked(JobId id) const {
 }
 
 Result<jobspec::JobSpec> Controller::ChangedSpecLocked(const JobEntry& e, const JobChanges& c,
-                                                       bool op, const std::string& label) {
+                                                       bool op, const std::string& label,
+                                                       const StoredTargets& stored) {
   jobspec::JobSpec spec = *e.spec;
   if (c.time_limit || c.time_limit_add) {
     // The limit the job has now: its own, else its partition's default (as squeue shows it).
@@ -220,10 +232,11 @@ Result<jobspec::JobSpec> Controller::ChangedSpecLocked(const JobEntry& e, const 
   if (c.account) {
     // Slurm's words (ESLURM_JOB_NOT_PENDING); the account a job charges is fixed once it runs.
     if (e.state != JobState::kPending)
-      return FailedPrecondition("Job is no longer pending execution (job " + label + ")");
+      return FailedPrecondition("Job is no longer pending execution");
     LOCKSTEP_RETURN_IF_ERROR(CheckAccountAccess(cluster_, e.user, *c.account));
     spec.account = *c.account;
   }
+  LOCKSTEP_RETURN_IF_ERROR(ApplyPendingChangesLocked(e, c.pending, stored, label, spec));
   return spec;
 }
 

@@ -158,6 +158,7 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
       {"partition", part.name},
       {"qos", j.qos < cluster_.base.qos.size() ? cluster_.base.qos[j.qos].name : "normal"},
       {"reservation", e.spec->reservation},
+      {"comment", e.comment},
       {"state", e.ShownState()},
       {"reason", e.state != JobState::kPending ? "None"
                  : e.requeue_held              ? "job requeued in held state"  // Slurm's words
@@ -530,7 +531,7 @@ nlohmann::json Controller::ListPartitions() const {
     for (std::uint32_t n : p.nodes) names.push_back(cluster_.base.nodes[n].name);
     out.push_back({{"name", p.name},
                    {"default", i == cluster_.default_partition},
-                   {"state", "up"},
+                   {"state", PartitionStateName(PartitionStateLocked(i))},
                    {"max_time", SecondsOrNull(p.max_time)},
                    {"default_time", SecondsOrNull(p.default_time)},
                    {"max_nodes", p.max_nodes},

@@ -122,6 +122,11 @@ Seconds SwitchesWait(const jobspec::JobSpec& s, const config::ClusterConfig& c) 
 }
 
 Status ValidateSpec(const jobspec::JobSpec& s, config::ClusterConfig& c) {
+  if (s.script.empty() && s.external.empty()) return InvalidArgument("the job has no batch script");
+  return ValidatePlacement(s, c);
+}
+
+Status ValidatePlacement(const jobspec::JobSpec& s, config::ClusterConfig& c) {
   std::uint32_t p = PartitionOf(s, c);
   if (p == engine::kNone)
     return InvalidArgument("invalid partition name specified: " + s.partition);
@@ -132,7 +137,6 @@ Status ValidateSpec(const jobspec::JobSpec& s, config::ClusterConfig& c) {
   std::uint64_t mask = 0;
   if (!FeatureMask(s.constraint, c, &mask))
     return InvalidArgument("invalid feature specification: " + s.constraint);
-  if (s.script.empty() && s.external.empty()) return InvalidArgument("the job has no batch script");
   auto required = NodeIndices(s.nodelist, c);
   if (!required.ok()) return required.status();
   auto excluded = NodeIndices(s.exclude, c);

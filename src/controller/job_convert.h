@@ -16,6 +16,9 @@ inline constexpr std::uint32_t kDeletedReservation = 0xFFFFFFFEu;
 
 // Checks a submission; the error is what sbatch prints ("Invalid partition name specified").
 Status ValidateSpec(const jobspec::JobSpec& spec, config::ClusterConfig& cluster);
+// ValidateSpec without the script (a stored spec has none): the names exist and the request
+// fits the partition's nodes. scontrol update checks a changed spec with it.
+Status ValidatePlacement(const jobspec::JobSpec& spec, config::ClusterConfig& cluster);
 
 // The engine's view of a job entry. Dependencies name job ids already resolved.
 engine::Job ToEngineJob(const JobEntry& e, config::ClusterConfig& cluster);

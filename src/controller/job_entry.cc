@@ -91,6 +91,7 @@ std::string EntryToJson(const JobEntry& e, std::string_view spec_json) {
   j["held_by_admin"] = e.held_by_admin;
   if (e.special_exit) j["special_exit"] = true;
   if (e.requeue_held) j["requeue_held"] = true;
+  if (!e.comment.empty()) j["comment"] = e.comment;
   j["array_job_id"] = e.array_job_id;
   j["array_task_id"] = e.array_task_id;
   j["cancel_requested"] = e.cancel_requested;
@@ -148,6 +149,7 @@ Result<JobEntry> EntryFromJson(std::string_view text) {
     e.held_by_admin = j.at("held_by_admin").get<bool>();
     e.special_exit = j.value("special_exit", false);  // absent unless requeued so
     e.requeue_held = j.value("requeue_held", false);
+    e.comment = j.value("comment", "");  // absent unless set
     e.array_job_id = j.at("array_job_id").get<JobId>();
     e.array_task_id = j.at("array_task_id").get<std::uint32_t>();
     e.cancel_requested = j.at("cancel_requested").get<bool>();

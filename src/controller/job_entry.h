@@ -87,6 +87,8 @@ struct JobEntry {
   std::int32_t failure_run = -1;
   // Memory only: an application XID seen on one of the run's GPUs, evidence for a `user` cause.
   std::string app_evidence;
+  // scontrol update Comment= (Slurm's job comment): shown, never acted on.
+  std::string comment;
 
   bool is_array_task() const { return array_job_id != 0; }
   // Seconds of this run spent suspended up to `now`, the current suspension included.

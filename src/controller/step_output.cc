@@ -60,6 +60,20 @@ StepOutputBuffer::Read StepOutputBuffer::ReadFrom(std::uint64_t offset,
   return r;
 }
 
+void StepOutputBuffer::AddNotice(std::string message) {
+  notices_.push_back(std::move(message));
+  ++notices_end_;
+  if (notices_.size() > kMaxNotices) notices_.pop_front();
+}
+
+std::vector<std::string> StepOutputBuffer::NoticesFrom(std::uint64_t from) const {
+  const std::uint64_t first = notices_end_ - notices_.size();
+  std::vector<std::string> out;
+  for (std::uint64_t i = std::max(from, first); i < notices_end_; ++i)
+    out.push_back(notices_[static_cast<std::size_t>(i - first)]);
+  return out;
+}
+
 StepOutputBuffer* StepOutputs::Find(Key key) {
   auto it = buffers_.find(key);
   return it == buffers_.end() ? nullptr : &it->second;

@@ -33,6 +33,13 @@ class StepOutputBuffer {
   explicit StepOutputBuffer(std::size_t capacity) : capacity_(capacity) {}
 
   void Append(int rank, bool is_stderr, std::string_view data);
+  // scontrol notify: a message for the srun that follows this step, numbered from 0 in order;
+  // the last kMaxNotices are kept.
+  static constexpr std::size_t kMaxNotices = 64;
+  void AddNotice(std::string message);
+  // The notices numbered `from` and after that are kept; notice_end() is the next number.
+  std::vector<std::string> NoticesFrom(std::uint64_t from) const;
+  std::uint64_t notice_end() const { return notices_end_; }
   // Up to about `max_bytes` from `offset` (a chunk may be cut).
   Read ReadFrom(std::uint64_t offset, std::size_t max_bytes) const;
   std::uint64_t end() const { return end_; }
@@ -42,6 +49,8 @@ class StepOutputBuffer {
   std::deque<Chunk> chunks_;
   std::size_t size_ = 0;   // bytes held
   std::uint64_t end_ = 0;  // the offset after the last byte
+  std::deque<std::string> notices_;  // numbered notices_end_ - size() ... notices_end_ - 1
+  std::uint64_t notices_end_ = 0;
 };
 
 // The buffers of every step whose output srun follows, by (job, step).

@@ -130,6 +130,8 @@ Lines JobLines(const nlohmann::json& job, Time now) {
   l.push_back("OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)");
   l.push_back("Command=" + OrNull(JStr(job, "command")));
   l.push_back("WorkDir=" + OrNull(JStr(job, "work_dir")));
+  // Slurm's line only when set (--comment, scontrol update Comment=).
+  if (!JStr(job, "comment").empty()) l.push_back("Comment=" + JStr(job, "comment"));
   if (!JStr(job, "stderr").empty()) l.push_back("StdErr=" + JStr(job, "stderr"));
   l.push_back("StdIn=/dev/null");
   if (!JStr(job, "stdout").empty()) l.push_back("StdOut=" + JStr(job, "stdout"));

@@ -233,8 +233,10 @@ bool IsExactMatchLetter(char letter) {
 std::string PartitionValue(char letter, const nlohmann::json* part) {
   if (part == nullptr && letter != 'P' && letter != 'R') return "n/a";
   switch (letter) {
-    case 'a':
-      return Lower(StrOr(part, "state", "up"));
+    case 'a': {  // Slurm's AVAIL: up, down, drain or inact
+      const std::string state = Lower(StrOr(part, "state", "up"));
+      return state == "inactive" ? "inact" : state;
+    }
     case 'B':
       return StrOr(part, "max_cpus_per_node", "UNLIMITED");
     case 'g':
