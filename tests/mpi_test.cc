@@ -60,6 +60,27 @@ int main(void) {
 }
 )";
 
+// A PMI-2 program (Slurm's libpmi2, as MPICH's PMI-2 clients): each rank puts a card, fences,
+// and reads the next rank's.
+constexpr const char* kPmi2Ring = R"(#include <slurm/pmi2.h>
+#include <stdio.h>
+int main(void) {
+  int spawned, size, rank, appnum, len = 0, found = 0;
+  if (PMI2_Init(&spawned, &size, &rank, &appnum) != PMI2_SUCCESS) return 1;
+  char key[64], value[PMI2_MAX_VALLEN], jobid[64], map[PMI2_MAX_VALLEN];
+  if (PMI2_Job_GetId(jobid, sizeof jobid) != PMI2_SUCCESS) return 2;
+  snprintf(key, sizeof key, "card-%d", rank);
+  snprintf(value, sizeof value, "card;of %d", rank);
+  if (PMI2_KVS_Put(key, value) != PMI2_SUCCESS || PMI2_KVS_Fence() != PMI2_SUCCESS) return 3;
+  snprintf(key, sizeof key, "card-%d", (rank + 1) % size);
+  if (PMI2_KVS_Get(jobid, PMI2_ID_NULL, key, value, sizeof value, &len) != PMI2_SUCCESS) return 4;
+  if (PMI2_Info_GetJobAttr("PMI_process_mapping", map, sizeof map, &found) != PMI2_SUCCESS) return 5;
+  printf("rank %d of %d read '%s' map %s
+", rank, size, value, found ? map : "none");
+  return PMI2_Finalize() == PMI2_SUCCESS ? 0 : 6;
+}
+)";
+
 // A directory every user may read and enter, for the programs the steps run.
 class ProgramDir {
  public:
@@ -125,6 +146,21 @@ void BuildRing(ProgramDir& dir) {
   ASSERT_EQ(error, "") << "mpicc (openmpi-bin, libopenmpi-dev) must be installed";
 }
 
+// The PMI-2 ring's output, each rank having read the next one's card.
+void ExpectPmi2Ring(const CommandResult& r, const std::string& map) {
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (int rank = 0; rank < 4; ++rank)
+    EXPECT_NE(r.out.find("rank " + std::to_string(rank) + " of 4 read 'card;of " +
+                         std::to_string((rank + 1) % 4) + "' map " + map + "\n"),
+              std::string::npos)
+        << r.out << r.err;
+}
+
+void BuildPmi2Ring(ProgramDir& dir) {
+  ASSERT_EQ(dir.Build("pmi2_ring", kPmi2Ring, "cc", "-lpmi2"), "")
+      << "Slurm's PMI-2 client library (libpmi2-0-dev) must be installed";
+}
+
 // lockstep up's shape: one agent serves both nodes; its one PMIx server serves the 4 ranks.
 TEST(Mpi, PmixRingAcrossTwoNodesOfOneAgentAsAnOrdinaryUser) {
   ProgramDir programs;
@@ -139,6 +175,11 @@ TEST(Mpi, PmixRingAcrossTwoNodesOfOneAgentAsAnOrdinaryUser) {
                    programs.path(), kNobody));
   ExpectRing(c.Run({"srun", "-N2", "-n4", programs.path() + "/mpi_hello"}, programs.path(),
                    kNobody, "", {{"SLURM_MPI_TYPE", "pmix"}}));
+  // PMI-2: the agent's PMI-2 server; one host of 4 ranks to the MPI library.
+  BuildPmi2Ring(programs);
+  ExpectPmi2Ring(c.Run({"srun", "--mpi=pmi2", "-N2", "-n4", programs.path() + "/pmi2_ring"},
+                       programs.path(), kNobody),
+                 "(vector,(0,1,4))");
 }
 
 // The issue's shape: two agents, two nodes on this machine; Open MPI sees two hosts and talks
@@ -155,6 +196,11 @@ TEST(Mpi, PmixRingAcrossTwoAgents) {
       c.Run({"srun", "--mpi=pmix", "-N2", "-n4", programs.path() + "/mpi_hello"}, programs.path(),
             kNobody, "", {{"OMPI_MCA_btl_tcp_if_include", "lo"}, {"OMPI_MCA_btl", "self,tcp"}});
   ExpectRing(r);
+  // PMI-2 across the two agents: two hosts of 2 ranks, the fence through lockstepd.
+  BuildPmi2Ring(programs);
+  ExpectPmi2Ring(c.Run({"srun", "--mpi=pmi2", "-N2", "-n4", programs.path() + "/pmi2_ring"},
+                       programs.path(), kNobody),
+                 "(vector,(0,2,2))");
 }
 
 TEST(Mpi, SrunListsTheMpiTypesAndRefusesAnUnknownOne) {

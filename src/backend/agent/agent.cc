@@ -293,11 +293,11 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
   }
   const std::uint64_t launch_seq = ++launches_;
   // An MPI step: its tasks get the PMIx server's variables, or none starts here.
-  std::map<int, std::map<std::string, std::string>> mpi_env;
+  std::map<int, MpiTask> mpi_tasks;
   if (!c.value("mpi", std::string()).empty()) {
-    Result<std::map<int, std::map<std::string, std::string>>> env = PrepareMpi(*unit, c);
+    Result<std::map<int, MpiTask>> env = PrepareMpi(*unit, c);
     if (env.ok()) {
-      mpi_env = std::move(*env);
+      mpi_tasks = std::move(*env);
       std::lock_guard<std::mutex> lock(mu_);
       unit->mpi = true;
     } else {
@@ -322,8 +322,12 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
       spec.argv.push_back(arg == "@SCRIPT@" ? script_path : arg);
     }
     spec.env = t["env"].get<std::map<std::string, std::string>>();
-    if (auto mpi = mpi_env.find(t.value("rank", 0)); mpi != mpi_env.end())
-      for (const auto& [key, value] : mpi->second) spec.env[key] = value;
+    MpiTask* mpi = nullptr;
+    if (auto it = mpi_tasks.find(t.value("rank", 0)); it != mpi_tasks.end()) mpi = &it->second;
+    if (mpi) {
+      for (const auto& [key, value] : mpi->env) spec.env[key] = value;
+      spec.inherit_fd = mpi->inherit.get();
+    }
     if (!options_.tool_dir.empty()) {
       std::string& path = spec.env["PATH"];
       path = options_.tool_dir + (path.empty() ? ":/usr/local/bin:/usr/bin:/bin" : ":" + path);
@@ -376,6 +380,7 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
     Result<pid_t> pid = launcher_->Spawn(spec, [this, &unit] { return LaunchGivenUp(*unit); });
     pipes[0][1].Reset();  // the task holds the write ends now
     pipes[1][1].Reset();
+    if (mpi) mpi->inherit.Reset();  // and its end of the PMI-2 server's socket
     input->task_end.Reset();
     if (!pid.ok()) {
       log::Error("job {}: {}", unit->job, pid.status().message());

@@ -29,6 +29,7 @@
 #include "backend/agent/launcher.h"
 #include "backend/agent/leftover_tasks.h"
 #include "backend/agent/output_pump.h"
+#include "backend/agent/pmi2_server.h"
 #include "backend/agent/pmix_server.h"
 #include "backend/agent/spool.h"
 #include "client/api_client.h"
@@ -164,11 +165,17 @@ class Agent {
   bool NodeBusy(const std::string& node);
 
   // --- MPI steps (agent_mpi.cc, docs/mpi.md). ---
-  // The PMIx server, started at the first MPI step; an error when it cannot start.
+  // What a task of an MPI step gets: variables, and for PMI-2 its end of the server's socket.
+  struct MpiTask {
+    std::map<std::string, std::string> env;
+    UniqueFd inherit;
+  };
+  // The PMIx server (--mpi=pmix) and the PMI-2 server (--mpi=pmi2), each started at the first
+  // step that needs it; an error when it cannot start.
   Result<PmixServer*> MpiServer();
-  // Registers an MPI step's tasks of this unit with the PMIx server: each rank's variables.
-  Result<std::map<int, std::map<std::string, std::string>>> PrepareMpi(const Unit& unit,
-                                                                       const nlohmann::json& c);
+  Result<Pmi2Server*> Pmi2();
+  // Registers an MPI step's tasks of this unit with its server: each rank's part.
+  Result<std::map<int, MpiTask>> PrepareMpi(const Unit& unit, const nlohmann::json& c);
   // "gather_done": a fence's data for the PMIx server.
   void MpiGatherDone(const nlohmann::json& command);
   // Deregisters the MPI steps whose units ended (queued by MaybeReportLocked); not under mu_.
@@ -225,10 +232,11 @@ class Agent {
   std::vector<nlohmann::json> gather_outbox_;  // guarded by mpi_mu_
   // (job, step, node) of MPI units that ended, for EndMpiUnits; guarded by mu_.
   std::vector<std::tuple<std::uint64_t, std::int32_t, std::string>> mpi_ended_;
-  std::mutex pmix_start_mu_;  // held while the server starts
+  std::mutex pmix_start_mu_;  // held while a server starts
   std::string pmix_error_;    // guarded by pmix_start_mu_: why it could not start
-  // Declared after what its callbacks use, so it stops before they go.
-  std::unique_ptr<PmixServer> pmix_;  // guarded by pmix_start_mu_ until set, then constant
+  // Declared after what their callbacks use, so they stop before those go.
+  std::unique_ptr<PmixServer> pmix_;  // guarded by pmix_start_mu_
+  std::unique_ptr<Pmi2Server> pmi2_;  // guarded by pmix_start_mu_
   std::thread reaper_;
   std::vector<std::thread> terminators_;  // guarded by mu_
 };

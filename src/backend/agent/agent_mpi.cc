@@ -1,6 +1,6 @@
-// MPI steps on the agent (docs/mpi.md): the PMIx server, started at the first step that asks
-// for it, registers each step's tasks; their fences go up to lockstepd as "gather" events and
-// come back as "gather_done" commands.
+// MPI steps on the agent (docs/mpi.md): the PMIx server (--mpi=pmix) or the PMI-2 server
+// (--mpi=pmi2), each started at the first step that asks for it, registers each step's tasks;
+// their fences go up to lockstepd as "gather" events and come back as "gather_done" commands.
 #include <algorithm>
 
 #include "backend/agent/agent.h"
@@ -47,13 +47,40 @@ Result<MpiStepLayout> DecodeMpiLayout(const nlohmann::json& c, std::uint64_t job
 
 }  // namespace
 
+namespace {
+
+std::set<std::string> NodeNames(const std::vector<AgentNode>& nodes) {
+  std::set<std::string> names;
+  for (const AgentNode& n : nodes) names.insert(n.name);
+  return names;
+}
+
+}  // namespace
+
+Result<Pmi2Server*> Agent::Pmi2() {
+  std::lock_guard<std::mutex> lock(pmix_start_mu_);
+  if (pmi2_) return pmi2_.get();
+  Pmi2ServerOptions o;
+  o.local_nodes = NodeNames(options_.nodes);
+  o.send_contribution = [this](std::uint64_t job, std::int32_t step, std::uint64_t fence,
+                               std::vector<std::string> nodes, std::string data) {
+    nlohmann::json event = GatherPartEvent({job, step, fence, std::move(nodes), std::move(data)});
+    std::lock_guard<std::mutex> lock(mpi_mu_);
+    gather_outbox_.push_back(std::move(event));
+  };
+  Result<std::unique_ptr<Pmi2Server>> server = Pmi2Server::Start(std::move(o));
+  if (!server.ok()) return server.status();
+  pmi2_ = std::move(*server);
+  return pmi2_.get();
+}
+
 Result<PmixServer*> Agent::MpiServer() {
   std::lock_guard<std::mutex> lock(pmix_start_mu_);
   if (pmix_) return pmix_.get();
   if (!pmix_error_.empty()) return FailedPrecondition(pmix_error_);
   PmixServerOptions o;
   o.tmpdir = options_.spool_dir + "/pmix";
-  for (const AgentNode& n : options_.nodes) o.local_nodes.insert(n.name);
+  o.local_nodes = NodeNames(options_.nodes);
   o.send_contribution = [this](std::uint64_t job, std::int32_t step, std::uint64_t fence,
                                std::vector<std::string> nodes, std::string data) {
     nlohmann::json event = GatherPartEvent({job, step, fence, std::move(nodes), std::move(data)});
@@ -71,8 +98,8 @@ Result<PmixServer*> Agent::MpiServer() {
   return pmix_.get();
 }
 
-Result<std::map<int, std::map<std::string, std::string>>> Agent::PrepareMpi(
-    const Unit& unit, const nlohmann::json& c) {
+Result<std::map<int, Agent::MpiTask>> Agent::PrepareMpi(const Unit& unit,
+                                                        const nlohmann::json& c) {
   Result<MpiStepLayout> layout = DecodeMpiLayout(c, unit.job, unit.step_id, unit.uid, unit.gid);
   if (!layout.ok()) return layout.status();
   std::vector<int> ranks;
@@ -83,29 +110,48 @@ Result<std::map<int, std::map<std::string, std::string>>> Agent::PrepareMpi(
     return InvalidArgument("job " + std::to_string(unit.job) + " step " +
                            std::to_string(unit.step_id) + ": the tasks of node " + unit.node +
                            " differ from the step's MPI layout");
-  Result<PmixServer*> server = MpiServer();
-  if (!server.ok()) return server.status();
-  Result<std::map<int, std::map<std::string, std::string>>> env =
-      (*server)->AddTasks(*layout, unit.node, ranks);
-  if (!env.ok()) return env.status();
-  for (auto& [rank, vars] : *env) vars["SLURM_MPI_TYPE"] = layout->mpi;
-  return env;
+  std::map<int, MpiTask> tasks;
+  if (layout->mpi == "pmi2") {
+    Result<Pmi2Server*> server = Pmi2();
+    if (!server.ok()) return server.status();
+    Result<std::map<int, Pmi2TaskLink>> links = (*server)->AddTasks(*layout, unit.node, ranks);
+    if (!links.ok()) return links.status();
+    for (auto& [rank, link] : *links) tasks[rank] = {std::move(link.env), std::move(link.task_end)};
+  } else if (layout->mpi == "pmix") {
+    Result<PmixServer*> server = MpiServer();
+    if (!server.ok()) return server.status();
+    Result<std::map<int, std::map<std::string, std::string>>> env =
+        (*server)->AddTasks(*layout, unit.node, ranks);
+    if (!env.ok()) return env.status();
+    for (auto& [rank, vars] : *env) tasks[rank].env = std::move(vars);
+  } else {
+    return InvalidArgument("job " + std::to_string(unit.job) + ": unknown MPI type '" +
+                           layout->mpi + "'");
+  }
+  for (auto& [rank, task] : tasks) task.env["SLURM_MPI_TYPE"] = layout->mpi;
+  return tasks;
 }
 
 void Agent::MpiGatherDone(const nlohmann::json& c) {
-  PmixServer* server = nullptr;
+  PmixServer* pmix = nullptr;
+  Pmi2Server* pmi2 = nullptr;
   {
     std::lock_guard<std::mutex> lock(pmix_start_mu_);
-    server = pmix_.get();
+    pmix = pmix_.get();
+    pmi2 = pmi2_.get();
   }
-  if (server == nullptr) return;  // no MPI step ran here
   Result<std::string> data = Base64Decode(c.value("data", std::string()));
   if (!data.ok()) {
     log::Warning("gather_done: {}", data.status().message());
     return;
   }
-  server->FenceDone(c.value("job_id", std::uint64_t{0}), c.value("step_id", 0),
-                    c.value("fence", std::uint64_t{0}), std::move(*data), c.value("ok", false));
+  const std::uint64_t job = c.value("job_id", std::uint64_t{0});
+  const int step = c.value("step_id", 0);
+  const std::uint64_t fence = c.value("fence", std::uint64_t{0});
+  const bool ok = c.value("ok", false);
+  // The step is one server's; the other knows no such step and ignores it.
+  if (pmix) pmix->FenceDone(job, step, fence, *data, ok);
+  if (pmi2) pmi2->FenceDone(job, step, fence, std::move(*data), ok);
 }
 
 void Agent::EndMpiUnits() {
@@ -115,13 +161,17 @@ void Agent::EndMpiUnits() {
     ended.swap(mpi_ended_);
   }
   if (ended.empty()) return;
-  PmixServer* server = nullptr;
+  PmixServer* pmix = nullptr;
+  Pmi2Server* pmi2 = nullptr;
   {
     std::lock_guard<std::mutex> lock(pmix_start_mu_);
-    server = pmix_.get();
+    pmix = pmix_.get();
+    pmi2 = pmi2_.get();
   }
-  if (server == nullptr) return;
-  for (const auto& [job, step, node] : ended) server->NodeEnded(job, step, node);
+  for (const auto& [job, step, node] : ended) {
+    if (pmix) pmix->NodeEnded(job, step, node);
+    if (pmi2) pmi2->NodeEnded(job, step, node);
+  }
 }
 
 }  // namespace lockstep::agent

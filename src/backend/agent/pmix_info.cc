@@ -64,27 +64,6 @@ void InfoList::Array(const char* key, InfoList& items) {
 
 namespace {
 
-// The nodes one agent serves are one host to the MPI library (one PMIx server, one machine).
-struct Host {
-  std::string name;  // its first node's
-  std::vector<int> ranks;
-  bool local = false;
-};
-
-std::vector<Host> HostsOf(const MpiStepLayout& layout, const std::set<std::string>& local) {
-  std::vector<Host> hosts;
-  std::map<std::string, std::size_t> by_agent;
-  for (const MpiNode& n : layout.nodes) {
-    auto [it, fresh] = by_agent.emplace(n.agent.empty() ? "node:" + n.node : n.agent, hosts.size());
-    if (fresh) hosts.push_back({n.node, {}, false});
-    Host& h = hosts[it->second];
-    h.ranks.insert(h.ranks.end(), n.ranks.begin(), n.ranks.end());
-    h.local |= local.count(n.node) > 0;
-  }
-  for (Host& h : hosts) std::sort(h.ranks.begin(), h.ranks.end());
-  return hosts;
-}
-
 std::string Join(const std::vector<int>& ranks, const char* sep) {
   std::string out;
   for (int r : ranks) out += (out.empty() ? "" : sep) + std::to_string(r);
@@ -103,15 +82,30 @@ Result<char*> Generate(pmix_status_t (*fn)(const char*, char**), const std::stri
 
 }  // namespace
 
+std::vector<MpiHost> MpiHostsOf(const MpiStepLayout& layout, const std::set<std::string>& local) {
+  std::vector<MpiHost> hosts;
+  std::map<std::string, std::size_t> by_agent;
+  for (const MpiNode& n : layout.nodes) {
+    auto [it, fresh] = by_agent.emplace(n.agent.empty() ? "node:" + n.node : n.agent, hosts.size());
+    if (fresh) hosts.push_back({n.node, {}, false});
+    MpiHost& h = hosts[it->second];
+    h.ranks.insert(h.ranks.end(), n.ranks.begin(), n.ranks.end());
+    h.local |= local.count(n.node) > 0;
+  }
+  for (MpiHost& h : hosts) std::sort(h.ranks.begin(), h.ranks.end());
+  return hosts;
+}
+
 Result<InfoList> NamespaceInfo(const MpiStepLayout& layout,
                                const std::set<std::string>& local_nodes) {
-  const std::vector<Host> hosts = HostsOf(layout, local_nodes);
-  const auto self = std::find_if(hosts.begin(), hosts.end(), [](const Host& h) { return h.local; });
+  const std::vector<MpiHost> hosts = MpiHostsOf(layout, local_nodes);
+  const auto self =
+      std::find_if(hosts.begin(), hosts.end(), [](const MpiHost& h) { return h.local; });
   if (self == hosts.end())
     return InvalidArgument("step " + layout.nspace() + " has no task on this agent's nodes");
   const auto size = static_cast<std::uint32_t>(layout.size());
   std::string names, ppn;
-  for (const Host& h : hosts) {
+  for (const MpiHost& h : hosts) {
     names += (names.empty() ? "" : ",") + h.name;
     ppn += (ppn.empty() ? "" : ";") + Join(h.ranks, ",");
   }
@@ -142,7 +136,7 @@ Result<InfoList> NamespaceInfo(const MpiStepLayout& layout,
   info.Rank(PMIX_LOCALLDR, static_cast<std::uint32_t>(self->ranks.front()));
   // Each rank's.
   for (std::size_t id = 0; id < hosts.size(); ++id) {
-    const Host& h = hosts[id];
+    const MpiHost& h = hosts[id];
     for (std::size_t local = 0; local < h.ranks.size(); ++local) {
       InfoList proc;
       proc.Rank(PMIX_RANK, static_cast<std::uint32_t>(h.ranks[local]));

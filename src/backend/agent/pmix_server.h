@@ -1,5 +1,5 @@
 // The agent's PMIx server (docs/mpi.md): one per agent process, over Debian's OpenPMIx
-// (libpmix). Steps launched with `srun --mpi=pmix` (or pmi2) get a namespace of their own,
+// (libpmix). Steps launched with `srun --mpi=pmix` get a namespace of their own,
 // "lockstep.JOB.STEP", registered with the whole step's layout (every node and its ranks); each
 // local task is registered as a client with its user's uid and gid, which the PMIx library
 // checks when the task connects, and gets the variables of PMIx_server_setup_fork.
@@ -45,10 +45,20 @@ struct MpiStepLayout {
   uid_t uid = 0;
   gid_t gid = 0;
   std::vector<MpiNode> nodes;  // every node of the step, in node order
-  std::string mpi = "pmix";    // srun --mpi: "pmix" or "pmi2" (the same server)
+  std::string mpi = "pmix";    // srun --mpi: "pmix" (pmix_server.h) or "pmi2" (pmi2_server.h)
   int size() const;
   std::string nspace() const;  // "lockstep.JOB.STEP"
 };
+
+// A host as the MPI library sees it: the step's nodes one agent serves (named by the first).
+struct MpiHost {
+  std::string name;
+  std::vector<int> ranks;  // ascending
+  bool local = false;      // this agent's
+};
+// The step's hosts in node order; `local_nodes`: the nodes this agent serves (pmix_info.cc).
+std::vector<MpiHost> MpiHostsOf(const MpiStepLayout& layout,
+                                const std::set<std::string>& local_nodes);
 
 struct PmixServerOptions {
   // The server's own directory (its rendezvous files): created 0755, owned by the agent, so that
