@@ -292,7 +292,7 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
     }
   }
   const std::uint64_t launch_seq = ++launches_;
-  // An MPI step: its tasks get the PMIx server's variables, or none starts here.
+  // An MPI step: its tasks get their server's variables (PMIx or PMI-2), or none starts here.
   std::map<int, MpiTask> mpi_tasks;
   if (!c.value("mpi", std::string()).empty()) {
     Result<std::map<int, MpiTask>> env = PrepareMpi(*unit, c);

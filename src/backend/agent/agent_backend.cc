@@ -380,8 +380,9 @@ Status AgentBackend::Events(const nlohmann::json& body) {
   std::vector<backend::TaskUsage> usage;
   for (const AgentEvent& ev : *events) {
     if (ev.gather) {
-      // A part the step cannot use (it ended, the agent does not serve the node) fails its
-      // fence there; the other events of the batch still count.
+      // A part the step cannot use (it ended, the agent does not serve the node) is dropped:
+      // its fence waits for the node's own part, or fails when the step ends; the other events
+      // of the batch still count.
       Status st = WithAnswers([&] { return GatherLocked(agent, *ev.gather); });
       if (!st.ok()) log::Warning("{}", st.message());
     } else if (ev.usage) {
