@@ -112,9 +112,6 @@ Result<InfoList> NamespaceInfo(const MpiStepLayout& layout,
   LOCKSTEP_ASSIGN_OR_RETURN(node_map, Generate(PMIx_generate_regex, names));
   LOCKSTEP_ASSIGN_OR_RETURN(proc_map, Generate(PMIx_generate_ppn, ppn));
   InfoList info;
-  // The step's user: the library gives it the namespace's shared store (and only it).
-  info.Uint32(PMIX_USERID, static_cast<std::uint32_t>(layout.uid));
-  info.Uint32(PMIX_GRPID, static_cast<std::uint32_t>(layout.gid));
   info.Uint32(PMIX_UNIV_SIZE, size);
   info.Uint32(PMIX_JOB_SIZE, size);
   info.Uint32(PMIX_MAX_PROCS, size);

@@ -132,6 +132,7 @@ Result<std::unique_ptr<PmixServer>> PmixServer::Start(PmixServerOptions options)
   info.String(PMIX_SYSTEM_TMPDIR, impl->options.tmpdir);
   info.Bool(PMIX_SERVER_REMOTE_CONNECTIONS, false);
   info.String(PMIX_TCP_IF_INCLUDE, "lo");
+  info.String(PMIX_GDS_MODULE, "hash");
   g_server = impl.get();
   const pmix_status_t rc = PMIx_server_init(&module, info.data(), info.size());
   if (rc != PMIX_SUCCESS) {
