@@ -57,8 +57,8 @@ TEST(LauncherTest, TheTaskInheritsOnlyTheDescriptorItIsGiven) {
   ASSERT_EQ(::pipe2(other, O_CLOEXEC), 0);
   TaskSpec spec = BaseSpec(dir, {"/bin/sh", "-c",
                                  "echo through >&" + std::to_string(given[1]) +
-                                     " && echo ok; echo leaked >&" + std::to_string(other[1]) +
-                                     " 2>/dev/null || echo closed"});
+                                     " && echo ok; echo leaked 2>/dev/null >&" + std::to_string(other[1]) +
+                                     " || echo closed"});
   spec.inherit_fd = given[1];
   EXPECT_EQ(RunToEnd(spec).exit_code, 0);
   ::close(given[1]);
