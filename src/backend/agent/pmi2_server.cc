@@ -15,6 +15,18 @@
 
 namespace lockstep::agent {
 
+namespace {
+
+// The namespace of a step (MpiStepLayout::nspace) from its ids alone.
+std::string StepNamespace(std::uint64_t job, std::int32_t step) {
+  MpiStepLayout layout;
+  layout.job = job;
+  layout.step = step;
+  return layout.nspace();
+}
+
+}  // namespace
+
 std::map<std::string, std::string> ParsePmi2Command(const std::string& body) {
   std::map<std::string, std::string> fields;
   std::string key, value;
@@ -203,7 +215,7 @@ Result<std::map<int, Pmi2TaskLink>> Pmi2Server::AddTasks(const MpiStepLayout& la
 
 void Pmi2Server::NodeEnded(std::uint64_t job, std::int32_t step, const std::string& node) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  const std::string nspace = MpiStepLayout{job, step}.nspace();
+  const std::string nspace = StepNamespace(job, step);
   auto it = impl_->steps.find(nspace);
   if (it == impl_->steps.end()) return;
   it->second.running.erase(node);
@@ -216,7 +228,7 @@ void Pmi2Server::NodeEnded(std::uint64_t job, std::int32_t step, const std::stri
 void Pmi2Server::FenceDone(std::uint64_t job, std::int32_t step_id, std::uint64_t fence,
                            std::string data, bool ok) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  const std::string nspace = MpiStepLayout{job, step_id}.nspace();
+  const std::string nspace = StepNamespace(job, step_id);
   auto it = impl_->steps.find(nspace);
   if (it == impl_->steps.end() || it->second.fencing == 0 || it->second.next_fence != fence + 1)
     return;  // not ours, or answered already (an agent of two nodes gets it once per agent)

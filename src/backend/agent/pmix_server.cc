@@ -14,6 +14,18 @@
 
 namespace lockstep::agent {
 
+namespace {
+
+// The namespace of a step (MpiStepLayout::nspace) from its ids alone.
+std::string StepNamespace(std::uint64_t job, std::int32_t step) {
+  MpiStepLayout layout;
+  layout.job = job;
+  layout.step = step;
+  return layout.nspace();
+}
+
+}  // namespace
+
 int MpiStepLayout::size() const {
   int n = 0;
   for (const auto& node : nodes) n += static_cast<int>(node.ranks.size());
@@ -278,7 +290,7 @@ void PmixServer::FenceDone(std::uint64_t job, std::int32_t step, std::uint64_t f
   Impl::PendingFence pending;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    auto it = impl_->steps.find(MpiStepLayout{job, step}.nspace());
+    auto it = impl_->steps.find(StepNamespace(job, step));
     if (it == impl_->steps.end()) return;
     auto p = it->second.pending.find(fence);
     if (p == it->second.pending.end()) return;  // answered already (an agent of two nodes)
@@ -295,7 +307,7 @@ void PmixServer::FenceDone(std::uint64_t job, std::int32_t step, std::uint64_t f
 
 void PmixServer::NodeEnded(std::uint64_t job, std::int32_t step, const std::string& node) {
   std::lock_guard<std::mutex> registering(impl_->registering);
-  const std::string nspace = MpiStepLayout{job, step}.nspace();
+  const std::string nspace = StepNamespace(job, step);
   Impl::Step ended;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
