@@ -10,7 +10,9 @@ namespace lockstep::agent {
 Result<GatherPart> DecodeGatherPart(const nlohmann::json& ev, const std::string& where) {
   GatherPart p;
   const auto uint_field = [&](const char* key) -> Result<std::uint64_t> {
-    if (!ev.contains(key) || !ev[key].is_number_unsigned())
+    // Numbers that JSON wrote signed (an int32 step id) count as long as they are not negative.
+    if (!ev.contains(key) || !ev[key].is_number_integer() ||
+        (!ev[key].is_number_unsigned() && ev[key].get<std::int64_t>() < 0))
       return InvalidArgument(where + ": '" + key + "' must be a non-negative integer");
     return ev[key].get<std::uint64_t>();
   };
