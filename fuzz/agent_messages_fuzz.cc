@@ -35,6 +35,8 @@ void CheckEvents(const nlohmann::json& body) {
   for (const lockstep::agent::AgentEvent& e : *events) {
     FUZZ_CHECK(e.run.job >= 1 && e.run.run >= 0 && e.step_id >= -1);
     FUZZ_CHECK(e.exit.signal >= 0 && e.exit.signal <= 255);
+    // An MPI fence's part names its step and at least one node.
+    if (e.gather) FUZZ_CHECK(e.gather->job >= 1 && e.gather->step >= 0 && !e.gather->nodes.empty());
   }
 }
 

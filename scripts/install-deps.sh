@@ -24,6 +24,9 @@ packages=(
   python3-prometheus-client curl
   # tests/web_test: the web view in Debian's chromium, driven by puppeteer-core from npm.
   chromium
+  # srun --mpi=pmix (docs/mpi.md): OpenPMIx for the agent's PMIx server; Open MPI's mpicc and
+  # Slurm's PMI-2 client library for tests/mpi_test's programs.
+  libpmix-dev openmpi-bin libopenmpi-dev libpmi2-0-dev
 )
 # Node.js and npm for puppeteer-core: Debian's, unless the machine already has them (a
 # NodeSource nodejs carries its own npm and conflicts with Debian's npm package).

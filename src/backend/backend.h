@@ -117,6 +117,9 @@ struct StepLaunch {
   // output and controlling terminal), fed with srun's input.
   bool pty = false;
   int rows = 0, cols = 0;
+  // srun --mpi (docs/mpi.md): "pmix" or "pmi2" (a PMIx server on each node serves the tasks),
+  // or "" for none. Only where SupportsMpi().
+  std::string mpi;
   std::map<std::string, std::vector<StepTask>> tasks_by_node;
   // Where the tasks' forwarded input is read by a backend that feeds them itself (each node
   // reads as its name); set by the controller, which outlives the step. Agents ignore it.
@@ -275,6 +278,8 @@ class Backend {
   virtual Status LaunchStep(StepLaunch step) = 0;
   // signo 0: SIGTERM, then SIGKILL after `grace`.
   virtual Status SignalStep(JobId job, std::int32_t step, int signo, Seconds grace) = 0;
+  // Whether steps may ask for an MPI process manager (StepLaunch::mpi).
+  virtual bool SupportsMpi() const { return false; }
   // scontrol suspend/resume: every task of the run (its batch step and its steps, on every
   // node) stopped where it runs, or continued. Only where SupportsSuspend(); the others never
   // get the call.

@@ -133,9 +133,42 @@ int FollowStep(client::ApiClient& api, unsigned long long job, int step, int nta
   return sig != 0 ? 128 + sig : code;
 }
 
+// The MPI plugin types srun --mpi takes (docs/mpi.md): "pmix_v4" is pmix under its version's
+// name, as Slurm 22.05 lists it.
+constexpr const char* kMpiTypes[] = {"none", "pmi2", "pmix"};
+constexpr const char* kPmixVersions = "pmix_v4";
+
+// srun --mpi=list, in Slurm 22.05's words.
+int PrintMpiTypes() {
+  std::printf("MPI plugin types are...\n");
+  for (const char* type : kMpiTypes) std::printf("\t%s\n", type);
+  std::printf("specific pmix plugin versions available: %s\n", kPmixVersions);
+  return 0;
+}
+
+// The step's MPI type: --mpi, else SLURM_MPI_TYPE; "" when neither names one (MpiDefault,
+// none). An unknown type is refused as Slurm's srun refuses it.
+Result<std::string> StepMpiType(const jobspec::SrunParse& p,
+                                const std::map<std::string, std::string>& env) {
+  std::string type;
+  if (auto it = env.find("SLURM_MPI_TYPE"); it != env.end()) type = it->second;
+  if (auto it = p.srun_options.find("mpi"); it != p.srun_options.end()) type = it->second;
+  if (type.empty()) return type;
+  for (const char* known : kMpiTypes)
+    if (type == known) return type;
+  if (type == kPmixVersions) return type;
+  const std::string plugin = "mpi/" + type;
+  std::fprintf(stderr,
+               "srun: error: Couldn't find the specified plugin name for %s looking at all "
+               "files\nsrun: error: cannot find mpi plugin for %s\nsrun: error: MPI: Cannot "
+               "create context for %s\nsrun: error: MPI: Unable to load any plugin\n",
+               plugin.c_str(), plugin.c_str(), plugin.c_str());
+  return InvalidArgument("Invalid MPI type '" + type + "', --mpi=list for acceptable types");
+}
+
 // Starts one step of job `job`: lockstepd's answer ({"step_id", "ntasks", ...}).
 Result<nlohmann::json> StartStep(client::ApiClient& api, unsigned long long job,
-                                 const jobspec::SrunParse& p) {
+                                 const jobspec::SrunParse& p, const std::string& mpi) {
   // The tasks' environment is what --export made of srun's, and they start in -D's directory.
   nlohmann::json req = {{"argv", p.command},
                         {"ntasks", p.spec.ntasks},
@@ -146,6 +179,7 @@ Result<nlohmann::json> StartStep(client::ApiClient& api, unsigned long long job,
                         {"cwd", p.spec.work_dir},
                         {"stream", true}};
   if (!p.spec.nodelist.empty()) req["nodelist"] = p.spec.nodelist;  // -w: which of the job's nodes
+  if (!mpi.empty()) req["mpi"] = mpi;
   // Who started the step, for scontrol show steps' SrunHost:Pid (tools find srun by it).
   char host[256] = "";
   ::gethostname(host, sizeof host - 1);
@@ -210,7 +244,7 @@ int FollowStarted(client::ApiClient& api, unsigned long long job, const nlohmann
 // Outside an allocation: a job that holds the nodes until the step is done, then exits with its
 // code (kAwaitStepFlag), so the job's accounting shows the step's outcome.
 int AllocateAndRun(client::ApiClient& api, jobspec::SrunParse p, bool label,
-                   const StepFiles& files) {
+                   const StepFiles& files, const std::string& mpi) {
   const bool pty = p.srun_options.count("pty") > 0;
   p.spec.script = std::string("#!/bin/sh\nexec srun ") + kAwaitStepFlag + "\n";
   if (p.spec.name.empty()) p.spec.name = p.command.front();
@@ -242,7 +276,7 @@ int AllocateAndRun(client::ApiClient& api, jobspec::SrunParse p, bool label,
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (announced) std::fprintf(stderr, "srun: job %llu has been allocated resources\n", job);
-  Result<nlohmann::json> step = StartStep(api, job, p);
+  Result<nlohmann::json> step = StartStep(api, job, p, mpi);
   if (!step.ok()) {
     (void)api.Post(where + "/cancel", {{"signal", 0}});  // nothing will run in it
     return Fail("srun", step.status());
@@ -298,6 +332,10 @@ int RunSrun(int argc, char** argv) {
   Result<jobspec::SrunParse> p =
       jobspec::ParseSrunArgs(args, env, CurrentDir(), now, ReadTextFile);
   if (!p.ok()) return FailOptions("srun", p.status());
+  if (auto mpi = p->srun_options.find("mpi"); mpi != p->srun_options.end() && mpi->second == "list")
+    return PrintMpiTypes();
+  Result<std::string> mpi = StepMpiType(*p, env);
+  if (!mpi.ok()) return Fail("srun", mpi.status());
   // Inside a job, the job's own SLURM_* variables would warn again at every step.
   if (!in_job) PrintOptionWarnings(p->spec.warnings);
   for (const char* salloc_only : {"no-shell", "bell", "no-bell", "kill-command"}) {
@@ -341,12 +379,12 @@ int RunSrun(int argc, char** argv) {
   if (in_job) {
     unsigned long long job = std::stoull(job_id->second);
     if (auto it = env.find("SLURM_JOB_NAME"); it != env.end()) files.job_name = it->second;
-    Result<nlohmann::json> step = StartStep(api, job, *p);
+    Result<nlohmann::json> step = StartStep(api, job, *p, *mpi);
     if (!step.ok()) return Fail("srun", step.status());
     return FollowStarted(api, job, *step, label, pty, files);
   }
   p->spec.submit_line = SubmitLine(argc, argv);
-  return AllocateAndRun(api, std::move(*p), label, files);
+  return AllocateAndRun(api, std::move(*p), label, files, *mpi);
 }
 
 }  // namespace lockstep::cli

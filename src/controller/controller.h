@@ -778,6 +778,7 @@ class Controller : private backend::EventSink,
   backend::Backend* backend_ = nullptr;  // guarded by backend_mu_
   int backend_calls_ = 0;                // guarded by backend_mu_
   bool supports_steps_ = false;          // guarded by mu_ (copied at attach)
+  bool supports_mpi_ = false;            // guarded by mu_ (copied at attach): srun --mpi
   bool supports_suspend_ = false;        // guarded by mu_ (copied at attach)
   bool jobs_in_images_ = false;          // guarded by mu_ (copied at attach)
   // Runs a call on the attached backend; Unavailable when none is attached.

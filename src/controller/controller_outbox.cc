@@ -165,18 +165,20 @@ Result<std::string> Controller::BackendLogs(const backend::LogsRequest& request)
 }
 
 void Controller::AttachBackend(backend::Backend* backend) {
-  bool steps = false, suspend = false, images = false;
+  bool steps = false, suspend = false, images = false, mpi = false;
   {
     std::lock_guard<std::mutex> lock(backend_mu_);
     backend_ = backend;
     steps = backend && backend->SupportsSteps();
     suspend = backend && backend->SupportsSuspend();
     images = backend && backend->RunsJobsInImages();
+    mpi = backend && backend->SupportsMpi();
   }
   HeldLock lock(*this);
   supports_steps_ = steps;
   supports_suspend_ = suspend;
   jobs_in_images_ = images;
+  supports_mpi_ = mpi;
 }
 
 void Controller::DetachBackend() {

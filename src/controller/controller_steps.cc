@@ -63,7 +63,18 @@ struct StepRequest {
   std::vector<std::string> nodelist;  // -w: the job's nodes the step runs on (empty: the first)
   std::string srun_host;              // where srun runs, and its pid: shown, never used
   int srun_pid = 0;
+  // srun --mpi (or SLURM_MPI_TYPE): "none", "pmix" or "pmi2"; "" when srun named none.
+  std::string mpi;
+  bool UsesMpi() const { return !mpi.empty() && mpi != "none"; }
 };
+
+// srun --mpi's type: "pmix" (pmix_v4 is its version's name), "pmi2" or "none"; anything else
+// refused in srun's words.
+Result<std::string> MpiType(const std::string& type) {
+  if (type == "pmix" || type == "pmix_v4") return std::string("pmix");
+  if (type == "pmi2" || type == "none") return type;
+  return InvalidArgument("step: Invalid MPI type '" + type + "', --mpi=list for acceptable types");
+}
 
 Result<StepRequest> DecodeStepRequest(const nlohmann::json& req, const std::string& work_dir) {
   if (!req.is_object()) return InvalidArgument("step: the body must be an object");
@@ -99,6 +110,13 @@ Result<StepRequest> DecodeStepRequest(const nlohmann::json& req, const std::stri
   if (!srun_host.ok()) return srun_host.status();
   if (!srun_pid.ok()) return srun_pid.status();
   r.srun_host = *srun_host, r.srun_pid = *srun_pid;
+  Result<std::string> mpi = StringField(req, "mpi", "");
+  if (!mpi.ok()) return mpi.status();
+  if (!mpi->empty()) {
+    Result<std::string> mpi_type = MpiType(*mpi);
+    if (!mpi_type.ok()) return mpi_type.status();
+    r.mpi = *mpi_type;
+  }
   Result<std::string> nodelist = StringField(req, "nodelist", "");
   if (!nodelist.ok()) return nodelist.status();
   if (!nodelist->empty()) {
@@ -163,6 +181,10 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
     return FailedPrecondition("job " + job.DisplayId() + " is not running");
   Result<StepRequest> req = DecodeStepRequest(body, job.spec->work_dir);
   if (!req.ok()) return req.status();
+  if (req->UsesMpi() && !supports_mpi_)
+    return FailedPrecondition("step: --mpi=" + req->mpi +
+                              " needs lockstep's agents (their PMIx server); this backend runs "
+                              "steps without one: use --mpi=none (docs/mpi.md)");
   Result<StepInputRequest> input = DecodeStepInputRequest(body);
   if (!input.ok()) return input.status();
   JobEnvInput in = EnvInputLocked(job);
@@ -220,6 +242,7 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
   launch.stream_output = req->stream;
   launch.pty = input->pty;
   launch.rows = input->rows, launch.cols = input->cols;
+  if (req->UsesMpi()) launch.mpi = req->mpi;
   launch.input = this;
   std::vector<std::string> input_readers;  // the nodes with a task that reads srun's input
   int rank = 0;
@@ -244,6 +267,7 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
       backend::StepTask task;
       task.argv = req->argv;
       task.env = StepTaskEnvironment(in, t, req->env);
+      if (!req->mpi.empty()) task.env["SLURM_MPI_TYPE"] = req->mpi;  // as srun resolved it
       task.rank = rank;
       if (!req->stream) {
         task.stdout_path = req->stdout_path;

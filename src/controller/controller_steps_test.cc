@@ -185,5 +185,46 @@ TEST_F(StepNodelistTest, AStepRunsOnTheNamedNodeOfTheJob) {
   EXPECT_EQ((*next)["step_id"], (*one)["step_id"].get<int>() + 1);
 }
 
+// srun --mpi: refused in srun's words when unknown, and where the backend has no PMIx server
+// (Kubernetes); carried to the backend and the tasks' SLURM_MPI_TYPE where it has.
+class StepMpiTest : public RunningJobTest {
+ protected:
+  std::vector<backend::StepLaunch> Launched() {
+    controller_->SettleForTest();
+    return backend_.step_launches;  // the dispatcher is idle once settled
+  }
+};
+
+TEST_F(StepMpiTest, TheTypeIsCheckedAndCarriedToTheBackendAndTheTasks) {
+  Result<nlohmann::json> unknown =
+      controller_->CreateStep(kAlice, job_, {{"argv", {"a.out"}}, {"mpi", "openmpi"}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(),
+            "step: Invalid MPI type 'openmpi', --mpi=list for acceptable types");
+  Result<nlohmann::json> no_server =
+      controller_->CreateStep(kAlice, job_, {{"argv", {"a.out"}}, {"mpi", "pmix"}});
+  ASSERT_FALSE(no_server.ok());
+  EXPECT_EQ(no_server.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(no_server.status().message().find("--mpi=pmix needs lockstep's agents"),
+            std::string::npos)
+      << no_server.status().message();
+  ASSERT_TRUE(controller_->CreateStep(kAlice, job_, {{"argv", {"a.out"}}, {"mpi", "none"}}).ok());
+  backend_.mpi = true;
+  controller_->AttachBackend(&backend_);
+  ASSERT_TRUE(
+      controller_->CreateStep(kAlice, job_, {{"argv", {"a.out"}}, {"mpi", "pmix_v4"}}).ok());
+  ASSERT_TRUE(controller_->CreateStep(kAlice, job_, {{"argv", {"a.out"}}, {"mpi", "pmi2"}}).ok());
+  const std::vector<backend::StepLaunch> launched = Launched();
+  ASSERT_EQ(launched.size(), 3u) << "the refusals launched nothing";
+  const std::pair<std::string, std::string> want[] = {{"", "none"}, {"pmix", "pmix"},
+                                                      {"pmi2", "pmi2"}};
+  for (std::size_t i = 0; i < launched.size(); ++i) {
+    EXPECT_EQ(launched[i].mpi, want[i].first) << i;
+    for (const auto& [node, tasks] : launched[i].tasks_by_node)
+      for (const backend::StepTask& t : tasks)
+        EXPECT_EQ(t.env.at("SLURM_MPI_TYPE"), want[i].second) << i;
+  }
+}
+
 }  // namespace
 }  // namespace lockstep::controller

@@ -40,6 +40,7 @@ class RecordingBackend : public backend::Backend {
   Status SignalStep(JobId, std::int32_t, int, Seconds) override { return Status::Ok(); }
   bool SupportsSuspend() const override { return true; }
   bool RunsJobsInImages() const override { return images; }
+  bool SupportsMpi() const override { return mpi; }
   Status Suspend(backend::RunId run, bool stop) override {
     std::lock_guard<std::mutex> lock(mu_);
     suspensions.push_back({run, stop});
@@ -62,6 +63,7 @@ class RecordingBackend : public backend::Backend {
 
   bool steps = false;
   bool images = false;  // as the Kubernetes backend: read at AttachBackend
+  bool mpi = false;     // steps may ask for a PMIx server (agents): read at AttachBackend
   std::mutex mu_;
   std::vector<backend::LaunchOrder> launches;      // guarded by mu_
   std::vector<backend::RunId> terminations;        // guarded by mu_

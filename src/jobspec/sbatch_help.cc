@@ -76,7 +76,7 @@ const std::map<std::string_view, OptionHelp>& HelpTexts() {
       {"label", {"", "prefix each output line with its task number"}},
       {"unbuffered", {"", "do not line-buffer output (never buffered here)"}},
       {"cpu-bind", {"type", "CPU binding of tasks (no effect here)"}},
-      {"mpi", {"type", "MPI type (no effect here: tasks get Slurm's and PyTorch's variables)"}},
+      {"mpi", {"type", "type of MPI being used: none, pmix, pmi2 (--mpi=list)"}},
       {"multi-prog", {"", "the command is a --multi-prog configuration file"}},
       {"pty", {"", "task 0 in a pseudo-terminal (interactive)"}},
       {"input@srun", {"file|none", "standard input of the tasks"}},

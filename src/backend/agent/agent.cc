@@ -220,6 +220,8 @@ void Agent::HandleCommand(const nlohmann::json& c) {
     TerminateJob(job, c.value("grace_s", 30), c.value("run", -1), c.value("step_id", -1));
   else if (type == "job_end")
     JobEnd(c);
+  else if (type == "gather_done")
+    MpiGatherDone(c);
   else if (type == "health" && health_) {
     Result<HealthSettings> settings = DecodeHealthSettings(c);
     if (settings.ok())
@@ -290,6 +292,24 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
     }
   }
   const std::uint64_t launch_seq = ++launches_;
+  // An MPI step: its tasks get their server's variables (PMIx or PMI-2), or none starts here.
+  std::map<int, MpiTask> mpi_tasks;
+  if (!c.value("mpi", std::string()).empty()) {
+    Result<std::map<int, MpiTask>> env = PrepareMpi(*unit, c);
+    if (env.ok()) {
+      mpi_tasks = std::move(*env);
+      std::lock_guard<std::mutex> lock(mu_);
+      unit->mpi = true;
+    } else {
+      log::Error("job {}: {}", unit->job, env.status().message());
+      std::lock_guard<std::mutex> lock(mu_);
+      unit->error = env.status().message();
+      unit->launching = false;
+      unit->exit_code = 1;
+      MaybeReportLocked(unit);
+      return;
+    }
+  }
   // srun follows the step's output through lockstepd: each task writes into two pipes.
   const bool stream = c.value("stream_output", false);
   std::vector<UniqueFd> feed_pipes, feed_pty;  // srun's input goes into these (InputFeeder)
@@ -302,6 +322,12 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
       spec.argv.push_back(arg == "@SCRIPT@" ? script_path : arg);
     }
     spec.env = t["env"].get<std::map<std::string, std::string>>();
+    MpiTask* mpi = nullptr;
+    if (auto it = mpi_tasks.find(t.value("rank", 0)); it != mpi_tasks.end()) mpi = &it->second;
+    if (mpi) {
+      for (const auto& [key, value] : mpi->env) spec.env[key] = value;
+      spec.inherit_fd = mpi->inherit.get();
+    }
     if (!options_.tool_dir.empty()) {
       std::string& path = spec.env["PATH"];
       path = options_.tool_dir + (path.empty() ? ":/usr/local/bin:/usr/bin:/bin" : ":" + path);
@@ -354,6 +380,7 @@ void Agent::SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& 
     Result<pid_t> pid = launcher_->Spawn(spec, [this, &unit] { return LaunchGivenUp(*unit); });
     pipes[0][1].Reset();  // the task holds the write ends now
     pipes[1][1].Reset();
+    if (mpi) mpi->inherit.Reset();  // and its end of the PMI-2 server's socket
     input->task_end.Reset();
     if (!pid.ok()) {
       log::Error("job {}: {}", unit->job, pid.status().message());
@@ -436,6 +463,7 @@ void Agent::MaybeReportLocked(const std::shared_ptr<Unit>& u) {
     retired_feeders_.push_back(std::move(u->feeder));
   }
   for (std::uint64_t t : u->output_tasks) output_tasks_.erase(t);
+  if (u->mpi) mpi_ended_.emplace_back(u->job, u->step_id, u->node);
   std::erase(units_, u);
   MaybeRunEpilogLocked({u->job, u->run, u->node});
 }
@@ -569,6 +597,7 @@ void Agent::ReapLoop() {
       std::erase(retired_feeders_, nullptr);
     }
     finished.clear();  // joins threads that have already ended
+    EndMpiUnits();
     SampleUsageIfDue();
     SendEvents();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -582,6 +611,11 @@ void Agent::SendEvents() {
     std::lock_guard<std::mutex> lock(mu_);
     batch.swap(outbox_);
     output_count = output_outbox_.size();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mpi_mu_);
+    batch.insert(batch.end(), gather_outbox_.begin(), gather_outbox_.end());
+    gather_outbox_.clear();
   }
   // Output first: every chunk of a unit was queued before its end (MaybeReportLocked waits for
   // its pipes), so lockstepd sees a step's output before it sees the step end.

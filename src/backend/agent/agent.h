@@ -19,6 +19,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "backend/agent/core_dump.h"
@@ -28,6 +29,8 @@
 #include "backend/agent/launcher.h"
 #include "backend/agent/leftover_tasks.h"
 #include "backend/agent/output_pump.h"
+#include "backend/agent/pmi2_server.h"
+#include "backend/agent/pmix_server.h"
 #include "backend/agent/spool.h"
 #include "client/api_client.h"
 #include "common/status.h"
@@ -161,6 +164,23 @@ class Agent {
   // Whether a job's processes run on `node` now (the health program's node_states).
   bool NodeBusy(const std::string& node);
 
+  // --- MPI steps (agent_mpi.cc, docs/mpi.md). ---
+  // What a task of an MPI step gets: variables, and for PMI-2 its end of the server's socket.
+  struct MpiTask {
+    std::map<std::string, std::string> env;
+    UniqueFd inherit;
+  };
+  // The PMIx server (--mpi=pmix) and the PMI-2 server (--mpi=pmi2), each started at the first
+  // step that needs it; an error when it cannot start.
+  Result<PmixServer*> MpiServer();
+  Result<Pmi2Server*> Pmi2();
+  // Registers an MPI step's tasks of this unit with its server: each rank's part.
+  Result<std::map<int, MpiTask>> PrepareMpi(const Unit& unit, const nlohmann::json& c);
+  // "gather_done": a fence's data for the PMIx server.
+  void MpiGatherDone(const nlohmann::json& command);
+  // Deregisters the MPI steps whose units ended (queued by MaybeReportLocked); not under mu_.
+  void EndMpiUnits();
+
   AgentOptions options_;
   std::unique_ptr<Launcher> launcher_;
   std::unique_ptr<Spool> spool_;
@@ -206,6 +226,17 @@ class Agent {
   // Feeders of units that ended, stopping; destroyed (joined) once done, off mu_.
   std::vector<std::unique_ptr<InputFeeder>> retired_feeders_;  // guarded by mu_
   std::unique_ptr<HealthMonitor> health_;  // started by Run, configured by lockstepd
+  // MPI steps: fence parts for lockstepd, queued by the PMIx server's thread (which may not
+  // take mu_: a registration holding mu_ may wait for that thread), sent with the events.
+  std::mutex mpi_mu_;
+  std::vector<nlohmann::json> gather_outbox_;  // guarded by mpi_mu_
+  // (job, step, node) of MPI units that ended, for EndMpiUnits; guarded by mu_.
+  std::vector<std::tuple<std::uint64_t, std::int32_t, std::string>> mpi_ended_;
+  std::mutex pmix_start_mu_;  // held while a server starts
+  std::string pmix_error_;    // guarded by pmix_start_mu_: why it could not start
+  // Declared after what their callbacks use, so they stop before those go.
+  std::unique_ptr<PmixServer> pmix_;  // guarded by pmix_start_mu_
+  std::unique_ptr<Pmi2Server> pmi2_;  // guarded by pmix_start_mu_
   std::thread reaper_;
   std::vector<std::thread> terminators_;  // guarded by mu_
 };

@@ -214,6 +214,7 @@ Status AgentBackend::LaunchStepLocked(const backend::StepLaunch& step) {
     run.insert(node);
     nodes.insert(node);
     nlohmann::json command = StepLaunchCommand(step, tasks);
+    if (!step.mpi.empty()) command["mpi_layout"] = MpiLayoutJson(step, node_agent_);
     if (nlohmann::json prolog = PrologOrderLocked(id, node); !prolog.is_null())
       command["prolog"] = std::move(prolog);
     if (options_.core_max_mb >= 0) command["core_max_mb"] = options_.core_max_mb;
@@ -238,6 +239,45 @@ Status AgentBackend::SignalStepLocked(JobId job, std::int32_t step, int signo, S
       SendLocked(node, {{"type", "signal"}, {"job_id", job}, {"step_id", step}, {"signal", signo}});
   }
   return Status::Ok();
+}
+
+Status AgentBackend::GatherLocked(const std::string& agent, const GatherPart& part) {
+  const std::string step = std::to_string(part.job) + "." + std::to_string(part.step);
+  auto members = step_nodes_.find({part.job, part.step});
+  if (members == step_nodes_.end()) return NotFound("gather: step " + step + " is unknown");
+  for (const std::string& node : part.nodes) {
+    auto served = node_agent_.find(node);
+    if (served == node_agent_.end() || served->second != agent)
+      return PermissionDenied("gather: agent " + agent + " does not serve node " + node +
+                              " (step " + step + ")");
+  }
+  Result<std::optional<std::string>> done = gathers_.Add(part, members->second);
+  if (!done.ok()) return done.status();
+  if (!done->has_value()) return Status::Ok();
+  for (const std::string& node : OneNodePerAgentLocked(members->second))
+    SendLocked(node, GatherDoneCommand(part.job, part.step, part.fence, **done, true));
+  return Status::Ok();
+}
+
+void AgentBackend::FailGathersLocked(JobId job, std::int32_t step) {
+  const std::vector<std::uint64_t> dropped = gathers_.Drop(job, step);
+  if (dropped.empty()) return;
+  auto members = step_nodes_.find({job, step});
+  if (members == step_nodes_.end()) return;
+  for (const std::string& node : OneNodePerAgentLocked(members->second))
+    for (std::uint64_t fence : dropped)
+      SendLocked(node, GatherDoneCommand(job, step, fence, "", false));
+}
+
+std::vector<std::string> AgentBackend::OneNodePerAgentLocked(
+    const std::set<std::string>& nodes) const {
+  std::set<std::string> agents;
+  std::vector<std::string> out;
+  for (const std::string& node : nodes) {
+    auto served = node_agent_.find(node);
+    if (served != node_agent_.end() && agents.insert(served->second).second) out.push_back(node);
+  }
+  return out;
 }
 
 Result<std::string> AgentBackend::Logs(const backend::LogsRequest& request) {
@@ -336,9 +376,16 @@ Status AgentBackend::WithAnswers(F&& locked) {
 Status AgentBackend::Events(const nlohmann::json& body) {
   Result<std::vector<AgentEvent>> events = DecodeEvents(body);
   if (!events.ok()) return events.status();
+  const std::string agent = body.value("agent", "");
   std::vector<backend::TaskUsage> usage;
   for (const AgentEvent& ev : *events) {
-    if (ev.usage) {
+    if (ev.gather) {
+      // A part the step cannot use (it ended, the agent does not serve the node) is dropped:
+      // its fence waits for the node's own part, or fails when the step ends; the other events
+      // of the batch still count.
+      Status st = WithAnswers([&] { return GatherLocked(agent, *ev.gather); });
+      if (!st.ok()) log::Warning("{}", st.message());
+    } else if (ev.usage) {
       usage.push_back(*ev.usage);
     } else if (!ev.hook.empty()) {
       sink_.JobHookFailed({ev.run, ev.node, ev.hook, ev.hook_program, ev.hook_detail});
@@ -356,6 +403,10 @@ Status AgentBackend::Events(const nlohmann::json& body) {
       else
         sink_.RunExited(ev.run, ev.exit);
     } else {
+      (void)WithAnswers([&] {
+        FailGathersLocked(ev.run.job, ev.step_id);
+        return Status::Ok();
+      });
       sink_.StepNodeExited(ev.run.job, ev.step_id, ev.node, ev.exit);
     }
   }

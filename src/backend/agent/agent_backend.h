@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "backend/agent/job_hook_orders.h"
+#include "backend/agent/step_gather.h"
 #include "backend/backend.h"
 #include "common/clock.h"
 
@@ -66,6 +67,7 @@ class AgentBackend : public backend::Backend {
   Status SignalBatch(backend::RunId run, int signo) override;
   bool SupportsSteps() const override { return true; }
   bool SupportsSuspend() const override { return true; }
+  bool SupportsMpi() const override { return true; }
   Status Suspend(backend::RunId run, bool stop) override;
   Status LaunchStep(backend::StepLaunch step) override;
   Status SignalStep(JobId job, std::int32_t step, int signo, Seconds grace) override;
@@ -141,6 +143,13 @@ class AgentBackend : public backend::Backend {
   Status SignalLocked(backend::RunId run, int signo);
   Status LaunchStepLocked(const backend::StepLaunch& step);
   Status SignalStepLocked(JobId job, std::int32_t step, int signo, Seconds grace);
+  // An agent's part of an MPI step's fence (step_gather.h): kept, and once every node of the
+  // step has sent its part, the whole goes to each of the step's agents.
+  Status GatherLocked(const std::string& agent, const GatherPart& part);
+  // The step's tasks ended on a node: its fences still gathering fail on every agent.
+  void FailGathersLocked(JobId job, std::int32_t step);
+  // One node of each agent among `nodes`: where a command for every agent of a step goes once.
+  std::vector<std::string> OneNodePerAgentLocked(const std::set<std::string>& nodes) const;
   void WatchdogLoop();
 
   backend::EventSink& sink_;
@@ -161,6 +170,7 @@ class AgentBackend : public backend::Backend {
   std::map<backend::RunId, RunHookEnv> run_hooks_;
   // guarded by mu_: the nodes of each step, for signals.
   std::map<std::pair<JobId, std::int32_t>, std::set<std::string>> step_nodes_;
+  StepGathers gathers_;  // guarded by mu_: MPI steps' fences waiting for parts
   // guarded by mu_: agents whose poll waits and who got commands (TakeAnswersLocked).
   std::vector<AgentState*> woken_;
   // guarded by mu_: when the watchdog wakes next (a newer earlier deadline wakes it sooner).

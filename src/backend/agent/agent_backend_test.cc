@@ -10,6 +10,8 @@
 #include <future>
 #include <memory>
 
+#include "common/base64.h"
+
 namespace lockstep::agent {
 namespace {
 
@@ -318,6 +320,112 @@ TEST_F(AgentBackendTest, CheckersOfANodeReportBesideItsLaunchingAgentAndDownNoth
   json reg = Registration("c", {"n3"});
   reg["launches"] = "no";
   EXPECT_EQ(agents_->Register(reg).message(), "register: 'launches' must be a boolean");
+}
+
+}  // namespace
+}  // namespace lockstep::agent
+
+namespace lockstep::agent {
+namespace {
+
+// An MPI step on n1, n2 (agent "a") and n3 (agent "b"): 2 ranks on each node.
+backend::StepLaunch MpiStep() {
+  backend::StepLaunch s;
+  s.job = 9;
+  s.step = 0;
+  s.mpi = "pmix";
+  int rank = 0;
+  for (const char* node : {"n1", "n2", "n3"})
+    for (int k = 0; k < 2; ++k) {
+      backend::StepTask t;
+      t.argv = {"a.out"};
+      t.rank = rank++;
+      s.tasks_by_node[node].push_back(t);
+    }
+  return s;
+}
+
+json GatherEvent(const std::string& agent, std::uint64_t fence, std::vector<std::string> nodes,
+                 const std::string& data) {
+  return {{"agent", agent},
+          {"events", json::array({GatherPartEvent({9, 0, fence, std::move(nodes), data})})}};
+}
+
+std::vector<json> CommandsOfType(const json& polled, const std::string& type) {
+  std::vector<json> out;
+  for (const json& c : polled["commands"])
+    if (c["type"] == type) out.push_back(c);
+  return out;
+}
+
+TEST_F(AgentBackendTest, MpiStepsCarryTheirLayoutAndFencesGatherEveryNodesPart) {
+  ASSERT_TRUE(agents_->Register(Registration("a", {"n1", "n2"})).ok());
+  ASSERT_TRUE(agents_->Register(Registration("b", {"n3"})).ok());
+  ASSERT_TRUE(agents_->LaunchStep(MpiStep()).ok());
+  // Each node's launch names the whole layout: nodes in rank order, each with its agent.
+  std::vector<json> launches = CommandsOfType(PollNow("a"), "launch");
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0]["mpi"], "pmix");
+  EXPECT_EQ(launches[0]["mpi_layout"],
+            json::parse(R"([{"node":"n1","agent":"a","ranks":[0,1]},
+                            {"node":"n2","agent":"a","ranks":[2,3]},
+                            {"node":"n3","agent":"b","ranks":[4,5]}])"));
+  ASSERT_EQ(CommandsOfType(PollNow("b"), "launch").size(), 1u);
+
+  // Agent a's part covers its two nodes; nothing goes down until b's comes.
+  ASSERT_TRUE(agents_->Events(GatherEvent("a", 0, {"n1", "n2"}, "AA")).ok());
+  EXPECT_TRUE(PollNow("a")["commands"].empty());
+  // An agent may not send a part for a node it does not serve: refused, the fence still waits.
+  ASSERT_TRUE(agents_->Events(GatherEvent("a", 0, {"n3"}, "XX")).ok());
+  EXPECT_TRUE(PollNow("b")["commands"].empty());
+  ASSERT_TRUE(agents_->Events(GatherEvent("b", 0, {"n3"}, "B")).ok());
+  // Each agent gets the whole once (not once per node it serves).
+  for (const char* agent : {"a", "b"}) {
+    std::vector<json> done = CommandsOfType(PollNow(agent), "gather_done");
+    ASSERT_EQ(done.size(), 1u) << agent;
+    EXPECT_EQ(done[0]["fence"], 0);
+    EXPECT_EQ(done[0]["ok"], true);
+    Result<std::string> data = Base64Decode(done[0]["data"].get<std::string>());
+    ASSERT_TRUE(data.ok());
+    EXPECT_EQ(*data, "AAB") << agent;
+  }
+
+  // A node's tasks end while a fence gathers: it fails on every agent of the step.
+  ASSERT_TRUE(agents_->Events(GatherEvent("b", 1, {"n3"}, "B")).ok());
+  ASSERT_TRUE(agents_->Events({{"agent", "a"},
+                               {"events", json::array({{{"type", "exited"},
+                                                        {"job_id", 9},
+                                                        {"step", "step"},
+                                                        {"step_id", 0},
+                                                        {"node", "n1"},
+                                                        {"exit_code", 1}}})}})
+                  .ok());
+  for (const char* agent : {"a", "b"}) {
+    std::vector<json> done = CommandsOfType(PollNow(agent), "gather_done");
+    ASSERT_EQ(done.size(), 1u) << agent;
+    EXPECT_EQ(done[0]["fence"], 1);
+    EXPECT_EQ(done[0]["ok"], false);
+  }
+}
+
+TEST(StepGathers, APartTwiceOrForANodeOutsideTheStepIsRefused) {
+  StepGathers g;
+  const std::set<std::string> members = {"n1", "n2"};
+  EXPECT_FALSE(g.Add({1, 0, 0, {"n9"}, "x"}, members).ok());
+  Result<std::optional<std::string>> first = g.Add({1, 0, 0, {"n1"}, "x"}, members);
+  ASSERT_TRUE(first.ok());
+  EXPECT_FALSE(first->has_value());
+  EXPECT_FALSE(g.Add({1, 0, 0, {"n1"}, "y"}, members).ok());
+  // Fences of one step, and steps, gather apart.
+  ASSERT_TRUE(g.Add({1, 0, 1, {"n2"}, "z"}, members).ok());
+  ASSERT_TRUE(g.Add({1, 1, 0, {"n2"}, "w"}, members).ok());
+  EXPECT_EQ(g.pending(), 3u);
+  Result<std::optional<std::string>> done = g.Add({1, 0, 0, {"n2"}, "2"}, members);
+  ASSERT_TRUE(done.ok());
+  ASSERT_TRUE(done->has_value());
+  EXPECT_EQ(**done, "x2");
+  EXPECT_EQ(g.Drop(1, 0), std::vector<std::uint64_t>{1});
+  EXPECT_EQ(g.pending(), 1u);
 }
 
 }  // namespace

@@ -277,6 +277,14 @@ Result<std::vector<AgentEvent>> DecodeEvents(const Json& body) {
       out.push_back(std::move(e));
       continue;
     }
+    if (type == "gather") {
+      LOCKSTEP_ASSIGN_OR_RETURN(part, DecodeGatherPart(ev, where));
+      AgentEvent e;
+      e.run = {part.job, 0};
+      e.gather = std::move(part);
+      out.push_back(std::move(e));
+      continue;
+    }
     if (type != "exited" && type != "hook_failed") continue;  // for newer lockstepds
     AgentEvent e;
     LOCKSTEP_ASSIGN_OR_RETURN(run, GetRun(ev, where));
@@ -379,7 +387,8 @@ Json StepLaunchCommand(const backend::StepLaunch& step,
           {"gid", step.gid},         {"user", step.user},    {"cwd", step.cwd},
           {"tasks", std::move(list)}, {"memory_limit_mb", 0}, {"cpus", 0},
           {"stream_output", step.stream_output},
-          {"pty", step.pty},         {"rows", step.rows},    {"cols", step.cols}};
+          {"pty", step.pty},         {"rows", step.rows},    {"cols", step.cols},
+          {"mpi", step.mpi}};
 }
 
 }  // namespace lockstep::agent

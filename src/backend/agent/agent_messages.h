@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/agent/step_gather.h"
 #include "backend/backend.h"
 #include "common/status.h"
 
@@ -53,6 +54,8 @@ struct AgentEvent {
   std::string hook, hook_program, hook_detail;
   // A task's usage sample ("usage", for sstat); the other fields are then unused.
   std::optional<backend::TaskUsage> usage;
+  // An agent's part of an MPI step's fence ("gather"); the other fields are then unused.
+  std::optional<GatherPart> gather;
 };
 
 struct HealthReports {
@@ -67,7 +70,8 @@ Result<std::vector<backend::OutputChunk>> DecodeOutput(const nlohmann::json& bod
 
 // The agent's launch command for a batch step (on the allocation's first node).
 nlohmann::json LaunchCommand(const backend::LaunchOrder& order);
-// The agent's launch command for a step's tasks on one node.
+// The agent's launch command for a step's tasks on one node (with an MPI step's layout, which
+// the backend adds: MpiLayoutJson).
 nlohmann::json StepLaunchCommand(const backend::StepLaunch& step,
                                  const std::vector<backend::StepTask>& tasks);
 

@@ -46,6 +46,7 @@ struct Agent::Unit {
   bool abandoned = false;
   std::chrono::steady_clock::time_point gone_at{};  // when its last process was reaped
   std::unique_ptr<InputFeeder> feeder;  // srun's input for its tasks, when forwarded
+  bool mpi = false;  // its tasks are clients of the agent's PMIx server (agent_mpi.cc)
 };
 
 }  // namespace lockstep::agent

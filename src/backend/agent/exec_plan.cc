@@ -53,10 +53,10 @@ int AboveStdio(int fd) {
 // Closes every descriptor from 3 up but those in `keep` (negative entries ignored).
 // Async-signal-safe: close_range(2), or close(2) up to `max_fd` where the kernel lacks it.
 void CloseAllBut(std::initializer_list<int> keep_list, int max_fd) {
-  int keep[8];
+  int keep[12];
   int n = 0;
   for (int fd : keep_list)
-    if (fd >= 3 && n < 8) keep[n++] = fd;
+    if (fd >= 3 && n < 12) keep[n++] = fd;
   for (int i = 1; i < n; ++i)  // insertion sort: a handful of entries
     for (int j = i; j > 0 && keep[j - 1] > keep[j]; --j) std::swap(keep[j - 1], keep[j]);
   unsigned from = 3;
@@ -128,6 +128,7 @@ Result<std::unique_ptr<ExecPlan>> ExecPlan::Build(const TaskSpec& spec, bool swi
   p->stdout_path_ = spec.stdout_path.empty() ? "/dev/null" : spec.stdout_path;
   p->stdout_fd_ = spec.stdout_fd;
   p->stdin_fd_ = spec.stdin_fd;
+  p->inherit_fd_ = spec.inherit_fd >= 3 ? spec.inherit_fd : -1;
   p->controlling_tty_ = spec.controlling_tty && spec.stdin_fd >= 0;
   p->stderr_fd_ = spec.stderr_fd;
   p->share_stderr_ =
@@ -170,7 +171,7 @@ void ExecPlan::RunChild(int error_fd, const CgroupJoin& join) const {
   // once, not only at exec: a child that then waits on the user's files (a FIFO, a hung NFS
   // path) must not hold another task's pipe open and so stall that task's launch.
   CloseAllBut({error_fd, join.procs_fds[0], join.procs_fds[1], join.procs_fds[2],
-               join.procs_fds[3], stdin_fd_, stdout_fd_, stderr_fd_},
+               join.procs_fds[3], stdin_fd_, stdout_fd_, stderr_fd_, inherit_fd_},
               max_fd_);
   if (setsid() < 0) fail(ChildStage::kSetsid, errno);
   // Lowering a limit never fails; a task may not raise it again past the hard limit.
@@ -214,6 +215,8 @@ void ExecPlan::RunChild(int error_fd, const CgroupJoin& join) const {
   if (dup2(in, 0) < 0) fail(ChildStage::kStdin, errno);
   if (dup2(out, 1) < 0) fail(ChildStage::kStdout, errno);
   if (dup2(err, 2) < 0) fail(ChildStage::kStderr, errno);
+  // Above the standard descriptors, so the dup2s left it alone; open across exec from here on.
+  if (inherit_fd_ >= 0 && fcntl(inherit_fd_, F_SETFD, 0) != 0) fail(ChildStage::kExec, errno);
   // The task leads a new session (setsid above), so the terminal can become its own.
   if (controlling_tty_ && ioctl(0, TIOCSCTTY, 0) != 0) fail(ChildStage::kTerminal, errno);
   // As execvp: go on past directories without the program, remember a permission error.

@@ -87,6 +87,7 @@ class ExecPlan {
   bool share_stderr_ = true;
   int stdout_fd_ = -1, stderr_fd_ = -1;  // the caller's descriptors, used instead of the paths
   int stdin_fd_ = -1;
+  int inherit_fd_ = -1;
   bool controlling_tty_ = false;
   bool append_ = false;
   bool switch_user_ = false;

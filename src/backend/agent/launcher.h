@@ -56,6 +56,10 @@ struct TaskSpec {
   // stdin_fd is a terminal: it becomes the task's controlling terminal (TIOCSCTTY in its new
   // session), so the terminal's ^C, ^Z and size changes signal the task's foreground group.
   bool controlling_tty = false;
+  // A descriptor the task inherits under its own number (its close-on-exec flag cleared in the
+  // task only): the PMI-2 server's end for PMI_FD (pmi2_server.h). Owned by the caller, as
+  // stdout_fd; -1: none. Every other descriptor of the agent is closed in the task.
+  int inherit_fd = -1;
   // Confinement in a cgroup v2, where the launcher has one (Launcher::cgroups_enabled). A limit
   // needs a cgroup_name; a limit whose controller the host does not give is ignored.
   // e.g. "job_42/step_batch", below the launcher's root; unique among running tasks (else

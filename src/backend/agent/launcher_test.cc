@@ -2,6 +2,7 @@
 // reaping. Signals and cleanup are in launcher_signal_test.cc, cgroups in cgroup_test.cc.
 #include "backend/agent/launcher.h"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
@@ -45,6 +46,30 @@ TEST(LauncherTest, ReportsExitCodeAndWritesStdoutAndStderrToOneFile) {
   EXPECT_EQ(e.signal, 0);
   EXPECT_FALSE(e.oom_killed);
   EXPECT_EQ(ReadFile(dir.File("out")), "hi\nerr\n");
+}
+
+// inherit_fd (the PMI-2 server's socket for PMI_FD): the task has it under its own number;
+// another close-on-exec descriptor of the agent it does not have.
+TEST(LauncherTest, TheTaskInheritsOnlyTheDescriptorItIsGiven) {
+  TempDir dir;
+  int given[2], other[2];
+  ASSERT_EQ(::pipe2(given, O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(other, O_CLOEXEC), 0);
+  TaskSpec spec = BaseSpec(dir, {"/bin/sh", "-c",
+                                 "echo through >&" + std::to_string(given[1]) +
+                                     " && echo ok; echo leaked 2>/dev/null >&" + std::to_string(other[1]) +
+                                     " || echo closed"});
+  spec.inherit_fd = given[1];
+  EXPECT_EQ(RunToEnd(spec).exit_code, 0);
+  ::close(given[1]);
+  ::close(other[1]);
+  char buf[64] = {};
+  EXPECT_EQ(::read(given[0], buf, sizeof buf - 1), 8);
+  EXPECT_STREQ(buf, "through\n");
+  EXPECT_EQ(::read(other[0], buf, sizeof buf - 1), 0) << "nothing came through the other";
+  ::close(given[0]);
+  ::close(other[0]);
+  EXPECT_EQ(ReadFile(dir.File("out")), "ok\nclosed\n");
 }
 
 TEST(LauncherTest, WritesStderrToItsOwnFile) {
