@@ -225,6 +225,33 @@ struct LogsRequest {
   std::uint32_t uid = 0;    // the job's user: a file of anyone else is not read
 };
 
+// sbcast (docs/api.md, "Broadcast"): one piece of a file, written on every node of a running
+// job as the job's user, never following a link at the file's name. Pieces come in order, each
+// once every node took the one before; the first (offset 0) creates the file (0700), replacing
+// one that exists only with `force`; the last sets its permission bits, and its times when
+// `mtime` is set (sbcast -p).
+struct BroadcastOrder {
+  RunId run;
+  std::vector<std::string> nodes;
+  std::uint32_t uid = 0, gid = 0;
+  std::string user;
+  std::string path;  // absolute
+  std::uint64_t offset = 0;
+  std::string data;
+  bool last = false;
+  bool force = false;
+  std::uint32_t mode = 0700;          // permission bits, set with the last piece
+  std::int64_t atime = 0, mtime = 0;  // seconds; 0: the times stay as the write left them
+  std::chrono::milliseconds timeout{10000};  // per node; a node silent past it failed
+};
+
+// One node's outcome of a BroadcastOrder: `error` empty when it wrote its piece, else why not
+// in the words of strerror ("File exists"), as slurmd answers sbcast.
+struct BroadcastResult {
+  std::string node;
+  std::string error;
+};
+
 // Events from a backend. Every call only queues the event for the controller and returns at
 // once: it may be made from any thread, with the backend's own locks held, and never calls
 // back into the backend.
@@ -291,6 +318,13 @@ class Backend {
     (void)stop;
     return FailedPrecondition("job " + std::to_string(run.job) +
                               ": this backend cannot suspend jobs");
+  }
+  // sbcast: writes the order's piece on each of its nodes and answers each node's outcome, in
+  // the order's node order. Called from request threads, without the controller's lock; blocks
+  // up to the order's timeout. A backend that cannot write into its jobs' nodes refuses.
+  virtual Result<std::vector<BroadcastResult>> Broadcast(const BroadcastOrder& order) {
+    (void)order;
+    return FailedPrecondition("sbcast: this backend cannot copy files to a job's nodes");
   }
   // The output of the run (`lockstep logs`). Called from request threads, without the
   // controller's lock; it may block on the backend's API.

@@ -17,11 +17,13 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <map>
 #include <optional>
 #include <thread>
 
+#include "cli/bcast_client.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/test_only.h"
@@ -166,6 +168,49 @@ Result<std::string> StepMpiType(const jobspec::SrunParse& p,
   return InvalidArgument("Invalid MPI type '" + type + "', --mpi=list for acceptable types");
 }
 
+// The program srun runs, as a path: one with a '/' as it is (relative to srun's directory),
+// else the first executable of that name in srun's PATH.
+Result<std::string> ProgramPath(const std::string& name, const std::string& path_list) {
+  if (name.find('/') != std::string::npos)
+    return name[0] == '/' ? name : CurrentDir() + "/" + name;
+  std::size_t start = 0;
+  while (start <= path_list.size()) {
+    const std::size_t end = std::min(path_list.find(':', start), path_list.size());
+    const std::string dir = path_list.substr(start, end - start);
+    const std::string candidate = (dir.empty() ? CurrentDir() : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return NotFound("Unable to find executable `" + name + "` in PATH");
+}
+
+// srun --bcast[=DEST]: the program is copied to DEST on each of the job's nodes (replacing what
+// is there) and the step runs that copy. Without DEST, or with a DEST ending in '/', the copy is
+// slurm_bcast_<jobid>.<srun's pid>_<program> in that directory, or in the step's -D directory
+// (Slurm names it by the step id and node, which lockstep does not know before the step starts).
+Status BroadcastProgram(client::ApiClient& api, unsigned long long job, jobspec::SrunParse& p) {
+  auto it = p.srun_options.find("bcast");
+  if (it == p.srun_options.end()) return Status::Ok();
+  const std::string cwd = p.spec.work_dir.empty() ? CurrentDir() : p.spec.work_dir;
+  const char* path_env = std::getenv("PATH");
+  Result<std::string> program = ProgramPath(p.command.front(), path_env ? path_env : "");
+  if (!program.ok()) return program.status();
+  std::string dest = it->second;
+  if (dest.empty() || dest.back() == '/') {
+    const std::string base = program->substr(program->rfind('/') + 1);
+    dest += "slurm_bcast_" + std::to_string(job) + "." + std::to_string(::getpid()) + "_" + base;
+  }
+  if (dest[0] != '/') dest = cwd + "/" + dest;
+  BroadcastFileRequest request;
+  request.source = *program;
+  request.dest = dest;
+  request.job = job;
+  request.force = true;
+  if (Status s = SendFileToJob(api, request, "srun"); !s.ok()) return s;
+  p.command.front() = dest;
+  return Status::Ok();
+}
+
 // Starts one step of job `job`: lockstepd's answer ({"step_id", "ntasks", ...}).
 Result<nlohmann::json> StartStep(client::ApiClient& api, unsigned long long job,
                                  const jobspec::SrunParse& p, const std::string& mpi) {
@@ -276,6 +321,10 @@ int AllocateAndRun(client::ApiClient& api, jobspec::SrunParse p, bool label,
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (announced) std::fprintf(stderr, "srun: job %llu has been allocated resources\n", job);
+  if (Status s = BroadcastProgram(api, job, p); !s.ok()) {
+    (void)api.Post(where + "/cancel", {{"signal", 0}});  // nothing will run in it
+    return NodesFailed(s) ? 1 : Fail("srun", s);
+  }
   Result<nlohmann::json> step = StartStep(api, job, p, mpi);
   if (!step.ok()) {
     (void)api.Post(where + "/cancel", {{"signal", 0}});  // nothing will run in it
@@ -379,6 +428,8 @@ int RunSrun(int argc, char** argv) {
   if (in_job) {
     unsigned long long job = std::stoull(job_id->second);
     if (auto it = env.find("SLURM_JOB_NAME"); it != env.end()) files.job_name = it->second;
+    if (Status s = BroadcastProgram(api, job, *p); !s.ok())
+      return NodesFailed(s) ? 1 : Fail("srun", s);
     Result<nlohmann::json> step = StartStep(api, job, *p, *mpi);
     if (!step.ok()) return Fail("srun", step.status());
     return FollowStarted(api, job, *step, label, pty, files);

@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 const char* kAliases[] = {"sbatch", "srun",     "salloc", "squeue", "scancel",
                           "sinfo",  "scontrol", "sacct",  "sprio",  "sdiag",
                           "sacctmgr", "sshare", "sstat",
-                          "sattach", "sreport"};
+                          "sattach", "sreport", "sbcast"};
 
 std::string SelfDir() {
   char buf[4096];

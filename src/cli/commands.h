@@ -27,6 +27,7 @@ int RunSdiag(int argc, char** argv);
 int RunSshare(int argc, char** argv);  // cmd_sshare.cc
 int RunSstat(int argc, char** argv);   // cmd_sstat.cc
 int RunSattach(int argc, char** argv);  // cmd_sattach.cc
+int RunSbcast(int argc, char** argv);   // cmd_sbcast.cc
 int RunSreport(int argc, char** argv);  // cmd_sreport.cc
 int RunEvents(int argc, char** argv);
 int RunMetrics(int argc, char** argv);

@@ -36,6 +36,7 @@ constexpr Verb kVerbs[] = {
     {"sshare", lockstep::cli::RunSshare, "the fair-share tree: shares, usage, factors"},
     {"sstat", lockstep::cli::RunSstat, "a running job's usage: CPU, memory, pages, disk"},
     {"sattach", lockstep::cli::RunSattach, "attach to a running step's output"},
+    {"sbcast", lockstep::cli::RunSbcast, "copy a file to every node of a running job"},
     {"sreport", lockstep::cli::RunSreport, "cluster utilization and top users from accounting"},
     {"events", lockstep::cli::RunEvents, "job and node events (--follow to keep reading)"},
     {"metrics", lockstep::cli::RunMetrics, "lockstepd's metrics as Prometheus text"},

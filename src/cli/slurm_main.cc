@@ -27,6 +27,7 @@ constexpr SlurmCommand kCommands[] = {
     {"sdiag", lockstep::cli::RunSdiag},     {"sacctmgr", lockstep::cli::RunSacctmgr},
     {"sshare", lockstep::cli::RunSshare},     {"sreport", lockstep::cli::RunSreport},
     {"sstat", lockstep::cli::RunSstat},       {"sattach", lockstep::cli::RunSattach},
+    {"sbcast", lockstep::cli::RunSbcast},
 };
 
 Command Find(const char* name) {

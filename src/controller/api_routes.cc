@@ -352,6 +352,10 @@ Routed Jobs(Controller& c, const Caller& caller, http::verb verb,
     }
     else if (p[4] == "resume")
       s = c.Resume(caller, id);
+    else if (p[4] == "bcast") {  // sbcast: one piece of a file for the job's nodes
+      Result<nlohmann::json> j = c.Broadcast(caller, id, *body);
+      return j.ok() ? Ok(*j) : Error(j.status());
+    }
     else if (p[4] == "steps") {
       if (Status bad = ExpectStepFields(*body); !bad.ok()) return Error(bad);
       Result<nlohmann::json> j = c.CreateStep(caller, id, *body);

@@ -246,6 +246,10 @@ class Controller : private backend::EventSink,
   Result<nlohmann::json> Usage(const Caller& caller, JobId id) const;
   // The output of the job's current (or last) run, `lockstep logs`, from the backend.
   Result<std::string> JobLogs(const Caller& caller, JobId id);
+  // sbcast (controller_bcast.cc; docs/api.md, "Broadcast"): one piece of a file written on
+  // every node of the running job (or of its step "step_id") as the job's user; each node's
+  // outcome, {"nodes": [{"node", "error"}]}, "" when written. Blocks up to the piece's timeout.
+  Result<nlohmann::json> Broadcast(const Caller& caller, JobId id, const nlohmann::json& body);
 
   bool IsOperator(std::uint32_t uid) const;
 
@@ -400,6 +404,8 @@ class Controller : private backend::EventSink,
   void Dispatch(Command& command);
   void StoreFailed(const Status& status);
   Result<std::string> BackendLogs(const backend::LogsRequest& request);
+  Result<std::vector<backend::BroadcastResult>> BackendBroadcast(
+      const backend::BroadcastOrder& order);
 
   // --- The scheduling pass (controller.cc). ---
   void ScheduleLoop();

@@ -164,6 +164,11 @@ Result<std::string> Controller::BackendLogs(const backend::LogsRequest& request)
   return WithBackend([&](backend::Backend& b) { return b.Logs(request); });
 }
 
+Result<std::vector<backend::BroadcastResult>> Controller::BackendBroadcast(
+    const backend::BroadcastOrder& order) {
+  return WithBackend([&](backend::Backend& b) { return b.Broadcast(order); });
+}
+
 void Controller::AttachBackend(backend::Backend* backend) {
   bool steps = false, suspend = false, images = false, mpi = false;
   {

@@ -164,7 +164,7 @@ std::vector<OptionDef> BuildTable() {
       {"batch", 0, kReq, Opt::kIgnored, true},
       {"ignore-pbs", 0, kNone, Opt::kIgnored, true},
       {"x11", 0, kOpt, Opt::kIgnored, false, true},
-      {"bcast", 0, kOpt, Opt::kIgnored, false, true},
+      {"bcast", 0, kOpt, Opt::kSrunOnly, false, true},  // cmd_srun.cc copies the program
       {"bcast-exclude", 0, kReq, Opt::kIgnored, false, true},
       {"msg-timeout", 0, kReq, Opt::kIgnored, false, true},
       {"threads", 'T', kReq, Opt::kIgnored, false, true},

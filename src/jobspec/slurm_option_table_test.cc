@@ -200,6 +200,15 @@ TEST(SlurmOptionTable, SrunAcceptsEverySpellingOfSlurm) {
   EXPECT_EQ(p->srun_options.at("jobid"), "42");
   EXPECT_EQ(p->srun_options.count("overlap"), 1u);
   EXPECT_EQ(p->srun_options.count("label"), 1u);
+  // --bcast is srun's to carry out (cmd_srun.cc copies the program), without a warning.
+  Result<SrunParse> bcast = ParseSrunArgs({"--bcast=/tmp/prog", "true"}, {}, "/work", kNow);
+  ASSERT_TRUE(bcast.ok()) << bcast.status().message();
+  EXPECT_EQ(bcast->srun_options.at("bcast"), "/tmp/prog");
+  EXPECT_TRUE(bcast->spec.warnings.empty());
+  bcast = ParseSrunArgs({"--bcast", "true"}, {}, "/work", kNow);
+  ASSERT_TRUE(bcast.ok()) << bcast.status().message();
+  EXPECT_EQ(bcast->srun_options.at("bcast"), "");
+  EXPECT_EQ(bcast->command, std::vector<std::string>{"true"});
 }
 
 TEST(SlurmOptionTable, SallocAcceptsEverySpellingOfSlurm) {

@@ -212,6 +212,10 @@ void Agent::HandleCommand(const nlohmann::json& c) {
                options_.health_only ? "--health-only" : "--mounts-only");
   else if (type == "launch")
     Launch(c);
+  else if (type == "bcast") {
+    std::lock_guard<std::mutex> lock(mu_);
+    StartHookThreadLocked([this, c] { Broadcast(c); });
+  }
   else if (type == "signal")
     SignalJob(job, c.value("signal", 15), c.value("step_id", -1), c.value("batch", false));
   else if (type == "suspend" || type == "resume")

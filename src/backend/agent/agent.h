@@ -109,6 +109,9 @@ class Agent {
   Status Register();
   void HandleCommand(const nlohmann::json& command);
   void Launch(const nlohmann::json& command);
+  // sbcast's "bcast" command (agent_bcast.cc): writes the piece as the job's user and reports
+  // each of its nodes' outcome. Runs in a thread of its own.
+  void Broadcast(const nlohmann::json& command);
   // Starts the unit's tasks (its spool script, pipes and cgroups) and reports it if none ran.
   // Runs in a launch thread of its own (Launch).
   void SpawnTasks(const std::shared_ptr<Unit>& unit, const nlohmann::json& command);

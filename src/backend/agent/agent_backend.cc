@@ -14,6 +14,9 @@ nlohmann::json EmptyAnswer() {
   return {{"commands", nlohmann::json::array()}};
 }
 
+// The most sbcast data (base64) one poll's answer carries.
+constexpr std::size_t kAnswerDataBytes = 4u << 20;
+
 nlohmann::json MustRegister() {
   return {{"commands", nlohmann::json::array()}, {"register", true}};
 }
@@ -34,6 +37,7 @@ AgentBackend::~AgentBackend() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
+    broadcast_done_.notify_all();
     for (auto& [name, agent] : agents_)
       if (agent->waiter) answers.push_back({std::move(agent->waiter), EmptyAnswer()});
   }
@@ -67,7 +71,16 @@ bool AgentBackend::SendLocked(const std::string& node, nlohmann::json command) {
 AgentBackend::Answer AgentBackend::AnswerLocked(AgentState& agent) {
   Answer a{std::move(agent.waiter), EmptyAnswer()};
   agent.waiter = nullptr;
+  // sbcast's pieces carry data: an answer takes them up to kAnswerDataBytes (at least one
+  // command), the rest waits for the next poll, so an answer stays within what the agent's
+  // client reads (8 MiB).
+  std::size_t data_bytes = 0;
   while (!agent.commands.empty()) {
+    const nlohmann::json& next = agent.commands.front();
+    const bool carries = next.contains("data") && next["data"].is_string();
+    const std::size_t size = carries ? next["data"].get_ref<const std::string&>().size() : 0;
+    if (data_bytes > 0 && data_bytes + size > kAnswerDataBytes) break;
+    data_bytes += size;
     a.body["commands"].push_back(std::move(agent.commands.front()));
     agent.commands.pop_front();
   }
@@ -385,6 +398,10 @@ Status AgentBackend::Events(const nlohmann::json& body) {
       // of the batch still count.
       Status st = WithAnswers([&] { return GatherLocked(agent, *ev.gather); });
       if (!st.ok()) log::Warning("{}", st.message());
+    } else if (ev.bcast_id != 0) {
+      const bool named = body.contains("agent") && body["agent"].is_string();
+      BroadcastDone(ev.bcast_id, named ? body["agent"].get<std::string>() : "", ev.node,
+                    ev.exit.error);
     } else if (ev.usage) {
       usage.push_back(*ev.usage);
     } else if (!ev.hook.empty()) {

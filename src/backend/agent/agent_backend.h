@@ -73,6 +73,11 @@ class AgentBackend : public backend::Backend {
   Status SignalStep(JobId job, std::int32_t step, int signo, Seconds grace) override;
   // The run's output file, when this host has it and the job's user owns it.
   Result<std::string> Logs(const backend::LogsRequest& request) override;
+  // sbcast (agent_broadcast.cc): one "bcast" command per agent, naming its nodes of the order
+  // (an agent of several nodes on one host writes once for them), then waits for each node's
+  // "bcast_done" event, up to the order's timeout and a little more for the report's way back.
+  Result<std::vector<backend::BroadcastResult>> Broadcast(
+      const backend::BroadcastOrder& order) override;
 
   // --- The agents' API (docs/api.md, "Agents"); bodies are checked whole before use. ---
   Status Register(const nlohmann::json& body);
@@ -150,6 +155,10 @@ class AgentBackend : public backend::Backend {
   void FailGathersLocked(JobId job, std::int32_t step);
   // One node of each agent among `nodes`: where a command for every agent of a step goes once.
   std::vector<std::string> OneNodePerAgentLocked(const std::set<std::string>& nodes) const;
+  // A node's outcome of broadcast `id`, from an agent's event; one of another agent's nodes, or
+  // of a broadcast no longer waited for, is dropped.
+  void BroadcastDone(std::uint64_t id, const std::string& agent, const std::string& node,
+                     std::string error);
   void WatchdogLoop();
 
   backend::EventSink& sink_;
@@ -176,6 +185,15 @@ class AgentBackend : public backend::Backend {
   // guarded by mu_: when the watchdog wakes next (a newer earlier deadline wakes it sooner).
   std::chrono::steady_clock::time_point watchdog_next_;
   std::condition_variable watchdog_wake_;
+  // Broadcasts waiting for their nodes (agent_broadcast.cc), guarded by mu_: each node still
+  // waited for, with the agent that serves it, and the outcomes so far ("" ok).
+  struct PendingBroadcast {
+    std::map<std::string, std::string> waiting;  // node -> its agent
+    std::map<std::string, std::string> errors;   // node -> error, for nodes that answered
+  };
+  std::uint64_t next_broadcast_ = 0;                     // guarded by mu_
+  std::map<std::uint64_t, PendingBroadcast> broadcasts_;  // guarded by mu_
+  std::condition_variable broadcast_done_;               // with mu_: a node answered, or stop
   std::thread watchdog_;
 };
 

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "common/base64.h"
+#include "common/wait_for.h"
 
 namespace lockstep::agent {
 namespace {
@@ -320,6 +321,78 @@ TEST_F(AgentBackendTest, CheckersOfANodeReportBesideItsLaunchingAgentAndDownNoth
   json reg = Registration("c", {"n3"});
   reg["launches"] = "no";
   EXPECT_EQ(agents_->Register(reg).message(), "register: 'launches' must be a boolean");
+}
+
+// sbcast: one command per agent naming its nodes of the job, each node's outcome from the
+// agent's events; a node without an agent, or silent past the timeout, fails by name.
+TEST_F(AgentBackendTest, BroadcastWaitsForEveryNodeAndSaysEachOnesOutcome) {
+  ASSERT_TRUE(agents_->Register(Registration("a", {"n1", "n2"})).ok());
+  backend::BroadcastOrder order;
+  order.run = {7, 0};
+  order.nodes = {"n1", "n2", "n3"};  // n3: no agent
+  order.uid = 1000, order.gid = 1000;
+  order.path = "/tmp/x";
+  order.data = std::string(3u << 20, 'x');
+  order.timeout = std::chrono::seconds(20);
+  auto results = std::async(std::launch::async, [&] { return agents_->Broadcast(order); });
+  json command;
+  ASSERT_TRUE(lockstep::testing::WaitFor([&] {
+    json polled = PollNow("a");
+    if (polled["commands"].empty()) return false;
+    command = polled["commands"][0];
+    return true;
+  }, std::chrono::seconds(10)));
+  EXPECT_EQ(command["type"], "bcast");
+  EXPECT_EQ(command["nodes"], json::array({"n1", "n2"}));
+  EXPECT_EQ(command["path"], "/tmp/x");
+  EXPECT_EQ(command["uid"], 1000);
+  const std::uint64_t id = command["bcast_id"];
+  auto done = [&](const std::string& agent, const std::string& node, const std::string& error) {
+    return agents_->Events({{"agent", agent},
+                            {"events", {{{"type", "bcast_done"}, {"bcast_id", id},
+                                         {"node", node}, {"error", error}}}}});
+  };
+  ASSERT_TRUE(done("a", "n1", "").ok());
+  ASSERT_TRUE(done("b", "n2", "forged").ok());  // not n2's agent: dropped
+  EXPECT_EQ(results.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout)
+      << "n2 has not answered yet";
+  ASSERT_TRUE(done("a", "n2", "File exists").ok());
+  Result<std::vector<backend::BroadcastResult>> r = results.get();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ((*r)[0].node, "n1");
+  EXPECT_EQ((*r)[0].error, "");
+  EXPECT_EQ((*r)[1].error, "File exists");
+  EXPECT_EQ((*r)[2].node, "n3");
+  EXPECT_EQ((*r)[2].error, "no agent serves this node");
+  EXPECT_TRUE(sink_.step_exits.empty() && sink_.exits.empty()) << "no job event came of it";
+}
+
+TEST_F(AgentBackendTest, APollCarriesAtMostAFewPiecesTheRestWaits) {
+  ASSERT_TRUE(agents_->Register(Registration("a", {"n1"})).ok());
+  backend::BroadcastOrder order;
+  order.run = {7, 0};
+  order.nodes = {"n1"};
+  order.path = "/tmp/x";
+  order.data = std::string(2u << 20, 'y');  // 2.7 MiB in base64
+  order.timeout = std::chrono::milliseconds(1);  // nobody answers: each fails by itself
+  std::vector<std::future<Result<std::vector<backend::BroadcastResult>>>> sent;
+  for (int i = 0; i < 3; ++i)
+    sent.push_back(std::async(std::launch::async, [&] { return agents_->Broadcast(order); }));
+  std::size_t pieces = 0, polls = 0;
+  ASSERT_TRUE(lockstep::testing::WaitFor([&] {
+    json polled = PollNow("a");
+    EXPECT_LE(polled["commands"].size(), 1u) << "two pieces would pass 4 MiB of data";
+    pieces += polled["commands"].size();
+    polls += polled["commands"].empty() ? 0 : 1;
+    return pieces == 3;
+  }, std::chrono::seconds(10)));
+  EXPECT_EQ(polls, 3u);
+  for (auto& f : sent) {
+    Result<std::vector<backend::BroadcastResult>> r = f.get();
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ((*r)[0].error, "the node did not answer within 5 s");
+  }
 }
 
 }  // namespace

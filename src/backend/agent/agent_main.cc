@@ -8,6 +8,7 @@
 //                  --host-root /host                                  # shared storage only
 //   ... [--log-level info] [--log-file PATH] [--give-up-after SECONDS]
 //   lockstep-agent keep-core ...     # run by the agent itself, as a job's user (core_dump.h)
+//   lockstep-agent bcast-write ...   # likewise: one piece of an sbcast (bcast_write.h)
 #include <signal.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <thread>
 
 #include "backend/agent/agent.h"
+#include "backend/agent/bcast_write.h"
 #include "backend/agent/core_dump.h"
 #include "backend/agent/nvml.h"
 #include "client/api_client.h"
@@ -30,6 +32,9 @@ int main(int argc, char** argv) {
   // The core keeper (core_dump.h): the agent runs itself so, as a job's user.
   if (argc >= 2 && std::string_view(argv[1]) == "keep-core")
     return lockstep::agent::KeepCoreMain(std::vector<std::string>(argv + 2, argv + argc));
+  // sbcast's writer (bcast_write.h): the agent runs itself so, as a job's user.
+  if (argc >= 2 && std::string_view(argv[1]) == "bcast-write")
+    return lockstep::agent::BroadcastWriteMain(std::vector<std::string>(argv + 2, argv + argc));
   lockstep::agent::AgentOptions o;
   std::string state_dir, nodes, mem = "0", gpu_type = "virtual";
   int cpus = 0, gpus = -1;
@@ -136,7 +141,7 @@ int main(int argc, char** argv) {
     std::error_code ec;
     std::filesystem::create_directories(o.tool_dir, ec);
     for (const char* name : {"sbatch", "srun", "squeue", "scancel", "sinfo", "scontrol", "sacct",
-                             "sprio", "lockstep"}) {
+                             "sprio", "sbcast", "lockstep"}) {
       std::filesystem::remove(std::filesystem::path(o.tool_dir) / name, ec);
       std::filesystem::create_symlink(lockstep, std::filesystem::path(o.tool_dir) / name, ec);
     }

@@ -41,6 +41,7 @@ Result<std::int64_t> GetInt(const Json& obj, const char* key, const std::string&
 
 constexpr std::int64_t kMaxJob = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kMaxInt = std::numeric_limits<std::int32_t>::max();
+constexpr std::int64_t kMaxBroadcastId = std::numeric_limits<std::int64_t>::max();
 
 
 Result<backend::RunId> GetRun(const Json& obj, const std::string& where) {
@@ -285,6 +286,17 @@ Result<std::vector<AgentEvent>> DecodeEvents(const Json& body) {
       out.push_back(std::move(e));
       continue;
     }
+    if (type == "bcast_done") {
+      AgentEvent e;
+      LOCKSTEP_ASSIGN_OR_RETURN(id, GetInt(ev, "bcast_id", where, 1, kMaxBroadcastId, std::nullopt));
+      LOCKSTEP_ASSIGN_OR_RETURN(node, GetString(ev, "node", where));
+      LOCKSTEP_ASSIGN_OR_RETURN(error, GetString(ev, "error", where, ""));
+      e.bcast_id = static_cast<std::uint64_t>(id);
+      e.node = std::move(node);
+      e.exit.error = error.substr(0, 1000);
+      out.push_back(std::move(e));
+      continue;
+    }
     if (type != "exited" && type != "hook_failed") continue;  // for newer lockstepds
     AgentEvent e;
     LOCKSTEP_ASSIGN_OR_RETURN(run, GetRun(ev, where));
@@ -389,6 +401,26 @@ Json StepLaunchCommand(const backend::StepLaunch& step,
           {"stream_output", step.stream_output},
           {"pty", step.pty},         {"rows", step.rows},    {"cols", step.cols},
           {"mpi", step.mpi}};
+}
+
+Json BroadcastCommand(std::uint64_t id, const backend::BroadcastOrder& order,
+                      const std::vector<std::string>& nodes) {
+  return {{"type", "bcast"},
+          {"bcast_id", id},
+          {"job_id", order.run.job},
+          {"run", order.run.run},
+          {"nodes", nodes},
+          {"uid", order.uid},
+          {"gid", order.gid},
+          {"path", order.path},
+          {"offset", order.offset},
+          {"data", Base64Encode(order.data)},
+          {"last", order.last},
+          {"force", order.force},
+          {"mode", order.mode},
+          {"atime", order.atime},
+          {"mtime", order.mtime},
+          {"timeout_ms", order.timeout.count()}};
 }
 
 }  // namespace lockstep::agent

@@ -56,6 +56,9 @@ struct AgentEvent {
   std::optional<backend::TaskUsage> usage;
   // An agent's part of an MPI step's fence ("gather"); the other fields are then unused.
   std::optional<GatherPart> gather;
+  // A node's outcome of an sbcast piece ("bcast_done"): its broadcast, with `node` and the
+  // error in `exit.error` ("" when written); the other fields are then unused.
+  std::uint64_t bcast_id = 0;
 };
 
 struct HealthReports {
@@ -70,6 +73,10 @@ Result<std::vector<backend::OutputChunk>> DecodeOutput(const nlohmann::json& bod
 
 // The agent's launch command for a batch step (on the allocation's first node).
 nlohmann::json LaunchCommand(const backend::LaunchOrder& order);
+// The agent's "bcast" command: the order's piece for `nodes` (those of the order this agent
+// serves), under broadcast `id`.
+nlohmann::json BroadcastCommand(std::uint64_t id, const backend::BroadcastOrder& order,
+                                const std::vector<std::string>& nodes);
 // The agent's launch command for a step's tasks on one node (with an MPI step's layout, which
 // the backend adds: MpiLayoutJson).
 nlohmann::json StepLaunchCommand(const backend::StepLaunch& step,

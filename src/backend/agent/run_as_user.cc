@@ -53,6 +53,7 @@ Result<std::string> RunAsUser(const UserCommand& command) {
   spec.groups = command.groups;
   spec.stdout_fd = out_write.get();
   spec.stderr_fd = out_write.get();
+  spec.stdin_fd = command.stdin_fd;
   spec.core_limit_bytes = 0;
   auto plan = internal::ExecPlan::Build(spec, root);
   if (!plan.ok()) return plan.status();

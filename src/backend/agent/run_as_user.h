@@ -25,6 +25,7 @@ struct UserCommand {
   std::string cwd = "/";  // changed into as the user
   std::chrono::milliseconds timeout{10000};
   std::size_t max_output = 64 * 1024;  // stdout and stderr together; the rest is drained
+  int stdin_fd = -1;  // its standard input (the caller's, kept open by it); -1: /dev/null
 };
 
 // Runs the command and returns what it printed when it exited 0. Unavailable when it ran
