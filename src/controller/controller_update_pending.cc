@@ -174,6 +174,7 @@ Status Controller::CheckChangedPlacementLocked(const jobspec::JobSpec& spec) {
   if (!spec.qos.empty() && cluster_.QosIndex(spec.qos) == engine::kNone)
     return InvalidArgument("Invalid qos specification");
   for (const std::string* list : {&spec.nodelist, &spec.exclude}) {
+    if (list->empty()) continue;
     Result<std::vector<std::string>> names = ExpandHostlist(*list);
     if (!names.ok()) return InvalidArgument("Invalid node name specified");
     for (const std::string& name : *names)

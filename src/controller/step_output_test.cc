@@ -42,5 +42,24 @@ TEST(StepOutputBufferTest, DropsTheOldestBytesAndSaysHowManyAReaderMissed) {
   EXPECT_EQ(b.end(), 14u);
 }
 
+// scontrol notify's messages: numbered in order, read from a number, the last 64 kept.
+TEST(StepOutputBufferTest, NoticesAreNumberedAndTheOldestGoPastTheLimit) {
+  StepOutputBuffer b(10);
+  EXPECT_TRUE(b.NoticesFrom(0).empty());
+  b.AddNotice("one");
+  b.AddNotice("two");
+  EXPECT_EQ(b.notice_end(), 2u);
+  EXPECT_EQ(b.NoticesFrom(0), (std::vector<std::string>{"one", "two"}));
+  EXPECT_EQ(b.NoticesFrom(1), (std::vector<std::string>{"two"}));
+  EXPECT_TRUE(b.NoticesFrom(2).empty());
+  for (int i = 0; i < 100; ++i) b.AddNotice(std::to_string(i));
+  EXPECT_EQ(b.notice_end(), 102u);
+  const std::vector<std::string> kept = b.NoticesFrom(0);
+  ASSERT_EQ(kept.size(), StepOutputBuffer::kMaxNotices);
+  EXPECT_EQ(kept.front(), "36");
+  EXPECT_EQ(kept.back(), "99");
+  EXPECT_EQ(b.end(), 0u) << "notices are not output";
+}
+
 }  // namespace
 }  // namespace lockstep::controller
