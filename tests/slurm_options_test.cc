@@ -25,8 +25,7 @@ namespace fs = std::filesystem;
 
 const char* const kCommands[] = {"sbatch",  "srun",    "salloc",   "squeue",  "sinfo",
                                  "sacct",   "scancel", "scontrol", "sprio",   "sdiag",
-                                 "sshare",  "sstat",   "sattach",  "sreport", "sacctmgr",
-                                 "sbcast"};
+                                 "sshare",  "sstat",   "sattach",  "sreport", "sacctmgr"};
 
 std::string ReadAll(const fs::path& p) {
   std::ifstream in(p);

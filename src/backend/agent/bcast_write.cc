@@ -23,6 +23,8 @@ Result<int> OpenForPiece(const BroadcastPiece& piece) {
   int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
   if (piece.offset == 0) flags |= O_CREAT | (piece.force ? O_TRUNC : O_EXCL);
   const int fd = ::open(piece.path.c_str(), flags, 0700);
+  // ENXIO: a FIFO without a reader (or a device without its driver), refused at the open.
+  if (fd < 0 && errno == ENXIO) return FailedPrecondition("Not a regular file");
   if (fd < 0) return Errno(errno);
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
