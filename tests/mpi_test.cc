@@ -75,8 +75,7 @@ int main(void) {
   snprintf(key, sizeof key, "card-%d", (rank + 1) % size);
   if (PMI2_KVS_Get(jobid, PMI2_ID_NULL, key, value, sizeof value, &len) != PMI2_SUCCESS) return 4;
   if (PMI2_Info_GetJobAttr("PMI_process_mapping", map, sizeof map, &found) != PMI2_SUCCESS) return 5;
-  printf("rank %d of %d read '%s' map %s
-", rank, size, value, found ? map : "none");
+  printf("rank %d of %d read '%s' map %s\n", rank, size, value, found ? map : "none");
   return PMI2_Finalize() == PMI2_SUCCESS ? 0 : 6;
 }
 )";
