@@ -244,9 +244,10 @@ TEST(ScontrolUpdate, NotifyReachesTheJobsSrun) {
   std::ofstream(c.work() + "/go") << "";
   EXPECT_EQ(c.WaitJob(id)["state"], "COMPLETED");
   bool seen = false;
-  for (const nlohmann::json& e : c.Get("/api/v1/events?from=0")["events"])
+  const nlohmann::json events = c.Get("/api/v1/events?from=0");  // kept: the loop reads into it
+  for (const nlohmann::json& e : events["events"])
     seen |= e.value("kind", "") == "notified" && e.value("job_id", 0ull) == id;
-  EXPECT_TRUE(seen);
+  EXPECT_TRUE(seen) << events.dump();
   EXPECT_EQ(c.Run({"scancel", std::to_string(held)}).exit_code, 0);
 }
 
