@@ -66,7 +66,7 @@ class Sbcast : public ::testing::Test {
     EXPECT_TRUE(WaitFor([&] { return cluster_->Job(id)["state"] == "RUNNING"; }, seconds(20)));
     return id;
   }
-  CommandResult Sbcast(const std::vector<std::string>& args, int uid = -1) {
+  CommandResult RunSbcast(const std::vector<std::string>& args, int uid = -1) {
     std::vector<std::string> argv = {"sbcast"};
     argv.insert(argv.end(), args.begin(), args.end());
     return cluster_->Run(argv, dir_, uid, "", {{"SLURM_JOB_ID", ""}});
@@ -85,7 +85,7 @@ TEST_F(Sbcast, TheFileLandsWithItsContentModeAndTimes) {
   const utimbuf times{1000000000, 1234567890};
   ASSERT_EQ(::utime((dir_ + "/src.bin").c_str(), &times), 0);
   // -s 1m: the 5 MiB file goes in pieces, each written in its place.
-  CommandResult r = Sbcast({"-p", "-s", "1m", "-j", std::to_string(id), "src.bin", "copy.bin"});
+  CommandResult r = RunSbcast({"-p", "-s", "1m", "-j", std::to_string(id), "src.bin", "copy.bin"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   struct stat st {};  // before it is read, which may move its access time
@@ -115,12 +115,12 @@ TEST_F(Sbcast, AnExistingFileIsRefusedOnEveryNodeUnlessForced) {
   const std::string job = std::to_string(RunningJob());
   Write(dir_ + "/a.txt", "new", 0644);
   Write(dir_ + "/there.txt", "old", 0644);
-  CommandResult r = Sbcast({"-j", job, "a.txt", dir_ + "/there.txt"});
+  CommandResult r = RunSbcast({"-j", job, "a.txt", dir_ + "/there.txt"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, "sbcast: error: REQUEST_FILE_BCAST(node1): File exists")) << r.err;
   EXPECT_TRUE(Contains(r.err, "sbcast: error: REQUEST_FILE_BCAST(node2): File exists")) << r.err;
   EXPECT_EQ(Slurp(dir_ + "/there.txt"), "old");
-  r = Sbcast({"--force", "-j", job, "a.txt", "there.txt"});
+  r = RunSbcast({"--force", "-j", job, "a.txt", "there.txt"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Slurp(dir_ + "/there.txt"), "new");
 }
@@ -129,7 +129,7 @@ TEST_F(Sbcast, AnOrdinaryUserMayNotCopyIntoAnotherUsersJob) {
   const std::string job = std::to_string(RunningJob());  // root's
   ::chmod(dir_.c_str(), 0777);
   Write(dir_ + "/mine.txt", "nobody's", 0644);
-  CommandResult r = Sbcast({"-j", job, "mine.txt", "into-roots-job.txt"}, kNobody);
+  CommandResult r = RunSbcast({"-j", job, "mine.txt", "into-roots-job.txt"}, kNobody);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, "access/permission denied")) << r.err;
   EXPECT_FALSE(fs::exists(dir_ + "/into-roots-job.txt"));
@@ -143,7 +143,7 @@ TEST_F(Sbcast, ALinkTheUserPlantedIsNotFollowedIntoRootsFile) {
   const std::string link = dir_ + "/innocent";
   ASSERT_EQ(::symlink((dir_ + "/roots.conf").c_str(), link.c_str()), 0);
   ASSERT_EQ(::lchown(link.c_str(), kNobody, kNobody), 0);
-  CommandResult r = Sbcast({"-f", "-j", job, "payload", "innocent"}, kNobody);
+  CommandResult r = RunSbcast({"-f", "-j", job, "payload", "innocent"}, kNobody);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, "REQUEST_FILE_BCAST(node1): Too many levels of symbolic links"))
       << r.err;
@@ -156,7 +156,7 @@ TEST_F(Sbcast, ADirectoryTheUserCannotWriteStaysUnwritten) {
   const std::string closed = dir_ + "/roots-only";
   ASSERT_EQ(::mkdir(closed.c_str(), 0755), 0);
   Write(dir_ + "/payload", "x", 0644);
-  CommandResult r = Sbcast({"-j", job, dir_ + "/payload", closed + "/file"}, kNobody);
+  CommandResult r = RunSbcast({"-j", job, dir_ + "/payload", closed + "/file"}, kNobody);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, "REQUEST_FILE_BCAST(node2): Permission denied")) << r.err;
   EXPECT_FALSE(fs::exists(closed + "/file"));
@@ -164,7 +164,7 @@ TEST_F(Sbcast, ADirectoryTheUserCannotWriteStaysUnwritten) {
   const std::string open = dir_ + "/nobodys";
   ASSERT_EQ(::mkdir(open.c_str(), 0755), 0);
   ASSERT_EQ(::chown(open.c_str(), kNobody, kNobody), 0);
-  r = Sbcast({"-j", job, dir_ + "/payload", open + "/file"}, kNobody);
+  r = RunSbcast({"-j", job, dir_ + "/payload", open + "/file"}, kNobody);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   struct stat st {};
   ASSERT_EQ(::stat((open + "/file").c_str(), &st), 0);
@@ -176,7 +176,7 @@ TEST_F(Sbcast, OnlyARunningJobsNodesGetFiles) {
   ASSERT_GT(id, 0u);
   cluster_->WaitJob(id);
   Write(dir_ + "/f", "x", 0644);
-  CommandResult r = Sbcast({"-j", std::to_string(id), "f", "g"});
+  CommandResult r = RunSbcast({"-j", std::to_string(id), "f", "g"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, "is not running")) << r.err;
   EXPECT_FALSE(fs::exists(dir_ + "/g"));
@@ -184,25 +184,25 @@ TEST_F(Sbcast, OnlyARunningJobsNodesGetFiles) {
 
 TEST_F(Sbcast, BadCommandLinesAreRefusedWithTheirReason) {
   Write(dir_ + "/f", "x", 0644);
-  CommandResult r = Sbcast({"-s", "-5", "-j", "1", "f", "g"});
+  CommandResult r = RunSbcast({"-s", "-5", "-j", "1", "f", "g"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_TRUE(Contains(r.err, "--size=-5: size specification is invalid")) << r.err;
-  r = Sbcast({"--size=99999999999m", "-j", "1", "f", "g"});
+  r = RunSbcast({"--size=99999999999m", "-j", "1", "f", "g"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_TRUE(Contains(r.err, "size specification is invalid")) << r.err;
-  r = Sbcast({"--bogus", "f", "g"});
+  r = RunSbcast({"--bogus", "f", "g"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, "unrecognized option '--bogus'")) << r.err;
-  r = Sbcast({"-t", "soon", "-j", "1", "f", "g"});
+  r = RunSbcast({"-t", "soon", "-j", "1", "f", "g"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_TRUE(Contains(r.err, "--timeout=soon")) << r.err;
-  r = Sbcast({"-C", "-j", "1", "f"});
+  r = RunSbcast({"-C", "-j", "1", "f"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, "Need two file names, have 1 names")) << r.err;
-  r = Sbcast({"f", "g"});  // no job: neither -j nor SLURM_JOB_ID
+  r = RunSbcast({"f", "g"});  // no job: neither -j nor SLURM_JOB_ID
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, "Need a job id to run this command.")) << r.err;
-  r = Sbcast({"-j", "1", "f", "dir/"});
+  r = RunSbcast({"-j", "1", "f", "dir/"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, "Target filename cannot be a directory.")) << r.err;
   EXPECT_FALSE(fs::exists(dir_ + "/g"));
@@ -213,11 +213,11 @@ TEST_F(Sbcast, AFileOverTheLimitIsRefusedBeforeAnythingIsSent) {
   const std::string big = dir_ + "/big";
   { std::ofstream(big) << ""; }
   fs::resize_file(big, (1ull << 30) + 1);  // sparse: no 1 GiB written
-  CommandResult r = Sbcast({"-j", job, "big", "big-copy"});
+  CommandResult r = RunSbcast({"-j", job, "big", "big-copy"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, "at most 1 GiB")) << r.err;
   EXPECT_FALSE(fs::exists(dir_ + "/big-copy"));
-  r = Sbcast({"--send-libs", "-j", job, "no-such-file", "x"});
+  r = RunSbcast({"--send-libs", "-j", job, "no-such-file", "x"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Contains(r.err, "sbcast: --send-libs has no effect in lockstep and is ignored"))
       << r.err;
