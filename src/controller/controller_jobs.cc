@@ -129,23 +129,12 @@ Status Controller::ResolveDependenciesLocked(jobspec::JobSpec& spec, const Store
   // memory is kept with its final state while the job waits (purged_targets_).
   for (jobspec::DependencySpec& d : spec.dependencies) {
     if (d.type == jobspec::DependencyType::kSingleton) continue;
-    // aftercorr names a whole array: each dependent task finds its own target task as it is
-    // split off (controller_depend.cc), so none is split off here. One purged from memory is
-    // waited for as one job, with its final state.
-    if (d.type == jobspec::DependencyType::kAfterCorr) {
-      if (jobs_.count(d.job) || pending_arrays_.count(d.job) || purged_targets_.count(d.job))
-        continue;
-      if (std::optional<JobState> ended = StoredTargetStateLocked(d.job, stored)) {
-        purged_targets_[d.job] = *ended;
-        continue;
-      }
-      return InvalidArgument("job dependency problem: job " + std::to_string(d.job) +
-                             " does not exist");
-    }
     if (!d.has_task) {
       if (jobs_.count(d.job) || purged_targets_.count(d.job)) continue;
       if (PendingArray* a = PendingArrayOfLocked(d.job)) {
-        SplitTaskLocked(*a, d.job);
+        // aftercorr names a whole array: each dependent task finds its own target task as it
+        // is split off (controller_depend.cc), so none is split off here.
+        if (d.type != jobspec::DependencyType::kAfterCorr) SplitTaskLocked(*a, d.job);
         continue;
       }
       if (std::optional<JobState> ended = StoredTargetStateLocked(d.job, stored)) {
