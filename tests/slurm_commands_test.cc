@@ -198,5 +198,91 @@ TEST(SlurmCommands, ScontrolHostlistsVersionJobidAndUhold) {
   EXPECT_EQ(c.Run({"scancel", id}).exit_code, 0);
 }
 
+// Heterogeneous jobs (issue 31) as Slurm 22.05 runs them: "#SBATCH hetjob" components that
+// start together, squeue's ID+OFFSET, the leader's SLURM_*_HET_GROUP_* variables, srun
+// --het-group and srun A : B across components, and scancel of the whole job.
+TEST(SlurmCommands, HeterogeneousJobsRunTheirComponentsTogether) {
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  const std::string script =
+      "#!/bin/sh\n"
+      "#SBATCH -N1 -n2 -J hetA -o het-%j.out\n"
+      "#SBATCH hetjob\n"
+      "#SBATCH -N2 -n2 -J hetB\n"
+      "env | grep -E '^SLURM_(HET_SIZE|JOB_ID|JOB_NODELIST_HET_GROUP_1|NTASKS_PACK_GROUP_1)=' | sort\n"
+      "srun -l --het-group=0,1 sh -c 'echo $SLURM_PROCID $SLURM_JOB_ID $SLURM_JOB_NODELIST' | sort\n"
+      "srun --het-group=1 sh -c 'echo one $SLURM_JOB_NAME $SLURM_NNODES'\n"
+      "srun -n1 echo mpmd-a : -n1 echo mpmd-b | sort\n"
+      "srun --het-group=2 true || echo refused\n";
+  CommandResult r = c.Run({"sbatch", "--parsable"}, "", -1, script);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string id = r.out.substr(0, r.out.find('\n'));
+  const unsigned long long leader = std::stoull(id);
+  ASSERT_TRUE(WaitFor([&] { return c.Job(leader).value("state", "") == "COMPLETED"; }, 60s))
+      << c.Job(leader).dump();
+  EXPECT_EQ(c.Job(leader + 1).value("state", ""), "COMPLETED");
+  const std::string out = c.ReadFile("het-" + id + ".out");
+  EXPECT_NE(out.find("SLURM_HET_SIZE=2\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("SLURM_JOB_ID=" + id + "\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("SLURM_JOB_NODELIST_HET_GROUP_1=node[1-2]\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("SLURM_NTASKS_PACK_GROUP_1=2\n"), std::string::npos) << out;
+  // Component 0 has 2 tasks on one node, component 1 one on each of its two: 4 ranks, the
+  // leader's id, the nodes of both.
+  for (int rank = 0; rank < 4; ++rank)
+    EXPECT_NE(out.find(std::to_string(rank) + ": " + std::to_string(rank) + " " + id + " node"),
+              std::string::npos)
+        << rank << "\n" << out;
+  EXPECT_NE(out.find("one hetB 2\none hetB 2\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("mpmd-a\nmpmd-b\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("refused"), std::string::npos) << out;
+
+  // squeue and scontrol name the components as Slurm does; scancel of the leader ends both.
+  r = c.Run({"sbatch", "--parsable", "--hold", "-n1", ":", "-n1", "--wrap", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string held = r.out.substr(0, r.out.find('\n'));
+  r = c.Run({"squeue", "-h", "-j", held, "-o", "%i %A %T"});
+  EXPECT_EQ(r.out, held + "+0 " + held + " PENDING\n" + held + "+1 " +
+                       std::to_string(std::stoull(held) + 1) + " PENDING\n")
+      << r.err;
+  r = c.Run({"scontrol", "show", "job", held + "+1"});
+  EXPECT_NE(r.out.find("HetJobId=" + held + " HetJobOffset=1 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("HetJobIdSet=" + held + "-" + std::to_string(std::stoull(held) + 1)),
+            std::string::npos)
+      << r.out;
+  r = c.Run({"scancel", held + "+1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("Operation not permitted on individual component of heterogeneous job"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(c.Run({"scancel", held}).exit_code, 0);
+  EXPECT_EQ(c.Job(std::stoull(held) + 1).value("state", ""), "CANCELLED");
+}
+
+// --exclusive=user (issue 31): another user's job never shares the node; the same user's does.
+TEST(SlurmCommands, ExclusiveUserSharesNodesOnlyWithTheSameUser) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root to submit as another user";
+  Cluster c;
+  ASSERT_TRUE(c.Start());
+  CommandResult r = c.Run({"sbatch", "--parsable", "--exclusive=user", "-n1", "-w", "node1", "-o",
+                           "/dev/null", "--wrap", "sleep 300"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const unsigned long long mine = std::stoull(r.out);
+  ASSERT_TRUE(WaitFor([&] { return c.Job(mine).value("state", "") == "RUNNING"; }, 20s));
+  EXPECT_EQ(c.Run({"squeue", "-h", "-o", "%h", "-j", std::to_string(mine)}).out, "USER\n");
+  r = c.Run({"sbatch", "--parsable", "-n1", "-w", "node1", "-o", "/dev/null", "--wrap", "true"},
+            "/tmp", 65534);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const unsigned long long theirs = std::stoull(r.out);
+  r = c.Run({"sbatch", "--parsable", "-n1", "-w", "node1", "-o", "/dev/null", "--wrap", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const unsigned long long same_user = std::stoull(r.out);
+  ASSERT_TRUE(WaitFor([&] { return c.Job(same_user).value("state", "") == "COMPLETED"; }, 30s))
+      << c.Job(same_user).dump();
+  EXPECT_EQ(c.Job(theirs).value("state", ""), "PENDING") << "node1 has room, but not for them";
+  EXPECT_EQ(c.Run({"scancel", std::to_string(mine)}).exit_code, 0);
+  EXPECT_TRUE(WaitFor([&] { return c.Job(theirs).value("state", "") == "COMPLETED"; }, 30s))
+      << c.Job(theirs).dump();
+}
+
 }  // namespace
 }  // namespace lockstep::testing

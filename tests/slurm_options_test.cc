@@ -23,9 +23,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kCommands[] = {"sbatch",  "srun",    "salloc",   "squeue",  "sinfo",
-                                 "sacct",   "scancel", "scontrol", "sprio",   "sdiag",
-                                 "sshare",  "sstat",   "sattach",  "sreport", "sacctmgr"};
+const char* const kCommands[] = {"sbatch",  "srun",    "salloc",   "squeue",   "sinfo",
+                                 "sacct",   "scancel", "scontrol", "sprio",    "sdiag",
+                                 "sshare",  "sstat",   "sattach",  "sreport",  "sacctmgr",
+                                 "sbcast"};
 
 std::string ReadAll(const fs::path& p) {
   std::ifstream in(p);

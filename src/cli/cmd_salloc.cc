@@ -103,24 +103,64 @@ Result<nlohmann::json> AwaitAllocation(client::ApiClient& api, unsigned long lon
   }
 }
 
+// A heterogeneous allocation's variables, as Slurm 22.05's salloc sets them: the leader's id,
+// the task count of all, and each component's own under _HET_GROUP_<n> (and _PACK_GROUP_<n>).
+Result<std::map<std::string, std::string>> HetAllocationEnv(client::ApiClient& api,
+                                                            unsigned long long leader,
+                                                            const jobspec::JobSpec& spec) {
+  Result<nlohmann::json> list =
+      api.Get("/api/v1/jobs?all=1&job=" + std::to_string(leader));
+  if (!list.ok()) return list.status();
+  std::vector<const jobspec::JobSpec*> specs = {&spec};
+  for (const jobspec::JobSpec& c : spec.het_components) specs.push_back(&c);
+  std::map<std::string, std::string> env = {
+      {"SLURM_JOB_ID", std::to_string(leader)},
+      {"SLURM_HET_SIZE", std::to_string(specs.size())},
+      {"SLURM_PACK_SIZE", std::to_string(specs.size())},
+      {"SLURM_SUBMIT_DIR", CurrentDir()},
+  };
+  std::int64_t ntasks = 0;
+  for (const nlohmann::json& job : (*list)["jobs"]) {
+    const std::size_t offset = job.value("het_job_offset", std::size_t{0});
+    if (job.value("het_job_id", 0ull) != leader || offset >= specs.size()) continue;
+    const std::string suffix = std::to_string(offset);
+    for (const auto& [k, v] : AllocationEnv(job, *specs[offset])) {
+      if (k == "SLURM_SUBMIT_DIR") continue;
+      env[k + "_HET_GROUP_" + suffix] = v;
+      env[k + "_PACK_GROUP_" + suffix] = v;
+    }
+    ntasks += std::max(specs[offset]->ntasks, 1);
+  }
+  env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = std::to_string(ntasks);
+  return env;
+}
+
 }  // namespace
 
 int RunSalloc(int argc, char** argv) {
   std::vector<std::string> args = Args(argc, argv);
   if (std::optional<int> rc = SbatchHelpRequested(args, "salloc")) return *rc;
   std::map<std::string, std::string> env = Environment();
-  Result<jobspec::SrunParse> p =
-      jobspec::ParseSrunArgs(args, env, CurrentDir(), std::time(nullptr), ReadTextFile);
-  if (!p.ok()) return FailOptions("salloc", p.status());
-  PrintOptionWarnings(p->spec.warnings);
+  Result<std::vector<jobspec::SrunParse>> parts =
+      jobspec::ParseSrunComponents(args, env, CurrentDir(), std::time(nullptr), ReadTextFile);
+  if (!parts.ok()) return FailOptions("salloc", parts.status());
+  jobspec::SrunParse* p = &parts->back();  // the command, and salloc's own options
+  for (const jobspec::SrunParse& part : *parts) PrintOptionWarnings(part.spec.warnings);
   if (p->spec.test_only) return Fail("salloc", "--test-only is an sbatch and srun option");
   std::vector<std::string> command = p->command;
   if (command.empty()) command = {env.count("SHELL") ? env["SHELL"] : "/bin/sh"};
-  jobspec::JobSpec spec = p->spec;
+  jobspec::JobSpec spec = parts->front().spec;
+  for (std::size_t i = 1; i < parts->size(); ++i) {
+    spec.het_components.push_back((*parts)[i].spec);
+    spec.het_components.back().output = "/dev/null";
+  }
   spec.submit_line = SubmitLine(argc, argv);
   spec.script = kHoldScript;
   spec.output = "/dev/null";
-  if (p->command.empty()) spec.name = "interactive";
+  if (p->command.empty()) {
+    spec.name = "interactive";
+    for (jobspec::JobSpec& c : spec.het_components) c.name = "interactive";
+  }
   client::ApiClient api;
   Result<nlohmann::json> r =
       api.Post("/api/v1/jobs", nlohmann::json::parse(jobspec::JobSpecToJson(spec)));
@@ -137,7 +177,13 @@ int RunSalloc(int argc, char** argv) {
   if (p->srun_options.count("no-shell")) return 0;
   ::signal(SIGINT, SIG_IGN);  // the command's now
   ::signal(SIGQUIT, SIG_IGN);
-  const int code = RunCommand(command, AllocationEnv(*granted, spec));
+  std::map<std::string, std::string> vars = AllocationEnv(*granted, spec);
+  if (!spec.het_components.empty()) {
+    Result<std::map<std::string, std::string>> het = HetAllocationEnv(api, job, spec);
+    if (!het.ok()) return Fail("salloc", het.status());
+    vars = std::move(*het);
+  }
+  const int code = RunCommand(command, vars);
   std::fprintf(stderr, "salloc: Relinquishing job allocation %llu\n", job);
   Result<nlohmann::json> done =
       api.Post("/api/v1/jobs/" + std::to_string(job) + "/cancel", {{"signal", SIGTERM}});

@@ -194,6 +194,12 @@ int RunScancel(int argc, char** argv) {
                      f.qos.empty() && f.nodes.empty() && f.reservations.empty();
   for (const auto& j : jobs) {
     if (!Passes(j, f)) continue;
+    // A heterogeneous job's other components go with their leader, unless named as "43+1".
+    if (j.value("het_job_offset", 0) > 0 &&
+        std::none_of(f.ids.begin(), f.ids.end(), [&](const JobIdPattern& p) {
+          return p.het_offset && JobMatches(j, p);
+        }))
+      continue;
     std::string id = std::to_string(j["job_id"].get<unsigned long long>());
     // An array's tasks lockstepd keeps in one record are cancelled as one; a signal reaches
     // only tasks that run.

@@ -17,6 +17,7 @@
 #include "cli/format/reservations.h"
 #include "cli/format/scontrol_config.h"
 #include "cli/scontrol_show.h"
+#include "cli/slurm/job_filter.h"
 #include "cli/scontrol_suspend.h"
 #include "cli/scontrol_update.h"
 #include "cli/scontrol_options.h"
@@ -106,6 +107,25 @@ std::string OneLiner(const std::string& text) {
   return first ? out : out + "\n";
 }
 
+// The records `scontrol show job NAME` prints, as {"jobs": [...]}: the job, or every component
+// of a heterogeneous job named by its leader's id, or the one "43+1" names.
+Result<nlohmann::json> ShowJobRecords(client::ApiClient& api, const std::string& name) {
+  const std::size_t plus = name.find('+');
+  Result<nlohmann::json> one = api.Get("/api/v1/jobs/" + name.substr(0, plus));
+  if (!one.ok()) return one.status();
+  const std::uint64_t het = one->value("het_job_id", std::uint64_t{0});
+  if (het == 0 && plus == std::string::npos) return nlohmann::json{{"jobs", {*one}}};
+  Result<std::vector<JobIdPattern>> pattern = ParseJobIdList(name);
+  if (!pattern.ok() || pattern->size() != 1) return NotFound("Invalid job id specified");
+  Result<nlohmann::json> all = api.Get("/api/v1/jobs?all=1&job=" + std::to_string(het));
+  if (!all.ok()) return all.status();
+  nlohmann::json out = {{"jobs", nlohmann::json::array()}};
+  for (const nlohmann::json& job : (*all)["jobs"])
+    if (JobMatches(job, pattern->front())) out["jobs"].push_back(job);
+  if (out["jobs"].empty()) return NotFound("Invalid job id specified");
+  return out;
+}
+
 // `show hostlist`: the hosts in the order given, neighbours with one prefix and width in one
 // bracket, ascending runs as ranges (Slurm's unsorted hostlist: "n3,n1,n2" -> "n[3,1-2]").
 std::string HostlistInOrder(const std::vector<std::string>& hosts) {
@@ -177,14 +197,13 @@ int Show(client::ApiClient& api, const std::vector<std::string>& a, bool oneline
   std::string name = a.size() > 2 ? a[2] : "";
   Result<std::string> text = std::string();
   if (what == "job" || what == "jobs" || what == "jobid") {
-    Result<nlohmann::json> r =
-        name.empty() ? api.Get("/api/v1/jobs") : api.Get("/api/v1/jobs/" + name);
+    Result<nlohmann::json> r = name.empty() ? api.Get("/api/v1/jobs") : ShowJobRecords(api, name);
     if (!r.ok() && r.status().code() == StatusCode::kNotFound) {
       std::fputs("slurm_load_jobs error: Invalid job id specified\n", stderr);  // Slurm's words
       return 1;
     }
     if (!r.ok()) return Fail("scontrol", r.status());
-    text = FormatScontrolShowJob(name.empty() ? (*r)["jobs"] : nlohmann::json::array({*r}), o);
+    text = FormatScontrolShowJob((*r)["jobs"], o);
   } else if (what == "node" || what == "nodes") {
     Result<nlohmann::json> r = api.Get("/api/v1/nodes");
     if (!r.ok()) return Fail("scontrol", r.status());

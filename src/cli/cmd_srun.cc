@@ -15,12 +15,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <map>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "cli/bcast_client.h"
@@ -211,9 +213,34 @@ Status BroadcastProgram(client::ApiClient& api, unsigned long long job, jobspec:
   return Status::Ok();
 }
 
+// srun --het-group=1,3-5: the components' offsets, ascending, without repeats.
+Result<std::vector<int>> HetGroups(const std::string& text) {
+  const Status bad = InvalidArgument("Invalid hetjob component specification: " + text);
+  std::set<int> groups;
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    start = comma + 1;
+    const std::size_t dash = item.find('-');
+    int lo = 0, hi = 0;
+    const char* end = item.data() + item.size();
+    auto first = std::from_chars(item.data(), dash == std::string::npos ? end : item.data() + dash, lo);
+    if (first.ec != std::errc() || item.empty()) return bad;
+    hi = lo;
+    if (dash != std::string::npos &&
+        (std::from_chars(item.data() + dash + 1, end, hi).ec != std::errc() || hi < lo))
+      return bad;
+    if (lo < 0 || hi >= static_cast<int>(jobspec::kMaxHetComponents)) return bad;
+    for (int g = lo; g <= hi; ++g) groups.insert(g);
+  }
+  return std::vector<int>(groups.begin(), groups.end());
+}
+
 // Starts one step of job `job`: lockstepd's answer ({"step_id", "ntasks", ...}).
 Result<nlohmann::json> StartStep(client::ApiClient& api, unsigned long long job,
-                                 const jobspec::SrunParse& p, const std::string& mpi) {
+                                 const std::vector<jobspec::SrunParse>& parts,
+                                 const std::string& mpi) {
+  const jobspec::SrunParse& p = parts.front();
   // The tasks' environment is what --export made of srun's, and they start in -D's directory.
   nlohmann::json req = {{"argv", p.command},
                         {"ntasks", p.spec.ntasks},
@@ -225,6 +252,15 @@ Result<nlohmann::json> StartStep(client::ApiClient& api, unsigned long long job,
                         {"stream", true}};
   if (!p.spec.nodelist.empty()) req["nodelist"] = p.spec.nodelist;  // -w: which of the job's nodes
   if (!mpi.empty()) req["mpi"] = mpi;
+  if (parts.size() > 1) {  // srun A : B: each part on its component, with its own command
+    req["het_parts"] = nlohmann::json::array();
+    for (const jobspec::SrunParse& part : parts)
+      req["het_parts"].push_back({{"ntasks", part.spec.ntasks}, {"argv", part.command}});
+  } else if (auto it = p.srun_options.find("het-group"); it != p.srun_options.end()) {
+    Result<std::vector<int>> groups = HetGroups(it->second);
+    if (!groups.ok()) return groups.status();
+    req["het_groups"] = *groups;
+  }
   // Who started the step, for scontrol show steps' SrunHost:Pid (tools find srun by it).
   char host[256] = "";
   ::gethostname(host, sizeof host - 1);
@@ -288,12 +324,17 @@ int FollowStarted(client::ApiClient& api, unsigned long long job, const nlohmann
 
 // Outside an allocation: a job that holds the nodes until the step is done, then exits with its
 // code (kAwaitStepFlag), so the job's accounting shows the step's outcome.
-int AllocateAndRun(client::ApiClient& api, jobspec::SrunParse p, bool label,
+int AllocateAndRun(client::ApiClient& api, std::vector<jobspec::SrunParse> parts, bool label,
                    const StepFiles& files, const std::string& mpi) {
+  jobspec::SrunParse& p = parts.front();
   const bool pty = p.srun_options.count("pty") > 0;
   p.spec.script = std::string("#!/bin/sh\nexec srun ") + kAwaitStepFlag + "\n";
   if (p.spec.name.empty()) p.spec.name = p.command.front();
   p.spec.output = "/dev/null";  // srun prints the step's output itself
+  for (std::size_t i = 1; i < parts.size(); ++i) {  // srun A : B: a heterogeneous job
+    p.spec.het_components.push_back(parts[i].spec);
+    p.spec.het_components.back().output = "/dev/null";
+  }
   Result<nlohmann::json> r =
       api.Post("/api/v1/jobs", nlohmann::json::parse(jobspec::JobSpecToJson(p.spec)));
   if (!r.ok()) return Fail("srun", "Unable to allocate resources: " + r.status().message());
@@ -325,7 +366,7 @@ int AllocateAndRun(client::ApiClient& api, jobspec::SrunParse p, bool label,
     (void)api.Post(where + "/cancel", {{"signal", 0}});  // nothing will run in it
     return NodesFailed(s) ? 1 : Fail("srun", s);
   }
-  Result<nlohmann::json> step = StartStep(api, job, p, mpi);
+  Result<nlohmann::json> step = StartStep(api, job, parts, mpi);
   if (!step.ok()) {
     (void)api.Post(where + "/cancel", {{"signal", 0}});  // nothing will run in it
     return Fail("srun", step.status());
@@ -375,18 +416,30 @@ int RunSrun(int argc, char** argv) {
         a.rfind("-n", 0) == 0 && (a.size() == 2 || std::isdigit(static_cast<unsigned char>(a[2])));
     return short_form || a.rfind("--ntasks", 0) == 0;
   });
-  if (in_job && !has_ntasks && env.count("SLURM_NTASKS"))
-    args.insert(args.begin(), "--ntasks=" + env["SLURM_NTASKS"]);
+  // In a heterogeneous job: the first component's (SLURM_NTASKS counts them all in salloc);
+  // with --het-group, the chosen components' own, which lockstepd knows.
+  const bool het_group = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return a.rfind("--het-group", 0) == 0;
+  });
+  const char* ntasks_var =
+      env.count("SLURM_HET_SIZE") ? "SLURM_NTASKS_HET_GROUP_0" : "SLURM_NTASKS";
+  if (in_job && !has_ntasks && !het_group && env.count(ntasks_var))
+    args.insert(args.begin(), "--ntasks=" + env[ntasks_var]);
   const Time now = std::time(nullptr);
-  Result<jobspec::SrunParse> p =
-      jobspec::ParseSrunArgs(args, env, CurrentDir(), now, ReadTextFile);
-  if (!p.ok()) return FailOptions("srun", p.status());
+  Result<std::vector<jobspec::SrunParse>> parts =
+      jobspec::ParseSrunComponents(args, env, CurrentDir(), now, ReadTextFile);
+  if (!parts.ok()) return FailOptions("srun", parts.status());
+  // srun's own options (--label, --pty, ...) are the command line's, whichever part has them.
+  jobspec::SrunParse* p = &parts->front();
+  for (std::size_t i = 1; i < parts->size(); ++i)
+    p->srun_options.insert((*parts)[i].srun_options.begin(), (*parts)[i].srun_options.end());
   if (auto mpi = p->srun_options.find("mpi"); mpi != p->srun_options.end() && mpi->second == "list")
     return PrintMpiTypes();
   Result<std::string> mpi = StepMpiType(*p, env);
   if (!mpi.ok()) return Fail("srun", mpi.status());
   // Inside a job, the job's own SLURM_* variables would warn again at every step.
-  if (!in_job) PrintOptionWarnings(p->spec.warnings);
+  if (!in_job)
+    for (const jobspec::SrunParse& part : *parts) PrintOptionWarnings(part.spec.warnings);
   for (const char* salloc_only : {"no-shell", "bell", "no-bell", "kill-command"}) {
     if (p->srun_options.count(salloc_only))
       return FailOptions("srun", InvalidArgument(std::string("unrecognized option '--") +
@@ -430,12 +483,12 @@ int RunSrun(int argc, char** argv) {
     if (auto it = env.find("SLURM_JOB_NAME"); it != env.end()) files.job_name = it->second;
     if (Status s = BroadcastProgram(api, job, *p); !s.ok())
       return NodesFailed(s) ? 1 : Fail("srun", s);
-    Result<nlohmann::json> step = StartStep(api, job, *p, *mpi);
+    Result<nlohmann::json> step = StartStep(api, job, *parts, *mpi);
     if (!step.ok()) return Fail("srun", step.status());
     return FollowStarted(api, job, *step, label, pty, files);
   }
   p->spec.submit_line = SubmitLine(argc, argv);
-  return AllocateAndRun(api, std::move(*p), label, files, *mpi);
+  return AllocateAndRun(api, std::move(*parts), label, files, *mpi);
 }
 
 }  // namespace lockstep::cli

@@ -221,11 +221,18 @@ void Controller::RequestPassLocked() {
 
 JobEnvInput Controller::EnvInputLocked(const JobEntry& job) const {
   // MASTER_ADDR: the address the first node's backend reported.
-  return MakeJobEnvInput(job, cluster_, [this](const std::string& node) {
+  auto address_of = [this](const std::string& node) {
     std::uint32_t n = NodeIndexLocked(node);
     return n == engine::kNone || nodes_[n].address.empty() ? std::string("127.0.0.1")
                                                            : nodes_[n].address;
-  });
+  };
+  JobEnvInput in = MakeJobEnvInput(job, cluster_, address_of);
+  if (job.is_het_component()) {
+    for (JobId id = job.het_job_id; id < job.het_job_id + job.het_size; ++id)
+      if (auto it = jobs_.find(id); it != jobs_.end())
+        in.het_components.push_back(MakeJobEnvInput(it->second, cluster_, address_of));
+  }
+  return in;
 }
 
 nlohmann::json Controller::Diagnostics() const {

@@ -337,6 +337,16 @@ class Controller : private backend::EventSink,
   // The final states of purged jobs that recovered pending jobs wait for, from the store.
   Status RecoverPurgedTargetsLocked();
   Result<JobId> SubmitAs(const Caller& owner, jobspec::JobSpec spec);
+  // ---- Heterogeneous jobs (controller_het.cc) ----
+  // `leader` with its het_components: one job per component, consecutive ids, one commit.
+  Result<JobId> SubmitHetAs(const Caller& owner, jobspec::JobSpec leader);
+  // Every component of `any`'s heterogeneous job that is in memory, leader first.
+  std::vector<JobEntry*> HetComponentsLocked(const JobEntry& any);
+  // The leader has ended: its other components end as it did.
+  void EndHetComponentsLocked(const JobEntry& leader, Time now);
+  // What a step of `job` on its components `groups` (srun --het-group; empty: the first, or
+  // the whole job when it is not heterogeneous) runs on, as its tasks' environment sees it.
+  Result<JobEnvInput> StepAllocationLocked(const JobEntry& job, const std::vector<int>& groups);
   // Dependency targets not in memory, as the store has them (read before the submission's lock).
   struct StoredTargets {
     std::unordered_map<JobId, JobState> ended;  // by job id: finished targets
@@ -347,6 +357,14 @@ class Controller : private backend::EventSink,
   // Dependencies on array tasks ("after:40_2") become those tasks' job ids (controller_jobs.cc).
   // A target purged from memory is taken from `stored` (ReadStoredTargets).
   Status ResolveDependenciesLocked(jobspec::JobSpec& spec, const StoredTargets& stored);
+  // Everything a submission passes under the lock (controller_jobs.cc); `count` jobs of it.
+  // `runs_script`: false for a heterogeneous job's later components, which have none.
+  Status AdmitSpecLocked(const Caller& caller, jobspec::JobSpec& spec,
+                         const StoredTargets& stored, std::uint64_t count,
+                         bool runs_script = true);
+  // scancel of a heterogeneous job's component: the leader cancels them all; another, only
+  // once running (Slurm's rule).
+  store::PendingWrite CancelHetLocked(JobEntry& e);
 
   // --- Events (controller_events.cc). ---
   void QueueEvent(std::function<void(Time)> apply);
@@ -509,6 +527,8 @@ class Controller : private backend::EventSink,
 
   // --- A job's life (controller_run.cc). ---
   void StartJobLocked(JobEntry& job, const engine::Allocation& alloc, Time now);
+  // Sends the job's batch launch to the backend.
+  void LaunchLocked(const JobEntry& job);
   // Ends a run: the state follows from how it ended, unless `cause` names it (NODE_FAIL). One
   // record, with the final state.
   void EndJobLocked(JobEntry& job, backend::ExitStatus status, Time now,
@@ -542,6 +562,7 @@ class Controller : private backend::EventSink,
   Status RequeueJob(const Caller& caller, JobId id, bool hold, bool special_exit);
   // RequeueLocked's change in memory, without its write or pass (for requeuehold's one write).
   void RequeueRunLocked(JobEntry& job, const std::string& reason, Time now);
+  void RequeueOwnRunLocked(JobEntry& job, const std::string& reason, Time now);
   // The run on a lost node: requeued, or ended NODE_FAIL when it may not be.
   void RunLostLocked(JobEntry& job, const std::string& reason, Time now);
   void TerminateLocked(JobEntry& job);

@@ -85,7 +85,7 @@ void Controller::RunsAliveLocked(const std::vector<std::string>& nodes,
   // have ended while nobody watched.
   for (JobId id : std::vector<JobId>(active_.begin(), active_.end())) {
     JobEntry& e = jobs_.at(id);
-    if (!HoldsAllocation(e.state)) continue;
+    if (!HoldsAllocation(e.state) || !HasOwnRun(e)) continue;
     // Judged by its first node, where the batch step runs.
     const bool here =
         !e.placement.empty() && (nodes.empty() || on.count(e.placement.front().node) > 0);

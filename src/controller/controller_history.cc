@@ -75,8 +75,10 @@ struct Controller::AccountingQuery {
     const Time last = ended > 0 ? ended : kInfiniteTime;
     return last >= start && submit <= end;
   }
+  // A heterogeneous job's components pass as their leader's id, as array tasks as their array's.
   bool Passes(const JobEntry& e) const {
-    return Passes(e.user, e.id, e.array_job_id, e.submit_time, e.end_time);
+    return Passes(e.user, e.id, e.is_het_component() ? e.het_job_id : e.array_job_id,
+                  e.submit_time, e.end_time);
   }
 };
 
@@ -219,7 +221,8 @@ void Controller::AccountingJobsTo(const AccountingQuery& q, const JobSink& emit)
     std::vector<JobEntry> stored;
     for (const store::Record& r : *page) {
       Result<JobRecordHead> h = HeadFromJson(r.value);
-      if (!h.ok() || !q.Passes(h->user, h->id, h->array_job_id, h->submit_time, h->end_time))
+      if (!h.ok() || !q.Passes(h->user, h->id, h->het_job_id ? h->het_job_id : h->array_job_id,
+                               h->submit_time, h->end_time))
         continue;
       Result<JobEntry> e = ParseStored(r, arrays);
       if (e.ok()) stored.push_back(std::move(*e));

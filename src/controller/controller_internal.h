@@ -32,6 +32,14 @@ struct Controller::NodeInfo {
   bool health_event = false;  // that drain is for an event (an XID): no passing round ends it
 };
 
+// The store's key of a job's script and environment (table "scripts"): kept apart from the job
+// records, since they are read once, at launch, and a million pending jobs must not hold them.
+inline std::string ScriptKey(JobId id) { return std::to_string(id); }
+
+// Slurm's ESLURM_NOT_WHOLE_HET_JOB: what only a heterogeneous job's leader may be asked.
+inline constexpr char kNotOnHetComponent[] =
+    "Operation not permitted on individual component of heterogeneous job";
+
 // "memory,cpus", "memory", "cpus" or "none": the limits a node holds jobs to.
 std::string LimitsEnforced(bool memory, bool cpus);
 

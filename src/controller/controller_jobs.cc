@@ -9,16 +9,6 @@
 #include "jobspec/validate.h"
 
 namespace lockstep::controller {
-namespace {
-
-// Scripts and environments are kept apart from the job records: they are read once, at launch,
-// and a million pending jobs must not hold them in memory.
-std::string ScriptKey(JobId id) {
-  return std::to_string(id);
-}
-
-}  // namespace
-
 Result<JobId> Controller::Submit(const Caller& caller, jobspec::JobSpec spec) {
   // Only a backend's admission (Admit) queues jobs for pods others created; no user may, root
   // included.
@@ -28,6 +18,7 @@ Result<JobId> Controller::Submit(const Caller& caller, jobspec::JobSpec spec) {
 }
 
 Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) {
+  if (!spec.het_components.empty()) return SubmitHetAs(caller, std::move(spec));
   if (spec.array && spec.array->indices.empty())
     return InvalidArgument("invalid job array specification");
   const std::uint64_t count = spec.array ? spec.array->indices.size() : 1;
@@ -42,28 +33,7 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
   if (!stored.ok()) return stored.status();
   {
     HeldLock lock(*this);
-    LOCKSTEP_RETURN_IF_ERROR(CheckAccountLocked(caller, spec));
-    if (spec.account.empty() && spec.external.empty())
-      spec.account = DefaultAccountOf(cluster_, caller.user);
-    LOCKSTEP_RETURN_IF_ERROR(ValidateSpec(spec, cluster_));
-    LOCKSTEP_RETURN_IF_ERROR(CheckPartitionOpenLocked(spec));
-    // The partition is the job's from now on, as the account is: a later Default=YES of
-    // another partition moves no job (Slurm's job records name theirs).
-    if (spec.partition.empty() && cluster_.default_partition < cluster_.base.partitions.size())
-      spec.partition = cluster_.base.partitions[cluster_.default_partition].name;
-    LOCKSTEP_RETURN_IF_ERROR(CheckReservationAccessLocked(caller, spec));
-    LOCKSTEP_RETURN_IF_ERROR(CheckContainerMountsLocked(spec));
-    // Slurm's MaxArraySize: every index below it (Slurm's words: "Invalid job array
-    // specification").
-    if (spec.array && spec.array->indices.back() >= cluster_.max_array_size)
-      return InvalidArgument("Invalid job array specification: index " +
-                             std::to_string(spec.array->indices.back()) +
-                             " is not below MaxArraySize=" +
-                             std::to_string(cluster_.max_array_size));
-    LOCKSTEP_RETURN_IF_ERROR(CheckJobCountLocked());
-    LOCKSTEP_RETURN_IF_ERROR(CheckSubmitLimitsLocked(caller, spec, count));
-    LOCKSTEP_RETURN_IF_ERROR(ResolveDependenciesLocked(spec, *stored));
-    if (spec.name.empty()) spec.name = "sbatch";  // sbatch's own default for a script from stdin
+    LOCKSTEP_RETURN_IF_ERROR(AdmitSpecLocked(caller, spec, *stored, count));
     // Ids are given out in memory; the job records that use them make them durable (Recover
     // starts above the highest), so a submission is one commit, not two.
     first = next_job_id_;
@@ -121,6 +91,38 @@ Result<JobId> Controller::SubmitAs(const Caller& caller, jobspec::JobSpec spec) 
   // Acknowledged only once durable: the group commit's fsync.
   LOCKSTEP_RETURN_IF_ERROR(Durable(std::move(write)));
   return first;
+}
+
+// Everything a submission must pass under the lock, each component of a heterogeneous job on
+// its own: account, partition, reservation, mounts, sizes, counts and dependencies. Fills the
+// defaults (account, partition, name) it decides.
+Status Controller::AdmitSpecLocked(const Caller& caller, jobspec::JobSpec& spec,
+                                   const StoredTargets& stored, std::uint64_t count,
+                                   bool runs_script) {
+  LOCKSTEP_RETURN_IF_ERROR(CheckAccountLocked(caller, spec));
+  if (spec.account.empty() && spec.external.empty())
+    spec.account = DefaultAccountOf(cluster_, caller.user);
+  LOCKSTEP_RETURN_IF_ERROR(runs_script ? ValidateSpec(spec, cluster_)
+                                       : ValidatePlacement(spec, cluster_));
+  LOCKSTEP_RETURN_IF_ERROR(CheckPartitionOpenLocked(spec));
+  // The partition is the job's from now on, as the account is: a later Default=YES of
+  // another partition moves no job (Slurm's job records name theirs).
+  if (spec.partition.empty() && cluster_.default_partition < cluster_.base.partitions.size())
+    spec.partition = cluster_.base.partitions[cluster_.default_partition].name;
+  LOCKSTEP_RETURN_IF_ERROR(CheckReservationAccessLocked(caller, spec));
+  LOCKSTEP_RETURN_IF_ERROR(CheckContainerMountsLocked(spec));
+  // Slurm's MaxArraySize: every index below it (Slurm's words: "Invalid job array
+  // specification").
+  if (spec.array && spec.array->indices.back() >= cluster_.max_array_size)
+    return InvalidArgument("Invalid job array specification: index " +
+                           std::to_string(spec.array->indices.back()) +
+                           " is not below MaxArraySize=" +
+                           std::to_string(cluster_.max_array_size));
+  LOCKSTEP_RETURN_IF_ERROR(CheckJobCountLocked());
+  LOCKSTEP_RETURN_IF_ERROR(CheckSubmitLimitsLocked(caller, spec, count));
+  LOCKSTEP_RETURN_IF_ERROR(ResolveDependenciesLocked(spec, stored));
+  if (spec.name.empty()) spec.name = "sbatch";  // sbatch's own default for a script from stdin
+  return Status::Ok();
 }
 
 Status Controller::ResolveDependenciesLocked(jobspec::JobSpec& spec, const StoredTargets& stored) {
@@ -194,7 +196,13 @@ Status Controller::Cancel(const Caller& caller, JobId id, int signal, SignalTarg
                                   target == SignalTarget::kBatch}});
       return Status::Ok();
     }
-    write = CancelLocked(e);
+    if (e.is_het_component()) {
+      if (!e.is_het_leader() && e.state == JobState::kPending)
+        return FailedPrecondition(kNotOnHetComponent);
+      write = CancelHetLocked(e);
+    } else {
+      write = CancelLocked(e);
+    }
   }
   return Durable(std::move(write));
 }
@@ -283,6 +291,8 @@ Status Controller::RequeueJob(const Caller& caller, JobId id, bool hold, bool sp
     if (!found.ok()) return found.status();
     JobEntry& e = **found;
     LOCKSTEP_RETURN_IF_ERROR(CheckOwner(caller, e));
+    if (e.is_het_component() && !e.is_het_leader())
+      return FailedPrecondition("Job not heterogeneous job leader");
     if (e.state != JobState::kRunning)
       return FailedPrecondition("job " + e.DisplayId() + " is not running");
     if (!e.spec->requeue.value_or(true))

@@ -14,6 +14,10 @@
 namespace lockstep::controller {
 
 void Controller::TerminateLocked(JobEntry& job) {
+  if (!HasOwnRun(job)) {  // a heterogeneous job's component holds nodes, nothing runs there
+    if (HoldsAllocation(job.state)) EndJobLocked(job, {0, 0, false}, clock_.Now());
+    return;
+  }
   // A suspended job is resumed first, as Slurm's scancel does, so that its tasks see SIGTERM.
   if (job.state == JobState::kSuspended) ResumeRunLocked(job, clock_.Now());
   if (job.state == JobState::kRunning) job.state = JobState::kCompleting;
@@ -37,6 +41,21 @@ void Controller::StartJobLocked(JobEntry& job, const engine::Allocation& alloc, 
   // The record first: the dispatcher launches once it is durable, so a run never exists that a
   // restarted lockstepd would not know of.
   PersistLocked({&job});
+  // A heterogeneous job's leader is launched once every component has its nodes (they start
+  // in one pass, leader first): its environment describes them all.
+  if (job.is_het_component()) {
+    std::vector<JobEntry*> group = HetComponentsLocked(job);
+    const bool all_placed = group.size() == job.het_size &&
+                            std::all_of(group.begin(), group.end(), [](const JobEntry* c) {
+                              return c->state == JobState::kRunning;
+                            });
+    if (all_placed) LaunchLocked(*group.front());
+    return;
+  }
+  LaunchLocked(job);
+}
+
+void Controller::LaunchLocked(const JobEntry& job) {
   Command::Launch launch;
   launch.order = LaunchOrderLocked(job);
   launch.script_id = job.is_array_task() ? job.array_job_id : job.id;
@@ -125,6 +144,7 @@ void Controller::EndJobLocked(JobEntry& job, backend::ExitStatus status, Time no
   JobEndedLocked(job);
   step_output_changed_.notify_all();
   PersistLocked({&job});
+  if (job.is_het_leader()) EndHetComponentsLocked(job, now);
   RequestPassLocked();
 }
 
@@ -137,8 +157,23 @@ store::PendingWrite Controller::RequeueLocked(JobEntry& job, const std::string& 
 }
 
 void Controller::RequeueRunLocked(JobEntry& job, const std::string& reason, Time now) {
+  if (!job.is_het_component()) {
+    RequeueOwnRunLocked(job, reason, now);
+    return;
+  }
+  // A heterogeneous job goes back to the queue whole, whichever component was asked.
+  std::vector<const JobEntry*> others;
+  for (JobEntry* c : HetComponentsLocked(job)) {
+    if (!HoldsAllocation(c->state)) continue;
+    RequeueOwnRunLocked(*c, reason, now);
+    if (c != &job) others.push_back(c);
+  }
+  if (!others.empty()) PersistLocked(others);  // the caller persists `job`
+}
+
+void Controller::RequeueOwnRunLocked(JobEntry& job, const std::string& reason, Time now) {
   // Whatever is left of this run goes at once; the next run is another run id.
-  SendLocked({Command::Terminate{{job.id, job.restart_count}, 0}});
+  if (HasOwnRun(job)) SendLocked({Command::Terminate{{job.id, job.restart_count}, 0}});
   ChargeRunLocked(job, now);
   job.state = JobState::kPending;
   TouchLocked(job);
@@ -160,6 +195,14 @@ void Controller::RequeueRunLocked(JobEntry& job, const std::string& reason, Time
 }
 
 void Controller::RunLostLocked(JobEntry& job, const std::string& reason, Time now) {
+  if (!HasOwnRun(job)) {  // a component's node lost: the whole heterogeneous job is
+    auto leader = jobs_.find(job.het_job_id);
+    if (leader != jobs_.end() && HoldsAllocation(leader->second.state)) {
+      SetFailure(leader->second, "node", NodeLossEvidence(job, reason));
+      RunLostLocked(leader->second, reason, now);
+      return;
+    }
+  }
   if (job.failure_run != job.restart_count || job.failure_cause.empty())
     SetFailure(job, "node", NodeLossEvidence(job, reason));
   if (job.spec->requeue.value_or(true) && !job.cancel_requested) {

@@ -66,6 +66,26 @@ struct StepRequest {
   // srun --mpi (or SLURM_MPI_TYPE): "none", "pmix" or "pmi2"; "" when srun named none.
   std::string mpi;
   bool UsesMpi() const { return !mpi.empty() && mpi != "none"; }
+  // srun --het-group: the components of a heterogeneous job whose nodes the step runs on, in
+  // order; empty: the first (or the whole job when it is not heterogeneous).
+  std::vector<int> het_groups;
+  // srun A : B (MPMD): one part per component, in order, each with its own command and task
+  // count (0: the component's); het_groups then names their components.
+  struct HetPart {
+    int group = 0;
+    int ntasks = 0;
+    std::vector<std::string> argv;
+  };
+  std::vector<HetPart> het_parts;
+};
+
+// Where a step's tasks go: nodes (indexes into the step's view of the allocation), how many
+// tasks on each, and which command each node's tasks run (an index into the step's commands).
+struct StepLayout {
+  std::vector<int> nodes;
+  std::vector<std::int32_t> tasks_per_node;
+  std::vector<int> command_of_node;
+  std::int64_t ntasks = 0;
 };
 
 // srun --mpi's type: "pmix" (pmix_v4 is its version's name), "pmi2" or "none"; anything else
@@ -110,6 +130,39 @@ Result<StepRequest> DecodeStepRequest(const nlohmann::json& req, const std::stri
   if (!srun_host.ok()) return srun_host.status();
   if (!srun_pid.ok()) return srun_pid.status();
   r.srun_host = *srun_host, r.srun_pid = *srun_pid;
+  if (req.contains("het_parts")) {
+    const nlohmann::json& parts = req["het_parts"];
+    if (!parts.is_array() || parts.empty() || parts.size() > jobspec::kMaxHetComponents)
+      return InvalidArgument("step: 'het_parts' must be an array of 1 to 128 parts");
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const nlohmann::json& part = parts[i];
+      if (!part.is_object() || !part.contains("argv") || !part["argv"].is_array() ||
+          part["argv"].empty())
+        return InvalidArgument("step: het_parts[" + std::to_string(i) +
+                               "] must be an object with a non-empty 'argv'");
+      StepRequest::HetPart& h = r.het_parts.emplace_back();
+      h.group = static_cast<int>(i);
+      Result<int> n = IntField(part, "ntasks", 0, 0, kMax);
+      if (!n.ok()) return n.status();
+      h.ntasks = *n;
+      for (const auto& a : part["argv"]) {
+        if (!a.is_string()) return InvalidArgument("step: 'argv' must hold strings");
+        h.argv.push_back(a.get<std::string>());
+      }
+      r.het_groups.push_back(h.group);
+    }
+  }
+  if (req.contains("het_groups") && r.het_parts.empty()) {
+    const nlohmann::json& groups = req["het_groups"];
+    if (!groups.is_array() || groups.size() > jobspec::kMaxHetComponents)
+      return InvalidArgument("step: 'het_groups' must be an array of component offsets");
+    for (const auto& g : groups) {
+      if (!g.is_number_integer() || g.get<std::int64_t>() < 0 ||
+          g.get<std::int64_t>() >= std::int64_t{jobspec::kMaxHetComponents})
+        return InvalidArgument("step: 'het_groups' must hold component offsets from 0 to 127");
+      r.het_groups.push_back(g.get<int>());
+    }
+  }
   Result<std::string> mpi = StringField(req, "mpi", "");
   if (!mpi.ok()) return mpi.status();
   if (!mpi->empty()) {
@@ -166,6 +219,77 @@ std::string StepInputPath(const std::string& pattern, const JobEntry& job, const
   return path.empty() || path.front() == '/' ? path : cwd + "/" + path;
 }
 
+// The layout of an ordinary step: -w's nodes or the first -N (all without), -n tasks spread
+// evenly (the job's own count without -n, -N or -w), bounded by the CPUs held.
+Result<StepLayout> UniformStepLayout(const JobEnvInput& in, const StepRequest& req,
+                                     const std::string& job_id) {
+  Result<std::vector<int>> chosen = StepNodeIndexes(in.nodes, req.nodelist, req.nodes, job_id);
+  if (!chosen.ok()) return chosen.status();
+  int node_count = static_cast<int>(chosen->size());
+  const int per_node = req.ntasks_per_node;
+  std::int64_t ntasks = req.ntasks;
+  // A heterogeneous step without sizes runs each component's own tasks on its own nodes.
+  const bool own_tasks = req.het_groups.size() > 1 && ntasks <= 0 && req.nodes == 0 &&
+                         req.nodelist.empty() && per_node == 0;
+  // Without -n, as Slurm's srun: -N or -w alone gives one task per node of the step, not the
+  // job's own task count (srun passes SLURM_NTASKS on as -n when the job set it).
+  if (ntasks <= 0 && per_node == 0 && (req.nodes > 0 || !req.nodelist.empty()))
+    ntasks = node_count;
+  if (ntasks <= 0) ntasks = per_node > 0 ? std::int64_t{per_node} * node_count : in.ntasks;
+  // A step's tasks are bounded by its allocation: one CPU each at least (Slurm's answer without
+  // --overcommit), so a step can never ask lockstepd to build more tasks than the job holds.
+  std::int64_t cpus = 0;
+  for (std::int32_t c : in.cpus_per_node) cpus += c;
+  if (ntasks > std::max<std::int64_t>(cpus, 1))
+    return InvalidArgument("step: Unable to create step for job " + job_id + ": " +
+                           std::to_string(ntasks) + " tasks requested but the job holds " +
+                           std::to_string(cpus) + " CPUs (More processors requested than permitted)");
+  if (ntasks < node_count) node_count = static_cast<int>(ntasks);
+  StepLayout out;
+  out.ntasks = ntasks;
+  for (int i = 0; i < node_count; ++i) {
+    out.nodes.push_back((*chosen)[i]);
+    out.tasks_per_node.push_back(
+        own_tasks ? in.tasks_per_node[(*chosen)[i]]
+        : per_node > 0
+            ? per_node
+            : static_cast<std::int32_t>(ntasks / node_count + (i < ntasks % node_count ? 1 : 0)));
+    out.command_of_node.push_back(0);
+  }
+  return out;
+}
+
+// srun A : B: each part's tasks (its own -n, else its component's count) spread evenly over its
+// component's nodes (no more nodes than tasks), with its own command. `in` lists the parts'
+// components' nodes in the parts' order (Controller::StepAllocationLocked).
+Result<StepLayout> HetPartsLayout(const JobEnvInput& in, const StepRequest& req) {
+  StepLayout out;
+  int first = 0;  // the part's first node in `in`
+  for (std::size_t p = 0; p < req.het_parts.size(); ++p) {
+    const StepRequest::HetPart& part = req.het_parts[p];
+    const JobEnvInput& c = in.het_components.size() > static_cast<std::size_t>(part.group)
+                               ? in.het_components[part.group]
+                               : in;
+    const int nodes = static_cast<int>(c.nodes.size());
+    const std::int64_t tasks = part.ntasks > 0 ? part.ntasks : c.ntasks;
+    std::int64_t cpus = 0;
+    for (std::int32_t n : c.cpus_per_node) cpus += n;
+    if (tasks > std::max<std::int64_t>(cpus, 1) || nodes == 0)
+      return InvalidArgument("step: component " + std::to_string(part.group) + ": " +
+                             std::to_string(tasks) + " tasks requested but it holds " +
+                             std::to_string(cpus) + " CPUs (More processors requested than permitted)");
+    const int used = static_cast<int>(std::min<std::int64_t>(nodes, tasks));
+    for (int i = 0; i < used; ++i) {
+      out.nodes.push_back(first + i);
+      out.tasks_per_node.push_back(static_cast<std::int32_t>(tasks / used + (i < tasks % used)));
+      out.command_of_node.push_back(static_cast<int>(p));
+    }
+    out.ntasks += tasks;
+    first += nodes;
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
@@ -187,27 +311,15 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
                               "steps without one: use --mpi=none (docs/mpi.md)");
   Result<StepInputRequest> input = DecodeStepInputRequest(body);
   if (!input.ok()) return input.status();
-  JobEnvInput in = EnvInputLocked(job);
-  Result<std::vector<int>> chosen =
-      StepNodeIndexes(in.nodes, req->nodelist, req->nodes, job.DisplayId());
-  if (!chosen.ok()) return chosen.status();
-  int node_count = static_cast<int>(chosen->size());
-  const int per_node = req->ntasks_per_node;
-  std::int64_t ntasks = req->ntasks;
-  // Without -n, as Slurm's srun: -N or -w alone gives one task per node of the step, not the
-  // job's own task count (srun passes SLURM_NTASKS on as -n when the job set it).
-  if (ntasks <= 0 && per_node == 0 && (req->nodes > 0 || !req->nodelist.empty()))
-    ntasks = node_count;
-  if (ntasks <= 0) ntasks = per_node > 0 ? std::int64_t{per_node} * node_count : in.ntasks;
-  // A step's tasks are bounded by its allocation: one CPU each at least (Slurm's answer without
-  // --overcommit), so a step can never ask lockstepd to build more tasks than the job holds.
-  std::int64_t cpus = 0;
-  for (std::int32_t c : in.cpus_per_node) cpus += c;
-  if (ntasks > std::max<std::int64_t>(cpus, 1))
-    return InvalidArgument("step: Unable to create step for job " + job.DisplayId() + ": " +
-                           std::to_string(ntasks) + " tasks requested but the job holds " +
-                           std::to_string(cpus) + " CPUs (More processors requested than permitted)");
-  if (ntasks < node_count) node_count = static_cast<int>(ntasks);
+  Result<JobEnvInput> allocation = StepAllocationLocked(job, req->het_groups);
+  if (!allocation.ok()) return allocation.status();
+  JobEnvInput& in = *allocation;
+  Result<StepLayout> layout = req->het_parts.empty()
+                                  ? UniformStepLayout(in, *req, job.DisplayId())
+                                  : HetPartsLayout(in, *req);
+  if (!layout.ok()) return layout.status();
+  const std::int64_t ntasks = layout->ntasks;
+  const int node_count = static_cast<int>(layout->nodes.size());
   if (input->mode == StepInputRequest::Mode::kTask && input->task >= ntasks)
     return InvalidArgument("step: --input=" + std::to_string(input->task) +
                            ": no such task in a step of " + std::to_string(ntasks) + " task" +
@@ -215,11 +327,8 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
   StepTask t;
   t.step_id = job.next_step_id++;
   t.step_tasks = static_cast<std::int32_t>(ntasks);
-  for (int i = 0; i < node_count; ++i) {
-    t.step_nodes.push_back(in.nodes[(*chosen)[i]]);
-    t.step_tasks_per_node.push_back(
-        per_node > 0 ? per_node : static_cast<std::int32_t>(ntasks / node_count + (i < ntasks % node_count ? 1 : 0)));
-  }
+  for (int i = 0; i < node_count; ++i) t.step_nodes.push_back(in.nodes[layout->nodes[i]]);
+  t.step_tasks_per_node = layout->tasks_per_node;
   auto step = std::make_unique<StepInfo>();
   step->job = id;
   step->step = t.step_id;
@@ -247,7 +356,7 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
   std::vector<std::string> input_readers;  // the nodes with a task that reads srun's input
   int rank = 0;
   for (int i = 0; i < node_count; ++i) {
-    const int n = (*chosen)[i];  // the node's index in the job
+    const int n = layout->nodes[i];  // the node's index in the job
     std::vector<backend::StepTask>& tasks = launch.tasks_by_node[in.nodes[n]];
     const std::vector<int>& node_gpus = in.gpus_per_node[n];
     const std::vector<std::string>& node_cuda = in.cuda_devices_per_node[n];
@@ -265,8 +374,12 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
         }
       }
       backend::StepTask task;
-      task.argv = req->argv;
+      task.argv = req->het_parts.empty() ? req->argv
+                                         : req->het_parts[layout->command_of_node[i]].argv;
       task.env = StepTaskEnvironment(in, t, req->env);
+      if (job.is_het_component()) {  // the leader's id, whichever components run the step
+        task.env["SLURM_JOB_ID"] = task.env["SLURM_JOBID"] = std::to_string(job.het_job_id);
+      }
       if (!req->mpi.empty()) task.env["SLURM_MPI_TYPE"] = req->mpi;  // as srun resolved it
       task.rank = rank;
       if (!req->stream) {

@@ -11,6 +11,12 @@ namespace {
 // Why `e` cannot be suspended or resumed now, in Slurm's words (its _job_suspend_op), which
 // scontrol prints followed by " for job ID".
 Status SuspendPrecondition(const JobEntry& e, bool suspend) {
+  // Slurm suspends a heterogeneous job through its leader, all components at once; lockstep
+  // does not suspend one (docs/commands.md).
+  if (e.is_het_component())
+    return FailedPrecondition(e.is_het_leader()
+                                  ? "Requested operation not supported on heterogeneous jobs"
+                                  : kNotOnHetComponent);
   if (e.state == JobState::kPending) return FailedPrecondition("Job is pending execution");
   if (IsFinished(e.state) || e.state == JobState::kCompleting || e.cancel_requested || e.timed_out)
     return FailedPrecondition("Job/step already completing or completed");

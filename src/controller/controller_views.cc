@@ -218,6 +218,16 @@ nlohmann::json Controller::JobJsonLocked(const JobEntry& e) const {
     // The array's "%N": squeue prints a pending remainder as 40_[3-8%2].
     if (j.array_max_running > 0) out["array_max_running"] = j.array_max_running;
   }
+  // scontrol's OverSubscribe and squeue's %h: NO for whole nodes, USER for --exclusive=user.
+  out["exclusive"] = e.spec->exclusive;
+  if (e.spec->exclusive_user) out["exclusive_user"] = true;
+  if (e.is_het_component()) {
+    out["het_job_id"] = e.het_job_id;
+    out["het_job_offset"] = e.het_offset;
+    out["het_job_id_set"] = e.het_size == 1 ? std::to_string(e.het_job_id)
+                                            : std::to_string(e.het_job_id) + "-" +
+                                                  std::to_string(e.het_job_id + e.het_size - 1);
+  }
   if (!e.spec->external.empty()) out["external"] = e.spec->external;  // a pod group's job
   // scontrol suspend: when the current suspension began (0: none) and the run's seconds
   // suspended before it (Slurm's SuspendTime and SecsPreSuspend); its time used leaves them out.
@@ -288,8 +298,10 @@ void Controller::ListJobsTo(const nlohmann::json& filter, const JobSink& emit) c
   auto visit = [&](JobId id, const JobEntry& e) {
     // squeue shows what is queued or running (and what just ended: COMPLETING).
     if (!all_states && IsFinished(e.state) && !filter.contains("state")) return;
-    bool job_named = Matches(filter, "job", std::to_string(id)) ||
-                     (e.is_array_task() && Matches(filter, "job", std::to_string(e.array_job_id)));
+    bool job_named =
+        Matches(filter, "job", std::to_string(id)) ||
+        (e.is_array_task() && Matches(filter, "job", std::to_string(e.array_job_id))) ||
+        (e.is_het_component() && Matches(filter, "job", std::to_string(e.het_job_id)));
     if (!job_named || !Matches(filter, "user", e.user) ||
         !Matches(filter, "state", e.ShownState()))
       return;
@@ -305,9 +317,11 @@ void Controller::ListJobsTo(const nlohmann::json& filter, const JobSink& emit) c
   if (named) {
     std::set<JobId> seen;
     for (JobId id : *named) {
-      // The job itself, or an array's tasks: their ids follow the array's id, one block.
+      // The job itself, or an array's tasks or a heterogeneous job's components: their ids
+      // follow the first's, one block.
       for (auto it = jobs_.lower_bound(id); it != jobs_.end(); ++it) {
-        if (it->first != id && it->second.array_job_id != id) break;
+        if (it->first != id && it->second.array_job_id != id && it->second.het_job_id != id)
+          break;
         if (seen.insert(it->first).second) visit(it->first, it->second);
       }
     }

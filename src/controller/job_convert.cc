@@ -91,6 +91,7 @@ engine::JobRequest RequestOf(const jobspec::JobSpec& s, const config::ClusterCon
   // says BadConstraints.
   if (!FeatureMask(s.constraint, c, &r.features)) r.features = ~std::uint64_t{0};
   r.exclusive = s.exclusive;
+  r.exclusive_user = s.exclusive_user;
   r.switches_wait = SwitchesWait(s, c);
   r.max_switches = r.switches_wait > 0 ? s.max_switches : 0;
   r.time_limit = s.time_limit;
@@ -217,6 +218,10 @@ engine::Job ToEngineJob(const JobEntry& e, config::ClusterConfig& c) {
     j.array_job_id = e.array_job_id;
     j.array_task_id = e.array_task_id;
     j.array_max_running = s.array ? s.array->max_running : 0;
+  }
+  if (e.is_het_component()) {  // at most kMaxHetComponents (128) components
+    j.het_offset = static_cast<std::uint8_t>(e.het_offset);
+    j.het_size = static_cast<std::uint8_t>(e.het_size);
   }
   j.start_time = e.start_time;
   return j;

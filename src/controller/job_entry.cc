@@ -54,6 +54,7 @@ bool HoldsAllocation(JobState s) {
 }
 
 std::string JobEntry::DisplayId() const {
+  if (is_het_component()) return std::to_string(het_job_id) + "+" + std::to_string(het_offset);
   if (!is_array_task()) return std::to_string(id);
   return std::to_string(array_job_id) + "_" + std::to_string(array_task_id);
 }
@@ -94,6 +95,11 @@ std::string EntryToJson(const JobEntry& e, std::string_view spec_json) {
   if (!e.comment.empty()) j["comment"] = e.comment;
   j["array_job_id"] = e.array_job_id;
   j["array_task_id"] = e.array_task_id;
+  if (e.is_het_component()) {
+    j["het_job_id"] = e.het_job_id;
+    j["het_offset"] = e.het_offset;
+    j["het_size"] = e.het_size;
+  }
   j["cancel_requested"] = e.cancel_requested;
   j["timed_out"] = e.timed_out;
   if (e.preempted) j["preempted"] = true;
@@ -152,6 +158,9 @@ Result<JobEntry> EntryFromJson(std::string_view text) {
     e.comment = j.value("comment", "");  // absent unless set
     e.array_job_id = j.at("array_job_id").get<JobId>();
     e.array_task_id = j.at("array_task_id").get<std::uint32_t>();
+    e.het_job_id = j.value("het_job_id", JobId{0});  // absent unless a component
+    e.het_offset = j.value("het_offset", 0u);
+    e.het_size = j.value("het_size", 0u);
     e.cancel_requested = j.at("cancel_requested").get<bool>();
     e.timed_out = j.at("timed_out").get<bool>();
     e.preempted = j.value("preempted", false);  // absent unless preempted
@@ -189,6 +198,7 @@ Result<JobRecordHead> HeadFromJson(std::string_view text) {
     h.user = j.at("user").get<std::string>();
     h.array_job_id = j.at("array_job_id").get<JobId>();
     h.array_task_id = j.at("array_task_id").get<std::uint32_t>();
+    h.het_job_id = j.value("het_job_id", JobId{0});
     return h;
   } catch (const nlohmann::json::exception& ex) {
     return InvalidArgument(std::string("job record: ") + ex.what());

@@ -65,6 +65,10 @@ struct JobEntry {
   bool requeue_held = false;
   JobId array_job_id = 0;  // arrays: every task is an entry of its own
   std::uint32_t array_task_id = 0;
+  // Heterogeneous jobs: every component is an entry of its own, ids het_job_id (the leader,
+  // whose script runs) to het_job_id + het_size - 1; this one at het_offset. 0: not one.
+  JobId het_job_id = 0;
+  std::uint32_t het_offset = 0, het_size = 0;
   bool cancel_requested = false;  // the end will be recorded as CANCELLED
   bool timed_out = false;         // the end will be recorded as TIMEOUT
   // Preempted (controller_apply.cc): the end will be recorded as PREEMPTED (PreemptMode=CANCEL,
@@ -91,15 +95,21 @@ struct JobEntry {
   std::string comment;
 
   bool is_array_task() const { return array_job_id != 0; }
+  bool is_het_component() const { return het_job_id != 0; }
+  bool is_het_leader() const { return het_job_id != 0 && het_offset == 0; }
   // Seconds of this run spent suspended up to `now`, the current suspension included.
   Seconds SuspendedUntil(Time now) const {
     return suspended_seconds + (suspend_time > 0 && now > suspend_time ? now - suspend_time : 0);
   }
   // The state users see: "SPECIAL_EXIT" for a pending job requeued so, else JobStateName.
   const char* ShownState() const;
-  // "42" or "40_2", as squeue and sacct show job ids.
+  // "42", "40_2" or "43+1", as squeue and sacct show job ids.
   std::string DisplayId() const;
 };
+
+// Whether the backend runs something for the job: every job but a heterogeneous job's components
+// after the first, whose nodes serve the leader's steps and which end with it.
+inline bool HasOwnRun(const JobEntry& e) { return e.het_job_id == 0 || e.het_offset == 0; }
 
 // The store's key of a job's record: its id, zero-padded to 20 digits so keys sort as ids do.
 std::string JobKey(JobId id);
@@ -122,6 +132,7 @@ struct JobRecordHead {
   std::string user;
   JobId array_job_id = 0;
   std::uint32_t array_task_id = 0;
+  JobId het_job_id = 0;
 };
 Result<JobRecordHead> HeadFromJson(std::string_view json);
 

@@ -163,7 +163,33 @@ std::map<std::string, std::string> BatchEnvironment(
   set("WORLD_SIZE", std::to_string(in.ntasks));
   set("RANK", "0");
   set("LOCAL_RANK", "0");
+  AddHetGroupVariables(in, env);
   return env;
+}
+
+void AddHetGroupVariables(const JobEnvInput& in, std::map<std::string, std::string>& env) {
+  if (in.het_components.empty()) return;
+  // What Slurm 22.05 repeats per component (seen in its salloc and sbatch environments).
+  static constexpr const char* kPerComponent[] = {
+      "SLURM_JOB_ID",          "SLURM_JOBID",         "SLURM_JOB_NAME",
+      "SLURM_JOB_NODELIST",    "SLURM_NODELIST",      "SLURM_JOB_NUM_NODES",
+      "SLURM_NNODES",          "SLURM_JOB_PARTITION", "SLURM_NTASKS",
+      "SLURM_NPROCS",          "SLURM_TASKS_PER_NODE", "SLURM_JOB_CPUS_PER_NODE",
+  };
+  const std::string size = std::to_string(in.het_components.size());
+  env["SLURM_HET_SIZE"] = size;
+  env["SLURM_PACK_SIZE"] = size;
+  for (std::size_t i = 0; i < in.het_components.size(); ++i) {
+    JobEnvInput own = in.het_components[i];
+    own.het_components.clear();
+    const std::map<std::string, std::string> vars = BatchEnvironment(own, {});
+    for (const char* name : kPerComponent) {
+      auto it = vars.find(name);
+      if (it == vars.end()) continue;
+      env[std::string(name) + "_HET_GROUP_" + std::to_string(i)] = it->second;
+      env[std::string(name) + "_PACK_GROUP_" + std::to_string(i)] = it->second;
+    }
+  }
 }
 
 std::map<std::string, std::string> StepTaskEnvironment(
@@ -219,6 +245,7 @@ std::map<std::string, std::string> StepTaskEnvironment(
   set("RANK", std::to_string(t.rank));
   set("LOCAL_RANK", std::to_string(t.local_rank));
   set("LOCAL_WORLD_SIZE", std::to_string(t.step_tasks_per_node[t.node_index]));
+  AddHetGroupVariables(in, env);
   return env;
 }
 

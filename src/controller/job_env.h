@@ -27,7 +27,14 @@ struct JobEnvInput {
   std::string master_addr;  // the first node's address
   int master_port = 0;
   std::uint32_t array_min = 0, array_max = 0, array_count = 0;
+  // A heterogeneous job's leader: every component's own input, leader first, for the
+  // SLURM_*_HET_GROUP_<n> variables (and Slurm 17.11's _PACK_GROUP_ names of them).
+  std::vector<JobEnvInput> het_components;
 };
+
+// SLURM_HET_SIZE, and the variables that describe each component (SLURM_JOB_ID_HET_GROUP_1,
+// SLURM_JOB_NODELIST_HET_GROUP_1, ...), as Slurm sets them in a heterogeneous job.
+void AddHetGroupVariables(const JobEnvInput& in, std::map<std::string, std::string>& env);
 
 // How CUDA_VISIBLE_DEVICES names each GPU device of a node, by device index: a whole GPU by
 // its index among the node's physical GPUs (which differs from its device index after a GPU cut

@@ -21,14 +21,15 @@ std::vector<std::string> DescribeJobs(const engine::Snapshot& s) {
         j.id,
         fmt::format("{} {} {} u{} a{} p{} q{} n{}-{} t{} c{} m{}/{}/{}/{} g{}/{}/{}:{} f{:x} x{} "
                     "s{}/{} tl{} sub{} beg{} nice{} hold{}{} rq{} ap{} dep{}{}({}) arr{}_{}%{} "
-                    "start{} [{}]",
+                    "het{}/{} xu{} start{} [{}]",
                     list, j.id, j.name, j.user, j.assoc, j.partition, j.qos, r.min_nodes,
                     r.max_nodes, r.ntasks, r.cpus_per_task, r.mem_per_node_mb, r.mem_per_cpu_mb,
                     r.mem_per_gpu_mb, r.mem_whole_node, r.gpus, r.gpus_per_node, r.gpus_per_task, r.gpu_type,
                     r.features, r.exclusive, r.max_switches, r.switches_wait, r.time_limit,
                     j.submit_time, j.begin_time, j.nice, j.held_by_user, j.held_by_admin, j.requeue,
                     j.admin_priority, j.dependencies.size(), j.dependencies_any, deps, j.array_job_id,
-                    j.array_task_id, j.array_max_running, j.start_time, alloc));
+                    j.array_task_id, j.array_max_running, j.het_offset, j.het_size,
+                    r.exclusive_user, j.start_time, alloc));
   };
   for (const engine::Job& j : s.pending) job("pending", j);
   for (const engine::Job& j : s.running) job("running", j);

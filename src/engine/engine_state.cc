@@ -52,15 +52,20 @@ EngineState::EngineState(const Snapshot& snapshot)
   }
   std::sort(flex_windows.begin(), flex_windows.end());
   hot.reserve(snapshot.pending.size());
-  for (std::uint32_t j = 0; j < snapshot.pending.size(); ++j)
+  for (std::uint32_t j = 0; j < snapshot.pending.size(); ++j) {
     hot.push_back(HotOf(snapshot.pending[j], shapes[j]));
+    exclusive_user_jobs += snapshot.pending[j].req.exclusive_user;
+  }
+  for (const Job& r : snapshot.running) exclusive_user_jobs += r.req.exclusive_user;
   RecountPartitions();
 }
 
 EngineState::HotJob EngineState::HotOf(const Job& j, const JobShape& shape) {
-  // A job of a reservation is walked in every pass (its nodes are not its family's).
+  // A job of a reservation is walked in every pass (its nodes are not its family's), and so is a
+  // heterogeneous job's component (its turn is its group's).
   bool plain = !j.held_by_user && !j.held_by_admin && j.dependencies.empty() &&
-               (j.array_job_id == 0 || j.array_max_running == 0) && j.reservation == kNone;
+               (j.array_job_id == 0 || j.array_max_running == 0) && j.reservation == kNone &&
+               j.het_size == 0 && !j.req.exclusive_user;
   Time switches_free_at = std::numeric_limits<Time>::min();
   if (j.req.max_switches != 0)
     switches_free_at =

@@ -123,8 +123,8 @@ struct EngineState {
     // kNone when nothing does), or kFitUnknown. Depends only on the shape, the limits and the
     // nodes: RecountPartitions forgets it.
     std::uint8_t static_reason = kFitUnknown;
-    // Not held, without dependencies and without an array throttle, so only its begin time can
-    // hold it back.
+    // Not held, without dependencies, an array throttle or a reservation, and not a component
+    // of a heterogeneous job, so only its begin time can hold it back.
     bool plain : 1 = false;
     bool exclusive : 1 = false;
     bool fixed_nodes : 1 = false;  // max_nodes == nodes: no range of node counts
@@ -136,6 +136,9 @@ struct EngineState {
   // Whether job j goes to the special queue if queued at `now`.
   bool IsSpecial(std::uint32_t j, Time now) const;
   std::vector<HotJob> hot;
+  // Pending and running jobs with --exclusive=user. While there are none (nearly always) a
+  // node's fit for a job depends only on the job's shape, which the pass's memos rely on.
+  std::int64_t exclusive_user_jobs = 0;
   std::unordered_map<ShapeKey, std::uint32_t, ShapeKeyHash> need_classes;
   std::uint32_t NeedClassOf(std::uint32_t j);
   // A job family: jobs of one partition, GPU type, exclusiveness, features and node filter,

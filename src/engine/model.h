@@ -179,6 +179,9 @@ struct JobRequest {
   std::uint64_t features = 0;        // -C: every bit must be on the node
   bool exclusive = false;            // --exclusive: whole nodes
   bool mem_whole_node = false;       // --mem=0: all of each node's memory (no other size given)
+  // --exclusive=user: its nodes are shared only with jobs of its own user, while it runs
+  // (Pass::UserConflictUntil).
+  bool exclusive_user = false;
   std::int32_t max_switches = 0;     // --switches=N: at most N leaf switches (0: any)
   Seconds switches_wait = 0;         // --switches=N@wait: then any
   Seconds time_limit = 0;            // -t; 0: the partition's DefaultTime
@@ -237,6 +240,11 @@ struct Job {
   bool held_by_admin = false;
   bool requeue = true;            // may go back to the queue (preemption, node failure)
   bool dependencies_any = false;  // "?" joined: any one suffices; else all
+  // Heterogeneous jobs (sbatch ... : ...): `het_size` components with consecutive ids, this one
+  // at `het_offset` (the leader, at 0, has id - het_offset). They start together or not at all
+  // (pass_het.cc); 0: not a component.
+  std::uint8_t het_offset = 0;
+  std::uint8_t het_size = 0;
   // --reservation: the Window (by id) whose nodes alone it runs on, once it has started;
   // kNone: any node but those of a window in force (in the padding after the flags).
   std::uint32_t reservation = kNone;

@@ -63,7 +63,37 @@ Pass::Pass(EngineState& st, const PolicyOptions& o, QueueState& queue, PlanDetai
       pending_slot_(st.s.pending.size(), kNone),
       partition_free_(st.partition_free),
       node_partitions_(st.node_partitions),
-      partition_blocked_(st.s.partitions.size(), false) {}
+      partition_blocked_(st.s.partitions.size(), false),
+      user_exclusive_(st.exclusive_user_jobs > 0) {}
+
+Time Pass::UserConflictUntil(std::uint32_t j, std::uint32_t n, Time start, Time end) const {
+  const Job& job = s_.pending[j];
+  const auto running = static_cast<std::uint32_t>(s_.running.size());
+  Time until = kNoUserConflict;
+  planner_.VisitHolds(n, [&](const Hold& h) {
+    if (h.end <= start || h.start >= end) return;
+    const Job* other = h.owner < running ? &s_.running[h.owner]
+                       : h.owner - running < s_.pending.size() ? &s_.pending[h.owner - running]
+                                                                : nullptr;
+    if (other == nullptr || other->user == job.user) return;
+    if (other->req.exclusive_user || job.req.exclusive_user) until = std::max(until, h.end);
+  });
+  return until;
+}
+
+Time Pass::EarliestFitForUser(std::uint32_t j, std::uint32_t n, Time from, Time bound) const {
+  const JobShape& sh = shapes_[j];
+  Time e = planner_.EarliestFit(n, sh.per_node, from, sh.duration, bound);
+  // Each round starts after a conflicting hold's end: the holds are finitely many.
+  while (user_exclusive_ && e < kInfiniteTime) {
+    const Time end = sh.duration >= kUnlimited ? kInfiniteTime : e + sh.duration;
+    const Time conflict = UserConflictUntil(j, n, e, end);
+    if (conflict == kNoUserConflict) break;
+    if (conflict >= kInfiniteTime) return kInfiniteTime;
+    e = planner_.EarliestFit(n, sh.per_node, conflict, sh.duration, bound);
+  }
+  return e;
+}
 
 bool Pass::MayFitNow(std::uint32_t j) const {
   const EngineState::HotJob& h = st_.hot[j];
@@ -99,7 +129,7 @@ bool Pass::NodeMatches(std::uint32_t n, const JobShape& shape, Time t) const {
          st_.WindowAllows(n, shape, t);
 }
 
-std::vector<Candidate> Pass::FeasibleAt(std::uint32_t j, Time t) const {
+std::vector<Candidate> Pass::FeasibleAt(std::uint32_t j, Time t, bool every_candidate) const {
   std::vector<Candidate> out;
   const Job& job = s_.pending[j];
   if (job.partition >= s_.partitions.size()) return out;
@@ -112,13 +142,14 @@ std::vector<Candidate> Pass::FeasibleAt(std::uint32_t j, Time t) const {
     // From now on a node never has more than it has free now: a cheap first test.
     if (now && (w.free_now.cpus < sh.per_node.cpus || w.free_now.total_gpus() < sh.per_node.gpus))
       return;
+    if (user_exclusive_ && UserConflictUntil(j, n, t, end) != kNoUserConflict) return;
     ResourceVec avail = planner_.MinAvailable(n, t, end);
     if (auto take = planner_.MapNeed(n, sh.per_node, avail)) out.push_back({n, *take, avail});
   };
   if (now) {
     // Only nodes that still have enough free now, and of those without reservations only as
     // many as placement may take: the index visits them in best-fit order.
-    const int wanted = BestFitCandidatesWanted(j);
+    const int wanted = every_candidate || user_exclusive_ ? 0 : BestFitCandidatesWanted(j);
     int regular = 0;
     auto visit = [&](std::uint32_t n) {
       std::size_t before = out.size();
@@ -149,6 +180,7 @@ int Pass::BestFitCandidatesWanted(std::uint32_t j) const {
 }
 
 int Pass::FeasibleCountNow(std::uint32_t j) {
+  if (user_exclusive_) return -1;  // the memo is by need class, not by user
   const Job& job = s_.pending[j];
   if (job.partition >= s_.partitions.size()) return 0;
   const std::uint32_t c = st_.NeedClassOf(j);
@@ -364,6 +396,7 @@ FoundStart Pass::EarliestStart(std::uint32_t j) const {
   Time from = std::max(s_.now, job.begin_time);
   // A job of the same shape found its start no earlier than this in this pass, and the pass
   // only takes resources away: no need to look before it.
+  if (user_exclusive_) return SearchEarliestStart(j, from);  // the memos are by shape
   ShapeKey key = KeyOf(j);
   if (auto it = earliest_found_.find(key); it != earliest_found_.end())
     from = std::max(from, it->second);
@@ -409,7 +442,7 @@ FoundStart Pass::SearchEarliestStart(std::uint32_t j, Time from) const {
       if (window_from >= kInfiniteTime) continue;
       const Time bound =
           static_cast<int>(best.size()) < std::max(sh.nodes, 1) ? kInfiniteTime : best.front();
-      Time e = planner_.EarliestFit(n, sh.per_node, window_from, sh.duration, bound);
+      Time e = EarliestFitForUser(j, n, window_from, bound);
       if (e >= kInfiniteTime || !st_.WindowAllows(n, sh, e)) continue;
       earliest.push_back({e, n});
       best.push_back(e);
@@ -427,6 +460,7 @@ FoundStart Pass::SearchEarliestStart(std::uint32_t j, Time from) const {
     Time window_end = end == kInfiniteTime ? kInfiniteTime : t + sh.duration;
     for (const auto& [e, n] : earliest) {
       if (e > t) continue;
+      if (user_exclusive_ && UserConflictUntil(j, n, t, window_end) != kNoUserConflict) continue;
       ResourceVec avail = planner_.MinAvailable(n, t, window_end);
       if (auto take = planner_.MapNeed(n, sh.per_node, avail))
         feasible.push_back({n, *take, avail});
@@ -451,7 +485,7 @@ void Pass::Pend(std::uint32_t j, PendingReason reason) {
 // shrink the set of jobs left to evict.
 bool Pass::TryPreempt(std::uint32_t j) {
   PreemptKey key{KeyOf(j), s_.pending[j].qos};
-  if (preemption_failed_.count(key)) return false;
+  if (!user_exclusive_ && preemption_failed_.count(key)) return false;
   if (TryPreemptFor(*this, j)) return true;
   preemption_failed_.insert(key);
   return false;
@@ -490,7 +524,7 @@ bool Pass::ReservationIsCertain(std::uint32_t j) {
   // Without preemption, a search bound, -w/-x or a switch count, a job whose partition has
   // enough nodes up for it (StaticReason said so before HandleBlocked) fits once every hold
   // has ended, and SearchEarliestStart finds the start whenever one exists.
-  if (o_.preempt != PreemptType::kOff || o_.max_reservation_rounds > 0 ||
+  if (o_.preempt != PreemptType::kOff || o_.max_reservation_rounds > 0 || user_exclusive_ ||
       shapes_[j].filter != nullptr || shapes_[j].reservation != kNone ||
       KeyOf(j).max_switches > 0 || infinite_hold_)
     return false;
@@ -537,6 +571,7 @@ bool Pass::DominanceApplies(std::uint32_t j) const {
 }
 
 bool Pass::KnownNotToStartNow(std::uint32_t j) const {
+  if (user_exclusive_) return false;  // what failed for one user may fit another's
   if (!DominanceApplies(j)) return cannot_start_now_.count(KeyOf(j)) > 0;
   std::uint32_t c = st_.NeedClassOf(j);
   if (c >= failed_front_.size()) return false;
@@ -547,6 +582,7 @@ bool Pass::KnownNotToStartNow(std::uint32_t j) const {
 }
 
 void Pass::NoteCannotStartNow(std::uint32_t j) {
+  if (user_exclusive_) return;
   if (!DominanceApplies(j)) {
     cannot_start_now_.insert(KeyOf(j));
     return;
@@ -580,7 +616,7 @@ std::vector<std::pair<JobId, PriorityBreakdown>> Pass::ComputeAllPriorities() co
   return out;
 }
 
-void Pass::Visit(std::uint32_t j) {
+PendingReason Pass::ReasonToWait(std::uint32_t j) {
   const EngineState::HotJob& hot = st_.hot[j];
   PendingReason r =
       hot.plain ? (hot.begin_time > s_.now ? PendingReason::kBeginTime : PendingReason::kNone)
@@ -588,6 +624,16 @@ void Pass::Visit(std::uint32_t j) {
   if (r == PendingReason::kNone) r = StaticReason(j);
   if (r == PendingReason::kNone && limits_.any())
     r = limits_.Check(s_.pending[j], TresOf(shapes_[j], shapes_[j].nodes));
+  return r;
+}
+
+void Pass::Visit(std::uint32_t j) {
+  // (A component is never plain: a plain job's visit reads only its HotJob here.)
+  if (!st_.hot[j].plain && s_.pending[j].het_size > 0) {
+    VisitHetGroup(j);
+    return;
+  }
+  PendingReason r = ReasonToWait(j);
   if (r != PendingReason::kNone) {
     Pend(j, r);
     return;

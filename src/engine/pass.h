@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -51,7 +52,8 @@ class Pass {
     return static_cast<std::uint32_t>(s_.running.size()) + j;
   }
   // Candidates for pending job j over [t, t + duration), from its partition's usable nodes.
-  std::vector<Candidate> FeasibleAt(std::uint32_t j, Time t) const;
+  // Now, only as many of the best as placement may take, unless `every_candidate`.
+  std::vector<Candidate> FeasibleAt(std::uint32_t j, Time t, bool every_candidate = false) const;
   // How many of the nodes without reservations placement may take for job j, which FeasibleAt
   // reads in best-fit order: the first that many are the best (max_nodes); 0 when it needs
   // them all.
@@ -80,6 +82,12 @@ class Pass {
   bool DominanceApplies(std::uint32_t j) const;
   bool KnownNotToStartNow(std::uint32_t j) const;
   void NoteCannotStartNow(std::uint32_t j);
+  // --exclusive=user: the latest end of the holds on node n over [start, end) that keep job j
+  // off it (another user's, when either job is user-exclusive), or kNoUserConflict.
+  static constexpr Time kNoUserConflict = std::numeric_limits<Time>::min();
+  Time UserConflictUntil(std::uint32_t j, std::uint32_t n, Time start, Time end) const;
+  // Job j's earliest fit on node n from `from`, past the holds that keep it off for its user.
+  Time EarliestFitForUser(std::uint32_t j, std::uint32_t n, Time from, Time bound) const;
   // The node has the job's features (-C) and its filter (-x) does not exclude it.
   // And the reservations' windows let it run there from t (EngineState::WindowAllows).
   bool NodeMatches(std::uint32_t n, const JobShape& shape, Time t) const;
@@ -110,6 +118,23 @@ class Pass {
   void EstimateStarts();
   // What the pass does with pending job j in its turn.
   void Visit(std::uint32_t j);
+  // What keeps job j from being considered now (held, dependencies, limits, can never fit),
+  // or kNone.
+  PendingReason ReasonToWait(std::uint32_t j);
+
+  // ---- Heterogeneous jobs (pass_het.cc) ----
+  // The turn of a component is its whole group's, at the first of them the walk reaches: all
+  // start now, or all hold one reservation at a common time, or all wait.
+  void VisitHetGroup(std::uint32_t j);
+  // The pending indices of job j's group, leader first; empty when some are not pending.
+  std::vector<std::uint32_t> HetGroupOf(std::uint32_t j);
+  // A placement of every member at t, later members on what the earlier ones leave.
+  std::optional<std::vector<std::vector<Candidate>>> PlaceGroupAt(
+      const std::vector<std::uint32_t>& members, Time t) const;
+  // The earliest time each member could start with the others, and where; nullopt when none.
+  std::optional<std::pair<Time, std::vector<std::vector<Candidate>>>> SearchGroupStart(
+      const std::vector<std::uint32_t>& members) const;
+  void PendGroup(const std::vector<std::uint32_t>& members, PendingReason reason);
 
   // ---- Skipping blocks of the queue (pass_skip.cc) ----
   // Visits the queue in order: `order` block by block, merged with `special`; a block whose
@@ -136,6 +161,10 @@ class Pass {
   LimitTracker limits_;
   const EligibilityIndex& eligibility_;
   std::unordered_map<JobId, std::uint32_t> array_started_;  // array tasks started in this pass
+  // Heterogeneous jobs: pending index by id of every component (built on first use), and the
+  // leaders whose group had its turn in this pass.
+  std::unordered_map<JobId, std::uint32_t> het_index_;
+  std::unordered_set<JobId> het_done_;
   Plan plan_;
 
   std::vector<std::uint32_t> pending_slot_;  // pending job -> index in plan_.pending, or kNone
@@ -177,6 +206,9 @@ class Pass {
   std::size_t skipped_jobs_ = 0;
   std::uint32_t deferred_ = kNone;  // the blocked job whose reservation is deferred
   bool infinite_hold_ = false;      // a running job or a start holds its nodes forever
+  // A job with --exclusive=user is pending or running: a node's fit depends on whose jobs hold
+  // it, not on shapes alone, and the memos by shape are off.
+  const bool user_exclusive_;
   bool running_ends_checked_ = false;
 };
 

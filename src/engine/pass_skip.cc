@@ -79,6 +79,7 @@ void Pass::WalkQueue() {
 }
 
 bool Pass::CanSkip(const BlockSummary& summary) const {
+  if (user_exclusive_) return false;  // a block's floor is by shape, not by user
   if (!queue_.keep_summaries || !summary.valid || summary.must_visit ||
       detail_ == PlanDetail::kFull)
     return false;

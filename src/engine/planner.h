@@ -95,6 +95,13 @@ class AvailabilityPlanner {
   std::uint64_t base_version() const { return base_version_; }
   std::uint64_t changes_in_pass() const { return changes_in_pass_; }
 
+  // Calls f(hold) for every hold on node n: running jobs' and reservations'.
+  template <typename F>
+  void VisitHolds(std::uint32_t n, F&& f) const {
+    ForEach(nodes_[n].running_head, f);
+    ForEach(nodes_[n].future_head, f);
+  }
+
   // The first time after `t` at which node n's availability changes, or kInfiniteTime.
   Time NextChangeAfter(std::uint32_t n, Time t) const;
 

@@ -20,6 +20,8 @@ VictimRule RuleFor(const Snapshot& s, PreemptType type, const Job& preemptor, co
   VictimRule rule;
   if (victim.partition >= s.partitions.size() || preemptor.partition >= s.partitions.size())
     return rule;
+  // A heterogeneous job's components run together: one is never taken away alone.
+  if (victim.het_size > 0) return rule;
   const Partition& vp = s.partitions[victim.partition];
   if (type == PreemptType::kPartitionPriority) {
     if (vp.priority_tier >= s.partitions[preemptor.partition].priority_tier) return rule;

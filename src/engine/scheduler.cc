@@ -123,6 +123,7 @@ void Scheduler::AddPending(Job job) {
   st_->hot.push_back(EngineState::HotOf(s_->pending[j], st_->shapes[j]));
   st_->hot[j].special = st_->IsSpecial(j, s_->now);
   const Job& added = s_->pending[j];
+  st_->exclusive_user_jobs += added.req.exclusive_user;
   CountAwaited(added, +1);
   if (!added.dependencies.empty() && !st_->eligibility.tracks_dependencies())
     st_->eligibility.TrackDependencies(*s_);  // the first job with dependencies: every job
@@ -159,6 +160,7 @@ void Scheduler::RemovePendingAt(std::uint32_t j, Job* taken) {
       if (QueueEntry* e = QueueOf(last).Find(EntryOf(last))) e->index = j;
   }
   slots_.erase(s_->pending[j].id);
+  st_->exclusive_user_jobs -= s_->pending[j].req.exclusive_user;
   st_->eligibility.RemovePending(s_->pending[j]);
   CountAwaited(s_->pending[j], -1);
   if (taken != nullptr) *taken = std::move(s_->pending[j]);
@@ -201,12 +203,14 @@ void Scheduler::AddRunning(Job job) {
   st_->running_ends.push_back(AssumedEnd(s_->running[r], *s_));
   deadlines_.push({st_->running_ends[r], s_->running[r].id});
   ChangeRunningHolds(r, +1);
+  st_->exclusive_user_jobs += s_->running[r].req.exclusive_user;
   st_->eligibility.AddRunning(s_->running[r]);
   st_->limits.AddRunning(s_->running[r]);
 }
 
 void Scheduler::RemoveRunningAt(std::uint32_t r, Job* taken) {
   ChangeRunningHolds(r, -1);
+  st_->exclusive_user_jobs -= s_->running[r].req.exclusive_user;
   st_->eligibility.RemoveRunning(s_->running[r]);
   st_->limits.RemoveRunning(s_->running[r]);
   const auto last = static_cast<std::uint32_t>(s_->running.size() - 1);

@@ -545,5 +545,145 @@ TEST(Plan, PendingJobsGetAnExpectedStart) {
   EXPECT_EQ(FindPending(p, 2)->expected_start, 1500);
 }
 
+
+// ---- Heterogeneous jobs (pass_het.cc) ----
+
+// Marks ids first .. first + count - 1 as the components of one heterogeneous job.
+void MakeHetGroup(Snapshot& s, JobId first, int count) {
+  for (Job& j : s.pending)
+    if (j.id >= first && j.id < first + static_cast<JobId>(count)) {
+      j.het_offset = static_cast<std::uint8_t>(j.id - first);
+      j.het_size = static_cast<std::uint8_t>(count);
+    }
+}
+
+TEST(Plan, HetComponentsStartTogetherWhenAllFit) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(3, 64, 1 << 20, 8);
+  b.Pending(1, 1, 8, 600);
+  b.Pending(2, 2, 2, 600);
+  Snapshot s = b.Build();
+  MakeHetGroup(s, 1, 2);
+  Plan p = PlanChecked(s);
+  ASSERT_NE(FindStart(p, 1), nullptr);
+  ASSERT_NE(FindStart(p, 2), nullptr);
+  EXPECT_EQ(FindStart(p, 1)->allocation.nodes.size(), 1u);
+  EXPECT_EQ(FindStart(p, 2)->allocation.nodes.size(), 2u);
+}
+
+// The small component could start on the free node at once; it waits for the large one, and
+// both hold one reservation for when the blocker ends.
+TEST(Plan, HetComponentWaitsForItsGroupAndTheyReserveOneTime) {
+  SnapshotBuilder b;
+  b.Now(1000).Partition("gpu").Nodes(2, 64, 1 << 20, 8);
+  b.Running(100, {0}, 8, 3600, 0);  // ends at 3600
+  b.Pending(1, 2, 4, 600);           // needs node 0 too
+  b.Pending(2, 1, 1, 600);           // node 1 has room now
+  Snapshot s = b.Build();
+  MakeHetGroup(s, 1, 2);
+  Plan p = PlanChecked(s);
+  EXPECT_TRUE(p.starts.empty()) << "no component starts before all can";
+  for (JobId id : {1, 2}) {
+    const Pending* x = FindPending(p, id);
+    ASSERT_NE(x, nullptr) << id;
+    EXPECT_TRUE(x->reserved) << id;
+    EXPECT_EQ(x->expected_start, 3600) << id;
+  }
+}
+
+// Two components that each want half of the only node share it.
+TEST(Plan, HetComponentsMayShareANodeWithRoomForBoth) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(1, 64, 1 << 20, 8);
+  b.Pending(1, 1, 4, 600);
+  b.Pending(2, 1, 4, 600);
+  Snapshot s = b.Build();
+  MakeHetGroup(s, 1, 2);
+  Plan p = PlanChecked(s);
+  ASSERT_NE(FindStart(p, 1), nullptr);
+  ASSERT_NE(FindStart(p, 2), nullptr);
+  EXPECT_EQ(FindStart(p, 1)->allocation.nodes[0].gpus & FindStart(p, 2)->allocation.nodes[0].gpus,
+            0u)
+      << "each component has GPUs of its own";
+}
+
+// Together the components need more than the partition has: none starts, and a later job that
+// fits does (the group is not a barrier it can never lift).
+TEST(Plan, HetGroupThatNeverFitsTogetherStartsNoComponent) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(2, 64, 1 << 20, 8);
+  b.Pending(1, 2, 8, 600);
+  b.Pending(2, 1, 8, 600);
+  b.Pending(3, 1, 4, 600, 10);
+  Snapshot s = b.Build();
+  MakeHetGroup(s, 1, 2);
+  Plan p = PlanChecked(s);
+  EXPECT_EQ(FindStart(p, 1), nullptr);
+  EXPECT_EQ(FindStart(p, 2), nullptr);
+  EXPECT_NE(FindStart(p, 3), nullptr);
+  EXPECT_FALSE(FindPending(p, 1)->reserved);
+}
+
+// A held component holds its whole group.
+TEST(Plan, HeldHetComponentHoldsTheGroup) {
+  SnapshotBuilder b;
+  b.Partition("gpu").Nodes(2, 64, 1 << 20, 8);
+  b.Pending(1, 1, 1, 600);
+  b.Pending(2, 1, 1, 600).held_by_user = true;
+  Snapshot s = b.Build();
+  MakeHetGroup(s, 1, 2);
+  Plan p = PlanChecked(s);
+  EXPECT_TRUE(p.starts.empty());
+  EXPECT_EQ(ReasonOf(p, 1), PendingReason::kJobHeldUser);
+  EXPECT_EQ(ReasonOf(p, 2), PendingReason::kJobHeldUser);
+}
+
+// ---- --exclusive=user ----
+
+// Another user's job never lands beside a user-exclusive job, though best fit would put it
+// there; the same user's job may.
+TEST(Plan, ExclusiveUserJobKeepsOtherUsersOffItsNodes) {
+  SnapshotBuilder b;
+  b.Now(1000).Partition("gpu").Nodes(2, 64, 1 << 20, 8);
+  Job& mine = b.Running(100, {0}, 6, 3600, 0);  // node 0 is the fuller: best fit
+  mine.user = 1;
+  mine.req.exclusive_user = true;
+  b.Pending(1, 1, 1, 600).user = 2;
+  b.Pending(2, 1, 1, 600).user = 1;
+  Plan p = PlanChecked(b.Build());
+  ASSERT_NE(FindStart(p, 1), nullptr);
+  EXPECT_EQ(FindStart(p, 1)->allocation.nodes[0].node, 1u) << "another user's job";
+  ASSERT_NE(FindStart(p, 2), nullptr);
+  EXPECT_EQ(FindStart(p, 2)->allocation.nodes[0].node, 0u) << "its own user's job shares";
+}
+
+// A user-exclusive job waits for nodes free of other users' jobs, and reserves for when the
+// earliest of them ends; jobs of its own user do not keep it off.
+TEST(Plan, ExclusiveUserJobWaitsForNodesWithoutOtherUsers) {
+  SnapshotBuilder b;
+  b.Now(1000).Partition("gpu").Nodes(2, 64, 1 << 20, 8);
+  b.Running(100, {0}, 1, 3600, 0).user = 2;  // ends at 3600
+  b.Running(101, {1}, 1, 7200, 0).user = 3;  // ends at 7200
+  Job& wants = b.Pending(1, 1, 1, 600);
+  wants.user = 1;
+  wants.req.exclusive_user = true;
+  Plan p = PlanChecked(b.Build());
+  EXPECT_EQ(FindStart(p, 1), nullptr) << "both nodes have room, but not its own";
+  const Pending* x = FindPending(p, 1);
+  ASSERT_NE(x, nullptr);
+  EXPECT_TRUE(x->reserved);
+  EXPECT_EQ(x->expected_start, 3600);
+  ASSERT_EQ(x->reservation.nodes.size(), 1u);
+  EXPECT_EQ(x->reservation.nodes[0].node, 0u);
+
+  SnapshotBuilder same;
+  same.Now(1000).Partition("gpu").Nodes(1, 64, 1 << 20, 8);
+  same.Running(100, {0}, 1, 3600, 0).user = 1;
+  Job& again = same.Pending(1, 1, 1, 600);
+  again.user = 1;
+  again.req.exclusive_user = true;
+  EXPECT_NE(FindStart(PlanChecked(same.Build()), 1), nullptr);
+}
+
 }  // namespace
 }  // namespace lockstep::engine

@@ -43,6 +43,9 @@ struct DependencySpec {
   bool operator==(const DependencySpec&) const = default;
 };
 
+// Slurm's MAX_HET_JOB_COMPONENTS: the most components a heterogeneous job may have.
+inline constexpr std::size_t kMaxHetComponents = 128;
+
 struct JobSpec {
   // Identity and placement.
   std::string name;       // -J; default: the script's file name, or "wrap"
@@ -68,6 +71,7 @@ struct JobSpec {
   std::int32_t gpus_per_task = 0;
   std::string gpu_type;  // from any of the GPU options
   bool exclusive = false;
+  bool exclusive_user = false;  // --exclusive=user: nodes shared only with this user's jobs
   std::string constraint;         // -C: features joined by '&'
   std::string nodelist;           // -w: hostlist of nodes the allocation must include
   std::string exclude;            // -x: hostlist of nodes it must not use
@@ -105,6 +109,10 @@ struct JobSpec {
   std::string external;
   // sacct's SubmitLine: the command line the job was submitted with, as the CLI saw it.
   std::string submit_line;
+  // A heterogeneous job (sbatch ... : ..., #SBATCH hetjob): this spec is its first component
+  // (the one the script runs in), these are the others in order. lockstepd makes each a job of
+  // its own with consecutive ids; none of them has components of its own.
+  std::vector<JobSpec> het_components;
   // Output of the CLI only.
   bool parsable = false;  // --parsable
   bool wait = false;      // -W/--wait: sbatch returns when the job ends (not in the JSON)

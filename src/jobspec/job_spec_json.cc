@@ -192,6 +192,8 @@ Status ReadOptionalBool(const Json& v, const std::string& path, std::optional<bo
   return Status::Ok();
 }
 
+Status ReadHetComponents(const Json& v, const std::string& path, std::vector<JobSpec>& out);
+
 // The readers of every JobSpec field, by key.
 std::map<std::string_view, FieldReader> SpecFields(JobSpec& s) {
   auto str = [](std::string& f) {
@@ -224,6 +226,7 @@ std::map<std::string_view, FieldReader> SpecFields(JobSpec& s) {
       {"gpus_per_task", num(s.gpus_per_task)},
       {"gpu_type", str(s.gpu_type)},
       {"exclusive", flag(s.exclusive)},
+      {"exclusive_user", flag(s.exclusive_user)},
       {"constraint", str(s.constraint)},
       {"nodelist", str(s.nodelist)},
       {"exclude", str(s.exclude)},
@@ -260,12 +263,36 @@ std::map<std::string_view, FieldReader> SpecFields(JobSpec& s) {
       {"parsable", flag(s.parsable)},
       {"warnings",
        [&s](const Json& x, const std::string& p) { return ReadStringList(x, p, s.warnings); }},
+      {"het_components",
+       [&s](const Json& x, const std::string& p) {
+         return ReadHetComponents(x, p, s.het_components);
+       }},
   };
+}
+
+// A heterogeneous job's further components: objects of the same keys, none with components.
+Status ReadHetComponents(const Json& v, const std::string& path, std::vector<JobSpec>& out) {
+  if (!v.is_array()) return TypeError(path, "an array of job specs");
+  if (v.size() + 1 > kMaxHetComponents)
+    return InvalidArgument(fmt::format("job spec: '{}' has {} components; at most {} are allowed",
+                                       path, v.size() + 1, kMaxHetComponents));
+  out.clear();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string at = fmt::format("{}[{}]", path, i);
+    if (!v[i].is_object()) return TypeError(at, "a job spec object");
+    if (v[i].contains("het_components"))
+      return InvalidArgument(
+          fmt::format("job spec: '{}' has components of its own; components are not nested", at));
+    LOCKSTEP_RETURN_IF_ERROR(ReadObject(v[i], at, SpecFields(out.emplace_back())));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
 
-std::string JobSpecToJson(const JobSpec& s) {
+namespace {
+
+OrderedJson SpecToOrderedJson(const JobSpec& s) {
   OrderedJson j;
   j["name"] = s.name;
   j["partition"] = s.partition;
@@ -287,6 +314,7 @@ std::string JobSpecToJson(const JobSpec& s) {
   j["gpus_per_task"] = s.gpus_per_task;
   j["gpu_type"] = s.gpu_type;
   j["exclusive"] = s.exclusive;
+  if (s.exclusive_user) j["exclusive_user"] = true;
   j["constraint"] = s.constraint;
   j["nodelist"] = s.nodelist;
   j["exclude"] = s.exclude;
@@ -335,6 +363,17 @@ std::string JobSpecToJson(const JobSpec& s) {
   if (!s.submit_line.empty()) j["submit_line"] = s.submit_line;
   j["parsable"] = s.parsable;
   j["warnings"] = s.warnings;
+  if (!s.het_components.empty()) {
+    j["het_components"] = OrderedJson::array();
+    for (const JobSpec& c : s.het_components) j["het_components"].push_back(SpecToOrderedJson(c));
+  }
+  return j;
+}
+
+}  // namespace
+
+std::string JobSpecToJson(const JobSpec& s) {
+  const OrderedJson j = SpecToOrderedJson(s);
   // Bytes that are not UTF-8 become U+FFFD rather than an exception. Validate (validate.h)
   // refuses them where they would change what runs (the script...); the environment may have
   // some.

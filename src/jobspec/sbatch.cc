@@ -154,14 +154,46 @@ Result<ScriptSource> LoadScript(const SbatchInput& in, const sbatch_internal::To
   return src;
 }
 
+// One component of a sbatch submission: its #SBATCH lines, the SBATCH_* variables (every
+// component's), then its command-line options.
+Result<JobSpec> BuildSbatchComponent(const SbatchInput& in,
+                                     const std::vector<Occurrence>& directives,
+                                     const std::vector<Occurrence>& options) {
+  SpecBuilder builder("sbatch", in.env, in.now);
+  builder.SetFileReader(in.cwd, in.read_file);
+  LOCKSTEP_RETURN_IF_ERROR(ApplyAll(builder, directives));
+  LOCKSTEP_RETURN_IF_ERROR(
+      ApplyAll(builder, sbatch_internal::ReadEnvOptions(in.env, Mode::kSbatch)));
+  LOCKSTEP_RETURN_IF_ERROR(ApplyAll(builder, options));
+  LOCKSTEP_RETURN_IF_ERROR(builder.Check());
+  LOCKSTEP_RETURN_IF_ERROR(FinishSpec(builder, in.cwd, in.env));
+  return std::move(builder.spec());
+}
+
 }  // namespace
 
 Result<JobSpec> ParseSbatch(const SbatchInput& in) {
+  // The command line's components (a heterogeneous job's, separated by a lone ":"); the script
+  // and its arguments follow the last.
   Result<sbatch_internal::Tokens> tokens =
       sbatch_internal::ReadOptions(in.args, Mode::kSbatch, "sbatch", Place{});
   if (!tokens.ok()) return tokens.status();
-  const bool wrap = LastOf(tokens->options, Opt::kWrap) != nullptr;
-  std::vector<Occurrence> directives;
+  std::vector<std::vector<Occurrence>> arg_groups;
+  while (!tokens->rest.empty() && tokens->rest.front() == ":") {
+    if (arg_groups.size() + 1 == kMaxHetComponents)
+      return InvalidArgument(fmt::format("sbatch: a heterogeneous job has at most {} components",
+                                         kMaxHetComponents));
+    arg_groups.push_back(std::move(tokens->options));
+    std::vector<std::string> next(tokens->rest.begin() + 1, tokens->rest.end());
+    tokens = sbatch_internal::ReadOptions(next, Mode::kSbatch, "sbatch", Place{});
+    if (!tokens.ok()) return tokens.status();
+  }
+  arg_groups.push_back(tokens->options);
+  // --wrap in any component is the job's script (the first component's, which runs it).
+  const bool wrap = std::any_of(arg_groups.begin(), arg_groups.end(), [](const auto& group) {
+    return LastOf(group, Opt::kWrap) != nullptr;
+  });
+  std::vector<std::vector<Occurrence>> directive_groups(1);
   ScriptSource src;
   if (wrap) {
     if (!tokens->rest.empty()) {
@@ -170,35 +202,55 @@ Result<JobSpec> ParseSbatch(const SbatchInput& in) {
                       tokens->rest.front()));
     }
   } else {
+    tokens->options = arg_groups.front();  // where LoadScript finds -D
     Result<ScriptSource> loaded = LoadScript(in, *tokens);
     if (!loaded.ok()) return loaded.status();
     src = std::move(*loaded);
     LOCKSTEP_RETURN_IF_ERROR(CheckScript(src.text, src.file));
-    Result<std::vector<Occurrence>> d =
+    Result<std::vector<std::vector<Occurrence>>> d =
         sbatch_internal::ReadDirectives(src.text, src.file, "sbatch");
     if (!d.ok()) return d.status();
-    directives = std::move(*d);
+    directive_groups = std::move(*d);
   }
-
-  SpecBuilder builder("sbatch", in.env, in.now);
-  builder.SetFileReader(in.cwd, in.read_file);
-  LOCKSTEP_RETURN_IF_ERROR(ApplyAll(builder, directives));
-  LOCKSTEP_RETURN_IF_ERROR(
-      ApplyAll(builder, sbatch_internal::ReadEnvOptions(in.env, Mode::kSbatch)));
-  LOCKSTEP_RETURN_IF_ERROR(ApplyAll(builder, tokens->options));
-  LOCKSTEP_RETURN_IF_ERROR(builder.Check());
-  LOCKSTEP_RETURN_IF_ERROR(FinishSpec(builder, in.cwd, in.env));
-
-  JobSpec spec = std::move(builder.spec());
+  if (arg_groups.size() > 1 && directive_groups.size() > 1) {
+    return InvalidArgument(fmt::format(
+        "sbatch: {}: heterogeneous job components are given both on the command line (':') and "
+        "in the script ('#SBATCH hetjob'); give them in one place",
+        src.file));
+  }
+  const std::size_t count = std::max(arg_groups.size(), directive_groups.size());
+  std::vector<JobSpec> components;
+  for (std::size_t i = 0; i < count; ++i) {
+    static const std::vector<Occurrence> kNone;
+    Result<JobSpec> spec =
+        BuildSbatchComponent(in, i < directive_groups.size() ? directive_groups[i] : kNone,
+                             i < arg_groups.size() ? arg_groups[i] : kNone);
+    if (!spec.ok()) return spec.status();
+    if (i > 0) PropagateHetOptions(components.back(), *spec);
+    components.push_back(std::move(*spec));
+  }
+  JobSpec& spec = components.front();
+  for (std::size_t i = 1; i < components.size(); ++i) {
+    if (components[i].script.empty()) continue;
+    if (spec.script.empty()) spec.script = std::move(components[i].script);
+    components[i].script.clear();
+  }
   if (!wrap) {
     spec.script = std::move(src.text);
     spec.script_args = std::move(src.args);
   }
-  LOCKSTEP_RETURN_IF_ERROR(ValidateParsed("sbatch", spec));
   if (spec.name.empty()) {
     spec.name = wrap ? "wrap" : (src.from_stdin ? "sbatch" : Basename(src.file));
   }
-  return spec;
+  for (std::size_t i = 0; i < components.size(); ++i) {
+    LOCKSTEP_RETURN_IF_ERROR(ValidateParsed("sbatch", components[i]));
+    if (components.size() > 1 && components[i].array)
+      return InvalidArgument("sbatch: --array: a heterogeneous job cannot be a job array");
+    if (i > 0 && components[i].name.empty()) components[i].name = components[i - 1].name;
+  }
+  for (std::size_t i = 1; i < components.size(); ++i)
+    spec.het_components.push_back(std::move(components[i]));
+  return std::move(spec);
 }
 
 Result<SrunParse> ParseSrunArgs(const std::vector<std::string>& args,

@@ -48,6 +48,13 @@ struct SbatchInput {
 // given (DefaultOutputPattern in output_pattern.h gives Slurm's default).
 Result<JobSpec> ParseSbatch(const SbatchInput& in);
 
+// Heterogeneous jobs (sbatch -n4 ... : -n1 ..., or "#SBATCH hetjob" lines): ParseSbatch returns
+// the first component with the others in JobSpec::het_components. A component takes the options
+// Slurm propagates (heterogeneous_jobs.html: --account, --begin, --dependency, --error,
+// --export, --exclude, --hold, --job-name, --mem, --nice, --output, --qos, --requeue,
+// --reservation, --signal, --time, ...) from the one before it unless it gives them itself.
+void PropagateHetOptions(const JobSpec& previous, JobSpec& next);
+
 // The same option set for srun/salloc-style use: parses options only and stops at the first
 // non-option (the command, returned with its arguments). sbatch-only options (--wrap, --array,
 // --parsable) are unrecognized; SLURM_ACCOUNT, SLURM_PARTITION, SLURM_QOS, SLURM_TIMELIMIT and
@@ -66,6 +73,15 @@ Result<SrunParse> ParseSrunArgs(const std::vector<std::string>& args,
                                 const std::string& cwd, Time now,
                                 const std::function<Result<std::string>(const std::string&)>&
                                     read_file = {});
+
+// srun's and salloc's components of a heterogeneous job: the words split at each lone ":" (a
+// lone ":" is never a command's argument there), each part parsed as ParseSrunArgs does, each
+// after the first taking what PropagateHetOptions propagates. A part without a command takes
+// the next part's (srun -n2 : -n1 hostname runs hostname in both). One part without a ":".
+Result<std::vector<SrunParse>> ParseSrunComponents(
+    const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
+    const std::string& cwd, Time now,
+    const std::function<Result<std::string>(const std::string&)>& read_file = {});
 
 // The --help of `prog` (sbatch, srun or salloc): every option it takes, one a line, with what
 // lockstep does with it (docs/commands.md has the tables); and --usage, one line.

@@ -82,6 +82,7 @@ Status SpecBuilder::ApplyFlag(const Occurrence& occ) {
       break;
     case Opt::kExclusive:
       spec_.exclusive = true;
+      spec_.exclusive_user = false;
       break;
     case Opt::kHold:
       spec_.hold = true;
@@ -217,7 +218,14 @@ Status SpecBuilder::ApplyValue(const Occurrence& occ, const std::string& v) {
         spec_.signal_batch_only = s.batch_only;
       });
     case Opt::kExclusive:
-      return ValueError(prog_, occ, "is not supported: lockstep's --exclusive takes no value");
+      // --exclusive=user: nodes shared with the user's own jobs only, not whole nodes.
+      if (v == "user") {
+        spec_.exclusive = false;
+        spec_.exclusive_user = true;
+        return Status::Ok();
+      }
+      if (v == "mcs") return ValueError(prog_, occ, "is not supported: lockstep has no MCS labels");
+      return ValueError(prog_, occ, "is not a valid --exclusive specification (user or mcs)");
     default:
       return OptionError(prog_, occ, "takes no value");
   }

@@ -94,7 +94,7 @@ const std::map<std::string_view, OptionHelp>& HelpTexts() {
       {"prolog", {"program", "run before the step (no effect here)"}},
       {"epilog", {"program", "run after the step (no effect here)"}},
       {"send-libs", {"yes|no", "broadcast shared libraries (no effect here)"}},
-      {"het-group", {"list", "heterogeneous job components (no effect here)"}},
+      {"het-group", {"list", "the heterogeneous job's components the step runs on"}},
       {"launch-cmd", {"", "print the launch command (no effect here)"}},
       {"launcher-opts", {"options", "options of an external launcher (no effect here)"}},
       {"compress", {"library", "compression for --bcast (no effect here)"}},

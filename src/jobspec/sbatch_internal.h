@@ -128,8 +128,11 @@ Result<Tokens> ReadOptions(const std::vector<std::string>& words, Mode mode, std
 Result<std::vector<std::string>> SplitDirectiveWords(std::string_view text);
 // The #SBATCH options of a script: read until the first line that is neither blank nor a
 // comment. file names the script in messages.
-Result<std::vector<Occurrence>> ReadDirectives(std::string_view script, std::string_view file,
-                                               std::string_view prog);
+// One list per component of a heterogeneous job: a line "#SBATCH hetjob" (or "packjob") begins
+// the next; a script without one has one list.
+Result<std::vector<std::vector<Occurrence>>> ReadDirectives(std::string_view script,
+                                                            std::string_view file,
+                                                            std::string_view prog);
 // The options set by environment variables (SBATCH_* for sbatch, a few SLURM_* for srun), in a
 // fixed order. Empty values are skipped, except for flags, which any value sets.
 std::vector<Occurrence> ReadEnvOptions(const std::map<std::string, std::string>& env, Mode mode);

@@ -279,5 +279,78 @@ TEST_F(SbatchPrecedenceTest, GresGpuAndGpusPerNodeAreOneGroup) {
   EXPECT_EQ(s.gpu_type, "");  // the script's typed --gres was replaced
 }
 
+// ---- Heterogeneous jobs ----
+
+TEST_F(SbatchScriptTest, HetjobLinesMakeComponentsThatTakeWhatSlurmPropagates) {
+  const std::string name = Script(
+      "#!/bin/bash\n"
+      "#SBATCH -N1 -n2 -J lead --mem=100 -t 5 -x n4 --nice=5 -o out-%j.txt\n"
+      "#SBATCH hetjob\n"
+      "#SBATCH -N2 -n4 -p other\n"
+      "#SBATCH packjob\n"
+      "#SBATCH -n1 -J third --mem-per-cpu=10\n"
+      "srun hostname\n");
+  JobSpec s = Ok({name});
+  ASSERT_EQ(s.het_components.size(), 2u);
+  EXPECT_EQ(s.min_nodes, 1);
+  EXPECT_EQ(s.ntasks, 2);
+  EXPECT_FALSE(s.script.empty());
+  const JobSpec& second = s.het_components[0];
+  EXPECT_EQ(second.min_nodes, 2);
+  EXPECT_EQ(second.ntasks, 4);
+  EXPECT_EQ(second.partition, "other") << "--partition is not propagated";
+  EXPECT_EQ(second.name, "lead");
+  EXPECT_EQ(second.mem_mb, 100);
+  EXPECT_EQ(second.time_limit, 300);
+  EXPECT_EQ(second.exclude, "n4");
+  EXPECT_EQ(second.nice, 5);
+  EXPECT_EQ(second.output, "out-%j.txt");
+  EXPECT_TRUE(second.script.empty()) << "the script runs in the first component only";
+  const JobSpec& third = s.het_components[1];
+  EXPECT_EQ(third.name, "third");
+  EXPECT_EQ(third.mem_mb, 0) << "its own --mem-per-cpu replaces the propagated --mem";
+  EXPECT_EQ(third.mem_per_cpu_mb, 10);
+  EXPECT_EQ(third.partition, "");
+  EXPECT_EQ(third.min_nodes, 0) << "sizes are not propagated";
+}
+
+TEST_F(SbatchScriptTest, ColonSeparatesComponentsOnTheCommandLine) {
+  const std::string name = Script("#!/bin/bash\nsrun hostname\n");
+  JobSpec s = Ok({"-n2", "-J", "x", ":", "-N2", "--gres=gpu:1", name, ":", "arg"});
+  ASSERT_EQ(s.het_components.size(), 1u);
+  EXPECT_EQ(s.ntasks, 2);
+  EXPECT_EQ(s.het_components[0].min_nodes, 2);
+  EXPECT_EQ(s.het_components[0].gpus_per_node, 1);
+  EXPECT_EQ(s.het_components[0].name, "x");
+  EXPECT_EQ(s.script_args, (std::vector<std::string>{":", "arg"}))
+      << "a colon after the script is the script's argument";
+}
+
+TEST_F(SbatchScriptTest, HetjobRefusesComponentsInTwoPlacesAndArraysAndRunsAnyWrap) {
+  const std::string name = Script("#!/bin/bash\n#SBATCH -n1\n#SBATCH hetjob\n#SBATCH -n2\nhostname\n");
+  EXPECT_NE(Error({"-n1", ":", "-n2", name}).find("both on the command line"), std::string::npos);
+  EXPECT_NE(Error({"--array=1-2", name}).find("cannot be a job array"), std::string::npos);
+  JobSpec wrapped = Ok({"-n1", ":", "-n2", "--wrap", "true"});
+  EXPECT_NE(wrapped.script.find("true"), std::string::npos) << "the leader runs --wrap's script";
+  ASSERT_EQ(wrapped.het_components.size(), 1u);
+  EXPECT_TRUE(wrapped.het_components[0].script.empty());
+  std::string many = "#!/bin/bash\n";
+  for (int i = 0; i < 128; ++i) many += "#SBATCH -n1\n#SBATCH hetjob\n";
+  many += "hostname\n";
+  EXPECT_NE(Error({Script(many, "many.sh")}).find("at most 128 components"), std::string::npos);
+}
+
+TEST_F(SbatchScriptTest, HetComponentsSurviveTheJsonRoundTrip) {
+  const std::string name = Script("#!/bin/bash\n#SBATCH -n1\n#SBATCH hetjob\n#SBATCH -n3 -N2\nhostname\n");
+  JobSpec s = Ok({name});
+  Result<JobSpec> back = JobSpecFromJson(JobSpecToJson(s));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, s);
+  Result<JobSpec> nested = JobSpecFromJson(
+      R"({"het_components": [{"het_components": [{}]}]})");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.status().message().find("not nested"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace lockstep::jobspec

@@ -279,9 +279,17 @@ TEST_F(SbatchCommandLineTest, EmptyValues) {
   EXPECT_EQ(Error({"-p", "", Script(kPlain)}), "sbatch: -p: the value is empty");
 }
 
-TEST_F(SbatchCommandLineTest, ExclusiveTakesNoValueInLockstep) {
-  EXPECT_EQ(Error({"--exclusive=user", Script(kPlain)}),
-            "sbatch: --exclusive: 'user' is not supported: lockstep's --exclusive takes no value");
+TEST_F(SbatchCommandLineTest, ExclusiveUserSharesNodesWithTheUsersOwnJobsOnly) {
+  JobSpec s = Ok({"--exclusive=user", Script(kPlain)});
+  EXPECT_TRUE(s.exclusive_user);
+  EXPECT_FALSE(s.exclusive) << "not whole nodes";
+  s = Ok({"--exclusive=user", "--exclusive", Script(kPlain)});
+  EXPECT_TRUE(s.exclusive) << "the last one given wins";
+  EXPECT_FALSE(s.exclusive_user);
+  EXPECT_EQ(Error({"--exclusive=mcs", Script(kPlain)}),
+            "sbatch: --exclusive: 'mcs' is not supported: lockstep has no MCS labels");
+  EXPECT_EQ(Error({"--exclusive=foo", Script(kPlain)}),
+            "sbatch: --exclusive: 'foo' is not a valid --exclusive specification (user or mcs)");
 }
 
 TEST_F(SbatchCommandLineTest, MissingScriptFileNamesIt) {

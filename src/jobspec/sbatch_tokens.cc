@@ -150,10 +150,11 @@ Result<std::vector<std::string>> SplitDirectiveWords(std::string_view text) {
   return words;
 }
 
-Result<std::vector<Occurrence>> ReadDirectives(std::string_view script, std::string_view file,
-                                               std::string_view prog) {
+Result<std::vector<std::vector<Occurrence>>> ReadDirectives(std::string_view script,
+                                                            std::string_view file,
+                                                            std::string_view prog) {
   constexpr std::string_view kMagic = "#SBATCH";
-  std::vector<Occurrence> out;
+  std::vector<std::vector<Occurrence>> groups(1);
   int number = 0;
   std::size_t pos = 0;
   while (pos < script.size()) {
@@ -167,13 +168,22 @@ Result<std::vector<Occurrence>> ReadDirectives(std::string_view script, std::str
         (line.size() == kMagic.size() || IsBlank(line[kMagic.size()]))) {
       Result<std::vector<std::string>> words = SplitDirectiveWords(line.substr(kMagic.size()));
       if (!words.ok()) return TokenError(prog, place, words.status().message());
+      // "#SBATCH hetjob" (Slurm 17.11's "packjob" too): the next component's options follow.
+      if (words->size() == 1 && ((*words)[0] == "hetjob" || (*words)[0] == "packjob")) {
+        if (groups.size() == kMaxHetComponents)
+          return TokenError(prog, place,
+                            fmt::format("a heterogeneous job has at most {} components",
+                                        kMaxHetComponents));
+        groups.emplace_back();
+        continue;
+      }
       Result<Tokens> tokens = ReadOptions(*words, Mode::kSbatch, prog, place);
       if (!tokens.ok()) return tokens.status();
       if (!tokens->rest.empty()) {
         return TokenError(prog, place,
                           fmt::format("unexpected argument '{}'", tokens->rest.front()));
       }
-      for (Occurrence& o : tokens->options) out.push_back(std::move(o));
+      for (Occurrence& o : tokens->options) groups.back().push_back(std::move(o));
       continue;
     }
     std::size_t k = 0;
@@ -181,7 +191,7 @@ Result<std::vector<Occurrence>> ReadDirectives(std::string_view script, std::str
     if (k == line.size() || line[k] == '#') continue;  // blank or a comment
     break;                                             // the first command: stop
   }
-  return out;
+  return groups;
 }
 
 std::vector<Occurrence> ReadEnvOptions(const std::map<std::string, std::string>& env, Mode mode) {

@@ -56,6 +56,8 @@ std::optional<std::int64_t> ArrayTaskId(const nlohmann::json& job) {
 }
 
 std::string DisplayJobId(const nlohmann::json& job, std::optional<std::int64_t> task_override) {
+  if (std::int64_t het = JIntOr(job, "het_job_id", 0))  // "43+1", as Slurm shows components
+    return fmt::format("{}+{}", het, JIntOr(job, "het_job_offset", 0));
   std::int64_t array_job = JIntOr(job, "array_job_id", 0);
   std::int64_t job_id = JIntOr(job, "job_id", 0);
   if (array_job == 0) array_job = job_id;

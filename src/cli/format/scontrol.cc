@@ -73,7 +73,10 @@ Lines JobLines(const nlohmann::json& job, Time now) {
                                          JIntOr(job, "array_task_id", 0))
                            : fmt::format("ArrayJobId={} ArrayTaskId={} ", array, tasks);
   }
+  if (std::int64_t het = JIntOr(job, "het_job_id", 0))
+    first += fmt::format("HetJobId={} HetJobOffset={} ", het, JIntOr(job, "het_job_offset", 0));
   l.push_back(first + "JobName=" + JStr(job, "name"));
+  if (job.contains("het_job_id_set")) l.push_back("HetJobIdSet=" + JStr(job, "het_job_id_set"));
   std::string group = JStr(job, "group");
   std::int64_t gid = JIntOr(job, "gid", 0);
   l.push_back(fmt::format("UserId={}({}) GroupId={}({}) MCS_label=N/A", JStr(job, "user"),
@@ -127,7 +130,9 @@ Lines JobLines(const nlohmann::json& job, Time now) {
   l.push_back(fmt::format("MinCPUsNode=1 MinMemoryNode={} MinTmpDiskNode=0",
                           ConvertUnits(JIntOr(job, "mem_mb", 0), 2)));
   l.push_back(fmt::format("Features={} DelayBoot=00:00:00", OrNull(JStr(job, "features"))));
-  l.push_back("OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)");
+  l.push_back(fmt::format(
+      "OverSubscribe={} Contiguous=0 Licenses=(null) Network=(null)",
+      JBool(job, "exclusive") ? "NO" : JBool(job, "exclusive_user") ? "USER" : "OK"));
   l.push_back("Command=" + OrNull(JStr(job, "command")));
   l.push_back("WorkDir=" + OrNull(JStr(job, "work_dir")));
   // Slurm's line only when set (--comment, scontrol update Comment=).

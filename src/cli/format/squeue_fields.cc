@@ -184,7 +184,7 @@ SqueueCell SqueueValue(char letter, const SqueueRow& row, Time now) {
     case 'G':
       return {Int(job, "gid")};
     case 'h':
-      return {JBool(job, "exclusive") ? "NO" : "OK"};
+      return {JBool(job, "exclusive") ? "NO" : JBool(job, "exclusive_user") ? "USER" : "OK"};
     case 'i':
       return {DisplayJobId(job, row.task)};
     case 'j':

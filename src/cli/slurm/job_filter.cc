@@ -38,6 +38,14 @@ std::optional<std::set<std::int64_t>> TaskSet(std::string_view text) {
 Result<JobIdPattern> ParseOne(const std::string& word) {
   Status bad = InvalidArgument("Invalid job id specified: " + word);
   JobIdPattern p{.text = word};
+  if (const std::size_t plus = word.find('+'); plus != std::string::npos) {  // "43+1"
+    auto id = Number(std::string_view(word).substr(0, plus));
+    auto offset = Number(std::string_view(word).substr(plus + 1));
+    if (!id || *id == 0 || !offset) return bad;
+    p.id = static_cast<std::uint64_t>(*id);
+    p.het_offset = *offset;
+    return p;
+  }
   std::size_t us = word.find('_');
   auto id = Number(std::string_view(word).substr(0, us));
   if (!id || *id == 0) return bad;
@@ -115,7 +123,11 @@ bool TaskTextHolds(std::string_view text, std::int64_t task) {
 bool JobMatches(const nlohmann::json& job, const JobIdPattern& pattern) {
   const std::uint64_t id = job.value("job_id", std::uint64_t{0});
   const std::uint64_t array = job.value("array_job_id", std::uint64_t{0});
-  if (!pattern.tasks) return id == pattern.id || (array != 0 && array == pattern.id);
+  const std::uint64_t het = job.value("het_job_id", std::uint64_t{0});
+  if (pattern.het_offset)
+    return het == pattern.id && job.value("het_job_offset", std::int64_t{-1}) == *pattern.het_offset;
+  if (!pattern.tasks)
+    return id == pattern.id || (array != 0 && array == pattern.id) || (het != 0 && het == pattern.id);
   if (array != pattern.id) return false;
   if (job.contains("array_task_id"))
     return pattern.tasks->count(job["array_task_id"].get<std::int64_t>()) > 0;

@@ -22,6 +22,7 @@ namespace lockstep::cli {
 struct JobIdPattern {
   std::uint64_t id = 0;
   std::optional<std::set<std::int64_t>> tasks;  // "40_2", "40_[1-3]": these tasks only
+  std::optional<std::int64_t> het_offset;       // "43+1": that component of a heterogeneous job
   std::string text;                             // as written, for messages
 };
 
