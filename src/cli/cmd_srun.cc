@@ -28,7 +28,7 @@
 #include "cli/bcast_client.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/test_only.h"
+#include "cli/what_if.h"
 #include "cli/slurm/multi_prog.h"
 #include "cli/srun_input.h"
 #include "cli/format/field_format.h"

@@ -16,7 +16,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/test_only.h"
+#include "cli/what_if.h"
 #include "jobspec/container_mounts.h"
 #include "jobspec/sbatch.h"
 

@@ -171,7 +171,7 @@ class Controller : private backend::EventSink,
   // by an operator ({"commit": false} only reports what it would do), durable when it returns
   // and applied to scheduling at the next pass. Its report lines, in sacctmgr's words.
   nlohmann::json AccountsTables() const;
-  // sbatch/srun --test-only (controller_test_only.cc): `{"job_id", "partition", "start" (0: not
+  // sbatch/srun --test-only (controller_what_if.cc): `{"job_id", "partition", "start" (0: not
   // known), "nodes", "cpus", "reason"}` for `spec` as if submitted now; nothing is queued.
   Result<nlohmann::json> TestOnly(const Caller& caller, jobspec::JobSpec spec);
   // scontrol write batch_script (controller_accounts.cc): the job's script, for its owner and

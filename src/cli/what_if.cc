@@ -1,4 +1,4 @@
-#include "cli/test_only.h"
+#include "cli/what_if.h"
 
 #include <cstdio>
 #include <ctime>
