@@ -342,6 +342,9 @@ class Controller : private backend::EventSink,
   Result<JobId> SubmitHetAs(const Caller& owner, jobspec::JobSpec leader);
   // Every component of `any`'s heterogeneous job that is in memory, leader first.
   std::vector<JobEntry*> HetComponentsLocked(const JobEntry& any);
+  // What an operation on `e` acts on: a heterogeneous job's every component for its leader
+  // (scontrol suspend, resume), else `e` alone.
+  std::vector<JobEntry*> WholeJobLocked(JobEntry& e);
   // The leader has ended: its other components end as it did.
   void EndHetComponentsLocked(const JobEntry& leader, Time now);
   // What a step of `job` on its components `groups` (srun --het-group; empty: the first, or

@@ -101,6 +101,10 @@ store::PendingWrite Controller::CancelHetLocked(JobEntry& e) {
   return write;
 }
 
+std::vector<JobEntry*> Controller::WholeJobLocked(JobEntry& e) {
+  return e.is_het_leader() ? HetComponentsLocked(e) : std::vector<JobEntry*>{&e};
+}
+
 void Controller::EndHetComponentsLocked(const JobEntry& leader, Time now) {
   for (JobEntry* c : HetComponentsLocked(leader)) {
     if (c->het_offset == 0 || !HoldsAllocation(c->state)) continue;

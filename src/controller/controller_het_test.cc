@@ -176,6 +176,27 @@ TEST_F(HetTest, StepsRunOnTheChosenComponentsWithTheLeadersId) {
             "Requested het-group offset exceeds highest hetjob index (2 > 1)");
 }
 
+TEST_F(HetTest, SuspendAndResumeOfTheLeaderActOnEveryComponent) {
+  Result<JobId> het = controller_->Submit(kAlice, HetSpec());
+  ASSERT_TRUE(het.ok()) << het.status().ToString();
+  Passes();
+  ASSERT_EQ(Field(*het + 1, "state"), "RUNNING");
+  EXPECT_EQ(controller_->Suspend(kRoot, *het + 1).message(),
+            "Operation not permitted on individual component of heterogeneous job");
+  ASSERT_TRUE(controller_->Suspend(kRoot, *het).ok());
+  EXPECT_EQ(Field(*het, "state"), "SUSPENDED");
+  EXPECT_EQ(Field(*het + 1, "state"), "SUSPENDED");
+  ASSERT_TRUE(controller_->Resume(kRoot, *het).ok());
+  EXPECT_EQ(Field(*het, "state"), "RUNNING");
+  EXPECT_EQ(Field(*het + 1, "state"), "RUNNING");
+  controller_->SettleForTest();
+  std::lock_guard<std::mutex> lock(backend_.mu_);
+  // One command each way, to the leader's run, which holds the steps on every component's nodes.
+  EXPECT_EQ(backend_.commands,
+            (std::vector<std::string>{"suspend " + std::to_string(*het),
+                                      "resume " + std::to_string(*het)}));
+}
+
 TEST_F(HetTest, ComponentsAndTheirTiesSurviveARestart) {
   Result<JobId> het = controller_->Submit(kAlice, HetSpec());
   ASSERT_TRUE(het.ok()) << het.status().ToString();

@@ -11,12 +11,8 @@ namespace {
 // Why `e` cannot be suspended or resumed now, in Slurm's words (its _job_suspend_op), which
 // scontrol prints followed by " for job ID".
 Status SuspendPrecondition(const JobEntry& e, bool suspend) {
-  // Slurm suspends a heterogeneous job through its leader, all components at once; lockstep
-  // does not suspend one (docs/commands.md).
-  if (e.is_het_component())
-    return FailedPrecondition(e.is_het_leader()
-                                  ? "Requested operation not supported on heterogeneous jobs"
-                                  : kNotOnHetComponent);
+  // A heterogeneous job is suspended and resumed through its leader, all components at once.
+  if (e.is_het_component() && !e.is_het_leader()) return FailedPrecondition(kNotOnHetComponent);
   if (e.state == JobState::kPending) return FailedPrecondition("Job is pending execution");
   if (IsFinished(e.state) || e.state == JobState::kCompleting || e.cancel_requested || e.timed_out)
     return FailedPrecondition("Job/step already completing or completed");
@@ -40,13 +36,19 @@ Status Controller::Suspend(const Caller& caller, JobId id) {
     LOCKSTEP_RETURN_IF_ERROR(SuspendPrecondition(e, true));
     if (!supports_suspend_)
       return FailedPrecondition("Requested operation not supported on this backend");
-    e.state = JobState::kSuspended;
-    e.suspend_time = clock_.Now();
-    TouchLocked(e);
-    JobEventLocked("suspended", e);
-    // The record first: a lockstepd that restarts after the command went out knows the job as
-    // SUSPENDED, never as RUNNING with stopped tasks.
-    write = PersistLocked({&e});
+    std::vector<const JobEntry*> changed;
+    for (JobEntry* c : WholeJobLocked(e)) {
+      if (c->state != JobState::kRunning) continue;
+      c->state = JobState::kSuspended;
+      c->suspend_time = clock_.Now();
+      TouchLocked(*c);
+      JobEventLocked("suspended", *c);
+      changed.push_back(c);
+    }
+    // The records first: a lockstepd that restarts after the command went out knows the job as
+    // SUSPENDED, never as RUNNING with stopped tasks. (A heterogeneous job's steps are its
+    // leader's run: the one command stops them on every component's nodes.)
+    write = PersistLocked(changed);
     SendLocked({Command::Suspend{{e.id, e.restart_count}, true}});
   }
   return Durable(std::move(write));
@@ -61,9 +63,14 @@ Status Controller::Resume(const Caller& caller, JobId id) {
     if (!found.ok()) return NotFound("Invalid job id specified");
     JobEntry& e = **found;
     LOCKSTEP_RETURN_IF_ERROR(SuspendPrecondition(e, false));
-    ResumeRunLocked(e, clock_.Now());
-    JobEventLocked("resumed", e);
-    write = PersistLocked({&e});
+    std::vector<const JobEntry*> changed;
+    for (JobEntry* c : WholeJobLocked(e)) {
+      if (c->state != JobState::kSuspended) continue;
+      ResumeRunLocked(*c, clock_.Now());
+      JobEventLocked("resumed", *c);
+      changed.push_back(c);
+    }
+    write = PersistLocked(changed);
     RequestPassLocked();  // its later end may change the reservations of others
   }
   return Durable(std::move(write));
@@ -79,7 +86,7 @@ void Controller::ResumeRunLocked(JobEntry& job, Time now) {
   EndSuspensionLocked(job, now);
   job.state = JobState::kRunning;
   TouchLocked(job);  // the scheduler replays it with its longer limit
-  SendLocked({Command::Suspend{{job.id, job.restart_count}, false}});
+  if (HasOwnRun(job)) SendLocked({Command::Suspend{{job.id, job.restart_count}, false}});
 }
 
 }  // namespace lockstep::controller
