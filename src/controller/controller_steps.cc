@@ -354,6 +354,9 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
   if (req->UsesMpi()) launch.mpi = req->mpi;
   launch.input = this;
   std::vector<std::string> input_readers;  // the nodes with a task that reads srun's input
+  // A heterogeneous job's SLURM_*_HET_GROUP_n: the same for every task, made once.
+  std::map<std::string, std::string> het_vars;
+  AddHetGroupVariables(in, het_vars);
   int rank = 0;
   for (int i = 0; i < node_count; ++i) {
     const int n = layout->nodes[i];  // the node's index in the job
@@ -378,6 +381,7 @@ Result<nlohmann::json> Controller::CreateStep(const Caller& caller, JobId id,
                                          : req->het_parts[layout->command_of_node[i]].argv;
       task.env = StepTaskEnvironment(in, t, req->env);
       if (job.is_het_component()) {  // the leader's id, whichever components run the step
+        for (const auto& [name, value] : het_vars) task.env[name] = value;
         task.env["SLURM_JOB_ID"] = task.env["SLURM_JOBID"] = std::to_string(job.het_job_id);
       }
       if (!req->mpi.empty()) task.env["SLURM_MPI_TYPE"] = req->mpi;  // as srun resolved it

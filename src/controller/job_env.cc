@@ -245,7 +245,6 @@ std::map<std::string, std::string> StepTaskEnvironment(
   set("RANK", std::to_string(t.rank));
   set("LOCAL_RANK", std::to_string(t.local_rank));
   set("LOCAL_WORLD_SIZE", std::to_string(t.step_tasks_per_node[t.node_index]));
-  AddHetGroupVariables(in, env);
   return env;
 }
 
