@@ -219,6 +219,24 @@ std::string StepInputPath(const std::string& pattern, const JobEntry& job, const
   return path.empty() || path.front() == '/' ? path : cwd + "/" + path;
 }
 
+// Node i's share of `tasks` spread evenly over `nodes` nodes: the first ones one more.
+std::int32_t EvenShare(std::int64_t tasks, int nodes, int i) {
+  return static_cast<std::int32_t>(tasks / nodes + (i < tasks % nodes ? 1 : 0));
+}
+
+// "step: <who>: N tasks requested but <holder> C CPUs (...)" when `tasks` need more than one
+// CPU each of those held (Slurm's answer without --overcommit), so that a step can never ask
+// lockstepd to build more tasks than its job holds.
+Status CheckTasksFitCpus(std::int64_t tasks, const std::vector<std::int32_t>& cpus_per_node,
+                         const std::string& who, const std::string& holder) {
+  std::int64_t cpus = 0;
+  for (std::int32_t c : cpus_per_node) cpus += c;
+  if (tasks <= std::max<std::int64_t>(cpus, 1)) return Status::Ok();
+  return InvalidArgument("step: " + who + ": " + std::to_string(tasks) + " tasks requested but " +
+                         holder + " " + std::to_string(cpus) +
+                         " CPUs (More processors requested than permitted)");
+}
+
 // The layout of an ordinary step: -w's nodes or the first -N (all without), -n tasks spread
 // evenly (the job's own count without -n, -N or -w), bounded by the CPUs held.
 Result<StepLayout> UniformStepLayout(const JobEnvInput& in, const StepRequest& req,
@@ -236,14 +254,8 @@ Result<StepLayout> UniformStepLayout(const JobEnvInput& in, const StepRequest& r
   if (ntasks <= 0 && per_node == 0 && (req.nodes > 0 || !req.nodelist.empty()))
     ntasks = node_count;
   if (ntasks <= 0) ntasks = per_node > 0 ? std::int64_t{per_node} * node_count : in.ntasks;
-  // A step's tasks are bounded by its allocation: one CPU each at least (Slurm's answer without
-  // --overcommit), so a step can never ask lockstepd to build more tasks than the job holds.
-  std::int64_t cpus = 0;
-  for (std::int32_t c : in.cpus_per_node) cpus += c;
-  if (ntasks > std::max<std::int64_t>(cpus, 1))
-    return InvalidArgument("step: Unable to create step for job " + job_id + ": " +
-                           std::to_string(ntasks) + " tasks requested but the job holds " +
-                           std::to_string(cpus) + " CPUs (More processors requested than permitted)");
+  LOCKSTEP_RETURN_IF_ERROR(CheckTasksFitCpus(
+      ntasks, in.cpus_per_node, "Unable to create step for job " + job_id, "the job holds"));
   if (ntasks < node_count) node_count = static_cast<int>(ntasks);
   StepLayout out;
   out.ntasks = ntasks;
@@ -251,9 +263,8 @@ Result<StepLayout> UniformStepLayout(const JobEnvInput& in, const StepRequest& r
     out.nodes.push_back((*chosen)[i]);
     out.tasks_per_node.push_back(
         own_tasks ? in.tasks_per_node[(*chosen)[i]]
-        : per_node > 0
-            ? per_node
-            : static_cast<std::int32_t>(ntasks / node_count + (i < ntasks % node_count ? 1 : 0)));
+        : per_node > 0 ? per_node
+                       : EvenShare(ntasks, node_count, i));
     out.command_of_node.push_back(0);
   }
   return out;
@@ -272,16 +283,13 @@ Result<StepLayout> HetPartsLayout(const JobEnvInput& in, const StepRequest& req)
                                : in;
     const int nodes = static_cast<int>(c.nodes.size());
     const std::int64_t tasks = part.ntasks > 0 ? part.ntasks : c.ntasks;
-    std::int64_t cpus = 0;
-    for (std::int32_t n : c.cpus_per_node) cpus += n;
-    if (tasks > std::max<std::int64_t>(cpus, 1) || nodes == 0)
-      return InvalidArgument("step: component " + std::to_string(part.group) + ": " +
-                             std::to_string(tasks) + " tasks requested but it holds " +
-                             std::to_string(cpus) + " CPUs (More processors requested than permitted)");
+    const std::string who = "component " + std::to_string(part.group);
+    LOCKSTEP_RETURN_IF_ERROR(CheckTasksFitCpus(tasks, c.cpus_per_node, who, "it holds"));
+    if (nodes == 0) return InvalidArgument("step: " + who + " holds no nodes");
     const int used = static_cast<int>(std::min<std::int64_t>(nodes, tasks));
     for (int i = 0; i < used; ++i) {
       out.nodes.push_back(first + i);
-      out.tasks_per_node.push_back(static_cast<std::int32_t>(tasks / used + (i < tasks % used)));
+      out.tasks_per_node.push_back(EvenShare(tasks, used, i));
       out.command_of_node.push_back(static_cast<int>(p));
     }
     out.ntasks += tasks;
